@@ -1,0 +1,316 @@
+//! Numeric device description and the figures derived from it. Parsing of TOML lives in
+//! wafsim-experiment; this module only checks consistency and derives the geometry.
+
+use crate::units::Bytes;
+use std::fmt;
+
+/// Garbage-collection victim policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcPolicy {
+    /// Fewest valid mapping units first (O(1) bucket queue).
+    Greedy,
+    /// Highest (1-u)*age/(1+u) first (Rosenblum & Ousterhout, LFS); O(units) scan per victim.
+    CostBenefit,
+    /// Oldest sealed erase unit first (least recently written).
+    Fifo,
+    /// Sample N sealed units uniformly, take the one with fewest valid units.
+    DChoices(u32),
+}
+
+impl std::str::FromStr for GcPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "greedy" => Ok(GcPolicy::Greedy),
+            "cost-benefit" => Ok(GcPolicy::CostBenefit),
+            "fifo" => Ok(GcPolicy::Fifo),
+            _ => {
+                if let Some(n) = s.strip_prefix("d-choices:") {
+                    match n.parse::<u32>() {
+                        Ok(n) if n >= 1 => Ok(GcPolicy::DChoices(n)),
+                        _ => Err(format!("gc_policy {s:?}: d-choices needs a count >= 1, e.g. \"d-choices:4\"")),
+                    }
+                } else {
+                    Err(format!(
+                        "gc_policy {s:?}: expected \"greedy\", \"cost-benefit\", \"fifo\" or \"d-choices:N\""
+                    ))
+                }
+            }
+        }
+    }
+}
+
+impl fmt::Display for GcPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GcPolicy::Greedy => write!(f, "greedy"),
+            GcPolicy::CostBenefit => write!(f, "cost-benefit"),
+            GcPolicy::Fifo => write!(f, "fifo"),
+            GcPolicy::DChoices(n) => write!(f, "d-choices:{n}"),
+        }
+    }
+}
+
+/// Reclaim unit handle type (NVMe TP4146).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuhType {
+    /// GC may mix this handle's data with that of other initially isolated handles.
+    InitiallyIsolated,
+    /// GC keeps this handle's data in reclaim units of its own.
+    PersistentlyIsolated,
+}
+
+impl std::str::FromStr for RuhType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "initially-isolated" | "ii" => Ok(RuhType::InitiallyIsolated),
+            "persistently-isolated" | "pi" => Ok(RuhType::PersistentlyIsolated),
+            _ => Err(format!("ruh_type {s:?}: expected \"initially-isolated\" or \"persistently-isolated\"")),
+        }
+    }
+}
+
+/// How host writes are steered to write frontiers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placement {
+    /// One shared host frontier for every namespace (the I/O blender) and one GC frontier.
+    Conventional,
+    /// Legacy streams directive: one host frontier per stream id (0 = no stream), GC shared.
+    Streams { streams: u32 },
+    /// NVMe Flexible Data Placement.
+    Fdp { reclaim_groups: u32, ruh_types: Vec<RuhType> },
+}
+
+/// One namespace: an LBA space with its own placement handles.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamespaceConfig {
+    pub name: String,
+    pub size_bytes: u64,
+    /// Placement handle i of this namespace refers to RUH `placement_handles[i]`.
+    pub placement_handles: Vec<u16>,
+}
+
+/// Everything the core needs to build a device, in plain numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceConfig {
+    /// Logical capacity in bytes (the sum of namespaces may not exceed it).
+    pub logical_bytes: u64,
+    /// Raw (physical) capacity in bytes.
+    pub physical_bytes: u64,
+    /// FTL mapping unit in bytes (power of two).
+    pub mapping_unit: u32,
+    /// Erase unit (superblock / reclaim unit) in bytes; a multiple of the mapping unit.
+    pub erase_unit_bytes: u64,
+    pub gc_policy: GcPolicy,
+    /// GC starts when a reclaim group's free pool drops below this many erase units (>= 2).
+    pub gc_free_min: u32,
+    /// GC stops when the free pool holds this many erase units again (>= gc_free_min).
+    pub gc_free_target: u32,
+    pub placement: Placement,
+    pub namespaces: Vec<NamespaceConfig>,
+    /// Seed for the device's own randomness (d-choices sampling).
+    pub seed: u64,
+}
+
+/// Configuration errors; each says which setting and what was expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{0}")]
+    Invalid(String),
+}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError::Invalid(msg.into()))
+}
+
+/// Figures derived from a [`DeviceConfig`]. OP is given in both conventions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Geometry {
+    pub mapping_unit: u32,
+    /// Mapping units per erase unit (Np).
+    pub units_per_eu: u32,
+    /// Logical mapping units of the whole device (capacity rounded down to whole units).
+    pub logical_units: u64,
+    /// Mapping units exported through namespaces (sum of namespace sizes, rounded down per namespace).
+    pub namespace_units: u64,
+    pub erase_units: u32,
+    pub reclaim_groups: u32,
+    pub eus_per_rg: u32,
+    /// Write frontiers kept open at once (host and GC), over all reclaim groups.
+    pub open_frontiers: u32,
+    /// Erase units held back: the GC free pool minimum of every reclaim group.
+    pub reserved_free_eus: u32,
+}
+
+impl Geometry {
+    /// Physical mapping units (erase units x Np).
+    pub fn physical_units(&self) -> u64 {
+        self.erase_units as u64 * self.units_per_eu as u64
+    }
+    /// OP as (physical - logical) / logical, on the device's logical capacity.
+    pub fn op_logical(&self) -> f64 {
+        (self.physical_units() as f64 - self.logical_units as f64) / self.logical_units as f64
+    }
+    /// OP as (physical - logical) / physical ("spare factor").
+    pub fn op_physical(&self) -> f64 {
+        (self.physical_units() as f64 - self.logical_units as f64) / self.physical_units() as f64
+    }
+    /// Erase units not needed to hold one copy of every exported LBA.
+    pub fn spare_eus(&self) -> i64 {
+        self.erase_units as i64 - self.namespace_units.div_ceil(self.units_per_eu as u64) as i64
+    }
+    /// Physical mapping units that can hold data in steady state (T in Desnoyers' notation):
+    /// all erase units except the reserved free pool, minus half of every open frontier (a
+    /// frontier is on average half written). See docs/model.md, "Which erase units count as spare".
+    pub fn effective_physical_units(&self) -> f64 {
+        (self.erase_units as f64 - self.reserved_free_eus as f64 - self.open_frontiers as f64 / 2.0)
+            * self.units_per_eu as f64
+    }
+    /// alpha = T / U with T from [`Self::effective_physical_units`] and U = exported units.
+    pub fn effective_alpha(&self) -> f64 {
+        self.effective_physical_units() / self.namespace_units as f64
+    }
+    /// Bytes of memory the simulation's maps and per-unit tables need.
+    pub fn memory_bytes(&self) -> u64 {
+        // L2P: 4 B per exported unit; P2L: 4 B per physical unit; per erase unit about 40 B;
+        // greedy bucket heads: 4 B per (group, valid count).
+        4 * self.namespace_units
+            + 4 * self.physical_units()
+            + 40 * self.erase_units as u64
+            + 4 * self.reclaim_groups as u64 * (self.units_per_eu as u64 + 1)
+    }
+}
+
+impl DeviceConfig {
+    /// Check the configuration and derive its geometry.
+    pub fn geometry(&self) -> Result<Geometry, ConfigError> {
+        let mu = self.mapping_unit;
+        if mu == 0 || !mu.is_power_of_two() || mu < 512 {
+            return invalid(format!("mapping_unit {mu} B: expected a power of two >= 512 B, e.g. \"4KiB\""));
+        }
+        if self.erase_unit_bytes == 0 || self.erase_unit_bytes % mu as u64 != 0 {
+            return invalid(format!(
+                "erase_unit {}: expected a non-zero multiple of the mapping unit ({})",
+                Bytes(self.erase_unit_bytes),
+                Bytes(mu as u64)
+            ));
+        }
+        let np = self.erase_unit_bytes / mu as u64;
+        if np > u32::MAX as u64 / 2 {
+            return invalid("erase_unit: too many mapping units per erase unit");
+        }
+        let np = np as u32;
+        if self.logical_bytes == 0 {
+            return invalid("capacity: must be > 0");
+        }
+        if self.physical_bytes <= self.logical_bytes {
+            return invalid(format!(
+                "raw capacity {} must exceed logical capacity {} (over_provisioning > 0)",
+                Bytes(self.physical_bytes),
+                Bytes(self.logical_bytes)
+            ));
+        }
+        let rgs = match &self.placement {
+            Placement::Fdp { reclaim_groups, .. } => *reclaim_groups,
+            _ => 1,
+        };
+        if rgs == 0 {
+            return invalid("fdp.reclaim_groups: expected >= 1");
+        }
+        let total_eus = self.physical_bytes / self.erase_unit_bytes;
+        let eus_per_rg = total_eus / rgs as u64;
+        let erase_units = eus_per_rg * rgs as u64;
+        if erase_units * np as u64 >= u32::MAX as u64 {
+            return invalid(format!(
+                "{} physical mapping units exceed the 32-bit map limit (2^32 - 1); use a larger mapping_unit",
+                erase_units * np as u64
+            ));
+        }
+        let logical_units = self.logical_bytes / mu as u64;
+        if self.gc_free_min < 2 {
+            return invalid("gc_free_min: expected >= 2 erase units (GC needs one for its own frontier)");
+        }
+        if self.gc_free_target < self.gc_free_min {
+            return invalid("gc_free_target: expected >= gc_free_min");
+        }
+        if self.namespaces.is_empty() {
+            return invalid("no namespace: define at least one [[namespace]]");
+        }
+        let mut ns_units = 0u64;
+        for ns in &self.namespaces {
+            let u = ns.size_bytes / mu as u64;
+            if u == 0 {
+                return invalid(format!("namespace {:?}: size {} is below one mapping unit", ns.name, Bytes(ns.size_bytes)));
+            }
+            ns_units += u;
+        }
+        if ns_units > logical_units {
+            return invalid(format!(
+                "namespaces total {} but the device's capacity is {}",
+                Bytes(ns_units * mu as u64),
+                Bytes(self.logical_bytes)
+            ));
+        }
+        let open_per_rg = match &self.placement {
+            Placement::Conventional => 2,
+            Placement::Streams { streams } => {
+                if *streams == 0 || *streams > 65535 {
+                    return invalid("streams: expected 1..=65535");
+                }
+                streams + 1
+            }
+            Placement::Fdp { ruh_types, .. } => {
+                if ruh_types.is_empty() || ruh_types.len() > 65535 {
+                    return invalid("fdp.ruhs: expected 1..=65535 reclaim unit handles");
+                }
+                let pi = ruh_types.iter().filter(|t| **t == RuhType::PersistentlyIsolated).count() as u32;
+                let ii = ruh_types.len() as u32 - pi;
+                for ns in &self.namespaces {
+                    if ns.placement_handles.is_empty() {
+                        return invalid(format!("namespace {:?}: placement_handles must list at least one RUH", ns.name));
+                    }
+                    for &h in &ns.placement_handles {
+                        if h as usize >= ruh_types.len() {
+                            return invalid(format!(
+                                "namespace {:?}: placement handle refers to RUH {h}, but the device has {} RUHs (0..{})",
+                                ns.name,
+                                ruh_types.len(),
+                                ruh_types.len() - 1
+                            ));
+                        }
+                    }
+                }
+                ruh_types.len() as u32 + pi + u32::from(ii > 0)
+            }
+        };
+        let geo = Geometry {
+            mapping_unit: mu,
+            units_per_eu: np,
+            logical_units,
+            namespace_units: ns_units,
+            erase_units: erase_units as u32,
+            reclaim_groups: rgs,
+            eus_per_rg: eus_per_rg as u32,
+            open_frontiers: open_per_rg * rgs,
+            reserved_free_eus: self.gc_free_target * rgs,
+        };
+        // Every reclaim group must hold its share of data plus its open frontiers and free pool,
+        // with at least one more unit so GC can make progress.
+        let data_eus = ns_units.div_ceil(np as u64);
+        let needed = data_eus + (open_per_rg as u64 + self.gc_free_target as u64 + 1) * rgs as u64;
+        if (erase_units) < needed {
+            return invalid(format!(
+                "not enough spare erase units: {} erase units of {} hold {} units of data, {} open frontiers and a free pool of {} per reclaim group; \
+                 need at least {}. Raise over_provisioning or use a smaller erase_unit",
+                erase_units,
+                Bytes(self.erase_unit_bytes),
+                data_eus,
+                open_per_rg * rgs,
+                self.gc_free_target,
+                needed
+            ));
+        }
+        Ok(geo)
+    }
+}

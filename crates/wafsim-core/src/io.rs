@@ -1,0 +1,43 @@
+//! What a workload hands the device front end.
+
+/// Host command kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    Write,
+    Read,
+    /// Deallocate (NVMe Dataset Management) of the covered mapping units.
+    Trim,
+}
+
+/// Placement identifier carried by a write: reclaim group + placement handle (FDP), or a stream
+/// id (streams directive, `rg` = 0). `Pid::NONE` means the write carries no directive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pid(pub u32);
+
+impl Pid {
+    pub const NONE: Pid = Pid(u32::MAX);
+
+    /// PID for placement handle `ph` in reclaim group `rg`.
+    pub fn new(rg: u16, ph: u16) -> Pid {
+        Pid(((rg as u32) << 16) | ph as u32)
+    }
+    pub fn rg(self) -> u16 {
+        (self.0 >> 16) as u16
+    }
+    pub fn handle(self) -> u16 {
+        self.0 as u16
+    }
+    pub fn is_none(self) -> bool {
+        self == Pid::NONE
+    }
+}
+
+/// One host I/O against a namespace. Offsets and lengths are in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub op: Op,
+    pub ns: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub pid: Pid,
+}

@@ -1,0 +1,1 @@
+//! fio job files: parser and generator (in progress).

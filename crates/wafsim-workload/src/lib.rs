@@ -1,0 +1,10 @@
+//! wafsim-workload: where host I/O comes from. Synthetic generators (this crate's `synthetic`),
+//! fio job files (`fio`) and block traces (`trace`) all produce [`wafsim_core::Io`] through the
+//! [`IoSource`] trait, a batch at a time so the device loop stays free of dynamic dispatch.
+
+pub mod fio;
+pub mod source;
+pub mod synthetic;
+pub mod trace;
+
+pub use source::{Interleave, IoSource};

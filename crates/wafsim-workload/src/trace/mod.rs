@@ -1,0 +1,1 @@
+//! Block traces: fio iolog, blkparse, MSR-Cambridge CSV (in progress).
