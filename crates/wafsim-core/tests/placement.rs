@@ -1,0 +1,189 @@
+//! Placement behaviour: sequential writers, the I/O blender, FDP isolation, events.
+mod common;
+use common::*;
+use std::collections::HashSet;
+use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, NamespaceConfig, Op, Pid, Placement, Rng, RuhType};
+
+fn multi_ns_device(placement: Placement, n_ns: u32, ns_units: u64, eus: u32, np: u32, policy: GcPolicy) -> Device {
+    let namespaces = (0..n_ns)
+        .map(|i| NamespaceConfig {
+            name: format!("ns{i}"),
+            size_bytes: ns_units * MU as u64,
+            placement_handles: vec![i as u16],
+        })
+        .collect();
+    Device::new(DeviceConfig {
+        logical_bytes: n_ns as u64 * ns_units * MU as u64,
+        physical_bytes: eus as u64 * np as u64 * MU as u64,
+        mapping_unit: MU,
+        erase_unit_bytes: np as u64 * MU as u64,
+        gc_policy: policy,
+        gc_free_min: 2,
+        gc_free_target: 2,
+        placement,
+        namespaces,
+        seed: 3,
+    })
+    .unwrap()
+}
+
+fn fdp(types: Vec<RuhType>) -> Placement {
+    Placement::Fdp { reclaim_groups: 1, ruh_types: types }
+}
+
+/// Equal-IOPS sequential writers with block sizes `bs_units[i]` (mapping units), each writing
+/// its namespace `passes` times over (counted by the smallest writer's progress).
+fn sequential_writers(dev: &mut Device, bs_units: &[u32], host_units_total: u64) {
+    let n = bs_units.len();
+    let mut pos = vec![0u64; n];
+    let mut written = 0u64;
+    while written < host_units_total {
+        for (i, &bs) in bs_units.iter().enumerate() {
+            let size = dev.namespace_bytes(i as u32) / MU as u64;
+            if pos[i] + bs as u64 > size {
+                pos[i] = 0;
+            }
+            dev.submit(&write(i as u32, pos[i], bs)).unwrap();
+            pos[i] += bs as u64;
+            written += bs as u64;
+        }
+    }
+}
+
+#[test]
+fn single_sequential_writer_has_waf_exactly_one() {
+    let mut dev = uniform_device(1024, 256, 0.07, GcPolicy::Greedy);
+    let u = dev.geometry().namespace_units;
+    let before = dev.counters().clone();
+    for pass in 0..5 {
+        for off in (0..u).step_by(32) {
+            let n = (u - off).min(32) as u32;
+            dev.submit(&write(0, off, n)).unwrap();
+        }
+        let _ = pass;
+    }
+    let d = dev.counters().delta(&before);
+    assert_eq!(d.host_units, 5 * u);
+    assert_eq!(d.gc_units, 0, "a sequential overwrite must never need GC copies");
+    assert!(d.erases > 0, "the test must actually recycle erase units");
+    dev.check_invariants().unwrap();
+}
+
+const BS: [u32; 8] = [1, 1, 4, 4, 16, 16, 32, 32]; // 4k,4k,16k,16k,64k,64k,128k,128k
+
+#[test]
+fn eight_sequential_writers_blender_vs_fdp() {
+    let ns_units = 64 * 256; // 64 erase units of data per namespace
+    let eus = (8 * 64) as f64 * 1.07;
+    let run = |placement: Placement| {
+        let mut dev = multi_ns_device(placement, 8, ns_units, eus as u32 + 16, 256, GcPolicy::Greedy);
+        precondition(&mut dev);
+        sequential_writers(&mut dev, &BS, 8 * ns_units * 2);
+        let before = dev.counters().clone();
+        sequential_writers(&mut dev, &BS, 8 * ns_units * 4);
+        let d = dev.counters().delta(&before);
+        dev.check_invariants().unwrap();
+        d.media_units() as f64 / d.host_units as f64
+    };
+    let conventional = run(Placement::Conventional);
+    let with_fdp = run(fdp(vec![RuhType::InitiallyIsolated; 8]));
+    eprintln!("8 sequential writers, equal IOPS: conventional WAF {conventional:.3}, FDP WAF {with_fdp:.3}");
+    assert!(conventional > 1.3, "the I/O blender should amplify clearly: {conventional}");
+    assert!(with_fdp <= 1.01, "one RUH per sequential writer should not amplify: {with_fdp}");
+}
+
+/// Every sealed or open unit's live data belongs to namespaces in `allowed(unit)`.
+fn namespaces_per_unit(dev: &Device) -> Vec<HashSet<u32>> {
+    (0..dev.geometry().erase_units)
+        .map(|u| dev.live_lbas(u).into_iter().map(|l| dev.namespace_of(l)).collect())
+        .collect()
+}
+
+fn heavy_random(dev: &mut Device, n_ns: u32, n: u64, seed: u64) {
+    let mut rng = Rng::new(seed);
+    let units = dev.namespace_bytes(0) / MU as u64;
+    for _ in 0..n {
+        let ns = rng.below(n_ns as u64) as u32;
+        // Skewed: namespace 0 is hot so GC has mixed victims to choose from.
+        let ns = if rng.unit_f64() < 0.5 { 0 } else { ns };
+        dev.submit(&Io { op: Op::Write, ns, offset: rng.below(units) * MU as u64, len: MU, pid: Pid::new(0, 0) }).unwrap();
+    }
+}
+
+#[test]
+fn persistently_isolated_handles_never_share_units() {
+    let mut dev = multi_ns_device(fdp(vec![RuhType::PersistentlyIsolated; 4]), 4, 32 * 64, 4 * 32 * 2, 64, GcPolicy::Greedy);
+    precondition(&mut dev);
+    heavy_random(&mut dev, 4, 4 * 32 * 64 * 8, 5);
+    let d = dev.counters();
+    assert!(d.gc_units > 10_000, "test needs heavy GC, got {}", d.gc_units);
+    for (u, set) in namespaces_per_unit(&dev).iter().enumerate() {
+        assert!(set.len() <= 1, "erase unit {u} mixes namespaces {set:?} under persistently isolated handles");
+    }
+    assert_eq!(d.fdp_events.media_reallocated, 0);
+    dev.check_invariants().unwrap();
+}
+
+#[test]
+fn initially_isolated_handles_may_share_units_after_gc() {
+    let mut dev = multi_ns_device(fdp(vec![RuhType::InitiallyIsolated; 4]), 4, 32 * 64, 4 * 32 * 2, 64, GcPolicy::Greedy);
+    precondition(&mut dev);
+    heavy_random(&mut dev, 4, 4 * 32 * 64 * 8, 5);
+    let mixed = namespaces_per_unit(&dev).iter().filter(|s| s.len() > 1).count();
+    assert!(mixed > 0, "GC of initially isolated handles shares a GC frontier, so some unit should mix namespaces");
+    assert!(dev.counters().fdp_events.media_reallocated > 0);
+    dev.check_invariants().unwrap();
+}
+
+#[test]
+fn invalid_pid_uses_handle_zero_and_is_logged() {
+    let mut dev = multi_ns_device(fdp(vec![RuhType::InitiallyIsolated; 4]), 2, 1024, 64, 64, GcPolicy::Greedy);
+    // Namespace 1 has one placement handle (-> RUH 1); placement handle 3 is invalid for it.
+    dev.submit(&Io { op: Op::Write, ns: 1, offset: 0, len: MU, pid: Pid::new(0, 3) }).unwrap();
+    dev.submit(&Io { op: Op::Write, ns: 1, offset: MU as u64, len: MU, pid: Pid::new(7, 0) }).unwrap();
+    let c = dev.counters();
+    assert_eq!(c.fdp_events.invalid_pid, 2);
+    // Both writes landed through the namespace's placement handle 0, i.e. RUH 1's frontier.
+    let ruh1 = dev.frontiers().iter().position(|f| f.ruh == 1 && f.kind == wafsim_core::device::FrontierKind::Host).unwrap();
+    assert_eq!(c.frontiers[ruh1].host_units, 2);
+}
+
+#[test]
+fn ruh_update_moves_to_fresh_unit_and_logs_event() {
+    let mut dev = multi_ns_device(fdp(vec![RuhType::InitiallyIsolated; 2]), 2, 1024, 64, 64, GcPolicy::Greedy);
+    dev.submit(&write(0, 0, 10)).unwrap();
+    let f = dev.frontiers().iter().position(|f| f.ruh == 0 && f.kind == wafsim_core::device::FrontierKind::Host).unwrap();
+    let before = dev.frontiers()[f].unit;
+    dev.ruh_update(0, 0).unwrap();
+    assert_ne!(dev.frontiers()[f].unit, before);
+    assert_eq!(dev.counters().fdp_events.ru_not_fully_written, 1);
+    dev.submit(&write(0, 10, 1)).unwrap();
+    assert!(dev.ruh_update(0, 5).is_err());
+    dev.check_invariants().unwrap();
+}
+
+#[test]
+fn trims_and_unmapped_reads() {
+    let mut dev = uniform_device(64, 64, 0.5, GcPolicy::Greedy);
+    dev.submit(&write(0, 0, 8)).unwrap();
+    dev.submit(&Io { op: Op::Trim, ns: 0, offset: 2 * MU as u64, len: 3 * MU, pid: Pid::NONE }).unwrap();
+    // A partial unit at either end is not deallocated.
+    dev.submit(&Io { op: Op::Trim, ns: 0, offset: 6 * MU as u64 + 512, len: MU, pid: Pid::NONE }).unwrap();
+    dev.submit(&Io { op: Op::Read, ns: 0, offset: 0, len: 10 * MU, pid: Pid::NONE }).unwrap();
+    let c = dev.counters();
+    assert_eq!(c.trimmed_units, 3);
+    assert_eq!(c.unmapped_read_units, 3 + 2);
+    assert!(dev.submit(&write(0, dev.namespace_bytes(0) / MU as u64, 1)).is_err());
+    dev.check_invariants().unwrap();
+}
+
+#[test]
+fn same_seed_gives_identical_counters() {
+    let run = || {
+        let mut dev = uniform_device(512, 64, 0.1, GcPolicy::DChoices(4));
+        let u = dev.geometry().namespace_units;
+        steady_waf(&mut dev, 77, u, u);
+        (dev.counters().clone(), dev.erase_counts().to_vec())
+    };
+    assert_eq!(run(), run());
+}
