@@ -21,7 +21,7 @@ const OPEN: u8 = 1;
 const SEALED: u8 = 2;
 
 /// How far ahead the GC scan and batch submission prefetch L2P entries.
-const PREFETCH_DISTANCE: usize = 16;
+const PREFETCH_DISTANCE: usize = 32;
 
 /// Errors a command can return.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -640,6 +640,11 @@ impl Device {
         let end = base + self.wp[v as usize] as usize;
         let mut moved = 0u32;
         let single_ns = self.ns_starts.is_empty();
+        // Copy into the destination unit with a local cursor; only a full unit goes back
+        // through next_slot (which opens the next one).
+        let mut cur = self.frontiers[dest as usize].unit;
+        let mut room = if cur == NIL { 0 } else { self.np - self.wp[cur as usize] };
+        let mut at = if cur == NIL { 0 } else { cur * self.np + self.wp[cur as usize] };
         let mut p = base;
         while p < end && moved < live {
             if p + PREFETCH_DISTANCE < end {
@@ -650,9 +655,22 @@ impl Device {
             }
             let lba = self.p2l[p];
             if lba != NIL && self.l2p[lba as usize] == p as u32 {
-                let np_ = self.next_slot(dest)?;
-                self.l2p[lba as usize] = np_;
-                self.p2l[np_ as usize] = lba;
+                let new_p = if room > 0 {
+                    room -= 1;
+                    at += 1;
+                    at - 1
+                } else {
+                    if cur != NIL {
+                        self.flush_cursor(cur, at);
+                    }
+                    let q = self.next_slot(dest)?;
+                    cur = self.frontiers[dest as usize].unit;
+                    room = self.np - self.wp[cur as usize];
+                    at = q + 1;
+                    q
+                };
+                self.l2p[lba as usize] = new_p;
+                self.p2l[new_p as usize] = lba;
                 moved += 1;
                 if !single_ns {
                     let ns = self.ns_starts.partition_point(|&s| s <= lba);
@@ -660,6 +678,9 @@ impl Device {
                 }
             }
             p += 1;
+        }
+        if cur != NIL {
+            self.flush_cursor(cur, at);
         }
         debug_assert_eq!(moved, live, "valid count of erase unit {v} disagrees with its live P2L entries");
         if single_ns {
@@ -680,6 +701,16 @@ impl Device {
         }
         self.valid[v as usize] = 0;
         Ok(())
+    }
+
+    /// Write back a local copy cursor: unit `u` is written up to physical unit `at`.
+    #[inline(always)]
+    fn flush_cursor(&mut self, u: u32, at: u32) {
+        let w = at - u * self.np;
+        let added = w - self.wp[u as usize];
+        self.wp[u as usize] = w;
+        self.valid[u as usize] += added;
+        self.clock += added as u64;
     }
 
     fn erase(&mut self, v: u32) {

@@ -1,1 +1,3 @@
-//! stub
+//! wafsim-experiment: device and experiment descriptions (TOML), variants, precondition, runs.
+
+pub mod bench;
