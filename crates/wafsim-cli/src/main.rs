@@ -1,1 +1,170 @@
-fn main() {}
+//! The `wafsim` command line: argument parsing and wiring only.
+
+mod progress;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use wafsim_core::GcPolicy;
+use wafsim_experiment::bench::{run_bench, BenchConfig};
+use wafsim_experiment::spec::ExperimentSpec;
+
+/// wafsim: how much would data placement help my workload? Simulates SSD garbage collection,
+/// write amplification and data placement (FDP, streams) for your workloads.
+#[derive(Parser)]
+#[command(name = "wafsim", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run an experiment: every [[variant]] side by side, a table per variant and namespace.
+    ///
+    /// Example: wafsim run experiments/quickstart.toml --json
+    Run {
+        /// Experiment TOML (device + namespaces + workloads + variants).
+        experiment: PathBuf,
+        /// Print JSON ({"variants": [...]}) instead of tables.
+        #[arg(long)]
+        json: bool,
+        /// Run only the named variant(s); repeatable.
+        #[arg(long = "variant")]
+        variants: Vec<String>,
+        /// Run variants one after another instead of in parallel.
+        #[arg(long)]
+        serial: bool,
+    },
+    /// Inspect device descriptions.
+    Device {
+        #[command(subcommand)]
+        cmd: DeviceCmd,
+    },
+    /// Steady-state uniform random 4 KiB writes on a large device: simulator speed and memory.
+    ///
+    /// Example: wafsim bench --json
+    Bench {
+        /// Print JSON (keys media_writes_per_sec, host_writes_per_sec, waf, bytes_per_mapping_unit).
+        #[arg(long)]
+        json: bool,
+        /// log2 of the number of 4 KiB mapping units (26 = 256 GiB logical).
+        #[arg(long, default_value_t = 26)]
+        units_log2: u32,
+        /// Over-provisioning, (physical - logical) / logical.
+        #[arg(long, default_value_t = 0.07)]
+        op: f64,
+        /// GC victim policy: greedy, cost-benefit, fifo, d-choices:N.
+        #[arg(long, default_value = "greedy")]
+        gc_policy: String,
+        /// Random writes measured, in multiples of the logical capacity (after one of warm-up).
+        #[arg(long, default_value_t = 1.0)]
+        fills: f64,
+    },
+}
+
+#[derive(Subcommand)]
+enum DeviceCmd {
+    /// Print the figures derived from a device: erase units, Np, OP in both conventions,
+    /// spare erase units, memory the simulation needs.
+    ///
+    /// Example: wafsim device show devices/enterprise-tlc-7.68tb.toml
+    Show {
+        /// A TOML file with a [device] table (a device file or an experiment).
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("wafsim: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    let cli = Cli::parse();
+    match cli.cmd {
+        Cmd::Run { experiment, json, variants, serial } => {
+            let mut all = wafsim_experiment::load_experiment(&experiment)?;
+            if !variants.is_empty() {
+                for want in &variants {
+                    if !all.iter().any(|v| &v.name == want) {
+                        let names: Vec<_> = all.iter().map(|v| v.name.as_str()).collect();
+                        bail!("no variant named {want:?} in {} (variants: {})", experiment.display(), names.join(", "));
+                    }
+                }
+                all.retain(|v| variants.contains(&v.name));
+            }
+            let bar = progress::Bar::new(all.iter().map(|v| v.name.clone()).collect());
+            let report = |name: &str, p| bar.update(name, p);
+            let results = if serial {
+                all.iter().map(|v| wafsim_experiment::run_variant(v, &|p| report(&v.name, p))).collect()
+            } else {
+                wafsim_experiment::run_variants(&all, &report)
+            };
+            bar.finish();
+            let results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&wafsim_report::json::variants(&results))?);
+            } else {
+                print!("{}", wafsim_report::table::variants(&results));
+            }
+        }
+        Cmd::Device { cmd: DeviceCmd::Show { file, json } } => {
+            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let spec: ExperimentSpec = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(|| file.display().to_string())?;
+            let geo = cfg.geometry()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&wafsim_report::json::device(&cfg, &geo))?);
+            } else {
+                print!("{}", wafsim_report::table::device(&cfg, &geo));
+            }
+        }
+        Cmd::Bench { json, units_log2, op, gc_policy, fills } => {
+            let gc_policy: GcPolicy = gc_policy.parse().map_err(anyhow::Error::msg)?;
+            if !(10..=31).contains(&units_log2) {
+                bail!("--units-log2 {units_log2}: expected 10..=31");
+            }
+            let cfg = BenchConfig { mapping_units_log2: units_log2, over_provisioning: op, gc_policy, measure_fills: fills, ..Default::default() };
+            let r = run_bench(&cfg, |phase| {
+                if !json {
+                    eprintln!("bench: {phase}");
+                }
+            })?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "media_writes_per_sec": r.media_writes_per_sec,
+                        "host_writes_per_sec": r.host_writes_per_sec,
+                        "waf": r.waf,
+                        "bytes_per_mapping_unit": r.bytes_per_mapping_unit,
+                        "mapping_units": r.mapping_units,
+                        "erase_units": r.erase_units,
+                        "gc_policy": gc_policy.to_string(),
+                        "over_provisioning": op,
+                        "measured_seconds": r.seconds,
+                    }))?
+                );
+            } else {
+                println!(
+                    "{} mapping units of 4 KiB ({} erase units), OP {:.1}%, GC {}",
+                    r.mapping_units,
+                    r.erase_units,
+                    op * 100.0,
+                    gc_policy
+                );
+                println!("media writes/s        {:.1} M", r.media_writes_per_sec / 1e6);
+                println!("host writes/s         {:.2} M", r.host_writes_per_sec / 1e6);
+                println!("WAF                   {:.3}", r.waf);
+                println!("memory per mapping unit {:.2} B", r.bytes_per_mapping_unit);
+                println!("measured over         {:.1} s on one thread", r.seconds);
+            }
+        }
+    }
+    Ok(())
+}

@@ -127,7 +127,6 @@ pub struct Device {
     nruh: u32,
 
     ns_base: Vec<u32>,
-    ns_units: Vec<u32>,
     ns_bytes: Vec<u64>,
     ns_handles: Vec<Vec<u16>>,
     /// Global LBA where each namespace after the first starts, for attributing GC copies.
@@ -211,14 +210,12 @@ impl Device {
         }
 
         let mut ns_base = Vec::new();
-        let mut ns_units = Vec::new();
         let mut ns_bytes = Vec::new();
         let mut ns_handles = Vec::new();
         let mut base = 0u32;
         for ns in &cfg.namespaces {
             let units = (ns.size_bytes / cfg.mapping_unit as u64) as u32;
             ns_base.push(base);
-            ns_units.push(units);
             ns_bytes.push(units as u64 * cfg.mapping_unit as u64);
             ns_handles.push(ns.placement_handles.clone());
             base += units;
@@ -252,7 +249,6 @@ impl Device {
             host_frontier,
             nruh,
             ns_base,
-            ns_units,
             ns_bytes,
             ns_handles,
             ns_starts,

@@ -1,1 +1,4 @@
-//! stub
+//! wafsim-report: human tables and machine JSON for experiment results and device descriptions.
+
+pub mod json;
+pub mod table;

@@ -1,0 +1,516 @@
+//! TOML descriptions of devices and experiments, and their translation to core configs.
+//!
+//! An experiment file is a device, namespaces, workloads and `[[variant]]` overrides:
+//!
+//! ```toml
+//! name = "two tenants"
+//! [device]
+//! capacity = "8GiB"
+//! over_provisioning = 0.07
+//! erase_unit = "32MiB"
+//! [device.fdp]
+//! enabled = false
+//! ruhs = 2
+//! [[namespace]]
+//! name = "a"
+//! size = "4GiB"
+//! placement_handles = [0]
+//! [[namespace]]
+//! name = "b"
+//! size = "4GiB"
+//! placement_handles = [1]
+//! [[workload]]
+//! namespace = "a"
+//! pattern = "sequential"
+//! bs = "128KiB"
+//! amount = "4x"
+//! [[workload]]
+//! namespace = "b"
+//! pattern = "random"
+//! bs = "4KiB"
+//! amount = "4x"
+//! [[variant]]
+//! name = "conventional"
+//! [[variant]]
+//! name = "fdp"
+//! device.fdp.enabled = true
+//! ```
+//!
+//! A variant's keys are deep-merged over the base document (tables merge, anything else
+//! replaces), so any setting can differ between variants.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::Deserialize;
+use std::path::Path;
+use wafsim_core::units::{parse_bytes, Bytes};
+use wafsim_core::{DeviceConfig, GcPolicy, NamespaceConfig, Placement, RuhType};
+use wafsim_workload::synthetic::{Distribution, Pattern};
+
+/// `[device]`: the drive.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    /// Logical capacity, e.g. "7.68TB" (SI) or "256GiB" (binary).
+    pub capacity: String,
+    /// (physical - logical) / logical, e.g. 0.07. Give this or `raw_capacity` (or a geometry
+    /// with `blocks_per_plane`).
+    pub over_provisioning: Option<f64>,
+    /// Raw (physical) capacity.
+    pub raw_capacity: Option<String>,
+    /// FTL mapping unit, default "4KiB".
+    #[serde(default = "default_mapping_unit")]
+    pub mapping_unit: String,
+    /// Erase unit (superblock / reclaim unit) size, e.g. "256MiB"; or derive it from `geometry`.
+    pub erase_unit: Option<String>,
+    pub geometry: Option<NandGeometry>,
+    /// "greedy" | "cost-benefit" | "fifo" | "d-choices:N"; default "greedy".
+    #[serde(default = "default_gc_policy")]
+    pub gc_policy: String,
+    /// GC starts when a reclaim group has fewer free erase units than this (default 2).
+    #[serde(default = "default_gc_free_min")]
+    pub gc_free_min: u32,
+    /// GC stops once this many erase units are free (default: gc_free_min).
+    pub gc_free_target: Option<u32>,
+    pub fdp: Option<FdpSpec>,
+    /// Legacy streams directive: number of streams (host frontiers); absent or 0 = off.
+    pub streams: Option<u32>,
+    /// Seed of the device's own randomness (d-choices), default the experiment seed.
+    pub seed: Option<u64>,
+}
+
+/// `[device.geometry]`: NAND geometry. A superblock (erase unit) is one block per plane on every
+/// die of a reclaim group.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandGeometry {
+    pub page_size: String,
+    pub pages_per_block: u64,
+    pub planes_per_die: u64,
+    pub dies_per_channel: u64,
+    pub channels: u64,
+    /// If given, raw capacity = page x pages/block x blocks/plane x planes x dies.
+    pub blocks_per_plane: Option<u64>,
+}
+
+/// `[device.fdp]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FdpSpec {
+    #[serde(default)]
+    pub enabled: bool,
+    #[serde(default = "one")]
+    pub reclaim_groups: u32,
+    /// Number of reclaim unit handles.
+    #[serde(default = "eight")]
+    pub ruhs: u32,
+    /// "initially-isolated" | "persistently-isolated", or a list with one type per RUH.
+    #[serde(default)]
+    pub ruh_type: Option<RuhTypeSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RuhTypeSpec {
+    One(String),
+    PerRuh(Vec<String>),
+}
+
+/// `[[namespace]]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamespaceSpec {
+    pub name: String,
+    pub size: String,
+    /// RUH ids; placement handle i of the namespace refers to `placement_handles[i]`.
+    #[serde(default)]
+    pub placement_handles: Vec<u16>,
+}
+
+/// `[[workload]]`: a synthetic workload on one namespace.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub namespace: String,
+    /// "sequential" or "random".
+    pub pattern: String,
+    /// For random: "uniform" (default), "zipf:THETA", "hotcold:R/F".
+    #[serde(default)]
+    pub distribution: Option<String>,
+    /// Block size, e.g. "4KiB".
+    pub bs: String,
+    /// Bytes to write ("100GiB") or multiples of the namespace size ("3x").
+    pub amount: String,
+    /// Fraction of I/Os that are trims, default 0.
+    #[serde(default)]
+    pub trim: f64,
+    /// Relative I/O rate; equal weights mean equal IOPS (default 1).
+    #[serde(default = "one")]
+    pub weight: u32,
+    /// Placement handle index (into the namespace's list) carried by writes; none by default.
+    pub placement_handle: Option<u16>,
+    /// Reclaim group carried with `placement_handle` (default 0).
+    #[serde(default)]
+    pub reclaim_group: u16,
+    /// Stream id (streams directive) carried by writes.
+    pub stream: Option<u16>,
+}
+
+/// The experiment document after variant merging.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSpec {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default = "one_u64")]
+    pub seed: u64,
+    /// Sequentially fill every LBA of every namespace before measuring (default true).
+    #[serde(default = "yes")]
+    pub precondition: bool,
+    /// "shared" (all namespaces on one device, default) or "dedicated" (each namespace on its
+    /// own device of the namespace's size with the same OP and erase unit).
+    #[serde(default = "default_layout")]
+    pub layout: String,
+    pub device: DeviceSpec,
+    #[serde(default)]
+    pub namespace: Vec<NamespaceSpec>,
+    #[serde(default)]
+    pub workload: Vec<WorkloadSpec>,
+    /// Only in the base document: the variants.
+    #[serde(default)]
+    pub variant: Vec<toml::Table>,
+}
+
+fn default_mapping_unit() -> String {
+    "4KiB".into()
+}
+fn default_gc_policy() -> String {
+    "greedy".into()
+}
+fn default_gc_free_min() -> u32 {
+    2
+}
+fn default_layout() -> String {
+    "shared".into()
+}
+fn one() -> u32 {
+    1
+}
+fn one_u64() -> u64 {
+    1
+}
+fn eight() -> u32 {
+    8
+}
+fn yes() -> bool {
+    true
+}
+
+/// A named variant, fully resolved.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    pub name: String,
+    pub spec: ExperimentSpec,
+}
+
+fn size(field: &str, s: &str) -> Result<u64> {
+    parse_bytes(s).map_err(|e| anyhow!("{field}: {e}"))
+}
+
+/// Deep-merge `over` into `base`: tables merge key by key, other values replace.
+pub fn merge(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+/// Parse an experiment file and resolve its variants (one variant named "default" if none).
+pub fn load_experiment(path: &Path) -> Result<Vec<Variant>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    parse_experiment(&text, &path.display().to_string())
+}
+
+/// Like [`load_experiment`] from a string; `origin` names the source in error messages.
+pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
+    let base: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    // Validate the base document on its own first, so errors carry line numbers.
+    let spec: ExperimentSpec = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    if spec.variant.is_empty() {
+        let v = Variant { name: "default".into(), spec };
+        v.spec.validate().with_context(|| format!("{origin}"))?;
+        return Ok(vec![v]);
+    }
+    let mut out = Vec::new();
+    for (i, over) in spec.variant.iter().enumerate() {
+        let name = match over.get("name") {
+            Some(toml::Value::String(s)) => s.clone(),
+            _ => bail!("{origin}: [[variant]] #{} needs a name = \"...\"", i + 1),
+        };
+        if out.iter().any(|v: &Variant| v.name == name) {
+            bail!("{origin}: two variants are named {name:?}");
+        }
+        let mut doc = base.clone();
+        doc.remove("variant");
+        let mut over = over.clone();
+        over.remove("name");
+        merge(&mut doc, &over);
+        let spec: ExperimentSpec = toml::Value::Table(doc)
+            .try_into()
+            .map_err(|e| anyhow!("{origin}: variant {name:?}: {e}"))?;
+        spec.validate().with_context(|| format!("{origin}: variant {name:?}"))?;
+        out.push(Variant { name, spec });
+    }
+    Ok(out)
+}
+
+impl DeviceSpec {
+    /// Translate to the core's numeric config for the given namespaces.
+    pub fn to_config(&self, namespaces: &[NamespaceSpec], seed: u64) -> Result<DeviceConfig> {
+        let logical = size("device.capacity", &self.capacity)?;
+        let mapping_unit = size("device.mapping_unit", &self.mapping_unit)?;
+        if mapping_unit > u32::MAX as u64 {
+            bail!("device.mapping_unit: {} is too large", Bytes(mapping_unit));
+        }
+        let erase_unit = match (&self.erase_unit, &self.geometry) {
+            (Some(e), None) => size("device.erase_unit", e)?,
+            (None, Some(g)) => g.superblock_bytes()?,
+            (Some(_), Some(_)) => bail!("device: give erase_unit or geometry, not both"),
+            (None, None) => bail!("device: erase_unit missing (e.g. erase_unit = \"256MiB\") and no [device.geometry] to derive it from"),
+        };
+        let geo_raw = self.geometry.as_ref().and_then(|g| g.raw_bytes().transpose()).transpose()?;
+        let physical = match (self.over_provisioning, &self.raw_capacity, geo_raw) {
+            (Some(op), None, None) => {
+                if !(op > 0.0) || !op.is_finite() {
+                    bail!("device.over_provisioning: {op} must be > 0 ((physical - logical) / logical, e.g. 0.07)");
+                }
+                (logical as f64 * (1.0 + op)).round() as u64
+            }
+            (None, Some(raw), None) => size("device.raw_capacity", raw)?,
+            (None, None, Some(raw)) => raw,
+            (None, None, None) => bail!("device: give over_provisioning (e.g. 0.07) or raw_capacity"),
+            _ => bail!("device: give only one of over_provisioning, raw_capacity, geometry.blocks_per_plane"),
+        };
+        let gc_policy: GcPolicy = self.gc_policy.parse().map_err(|e: String| anyhow!("device.{e}"))?;
+        let fdp_on = self.fdp.as_ref().is_some_and(|f| f.enabled);
+        let streams = self.streams.unwrap_or(0);
+        if fdp_on && streams > 0 {
+            bail!("device: FDP and streams cannot both be enabled");
+        }
+        let placement = if fdp_on {
+            let f = self.fdp.as_ref().expect("checked");
+            let types = match &f.ruh_type {
+                None => vec![RuhType::InitiallyIsolated; f.ruhs as usize],
+                Some(RuhTypeSpec::One(t)) => {
+                    vec![t.parse::<RuhType>().map_err(|e| anyhow!("device.fdp.{e}"))?; f.ruhs as usize]
+                }
+                Some(RuhTypeSpec::PerRuh(list)) => {
+                    if list.len() != f.ruhs as usize {
+                        bail!("device.fdp.ruh_type lists {} types but ruhs = {}", list.len(), f.ruhs);
+                    }
+                    list.iter()
+                        .map(|t| t.parse::<RuhType>().map_err(|e| anyhow!("device.fdp.{e}")))
+                        .collect::<Result<_>>()?
+                }
+            };
+            Placement::Fdp { reclaim_groups: f.reclaim_groups, ruh_types: types }
+        } else if streams > 0 {
+            Placement::Streams { streams }
+        } else {
+            Placement::Conventional
+        };
+        let namespaces = if namespaces.is_empty() {
+            vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }]
+        } else {
+            namespaces
+                .iter()
+                .map(|n| {
+                    Ok(NamespaceConfig {
+                        name: n.name.clone(),
+                        size_bytes: size(&format!("namespace {:?}: size", n.name), &n.size)?,
+                        placement_handles: if n.placement_handles.is_empty() { vec![0] } else { n.placement_handles.clone() },
+                    })
+                })
+                .collect::<Result<_>>()?
+        };
+        let cfg = DeviceConfig {
+            logical_bytes: logical,
+            physical_bytes: physical,
+            mapping_unit: mapping_unit as u32,
+            erase_unit_bytes: erase_unit,
+            gc_policy,
+            gc_free_min: self.gc_free_min,
+            gc_free_target: self.gc_free_target.unwrap_or(self.gc_free_min),
+            placement,
+            namespaces,
+            seed: self.seed.unwrap_or(seed),
+        };
+        cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
+        Ok(cfg)
+    }
+}
+
+impl NandGeometry {
+    fn dies(&self) -> u64 {
+        self.dies_per_channel * self.channels
+    }
+    /// One block per plane on every die.
+    pub fn superblock_bytes(&self) -> Result<u64> {
+        let page = size("device.geometry.page_size", &self.page_size)?;
+        let b = page
+            .checked_mul(self.pages_per_block)
+            .and_then(|x| x.checked_mul(self.planes_per_die))
+            .and_then(|x| x.checked_mul(self.dies()))
+            .ok_or_else(|| anyhow!("device.geometry: superblock size overflows"))?;
+        if b == 0 {
+            bail!("device.geometry: every count must be > 0");
+        }
+        Ok(b)
+    }
+    fn raw_bytes(&self) -> Result<Option<u64>> {
+        match self.blocks_per_plane {
+            None => Ok(None),
+            Some(n) => Ok(Some(self.superblock_bytes()? * n)),
+        }
+    }
+}
+
+impl ExperimentSpec {
+    /// Check everything that can be checked before running.
+    pub fn validate(&self) -> Result<()> {
+        if self.layout != "shared" && self.layout != "dedicated" {
+            bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
+        }
+        let cfg = self.device.to_config(&self.namespace, self.seed)?;
+        for (i, w) in self.workload.iter().enumerate() {
+            let ctx = || format!("workload #{} (namespace {:?})", i + 1, w.namespace);
+            let ns = cfg
+                .namespaces
+                .iter()
+                .find(|n| n.name == w.namespace)
+                .ok_or_else(|| anyhow!("no namespace named {:?}", w.namespace))
+                .with_context(ctx)?;
+            w.pattern().with_context(ctx)?;
+            w.block_size().with_context(ctx)?;
+            w.amount_bytes(ns.size_bytes).with_context(ctx)?;
+            if !(0.0..=1.0).contains(&w.trim) {
+                bail!("{}: trim = {} must be a fraction in 0..=1", ctx(), w.trim);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WorkloadSpec {
+    pub fn pattern(&self) -> Result<Pattern> {
+        match self.pattern.as_str() {
+            "sequential" | "seq" => {
+                if self.distribution.is_some() {
+                    bail!("distribution applies to pattern = \"random\" only");
+                }
+                Ok(Pattern::Sequential)
+            }
+            "random" | "rand" => {
+                let d: Distribution = match &self.distribution {
+                    None => Distribution::Uniform,
+                    Some(s) => s.parse().map_err(|e: String| anyhow!(e))?,
+                };
+                Ok(Pattern::Random(d))
+            }
+            p => bail!("pattern {p:?}: expected \"sequential\" or \"random\""),
+        }
+    }
+    pub fn block_size(&self) -> Result<u32> {
+        let b = size("bs", &self.bs)?;
+        if b == 0 || b > u32::MAX as u64 {
+            bail!("bs {}: expected 1 B .. 4 GiB", self.bs);
+        }
+        Ok(b as u32)
+    }
+    /// Bytes to issue: "3x" means three times the namespace size.
+    pub fn amount_bytes(&self, ns_bytes: u64) -> Result<u64> {
+        if let Some(m) = self.amount.trim().strip_suffix('x') {
+            let m: f64 = m.trim().parse().map_err(|_| anyhow!("amount {:?}: expected bytes (\"100GiB\") or a multiple of the namespace (\"3x\")", self.amount))?;
+            if !(m > 0.0) || !m.is_finite() {
+                bail!("amount {:?}: multiple must be > 0", self.amount);
+            }
+            return Ok((m * ns_bytes as f64) as u64);
+        }
+        size("amount", &self.amount)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DOC: &str = r#"
+name = "t"
+[device]
+capacity = "1GiB"
+over_provisioning = 0.25
+erase_unit = "4MiB"
+[device.fdp]
+ruhs = 2
+[[namespace]]
+name = "a"
+size = "512MiB"
+placement_handles = [0]
+[[namespace]]
+name = "b"
+size = "512MiB"
+placement_handles = [1]
+[[workload]]
+namespace = "a"
+pattern = "sequential"
+bs = "128KiB"
+amount = "2x"
+[[variant]]
+name = "off"
+[[variant]]
+name = "on"
+device.fdp.enabled = true
+"#;
+
+    #[test]
+    fn variants_merge() {
+        let v = parse_experiment(DOC, "t.toml").unwrap();
+        assert_eq!(v.len(), 2);
+        let off = v[0].spec.device.to_config(&v[0].spec.namespace, 1).unwrap();
+        let on = v[1].spec.device.to_config(&v[1].spec.namespace, 1).unwrap();
+        assert_eq!(off.placement, Placement::Conventional);
+        assert!(matches!(on.placement, Placement::Fdp { ref ruh_types, .. } if ruh_types.len() == 2));
+        assert_eq!(v[0].spec.workload[0].amount_bytes(512 << 20).unwrap(), 1 << 30);
+    }
+
+    #[test]
+    fn errors_name_the_place() {
+        let e = parse_experiment(&DOC.replace("bs = \"128KiB\"", "bs = \"12QB\""), "t.toml").unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("workload #1") && msg.contains("12QB"), "{msg}");
+        let e = parse_experiment(&DOC.replace("erase_unit", "erase_uint"), "t.toml").unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("erase_uint") && msg.contains("line"), "{msg}");
+        let e = parse_experiment(&DOC.replace("namespace = \"a\"", "namespace = \"zz\""), "t.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("no namespace named \"zz\""));
+    }
+
+    #[test]
+    fn geometry_derives_erase_unit_and_raw_capacity() {
+        let g = NandGeometry {
+            page_size: "16KiB".into(),
+            pages_per_block: 1536,
+            planes_per_die: 4,
+            dies_per_channel: 4,
+            channels: 8,
+            blocks_per_plane: Some(100),
+        };
+        assert_eq!(g.superblock_bytes().unwrap(), 16384 * 1536 * 4 * 32);
+        assert_eq!(g.raw_bytes().unwrap(), Some(16384 * 1536 * 4 * 32 * 100));
+    }
+}

@@ -1,0 +1,82 @@
+//! JSON output. Keys are stable; new keys may be added.
+
+use serde_json::{json, Value};
+use wafsim_core::counters::{smart_data_units, waf};
+use wafsim_core::{DeviceConfig, Geometry};
+use wafsim_experiment::VariantResult;
+
+pub fn variant(r: &VariantResult) -> Value {
+    let c = &r.counters;
+    json!({
+        "name": r.name,
+        "layout": r.layout,
+        "devices": r.devices,
+        "placement": r.placement,
+        "gc_policy": r.gc_policy,
+        "op_logical": r.op_logical,
+        "logical_bytes": r.logical_bytes,
+        "physical_bytes": r.physical_bytes,
+        "waf": r.waf(),
+        "hbmw": r.hbmw(),
+        "mbmw": r.mbmw(),
+        "mbe": r.mbe(),
+        "gc_bytes": c.gc_units * r.mapping_unit as u64,
+        "erases": c.erases,
+        "smart_data_units_written": smart_data_units(r.hbmw()),
+        "physical_media_units_written": r.mbmw(),
+        "host_read_bytes": c.host_read_bytes,
+        "trim_bytes": c.trim_bytes,
+        "erase_count": {"min": r.erase_count.0, "mean": r.erase_count.1, "max": r.erase_count.2},
+        "fdp_events": {
+            "ru_not_fully_written": c.fdp_events.ru_not_fully_written,
+            "invalid_pid": c.fdp_events.invalid_pid,
+            "media_reallocated": c.fdp_events.media_reallocated,
+            "media_reallocated_bytes": c.fdp_events.media_reallocated_units * r.mapping_unit as u64,
+        },
+        "namespaces": r.namespaces.iter().map(|n| json!({
+            "name": n.name,
+            "size_bytes": n.size_bytes,
+            "host_bytes": n.host_bytes,
+            "media_bytes": n.media_bytes,
+            "gc_bytes": n.gc_bytes,
+            "waf": waf(n.media_bytes, n.host_bytes),
+        })).collect::<Vec<_>>(),
+        "frontiers": r.frontiers.iter().map(|f| json!({
+            "device": f.device,
+            "kind": f.kind,
+            "reclaim_group": f.rg,
+            "ruh": f.ruh,
+            "host_bytes": f.host_bytes,
+            "gc_bytes": f.gc_bytes,
+            "erases": f.erases,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub fn variants(results: &[VariantResult]) -> Value {
+    json!({ "variants": results.iter().map(variant).collect::<Vec<_>>() })
+}
+
+pub fn device(cfg: &DeviceConfig, g: &Geometry) -> Value {
+    json!({
+        "logical_bytes": cfg.logical_bytes,
+        "physical_bytes": cfg.physical_bytes,
+        "mapping_unit": g.mapping_unit,
+        "erase_unit_bytes": cfg.erase_unit_bytes,
+        "mapping_units_per_erase_unit": g.units_per_eu,
+        "erase_units": g.erase_units,
+        "reclaim_groups": g.reclaim_groups,
+        "logical_mapping_units": g.logical_units,
+        "namespace_mapping_units": g.namespace_units,
+        "physical_mapping_units": g.physical_units(),
+        "op_logical": g.op_logical(),
+        "op_physical": g.op_physical(),
+        "spare_erase_units": g.spare_eus(),
+        "reserved_free_erase_units": g.reserved_free_eus,
+        "open_frontiers": g.open_frontiers,
+        "effective_alpha": g.effective_alpha(),
+        "gc_policy": cfg.gc_policy.to_string(),
+        "memory_bytes": g.memory_bytes(),
+        "namespaces": cfg.namespaces.iter().map(|n| json!({"name": n.name, "size_bytes": n.size_bytes, "placement_handles": n.placement_handles})).collect::<Vec<_>>(),
+    })
+}

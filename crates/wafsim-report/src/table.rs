@@ -1,0 +1,136 @@
+//! Plain-text tables in the spirit of the published experiment tables.
+
+use std::fmt::Write;
+use wafsim_core::counters::{smart_data_units, waf};
+use wafsim_core::units::Bytes;
+use wafsim_core::{DeviceConfig, Geometry};
+use wafsim_experiment::VariantResult;
+
+/// Bytes with two decimals in binary units (GiB etc.), the way capacity tables read.
+pub fn human(b: u64) -> String {
+    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.2} {}", U[i])
+    }
+}
+
+/// One block per variant (per-namespace rows), then a comparison of all variants.
+pub fn variants(results: &[VariantResult]) -> String {
+    let mut s = String::new();
+    for r in results {
+        let _ = writeln!(
+            s,
+            "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {:.2}% of logical ((physical - logical) / logical)",
+            r.name,
+            r.layout,
+            r.devices,
+            r.placement,
+            r.gc_policy,
+            r.op_logical * 100.0
+        );
+        let _ = writeln!(s, "  {:<16} {:>12} {:>14} {:>14} {:>8}", "namespace", "size", "host written", "media written", "WAF");
+        for n in &r.namespaces {
+            let _ = writeln!(
+                s,
+                "  {:<16} {:>12} {:>14} {:>14} {:>8.3}",
+                n.name,
+                human(n.size_bytes),
+                human(n.host_bytes),
+                human(n.media_bytes),
+                waf(n.media_bytes, n.host_bytes)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  {:<16} {:>12} {:>14} {:>14} {:>8.3}",
+            "total",
+            human(r.logical_bytes),
+            human(r.hbmw()),
+            human(r.mbmw()),
+            r.waf()
+        );
+        let c = &r.counters;
+        let _ = writeln!(
+            s,
+            "  HBMW {} B, MBMW {} B, MBE {} B; SMART data units written {}; GC copied {}; erases {}; erase count min/mean/max {}/{:.1}/{}",
+            r.hbmw(),
+            r.mbmw(),
+            r.mbe(),
+            smart_data_units(r.hbmw()),
+            human(c.gc_units * r.mapping_unit as u64),
+            c.erases,
+            r.erase_count.0,
+            r.erase_count.1,
+            r.erase_count.2
+        );
+        let e = &c.fdp_events;
+        if r.placement.starts_with("fdp") {
+            let _ = writeln!(
+                s,
+                "  FDP events: RU not fully written {}, invalid PID {}, media reallocated {} ({} moved)",
+                e.ru_not_fully_written,
+                e.invalid_pid,
+                e.media_reallocated,
+                human(e.media_reallocated_units * r.mapping_unit as u64)
+            );
+        }
+        if c.trim_bytes > 0 || c.host_read_bytes > 0 {
+            let _ = writeln!(s, "  trimmed {}, read {}", human(c.trim_bytes), human(c.host_read_bytes));
+        }
+        s.push('\n');
+    }
+    if results.len() > 1 {
+        let _ = writeln!(s, "{:<20} {:>8} {:>14} {:>14} {:>14}", "variant", "WAF", "HBMW", "MBMW", "MBE");
+        for r in results {
+            let _ = writeln!(s, "{:<20} {:>8.3} {:>14} {:>14} {:>14}", r.name, r.waf(), human(r.hbmw()), human(r.mbmw()), human(r.mbe()));
+        }
+    }
+    s
+}
+
+/// `wafsim device show`.
+pub fn device(cfg: &DeviceConfig, g: &Geometry) -> String {
+    let mut s = String::new();
+    let mu = g.mapping_unit as u64;
+    let _ = writeln!(s, "logical capacity     {} ({} B)", Bytes(cfg.logical_bytes), cfg.logical_bytes);
+    let _ = writeln!(s, "raw capacity         {} ({} B)", Bytes(cfg.physical_bytes), cfg.physical_bytes);
+    let _ = writeln!(s, "mapping unit         {}", Bytes(mu));
+    let _ = writeln!(s, "erase unit           {} = {} mapping units (Np)", Bytes(cfg.erase_unit_bytes), g.units_per_eu);
+    let _ = writeln!(s, "erase units          {} ({} per reclaim group, {} reclaim group(s))", g.erase_units, g.eus_per_rg, g.reclaim_groups);
+    let _ = writeln!(s, "mapping units        {} logical, {} exported by namespaces, {} physical", g.logical_units, g.namespace_units, g.physical_units());
+    let _ = writeln!(s, "OP                   {:.3}% as (physical - logical) / logical", g.op_logical() * 100.0);
+    let _ = writeln!(s, "                     {:.3}% as (physical - logical) / physical", g.op_physical() * 100.0);
+    let _ = writeln!(s, "spare erase units    {} beyond one copy of every exported LBA", g.spare_eus());
+    let _ = writeln!(
+        s,
+        "  of which reserved  {} free-pool minimum (gc_free_min {} .. gc_free_target {} per group), {} open frontier(s)",
+        g.reserved_free_eus, cfg.gc_free_min, cfg.gc_free_target, g.open_frontiers
+    );
+    let _ = writeln!(
+        s,
+        "effective alpha      {:.5} (T/U with T = (erase units - free pool - open frontiers/2) x Np; docs/model.md)",
+        g.effective_alpha()
+    );
+    let _ = writeln!(s, "GC policy            {}", cfg.gc_policy);
+    let _ = writeln!(s, "placement            {:?}", cfg.placement);
+    let _ = writeln!(s, "namespaces           {}", cfg.namespaces.len());
+    for n in &cfg.namespaces {
+        let _ = writeln!(s, "  {:<16} {:>12}  placement handles -> RUHs {:?}", n.name, Bytes(n.size_bytes), n.placement_handles);
+    }
+    let mem = g.memory_bytes();
+    let _ = writeln!(
+        s,
+        "simulation memory    {} ({:.2} B per exported mapping unit)",
+        human(mem),
+        mem as f64 / g.namespace_units as f64
+    );
+    s
+}

@@ -1,0 +1,169 @@
+//! Several traces, each bound to a namespace, interleaved by timestamp into one
+//! [`IoSource`].
+//!
+//! Each trace's timestamps are relative to its own first record, so all traces start
+//! together. The next I/O is the head record with the smallest timestamp; ties go to the
+//! trace listed first (stable and deterministic). Records are pulled lazily, one per trace at a
+//! time, so memory stays constant whatever the trace sizes.
+//!
+//! `IoSource::fill` cannot return errors: on the first bad line (or an I/O that does not fit
+//! under [`OffsetPolicy::Error`]) the merge stops, `fill` returns 0 and [`TraceMerge::error`]
+//! tells what happened. Check it once the source is exhausted.
+
+use std::path::Path;
+
+use wafsim_core::{Io, Pid};
+
+use super::{open_trace, RecordIter, TraceError, TraceFormat, TraceRecord};
+use crate::IoSource;
+
+/// What to do with an I/O that does not fit inside the namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OffsetPolicy {
+    /// Stop with an error naming the trace line.
+    Error,
+    /// `offset mod ns_bytes`, aligned down to `align` bytes; an I/O that would then cross the
+    /// end is moved back to end at the last aligned position that fits.
+    Wrap { align: u64 },
+}
+
+/// One trace bound to a namespace.
+pub struct TraceInput {
+    pub records: RecordIter,
+    /// Name for diagnostics.
+    pub name: String,
+    pub ns: u32,
+    pub ns_bytes: u64,
+    /// Keep only records whose key equals this (file name, `major,minor`, `host_disk`).
+    pub key_filter: Option<String>,
+    pub policy: OffsetPolicy,
+    /// Placement id carried by this trace's writes (default `Pid::NONE`).
+    pub write_pid: Pid,
+}
+
+impl TraceInput {
+    /// Bind a record stream to namespace `ns` of `ns_bytes` bytes (no filter, errors on
+    /// out-of-range I/O, no placement id).
+    pub fn new(records: RecordIter, name: &str, ns: u32, ns_bytes: u64) -> Self {
+        TraceInput { records, name: name.to_string(), ns, ns_bytes, key_filter: None, policy: OffsetPolicy::Error, write_pid: Pid::NONE }
+    }
+    /// Open a trace file (format detected when `None`).
+    pub fn open(path: &Path, format: Option<TraceFormat>, ns: u32, ns_bytes: u64) -> Result<Self, TraceError> {
+        Ok(Self::new(open_trace(path, format)?, &path.display().to_string(), ns, ns_bytes))
+    }
+    pub fn with_filter(mut self, key: &str) -> Self {
+        self.key_filter = Some(key.to_string());
+        self
+    }
+    pub fn with_policy(mut self, policy: OffsetPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+    pub fn with_write_pid(mut self, pid: Pid) -> Self {
+        self.write_pid = pid;
+        self
+    }
+
+    fn to_io(&self, r: &TraceRecord) -> Result<Io, TraceError> {
+        let err = |message: String| TraceError::Parse { file: self.name.clone(), line: r.line, message };
+        let len = u32::try_from(r.len).map_err(|_| err(format!("I/O length {} does not fit 32 bits", r.len)))?;
+        let offset = match self.policy {
+            OffsetPolicy::Error => {
+                if r.offset.checked_add(r.len).is_none_or(|end| end > self.ns_bytes) {
+                    return Err(err(format!(
+                        "I/O at offset {} length {} ends beyond namespace {} ({} bytes); use OffsetPolicy::Wrap to fold it in",
+                        r.offset, r.len, self.ns, self.ns_bytes
+                    )));
+                }
+                r.offset
+            }
+            OffsetPolicy::Wrap { align } => {
+                let a = align.max(1);
+                if r.len > self.ns_bytes {
+                    return Err(err(format!("I/O length {} is larger than namespace {} ({} bytes)", r.len, self.ns, self.ns_bytes)));
+                }
+                let mut off = (r.offset % self.ns_bytes) / a * a;
+                if off + r.len > self.ns_bytes {
+                    off = (self.ns_bytes - r.len) / a * a;
+                }
+                off
+            }
+        };
+        let pid = if r.op == wafsim_core::Op::Write { self.write_pid } else { Pid::NONE };
+        Ok(Io { op: r.op, ns: self.ns, offset, len, pid })
+    }
+}
+
+struct Slot {
+    input: TraceInput,
+    head: Option<TraceRecord>,
+    exhausted: bool,
+}
+
+/// Timestamp-ordered merge of traces (see the module docs).
+pub struct TraceMerge {
+    slots: Vec<Slot>,
+    error: Option<TraceError>,
+    emitted: u64,
+}
+
+impl TraceMerge {
+    pub fn new(inputs: Vec<TraceInput>) -> Self {
+        TraceMerge { slots: inputs.into_iter().map(|input| Slot { input, head: None, exhausted: false }).collect(), error: None, emitted: 0 }
+    }
+    /// The error that stopped the merge, if any.
+    pub fn error(&self) -> Option<&TraceError> {
+        self.error.as_ref()
+    }
+    /// I/Os produced so far.
+    pub fn emitted(&self) -> u64 {
+        self.emitted
+    }
+
+    fn refill(&mut self, i: usize) -> Result<(), TraceError> {
+        let s = &mut self.slots[i];
+        while s.head.is_none() && !s.exhausted {
+            match s.input.records.next() {
+                None => s.exhausted = true,
+                Some(Err(e)) => return Err(e),
+                Some(Ok(r)) => {
+                    if s.input.key_filter.as_deref().is_none_or(|k| k == &*r.key) {
+                        s.head = Some(r);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl IoSource for TraceMerge {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let mut n = 0;
+        while n < max && self.error.is_none() {
+            let mut best: Option<(u64, usize)> = None;
+            for i in 0..self.slots.len() {
+                if let Err(e) = self.refill(i) {
+                    self.error = Some(e);
+                    return n;
+                }
+                if let Some(h) = &self.slots[i].head {
+                    if best.is_none_or(|(t, _)| h.timestamp_ns < t) {
+                        best = Some((h.timestamp_ns, i));
+                    }
+                }
+            }
+            let Some((_, i)) = best else { break };
+            let rec = self.slots[i].head.take().expect("head checked above");
+            match self.slots[i].input.to_io(&rec) {
+                Ok(io) => {
+                    out.push(io);
+                    n += 1;
+                    self.emitted += 1;
+                }
+                Err(e) => self.error = Some(e),
+            }
+        }
+        n
+    }
+}
