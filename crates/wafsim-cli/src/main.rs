@@ -41,6 +41,17 @@ enum Cmd {
         #[command(subcommand)]
         cmd: DeviceCmd,
     },
+    /// Compare the simulator with closed-form WAF (docs/validation.md) and print the markdown.
+    ///
+    /// Example: wafsim validate --out docs/validation.md
+    Validate {
+        /// Write the markdown to this file instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Larger devices (16,384 erase units) and longer runs.
+        #[arg(long)]
+        full: bool,
+    },
     /// Steady-state uniform random 4 KiB writes on a large device: simulator speed and memory.
     ///
     /// Example: wafsim bench --json
@@ -122,6 +133,21 @@ fn real_main() -> Result<()> {
                 println!("{}", serde_json::to_string_pretty(&wafsim_report::json::device(&cfg, &geo))?);
             } else {
                 print!("{}", wafsim_report::table::device(&cfg, &geo));
+            }
+        }
+        Cmd::Validate { out, full } => {
+            use wafsim_experiment::validate::{all_cases, markdown, Scale};
+            let scale = if full { Scale::FULL } else { Scale::TEST };
+            let cases = all_cases(scale, 1, |name| eprintln!("validate: {name}"));
+            let cmd = if full { "wafsim validate --full --out docs/validation.md" } else { "wafsim validate --out docs/validation.md" };
+            let md = markdown(&cases, scale, cmd);
+            match out {
+                Some(p) => std::fs::write(&p, md).with_context(|| format!("cannot write {}", p.display()))?,
+                None => print!("{md}"),
+            }
+            let failed: Vec<_> = cases.iter().filter(|c| !c.passed() && !c.expected.is_infinite()).map(|c| c.name.as_str()).collect();
+            if !failed.is_empty() {
+                bail!("validation failed: {}", failed.join("; "));
             }
         }
         Cmd::Bench { json, units_log2, op, gc_policy, fills } => {

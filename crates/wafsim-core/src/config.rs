@@ -183,6 +183,35 @@ impl Geometry {
 }
 
 impl DeviceConfig {
+    /// A conventional device of `erase_units` erase units of `units_per_eu` mapping units of
+    /// `mapping_unit` bytes, with one namespace of the whole logical capacity, sized so that
+    /// OP = (physical - logical) / logical = `op` (logical rounded down to whole mapping units).
+    /// The validation cases and benchmarks use it.
+    ///
+    /// ```
+    /// use wafsim_core::{DeviceConfig, GcPolicy};
+    /// let cfg = DeviceConfig::single_namespace(4096, 64, 4096, 0.07, GcPolicy::Greedy, 1);
+    /// let g = cfg.geometry().unwrap();
+    /// assert!((g.op_logical() - 0.07).abs() < 1e-4);
+    /// ```
+    pub fn single_namespace(erase_units: u32, units_per_eu: u32, mapping_unit: u32, op: f64, gc_policy: GcPolicy, seed: u64) -> DeviceConfig {
+        let mu = mapping_unit as u64;
+        let physical = erase_units as u64 * units_per_eu as u64 * mu;
+        let logical = (erase_units as f64 * units_per_eu as f64 / (1.0 + op)).floor() as u64 * mu;
+        DeviceConfig {
+            logical_bytes: logical,
+            physical_bytes: physical,
+            mapping_unit,
+            erase_unit_bytes: units_per_eu as u64 * mu,
+            gc_policy,
+            gc_free_min: 2,
+            gc_free_target: 2,
+            placement: Placement::Conventional,
+            namespaces: vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }],
+            seed,
+        }
+    }
+
     /// Check the configuration and derive its geometry.
     pub fn geometry(&self) -> Result<Geometry, ConfigError> {
         let mu = self.mapping_unit;

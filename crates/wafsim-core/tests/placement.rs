@@ -31,25 +31,6 @@ fn fdp(types: Vec<RuhType>) -> Placement {
     Placement::Fdp { reclaim_groups: 1, ruh_types: types }
 }
 
-/// Equal-IOPS sequential writers with block sizes `bs_units[i]` (mapping units), each writing
-/// its namespace `passes` times over (counted by the smallest writer's progress).
-fn sequential_writers(dev: &mut Device, bs_units: &[u32], host_units_total: u64) {
-    let n = bs_units.len();
-    let mut pos = vec![0u64; n];
-    let mut written = 0u64;
-    while written < host_units_total {
-        for (i, &bs) in bs_units.iter().enumerate() {
-            let size = dev.namespace_bytes(i as u32) / MU as u64;
-            if pos[i] + bs as u64 > size {
-                pos[i] = 0;
-            }
-            dev.submit(&write(i as u32, pos[i], bs)).unwrap();
-            pos[i] += bs as u64;
-            written += bs as u64;
-        }
-    }
-}
-
 #[test]
 fn single_sequential_writer_has_waf_exactly_one() {
     let mut dev = uniform_device(1024, 256, 0.07, GcPolicy::Greedy);
@@ -67,29 +48,6 @@ fn single_sequential_writer_has_waf_exactly_one() {
     assert_eq!(d.gc_units, 0, "a sequential overwrite must never need GC copies");
     assert!(d.erases > 0, "the test must actually recycle erase units");
     dev.check_invariants().unwrap();
-}
-
-const BS: [u32; 8] = [1, 1, 4, 4, 16, 16, 32, 32]; // 4k,4k,16k,16k,64k,64k,128k,128k
-
-#[test]
-fn eight_sequential_writers_blender_vs_fdp() {
-    let ns_units = 64 * 256; // 64 erase units of data per namespace
-    let eus = (8 * 64) as f64 * 1.07;
-    let run = |placement: Placement| {
-        let mut dev = multi_ns_device(placement, 8, ns_units, eus as u32 + 16, 256, GcPolicy::Greedy);
-        precondition(&mut dev);
-        sequential_writers(&mut dev, &BS, 8 * ns_units * 2);
-        let before = dev.counters().clone();
-        sequential_writers(&mut dev, &BS, 8 * ns_units * 4);
-        let d = dev.counters().delta(&before);
-        dev.check_invariants().unwrap();
-        d.media_units() as f64 / d.host_units as f64
-    };
-    let conventional = run(Placement::Conventional);
-    let with_fdp = run(fdp(vec![RuhType::InitiallyIsolated; 8]));
-    eprintln!("8 sequential writers, equal IOPS: conventional WAF {conventional:.3}, FDP WAF {with_fdp:.3}");
-    assert!(conventional > 1.3, "the I/O blender should amplify clearly: {conventional}");
-    assert!(with_fdp <= 1.01, "one RUH per sequential writer should not amplify: {with_fdp}");
 }
 
 /// Every sealed or open unit's live data belongs to namespaces in `allowed(unit)`.

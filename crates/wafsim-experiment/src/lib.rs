@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod run;
 pub mod spec;
+pub mod validate;
 
 pub use run::{run_variant, run_variants, Progress, VariantResult};
 pub use spec::{load_experiment, parse_experiment, Variant};

@@ -1,29 +1,13 @@
 //! Helpers shared by the core's integration tests.
 #![allow(dead_code)]
 
-use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, NamespaceConfig, Op, Pid, Placement, Rng};
+use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, Op, Pid, Rng};
 
 pub const MU: u32 = 4096;
 
-/// A device with `eus` erase units of `np` mapping units and logical capacity chosen so that
-/// OP = (physical - logical) / logical = `op`, one namespace covering it all.
+/// One-namespace conventional device with OP `op` ((physical - logical) / logical).
 pub fn uniform_device(eus: u32, np: u32, op: f64, policy: GcPolicy) -> Device {
-    let phys = eus as u64 * np as u64 * MU as u64;
-    let logical_units = (eus as f64 * np as f64 / (1.0 + op)).floor() as u64;
-    let logical = logical_units * MU as u64;
-    Device::new(DeviceConfig {
-        logical_bytes: logical,
-        physical_bytes: phys,
-        mapping_unit: MU,
-        erase_unit_bytes: np as u64 * MU as u64,
-        gc_policy: policy,
-        gc_free_min: 2,
-        gc_free_target: 2,
-        placement: Placement::Conventional,
-        namespaces: vec![NamespaceConfig { name: "ns".into(), size_bytes: logical, placement_handles: vec![0] }],
-        seed: 1,
-    })
-    .unwrap()
+    Device::new(DeviceConfig::single_namespace(eus, np, MU, op, policy, 1)).unwrap()
 }
 
 pub fn write(ns: u32, unit: u64, units: u32) -> Io {

@@ -1,0 +1,245 @@
+//! fio job -> I/O stream semantics.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use wafsim_core::{Io, Op, Pid};
+use wafsim_workload::fio::{parse_job_str, FioJob, SourceParams};
+
+fn job(text: &str) -> FioJob {
+    let jf = parse_job_str(text, "g.fio", Path::new("."), &|_| None).unwrap();
+    jf.phases[0][0].clone()
+}
+
+fn collect(j: &FioJob, ns_bytes: u64, seed: u64) -> Vec<Io> {
+    let mut src = j.source(3, ns_bytes, seed).unwrap();
+    let mut v = Vec::new();
+    while src.fill(&mut v, 4096) > 0 {
+        assert!(v.len() < 10_000_000, "runaway source");
+    }
+    v
+}
+
+const MIB: u64 = 1 << 20;
+
+#[test]
+fn sequential_write_exact_offsets_and_loops() {
+    let j = job("[w]\nrw=write\nbs=64k\noffset=1m\nsize=256k\nloops=2\n");
+    let v = collect(&j, 4 * MIB, 1);
+    let offs: Vec<u64> = v.iter().map(|io| io.offset).collect();
+    let one_pass: Vec<u64> = (0..4).map(|i| MIB + i * 65536).collect();
+    assert_eq!(offs, [one_pass.clone(), one_pass].concat());
+    assert!(v.iter().all(|io| io.op == Op::Write && io.len == 65536 && io.ns == 3 && io.pid == Pid::NONE));
+}
+
+#[test]
+fn precondition_job_covers_98_percent_twice() {
+    let j = job("[global]\nioengine=io_uring\ndirect=1\niodepth=256\n[precondition]\nrw=write\nbs=128k\nsize=98%\nloops=2\n");
+    let ns = 64 * MIB;
+    let v = collect(&j, ns, 1);
+    let region = ns * 98 / 100 / (128 << 10) * (128 << 10);
+    assert_eq!(v.len() as u64, 2 * region / (128 << 10));
+    assert_eq!(v.iter().map(|io| io.len as u64).sum::<u64>(), 2 * region);
+    assert_eq!(j.write_bytes_hint(ns), Some(2 * region));
+    assert!(v.iter().all(|io| io.offset + io.len as u64 <= region));
+}
+
+#[test]
+fn sequential_hole_modifier() {
+    let j = job("[w]\nrw=write:4k\nbs=4k\nsize=32k\nio_size=16k\n");
+    let offs: Vec<u64> = collect(&j, MIB, 1).iter().map(|io| io.offset).collect();
+    assert_eq!(offs, [0, 8192, 16384, 24576]);
+}
+
+#[test]
+fn randwrite_with_random_map_touches_every_block_once_per_pass() {
+    let j = job("[r]\nrw=randwrite\nbs=4k\nsize=4m\nloops=3\n");
+    let v = collect(&j, 8 * MIB, 11);
+    let blocks = 1024;
+    assert_eq!(v.len(), 3 * blocks);
+    for pass in v.chunks(blocks) {
+        let mut seen = vec![false; blocks];
+        for io in pass {
+            assert_eq!(io.offset % 4096, 0);
+            let b = (io.offset / 4096) as usize;
+            assert!(!seen[b], "block {b} twice in one pass");
+            seen[b] = true;
+        }
+    }
+    // not sequential, and each pass is a different order
+    assert_ne!(v[0..blocks].iter().map(|i| i.offset).collect::<Vec<_>>(), (0..blocks as u64).map(|b| b * 4096).collect::<Vec<_>>());
+    assert_ne!(v[0].offset, v[blocks].offset.wrapping_add(0).max(u64::MAX) /* always differs */);
+    assert_ne!(v[..blocks].iter().map(|i| i.offset).collect::<Vec<_>>(), v[blocks..2 * blocks].iter().map(|i| i.offset).collect::<Vec<_>>());
+}
+
+#[test]
+fn norandommap_repeats_blocks() {
+    let j = job("[r]\nrw=randwrite\nbs=4k\nsize=4m\nnorandommap\n");
+    let v = collect(&j, 8 * MIB, 11);
+    let mut seen = std::collections::HashSet::new();
+    let dups = v.iter().filter(|io| !seen.insert(io.offset)).count();
+    // uniform draws: about n/e blocks are missed, so many repeats
+    assert!(dups > 200, "{dups}");
+}
+
+#[test]
+fn deterministic_per_seed_and_randseed_overrides() {
+    let j = job("[r]\nrw=randrw\nbs=4k\nsize=1m\n");
+    assert_eq!(collect(&j, 8 * MIB, 5), collect(&j, 8 * MIB, 5));
+    assert_ne!(collect(&j, 8 * MIB, 5), collect(&j, 8 * MIB, 6));
+    let j = job("[r]\nrw=randrw\nbs=4k\nsize=1m\nrandseed=99\n");
+    assert_eq!(collect(&j, 8 * MIB, 5), collect(&j, 8 * MIB, 6));
+}
+
+#[test]
+fn rwmixread_70() {
+    let j = job("[m]\nrw=randrw\nrwmixread=70\nbs=4k\nsize=64m\nio_size=80m\nnorandommap\n");
+    let v = collect(&j, 64 * MIB, 3);
+    let reads = v.iter().filter(|io| io.op == Op::Read).count() as f64;
+    let frac = reads / v.len() as f64;
+    assert!((frac - 0.70).abs() < 0.02, "{frac}");
+    assert_eq!(v.len(), 20480);
+    assert!(v.iter().filter(|io| io.op == Op::Read).all(|io| io.pid == Pid::NONE));
+}
+
+#[test]
+fn zipf_is_skewed_and_spread() {
+    let j = job("[z]\nrw=randwrite\nbs=4k\nsize=40m\nio_size=40m\nrandom_distribution=zipf:1.1\n");
+    let v = collect(&j, 64 * MIB, 8);
+    let mut hits: HashMap<u64, u32> = HashMap::new();
+    for io in &v {
+        *hits.entry(io.offset / 4096).or_default() += 1;
+    }
+    let blocks = 10240usize;
+    let mut counts: Vec<u32> = (0..blocks as u64).map(|b| *hits.get(&b).unwrap_or(&0)).collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let top: u32 = counts[..blocks / 10].iter().sum();
+    let share = top as f64 / v.len() as f64;
+    assert!(share > 0.6, "top 10% of blocks get only {share}");
+    // scrambled: the hottest block is not simply block 0
+    let hottest = hits.iter().max_by_key(|e| (e.1, std::cmp::Reverse(*e.0))).unwrap().0;
+    assert_ne!(*hottest, 0);
+}
+
+#[test]
+fn pareto_and_zoned_shapes() {
+    let j = job("[p]\nrw=randread\nbs=4k\nsize=40m\nrandom_distribution=pareto:0.9\n");
+    let v = collect(&j, 64 * MIB, 8);
+    let mut hits: HashMap<u64, u32> = HashMap::new();
+    for io in &v {
+        *hits.entry(io.offset).or_default() += 1;
+    }
+    let mut counts: Vec<u32> = hits.values().copied().collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let top: u32 = counts.iter().take(1024).sum(); // 10% of 10240 blocks
+    assert!((top as f64 / v.len() as f64) > 0.85);
+
+    let j = job("[z]\nrw=randwrite\nbs=4k\nsize=10m\nrandom_distribution=zoned:60/10:40/90\n");
+    let v = collect(&j, 64 * MIB, 8);
+    let first = v.iter().filter(|io| io.offset < MIB).count() as f64 / v.len() as f64;
+    assert!((first - 0.6).abs() < 0.03, "{first}");
+}
+
+#[test]
+fn bssplit_proportions() {
+    let j = job("[b]\nrw=randwrite\nbssplit=4k/50:64k/30:16k/20\nsize=64m\nio_size=300m\nnorandommap\n");
+    let v = collect(&j, 64 * MIB, 2);
+    let n = v.len() as f64;
+    let frac = |len: u32| v.iter().filter(|io| io.len == len).count() as f64 / n;
+    assert!((frac(4096) - 0.5).abs() < 0.02);
+    assert!((frac(65536) - 0.3).abs() < 0.02);
+    assert!((frac(16384) - 0.2).abs() < 0.02);
+    assert!(v.iter().all(|io| io.offset % 4096 == 0 && io.offset + io.len as u64 <= 64 * MIB));
+    let j = job("[b]\nrw=write\nbsrange=4k-16k\nsize=1m\n");
+    let v = collect(&j, 64 * MIB, 2);
+    assert!(v.iter().all(|io| [4096, 8192, 12288, 16384].contains(&io.len)));
+    assert!(v.windows(2).all(|w| w[1].offset == w[0].offset + w[0].len as u64 || w[1].offset == 0));
+}
+
+#[test]
+fn fdp_roundrobin_and_random_pids() {
+    let j = job("[f]\nrw=write\nbs=4k\nsize=64k\nfdp=1\nfdp_pli=0,1,3\n");
+    let pids: Vec<Pid> = collect(&j, MIB, 1).iter().map(|io| io.pid).collect();
+    let expect: Vec<Pid> = [0u16, 1, 3].iter().cycle().take(16).map(|&h| Pid::new(0, h)).collect();
+    assert_eq!(pids, expect);
+
+    let j = job("[f]\nrw=write\nbs=4k\nsize=4m\ndataplacement=fdp\nplids=0-3\nplid_select=random\n");
+    let v = collect(&j, 8 * MIB, 1);
+    let mut c = [0u32; 4];
+    for io in &v {
+        assert_eq!(io.pid.rg(), 0);
+        c[io.pid.handle() as usize] += 1;
+    }
+    assert!(c.iter().all(|&x| (200..312).contains(&x)), "{c:?}");
+
+    // No list: all handles the namespace offers, in turn; ids out of range are rejected.
+    let j = job("[f]\nrw=write\nbs=4k\nsize=16k\nfdp=1\n");
+    let p = SourceParams { ns: 0, ns_bytes: MIB, seed: 1, available_plids: Some(2) };
+    let mut src = j.source_with(p).unwrap();
+    let mut v = Vec::new();
+    src.fill(&mut v, 100);
+    assert_eq!(v.iter().map(|io| io.pid.handle()).collect::<Vec<_>>(), [0, 1, 0, 1]);
+    let j = job("[f]\nrw=write\nfdp=1\nfdp_pli=5\n");
+    assert!(j.source_with(p).is_err());
+
+    // Without fdp: no directive; streams use the same ids.
+    assert!(collect(&job("[f]\nrw=write\nsize=16k\nfdp_pli=1\n"), MIB, 1).iter().all(|io| io.pid == Pid::NONE));
+    let v = collect(&job("[s]\nrw=write\nsize=8k\ndataplacement=streams\nplids=7\n"), MIB, 1);
+    assert!(v.iter().all(|io| io.pid == Pid::new(0, 7)));
+}
+
+#[test]
+fn trimwrite_trims_then_writes_same_block() {
+    let j = job("[t]\nrw=trimwrite\nbs=8k\nsize=32k\n");
+    let v = collect(&j, MIB, 1);
+    assert_eq!(v.len(), 8);
+    for (i, pair) in v.chunks(2).enumerate() {
+        assert_eq!((pair[0].op, pair[1].op), (Op::Trim, Op::Write));
+        assert_eq!(pair[0].offset, i as u64 * 8192);
+        assert_eq!(pair[1].offset, pair[0].offset);
+    }
+}
+
+#[test]
+fn amount_limits() {
+    let j = job("[n]\nrw=randread\nbs=4k\nnumber_ios=100\n");
+    assert_eq!(collect(&j, 64 * MIB, 1).len(), 100);
+    let j = job("[n]\nrw=read\nbs=4k\nsize=1m\nio_size=3m\n");
+    let v = collect(&j, 64 * MIB, 1);
+    assert_eq!(v.len(), 768);
+    assert_eq!(v[256].offset, 0, "wraps after the region");
+    let j = job("[p]\nrw=randwrite:4\nbs=4k\nsize=1m\n");
+    let v = collect(&j, 64 * MIB, 1);
+    assert!(v.chunks(4).all(|c| c.windows(2).all(|w| w[1].offset == w[0].offset + 4096 || w[1].offset == 0)));
+    let j = job("[p]\nrw=randwrite\npercentage_random=0\nbs=4k\nsize=64k\n");
+    let offs: Vec<u64> = collect(&j, 64 * MIB, 1).iter().map(|io| io.offset).collect();
+    assert_eq!(offs, (0..16).map(|i| i * 4096).collect::<Vec<_>>());
+}
+
+#[test]
+fn region_beyond_namespace_is_an_error() {
+    let j = job("[w]\nrw=write\noffset=1m\nsize=1m\n");
+    let e = j.source(0, MIB + 4096, 1).err().unwrap().to_string();
+    assert!(e.contains("exceeds the namespace") && e.starts_with("g.fio:1: job \"w\""), "{e}");
+    assert!(job("[w]\nrw=write\noffset=2m\n").source(0, MIB, 1).is_err());
+}
+
+#[test]
+fn runtime_only_jobs_need_io_size() {
+    let text = "[global]\nioengine=io_uring\ndirect=1\niodepth=256\ntime_based\nruntime=21600\n[read]\nrw=randread\nbs=4k\n[write]\nrw=write\nbs=16k\n";
+    let jf = parse_job_str(text, "steady.fio", Path::new("."), &|_| None).unwrap();
+    for j in jf.jobs() {
+        let e = j.source(0, 64 * MIB, 1).err().expect("runtime-only job must not generate").to_string();
+        assert!(e.contains("runtime") && e.contains("io_size"), "{e}");
+        assert_eq!(j.write_bytes_hint(64 * MIB), None);
+    }
+    let text = text.replace("runtime=21600\n", "runtime=21600\nio_size=8m\n");
+    let jf = parse_job_str(&text, "steady.fio", Path::new("."), &|_| None).unwrap();
+    let jobs: Vec<_> = jf.jobs().collect();
+    let r = collect(jobs[0], 64 * MIB, 1);
+    let w = collect(jobs[1], 64 * MIB, 1);
+    assert_eq!(r.len(), 2048);
+    assert!(r.iter().all(|io| io.op == Op::Read && io.len == 4096));
+    assert_eq!(w.len(), 512);
+    assert_eq!(jobs[1].write_bytes_hint(64 * MIB), Some(8 * MIB));
+}

@@ -1,0 +1,301 @@
+//! fio job-file parsing: option families, include/env, numjobs, phases, diagnostics.
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use wafsim_workload::fio::{
+    parse_job_file, parse_job_str, BlockSize, DataPlacement, Distribution, FioError, JobFile, PlidSelect, RwMode,
+    RwSequencer, SizeSpec,
+};
+
+fn no_env(_: &str) -> Option<String> {
+    None
+}
+
+fn parse(text: &str) -> Result<JobFile, FioError> {
+    parse_job_str(text, "t.fio", Path::new("."), &no_env)
+}
+
+fn one(text: &str) -> wafsim_workload::fio::FioJob {
+    let jf = parse(text).unwrap();
+    assert_eq!(jf.jobs().count(), 1);
+    jf.phases[0][0].clone()
+}
+
+#[test]
+fn calibration_precondition_parses() {
+    let jf = parse("[global]\nioengine=io_uring\ndirect=1\niodepth=256\n[precondition]\nrw=write\nbs=128k\nsize=98%\nloops=2\n").unwrap();
+    assert!(jf.warnings.is_empty(), "{:?}", jf.warnings);
+    let j = &jf.phases[0][0];
+    assert_eq!(j.name, "precondition");
+    assert_eq!(j.rw, RwMode::Write);
+    assert_eq!(j.bs, [Some(131072); 3]);
+    assert_eq!(j.size, Some(SizeSpec::Percent(98.0)));
+    assert_eq!(j.loops, 2);
+    assert_eq!(j.timing.iodepth, 256);
+    assert!(j.timing.direct);
+    assert_eq!(j.timing.ioengine.as_deref(), Some("io_uring"));
+}
+
+#[test]
+fn calibration_steady_state_parses() {
+    let jf = parse(
+        "[global]\nioengine=io_uring\ndirect=1\niodepth=256\ntime_based\nruntime=21600\n[read]\nrw=randread\nbs=4k\n[write]\nrw=write\nbs=16k\n",
+    )
+    .unwrap();
+    assert!(jf.warnings.is_empty());
+    assert_eq!(jf.phases.len(), 1);
+    let jobs: Vec<_> = jf.jobs().collect();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!((jobs[0].name.as_str(), jobs[0].rw, jobs[0].bs[0]), ("read", RwMode::RandRead, Some(4096)));
+    assert_eq!((jobs[1].name.as_str(), jobs[1].rw, jobs[1].bs[1]), ("write", RwMode::Write, Some(16384)));
+    for j in jobs {
+        assert!(j.timing.time_based);
+        assert_eq!(j.timing.runtime_ns, Some(21_600 * 1_000_000_000));
+    }
+}
+
+#[test]
+fn size_rules() {
+    let j = one("[a]\nsize=1g\noffset=4KB\nio_size=3mi\noffset_increment=10%\n");
+    assert_eq!(j.size, Some(SizeSpec::Bytes(1 << 30)));
+    assert_eq!(j.offset, Some(SizeSpec::Bytes(4096)));
+    // kb_base=1024 (default): the "i" forms are decimal (fio compatibility mode)
+    assert_eq!(j.io_size, Some(SizeSpec::Bytes(3_000_000)));
+    assert_eq!(j.offset_increment, Some(SizeSpec::Percent(10.0)));
+    // kb_base=1000 flips the meaning, wherever it appears in the section
+    let j = one("[a]\nsize=4KiB\nbs=4k\nkb_base=1000\n");
+    assert_eq!(j.size, Some(SizeSpec::Bytes(4096)));
+    assert_eq!(j.bs, [Some(4000); 3]);
+    let j = one("[a]\nio_limit=2M\n");
+    assert_eq!(j.io_size, Some(SizeSpec::Bytes(2 << 20)));
+}
+
+#[test]
+fn block_size_families() {
+    let j = one("[a]\nbs=4k,16k\n");
+    assert_eq!(j.bs, [Some(4096), Some(16384), Some(16384)]);
+    let j = one("[a]\nblocksize=8k,32k,\n");
+    assert_eq!(j.bs, [Some(8192), Some(32768), None]);
+    let j = one("[a]\nbsrange=4k-64k\n");
+    assert_eq!(j.block_sizes()[1], BlockSize::Range(4096, 65536));
+    let j = one("[a]\nbssplit=4k/50:64k/50\nbs=8k\n");
+    assert_eq!(j.block_sizes()[0], BlockSize::Split(vec![(4096, 50), (65536, 50)]));
+    let j = one("[a]\nbssplit=2k/50:4k/50,4k/90:8k/10\n");
+    assert_eq!(j.bssplit[1], Some(vec![(4096, 90), (8192, 10)]));
+    assert_eq!(j.bssplit[2], Some(vec![(4096, 90), (8192, 10)]));
+}
+
+#[test]
+fn rw_and_mix_options() {
+    for (v, m) in [
+        ("read", RwMode::Read),
+        ("write", RwMode::Write),
+        ("trim", RwMode::Trim),
+        ("randread", RwMode::RandRead),
+        ("randwrite", RwMode::RandWrite),
+        ("randtrim", RwMode::RandTrim),
+        ("rw", RwMode::ReadWrite),
+        ("readwrite", RwMode::ReadWrite),
+        ("randrw", RwMode::RandRw),
+        ("trimwrite", RwMode::TrimWrite),
+    ] {
+        assert_eq!(one(&format!("[a]\nrw={v}\n")).rw, m, "{v}");
+    }
+    let j = one("[a]\nrw=randread:8\nrw_sequencer=identical\n");
+    assert_eq!((j.rw, j.rw_modifier, j.rw_sequencer), (RwMode::RandRead, Some(8), RwSequencer::Identical));
+    assert_eq!(one("[a]\nrw=write:4k\n").rw_modifier, Some(4096));
+    assert_eq!(one("[a]\nrwmixread=70\n").rwmixread, 70);
+    assert_eq!(one("[a]\nrwmixwrite=30\n").rwmixread, 70);
+    assert_eq!(one("[a]\nrwmixread=10\nrwmixwrite=40\n").rwmixread, 60, "latter wins");
+    let j = one("[a]\nloops=3\nnumber_ios=1k\npercentage_random=50,100\nrandseed=42\nrandrepeat=0\nnorandommap\nfilename=/dev/nvme0n1\n");
+    assert_eq!(j.loops, 3);
+    assert_eq!(j.number_ios, Some(1024));
+    assert_eq!(j.percentage_random, [50, 100, 100]);
+    assert_eq!(j.randseed, Some(42));
+    assert!(!j.randrepeat);
+    assert!(j.norandommap);
+    assert_eq!(j.filename.as_deref(), Some("/dev/nvme0n1"));
+}
+
+#[test]
+fn distributions() {
+    let d = |s: &str| one(&format!("[a]\nrandom_distribution={s}\n")).random_distribution[0].clone();
+    assert_eq!(d("random"), Distribution::Uniform);
+    assert_eq!(d("zipf:1.2"), Distribution::Zipf { theta: 1.2, center: None });
+    assert_eq!(d("zipf:0.8:0.25"), Distribution::Zipf { theta: 0.8, center: Some(0.25) });
+    assert_eq!(d("pareto:0.9"), Distribution::Pareto { h: 0.9, center: None });
+    assert_eq!(d("normal:5"), Distribution::Normal { dev_pct: 5.0, center: 0.5 });
+    assert_eq!(
+        d("zoned:60/10:30/20:8/30:2/40"),
+        Distribution::Zoned(vec![
+            (60.0, SizeSpec::Percent(10.0)),
+            (30.0, SizeSpec::Percent(20.0)),
+            (8.0, SizeSpec::Percent(30.0)),
+            (2.0, SizeSpec::Percent(40.0))
+        ])
+    );
+    assert_eq!(
+        d("zoned_abs=60/20G:30/100G:10/500g"),
+        Distribution::Zoned(vec![
+            (60.0, SizeSpec::Bytes(20 << 30)),
+            (30.0, SizeSpec::Bytes(100 << 30)),
+            (10.0, SizeSpec::Bytes(500 << 30))
+        ])
+    );
+    assert!(parse("[a]\nrandom_distribution=zoned:60/10:30/20\n").is_err(), "must add to 100");
+    assert!(parse("[a]\nrandom_distribution=zipf\n").is_err());
+}
+
+#[test]
+fn placement_options() {
+    let j = one("[a]\nfdp=1\nfdp_pli=0,2,5\nfdp_pli_select=random\ndp_scheme=/tmp/scheme\n");
+    assert!(j.fdp);
+    assert_eq!(j.plids, Some(vec![0, 2, 5]));
+    assert_eq!(j.plid_select, PlidSelect::Random);
+    assert_eq!(j.dp_scheme.as_deref(), Some("/tmp/scheme"));
+    let j = one("[a]\ndataplacement=streams\nplids=1-3\nplid_select=roundrobin\n");
+    assert_eq!(j.dataplacement, DataPlacement::Streams);
+    assert_eq!(j.plids, Some(vec![1, 2, 3]));
+    assert_eq!(one("[a]\n").plid_select, PlidSelect::RoundRobin, "default");
+}
+
+#[test]
+fn timing_options_are_kept() {
+    let j = one("[a]\nrate=1m,500k\nrate_iops=,100\nramp_time=10s\nstartdelay=2\nthinktime=50\niodepth=64\nbuffered=1\n");
+    assert_eq!(j.timing.rate, [Some(1 << 20), Some(500 << 10), Some(500 << 10)]);
+    assert_eq!(j.timing.rate_iops, [None, Some(100), Some(100)]);
+    assert_eq!(j.timing.ramp_time_ns, Some(10_000_000_000));
+    assert_eq!(j.timing.startdelay_ns, Some(2_000_000_000));
+    assert_eq!(j.timing.thinktime_ns, Some(50_000));
+    assert_eq!(j.timing.iodepth, 64);
+    assert!(!j.timing.direct);
+}
+
+#[test]
+fn include_and_env() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fio");
+    let env = |k: &str| match k {
+        "WAFSIM_BS" => Some("16k".to_string()),
+        "WAFSIM_SIZE" => Some("1g".to_string()),
+        _ => None,
+    };
+    let jf = parse_job_file(&dir.join("main.fio"), &env).unwrap();
+    let j = &jf.phases[0][0];
+    assert_eq!(j.bs, [Some(16384); 3]);
+    assert_eq!(j.size, Some(SizeSpec::Bytes(1 << 30)));
+    assert_eq!(j.timing.iodepth, 32);
+    assert_eq!(j.timing.ioengine.as_deref(), Some("io_uring"));
+    // Unset variable: error naming the including file and line.
+    let err = parse_job_file(&dir.join("main.fio"), &no_env).unwrap_err().to_string();
+    assert!(err.contains("main.fio:4:") && err.contains("WAFSIM_BS"), "{err}");
+}
+
+#[test]
+fn numjobs_clones_and_offset_increment() {
+    let jf = parse("[global]\nsize=25%\noffset_increment=25%\n[w]\nrw=write\nnumjobs=4\n").unwrap();
+    let jobs: Vec<_> = jf.jobs().collect();
+    assert_eq!(jobs.len(), 4);
+    assert_eq!(jf.phases.len(), 1);
+    for (i, j) in jobs.iter().enumerate() {
+        assert_eq!(j.name, "w");
+        assert_eq!(j.clone_index, i as u32);
+        assert_eq!(j.job_index, i as u32);
+    }
+    // Each clone writes its own quarter.
+    let ns = 1u64 << 24;
+    for (i, j) in jobs.iter().enumerate() {
+        let mut src = j.source(0, ns, 1).unwrap();
+        let mut v = Vec::new();
+        while src.fill(&mut v, 1024) > 0 {}
+        let lo = v.iter().map(|io| io.offset).min().unwrap();
+        let hi = v.iter().map(|io| io.offset + io.len as u64).max().unwrap();
+        assert_eq!((lo, hi), (i as u64 * ns / 4, (i as u64 + 1) * ns / 4));
+    }
+}
+
+#[test]
+fn stonewall_phases_and_late_global() {
+    let jf = parse(
+        "[global]\nbs=4k\n[a]\nrw=write\n[b]\nrw=read\n[c]\nstonewall\nrw=randwrite\nnumjobs=2\n[global]\nbs=8k\n[d]\nwait_for_previous\n[e]\nnew_group\n",
+    )
+    .unwrap();
+    let names: Vec<Vec<(String, u32)>> =
+        jf.phases.iter().map(|p| p.iter().map(|j| (j.name.clone(), j.clone_index)).collect()).collect();
+    let s = |n: &str, c: u32| (n.to_string(), c);
+    assert_eq!(names, vec![vec![s("a", 0), s("b", 0)], vec![s("c", 0), s("c", 1)], vec![s("d", 0), s("e", 0)]]);
+    // The later [global] applies to later jobs only.
+    let bs: Vec<_> = jf.jobs().map(|j| j.bs[0]).collect();
+    assert_eq!(bs, [Some(4096), Some(4096), Some(4096), Some(4096), Some(8192), Some(8192)]);
+    assert!(jf.phases[2][1].new_group);
+}
+
+#[test]
+fn diagnostics_carry_location() {
+    let err = parse_job_str("[global]\nrw=write\n\n[vm]\nsize=1g\n\nbs=4q\n", "jobs/vm.fio", Path::new("."), &no_env)
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("jobs/vm.fio:7: option bs: value \"4q\" is not a size (expected e.g. 4k, 128KiB"), "{err}");
+    let err = parse("[a]\nrw=sideways\n").unwrap_err().to_string();
+    assert!(err.starts_with("t.fio:2: option rw: value \"sideways\" is not an I/O pattern"), "{err}");
+    let err = parse("[a]\nrwmixread=170\n").unwrap_err().to_string();
+    assert!(err.contains("t.fio:2:") && err.contains("percentage"), "{err}");
+    let err = parse("bs=4k\n").unwrap_err().to_string();
+    assert!(err.starts_with("t.fio:1:") && err.contains("outside"), "{err}");
+    let err = parse("[a\n").unwrap_err().to_string();
+    assert!(err.starts_with("t.fio:1:"), "{err}");
+    let jf = parse("[a]\nfrobnicate=3\nverify=crc32c\ngroup_reporting\n").unwrap();
+    assert_eq!(jf.warnings.len(), 2);
+    assert_eq!((jf.warnings[0].line, jf.warnings[0].file.as_str()), (2, "t.fio"));
+    assert!(jf.warnings[0].to_string().contains("unknown option \"frobnicate\""));
+    assert!(jf.warnings[1].message.contains("not modelled"));
+    // A bad value in [global] is reported at its own line.
+    let err = parse("[global]\nloops=x\n[a]\n").unwrap_err().to_string();
+    assert!(err.starts_with("t.fio:2: option loops"), "{err}");
+}
+
+#[test]
+fn include_cycle_is_an_error() {
+    let dir = std::env::temp_dir().join(format!("wafsim-fio-cycle-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("a.fio"), "[x]\ninclude a.fio\n").unwrap();
+    let err = parse_job_file(&dir.join("a.fio"), &no_env).unwrap_err().to_string();
+    assert!(err.contains("include"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, .. ProptestConfig::default() })]
+
+    #[test]
+    fn parser_never_panics_on_random_text(text in "\\PC{0,200}") {
+        let _ = parse(&text);
+    }
+
+    #[test]
+    fn parser_never_panics_on_plausible_lines(
+        lines in proptest::collection::vec(
+            prop_oneof![
+                Just("[global]".to_string()),
+                "\\[[a-z]{0,4}\\]?",
+                ("(rw|bs|bsrange|bssplit|size|offset|offset_increment|io_size|loops|number_ios|numjobs|rwmixread|random_distribution|percentage_random|randseed|fdp|fdp_pli|plid_select|dataplacement|runtime|rate|kb_base|norandommap|stonewall|time_based)",
+                 "[-0-9a-zA-Z:/,.%=_]{0,12}").prop_map(|(k, v)| format!("{k}={v}")),
+                "[ -~]{0,30}",
+            ],
+            0..12)
+    ) {
+        let text = lines.join("\n");
+        if let Ok(jf) = parse(&text) {
+            for j in jf.jobs() {
+                let _ = j.write_bytes_hint(1 << 30);
+                if let Ok(mut s) = j.source(0, 1 << 30, 7) {
+                    let mut v = Vec::new();
+                    s.fill(&mut v, 64);
+                    for io in &v {
+                        prop_assert!(io.offset + io.len as u64 <= 1 << 30);
+                    }
+                }
+            }
+        }
+    }
+}
