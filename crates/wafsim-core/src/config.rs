@@ -82,6 +82,24 @@ pub enum Placement {
     Fdp { reclaim_groups: u32, ruh_types: Vec<RuhType> },
 }
 
+impl fmt::Display for Placement {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Placement::Conventional => write!(f, "conventional"),
+            Placement::Streams { streams } => write!(f, "streams ({streams})"),
+            Placement::Fdp { reclaim_groups, ruh_types } => {
+                let pi = ruh_types.iter().filter(|t| **t == RuhType::PersistentlyIsolated).count();
+                write!(f, "fdp ({reclaim_groups} RG x {} RUH", ruh_types.len())?;
+                match pi {
+                    0 => write!(f, ", initially isolated)"),
+                    n if n == ruh_types.len() => write!(f, ", persistently isolated)"),
+                    n => write!(f, ", {n} persistently isolated)"),
+                }
+            }
+        }
+    }
+}
+
 /// One namespace: an LBA space with its own placement handles.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamespaceConfig {

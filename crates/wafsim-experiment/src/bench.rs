@@ -8,7 +8,9 @@ use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, NamespaceConfig, Op, Pid, 
 pub struct BenchConfig {
     pub mapping_units_log2: u32,
     pub over_provisioning: f64,
-    pub erase_unit_bytes: u64,
+    /// Erase unit size; None = 2^(log2 - 12) mapping units clamped to 64..=16384 (64 MiB at the
+    /// default 2^26 units, about 4,400 erase units at any size).
+    pub erase_unit_bytes: Option<u64>,
     pub gc_policy: GcPolicy,
     /// Random writes before measuring, in multiples of the logical capacity.
     pub warmup_fills: f64,
@@ -22,7 +24,7 @@ impl Default for BenchConfig {
         BenchConfig {
             mapping_units_log2: 26,
             over_provisioning: 0.07,
-            erase_unit_bytes: 64 << 20,
+            erase_unit_bytes: None,
             gc_policy: GcPolicy::Greedy,
             warmup_fills: 1.0,
             measure_fills: 1.0,
@@ -49,13 +51,16 @@ const MU: u32 = 4096;
 pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::Result<BenchResult> {
     let units = 1u64 << cfg.mapping_units_log2;
     let logical = units * MU as u64;
+    let eu = cfg
+        .erase_unit_bytes
+        .unwrap_or_else(|| (1u64 << cfg.mapping_units_log2.saturating_sub(12)).clamp(64, 16384) * MU as u64);
     let physical = ((logical as f64) * (1.0 + cfg.over_provisioning)).round() as u64;
-    let physical = physical.next_multiple_of(cfg.erase_unit_bytes);
+    let physical = physical.next_multiple_of(eu);
     let mut dev = Device::new(DeviceConfig {
         logical_bytes: logical,
         physical_bytes: physical,
         mapping_unit: MU,
-        erase_unit_bytes: cfg.erase_unit_bytes,
+        erase_unit_bytes: eu,
         gc_policy: cfg.gc_policy,
         gc_free_min: 2,
         gc_free_target: 2,

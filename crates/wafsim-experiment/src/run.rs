@@ -4,7 +4,7 @@ use crate::spec::{ExperimentSpec, Variant};
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use wafsim_core::device::FrontierKind;
-use wafsim_core::{Counters, Device, DeviceConfig, Io, Op, Pid, Placement};
+use wafsim_core::{Counters, Device, DeviceConfig, Io, Op, Pid};
 use wafsim_workload::synthetic::{Synthetic, SyntheticSpec};
 use wafsim_workload::{Interleave, IoSource};
 
@@ -124,14 +124,6 @@ fn plan(spec: &ExperimentSpec) -> Result<Vec<Unit>> {
     } else {
         let workloads = spec.workload.iter().enumerate().map(|(wi, w)| Ok((wi, ns_index(&w.namespace)? as u32))).collect::<Result<_>>()?;
         Ok(vec![Unit { cfg, workloads }])
-    }
-}
-
-fn placement_name(p: &Placement) -> String {
-    match p {
-        Placement::Conventional => "conventional".into(),
-        Placement::Streams { streams } => format!("streams ({streams})"),
-        Placement::Fdp { reclaim_groups, ruh_types } => format!("fdp ({reclaim_groups} RG x {} RUH)", ruh_types.len()),
     }
 }
 
@@ -271,7 +263,7 @@ pub fn run_variant(v: &Variant, progress: &dyn Fn(Progress)) -> Result<VariantRe
     Ok(VariantResult {
         name: v.name.clone(),
         layout: spec.layout.clone(),
-        placement: placement_name(&first_cfg.placement),
+        placement: first_cfg.placement.to_string(),
         gc_policy: first_cfg.gc_policy.to_string(),
         devices: units.len() as u32,
         mapping_unit: first_cfg.mapping_unit,

@@ -120,7 +120,7 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> String {
         g.effective_alpha()
     );
     let _ = writeln!(s, "GC policy            {}", cfg.gc_policy);
-    let _ = writeln!(s, "placement            {:?}", cfg.placement);
+    let _ = writeln!(s, "placement            {}", cfg.placement);
     let _ = writeln!(s, "namespaces           {}", cfg.namespaces.len());
     for n in &cfg.namespaces {
         let _ = writeln!(s, "  {:<16} {:>12}  placement handles -> RUHs {:?}", n.name, Bytes(n.size_bytes), n.placement_handles);

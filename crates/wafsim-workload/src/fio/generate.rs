@@ -346,7 +346,7 @@ impl FioSource {
 
     fn sequential(&mut self, d: usize, len: u64) -> u64 {
         let mut pos = self.cursor[d];
-        if pos + len > self.len {
+        if pos.saturating_add(len) > self.len {
             pos = 0;
         }
         pos
@@ -377,7 +377,7 @@ impl FioSource {
         };
         self.last[d] = pos;
         let hole = if self.random { 0 } else { self.modifier };
-        self.cursor[d] = pos + len + hole;
+        self.cursor[d] = pos.saturating_add(len).saturating_add(hole);
         pos
     }
 

@@ -233,8 +233,7 @@ const KEPT: &[&str] = &[
     "steadystate_ramp_time", "ss_ramp", "steadystate_check_interval", "directory", "filename_format",
     "unique_filename", "file_service_type", "lockfile", "openfiles", "thinktime_spin", "thinktime_blocks",
     "thinktime_blocks_type", "thinktime_iotime", "flow_id", "flow", "flow_sleep", "sync", "stats",
-    "cgroup", "cgroup_weight", "cgroup_nodelete", "softrandommap", "iodepth_batch_complete_max",
-    "kb_base", "experimental_verify", "verify_state_save", "verify_state_load",
+    "cgroup", "cgroup_weight", "cgroup_nodelete", "softrandommap", "experimental_verify", "verify_state_save", "verify_state_load",
 ];
 
 /// Real fio options whose effect is not modelled (a warning is emitted).
@@ -250,7 +249,7 @@ const NOT_MODELLED: &[&str] = &[
     "job_max_open_zones", "ignore_zone_limits", "zone_reset_threshold", "zone_reset_frequency",
 ];
 
-fn need<'a>(v: Option<&'a str>) -> Result<&'a str, String> {
+fn need(v: Option<&str>) -> Result<&str, String> {
     v.ok_or_else(|| "given a value (expected key=value)".to_string())
 }
 

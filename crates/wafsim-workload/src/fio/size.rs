@@ -207,6 +207,9 @@ pub fn parse_bsrange_list(s: &str, kb_base: u32) -> Result<[Option<(u64, u64)>; 
     Ok(out)
 }
 
+/// A `bssplit` list: `(block size, percentage)`.
+pub type Split = Vec<(u64, u32)>;
+
 /// One direction of `bssplit`: `4k/10:64k/50:32k/` (blank percentages share the remainder
 /// evenly; percentages above 100 in total are an error; a total below 100 with no blanks is
 /// treated as relative weights).
@@ -263,8 +266,8 @@ pub fn parse_bssplit(s: &str, kb_base: u32) -> Result<Vec<(u64, u32)>, String> {
 }
 
 /// `bssplit=...,...` per direction.
-pub fn parse_bssplit_list(s: &str, kb_base: u32) -> Result<[Option<Vec<(u64, u32)>>; 3], String> {
-    let mut out: [Option<Vec<(u64, u32)>>; 3] = [None, None, None];
+pub fn parse_bssplit_list(s: &str, kb_base: u32) -> Result<[Option<Split>; 3], String> {
+    let mut out: [Option<Split>; 3] = [None, None, None];
     for (i, p) in split_ddir(s).iter().enumerate() {
         if let Some(p) = p {
             out[i] = Some(parse_bssplit(p, kb_base)?);

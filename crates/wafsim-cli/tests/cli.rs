@@ -1,0 +1,81 @@
+//! End-to-end tests of the `wafsim` binary.
+use std::process::Command;
+
+fn wafsim(args: &[&str]) -> (bool, String, String) {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let out = Command::new(env!("CARGO_BIN_EXE_wafsim")).args(args).current_dir(root).output().expect("run wafsim");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn quickstart_json_has_the_documented_keys_and_results() {
+    let (ok, out, err) = wafsim(&["run", "experiments/quickstart.toml", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let variants = v["variants"].as_array().unwrap();
+    assert_eq!(variants.len(), 3);
+    for var in variants {
+        for key in ["name", "waf", "hbmw", "mbmw", "mbe", "namespaces"] {
+            assert!(var.get(key).is_some(), "missing {key}");
+        }
+        let ns = var["namespaces"].as_array().unwrap();
+        assert_eq!(ns.len(), 8);
+        let host: u64 = ns.iter().map(|n| n["host_bytes"].as_u64().unwrap()).sum();
+        assert_eq!(host, var["hbmw"].as_u64().unwrap());
+        let media: u64 = ns.iter().map(|n| n["media_bytes"].as_u64().unwrap()).sum();
+        assert_eq!(media, var["mbmw"].as_u64().unwrap());
+    }
+    let waf = |name: &str| variants.iter().find(|x| x["name"] == name).unwrap()["waf"].as_f64().unwrap();
+    assert!(waf("no-fdp") > 1.3, "blender WAF {}", waf("no-fdp"));
+    assert!(waf("fdp") <= 1.01);
+    assert!(waf("dedicated") <= 1.01);
+}
+
+#[test]
+fn table_output_and_variant_filter() {
+    let (ok, out, err) = wafsim(&["run", "experiments/quickstart.toml", "--variant", "fdp"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("variant \"fdp\"") && out.contains("vm8") && out.contains("WAF"));
+    assert!(!out.contains("no-fdp"));
+    let (ok, _, err) = wafsim(&["run", "experiments/quickstart.toml", "--variant", "nope"]);
+    assert!(!ok && err.contains("no variant named \"nope\""), "{err}");
+}
+
+#[test]
+fn device_show_prints_derived_figures() {
+    let (ok, out, err) = wafsim(&["device", "show", "devices/enterprise-tlc-7.68tb.toml"]);
+    assert!(ok, "{err}");
+    // 16 KiB x 1536 x 4 planes x 64 dies = 6 GiB superblock; 8 TiB / 6 GiB = 1365 erase units.
+    assert!(out.contains("6 GiB = 1572864 mapping units"), "{out}");
+    assert!(out.contains("1365"), "{out}");
+    assert!(out.contains("14.504% as (physical - logical) / logical"), "{out}");
+    let (ok, out, _) = wafsim(&["device", "show", "devices/enterprise-tlc-7.68tb.toml", "--json"]);
+    assert!(ok);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["erase_units"], 1365);
+    assert!(v["memory_bytes"].as_u64().unwrap() < 16 << 30, "a full 7.68 TB drive must fit in 16 GiB");
+}
+
+#[test]
+fn bad_input_gives_a_clear_error() {
+    let dir = std::env::temp_dir().join(format!("wafsim-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(&f, "[device]\ncapacity = \"1GiB\"\nover_provisioning = 0.1\nerase_unit = \"1MiB\"\ngc_policy = \"lru\"\n").unwrap();
+    let (ok, _, err) = wafsim(&["run", f.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("gc_policy \"lru\"") && err.contains("d-choices:N"), "{err}");
+    let (ok, _, err) = wafsim(&["run", "does/not/exist.toml"]);
+    assert!(!ok && err.contains("cannot read"), "{err}");
+}
+
+#[test]
+fn bench_small_reports_json_keys() {
+    let (ok, out, err) = wafsim(&["bench", "--json", "--units-log2", "16"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for k in ["media_writes_per_sec", "host_writes_per_sec", "waf", "bytes_per_mapping_unit"] {
+        assert!(v[k].as_f64().unwrap() > 0.0, "{k}");
+    }
+    assert!(v["bytes_per_mapping_unit"].as_f64().unwrap() <= 9.0);
+}
