@@ -217,9 +217,32 @@ pub fn sequential_writers_case(fdp: bool, scale: Scale, seed: u64) -> Case {
     }
 }
 
+/// One sequential writer overwriting its whole namespace repeatedly: no GC copies, WAF 1.
+pub fn single_sequential_case(scale: Scale, seed: u64) -> Case {
+    let mut dev = uniform_device(scale.erase_units, 256, 0.07, GcPolicy::Greedy, seed);
+    let u = dev.geometry().namespace_units;
+    fill(&mut dev);
+    let mut next = 0u64;
+    let mut seq = || {
+        let b = next;
+        next = (next + 1) % u;
+        b
+    };
+    measure(&mut dev, (scale.warmup_fills * u as f64) as u64, &mut seq);
+    let sim = measure(&mut dev, (scale.measure_fills * u as f64) as u64, &mut seq);
+    Case {
+        name: "1 sequential writer, whole namespace, OP 7%".into(),
+        simulated: sim,
+        expected: 1.0,
+        tolerance: Some(0.0),
+        note: "exact: a sequential overwrite invalidates whole erase units, GC copies nothing".into(),
+    }
+}
+
 /// Every case of docs/validation.md.
 pub fn all_cases(scale: Scale, seed: u64, mut progress: impl FnMut(&str)) -> Vec<Case> {
-    let mut cases = Vec::new();
+    let mut cases = vec![single_sequential_case(scale, seed)];
+    progress(&cases[0].name);
     for policy in [GcPolicy::Greedy, GcPolicy::Fifo] {
         for np in [64u32, 256] {
             for op in [0.07, 0.28, 1.0] {

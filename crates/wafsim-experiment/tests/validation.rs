@@ -9,6 +9,11 @@ fn check(c: Case) {
 }
 
 #[test]
+fn single_sequential_writer_is_exactly_one() {
+    let c = single_sequential_case(Scale::TEST, 1);
+    assert_eq!(c.simulated, 1.0, "{}", c.simulated);
+}
+#[test]
 fn greedy_op7() { check(uniform_case(GcPolicy::Greedy, 64, 0.07, Scale::TEST, 1)); }
 #[test]
 fn greedy_op28() { check(uniform_case(GcPolicy::Greedy, 64, 0.28, Scale::TEST, 1)); }

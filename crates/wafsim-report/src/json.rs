@@ -48,7 +48,9 @@ pub fn variant(r: &VariantResult) -> Value {
             "ruh": f.ruh,
             "host_bytes": f.host_bytes,
             "gc_bytes": f.gc_bytes,
+            "mbmw": f.host_bytes + f.gc_bytes,
             "erases": f.erases,
+            "mbe": f.erases * r.erase_unit_bytes,
         })).collect::<Vec<_>>(),
     })
 }

@@ -82,6 +82,25 @@ pub fn variants(results: &[VariantResult]) -> String {
                 human(e.media_reallocated_units * r.mapping_unit as u64)
             );
         }
+        if r.placement.starts_with("fdp") || r.placement.starts_with("streams") {
+            for f in &r.frontiers {
+                let who = match (f.kind, f.ruh) {
+                    ("host", Some(h)) => format!("RUH {h}"),
+                    ("gc", Some(h)) => format!("RUH {h} GC"),
+                    _ => "shared GC".to_string(),
+                };
+                let _ = writeln!(
+                    s,
+                    "    {:<12} RG {} MBMW {:>12} (host {:>12}, GC {:>12}) MBE {:>12}",
+                    who,
+                    f.rg,
+                    human(f.host_bytes + f.gc_bytes),
+                    human(f.host_bytes),
+                    human(f.gc_bytes),
+                    human(f.erases * r.erase_unit_bytes)
+                );
+            }
+        }
         if c.trim_bytes > 0 || c.host_read_bytes > 0 {
             let _ = writeln!(s, "  trimmed {}, read {}", human(c.trim_bytes), human(c.host_read_bytes));
         }
