@@ -7,7 +7,10 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use wafsim_core::GcPolicy;
 use wafsim_experiment::bench::{run_bench, BenchConfig};
+use wafsim_core::units::parse_bytes;
+use wafsim_experiment::scale::{auto_scale, scale_spec};
 use wafsim_experiment::spec::ExperimentSpec;
+use wafsim_experiment::RunOptions;
 
 /// wafsim: how much would data placement help my workload? Simulates SSD garbage collection,
 /// write amplification and data placement (FDP, streams) for your workloads.
@@ -24,17 +27,37 @@ enum Cmd {
     ///
     /// Example: wafsim run experiments/quickstart.toml --json
     Run {
-        /// Experiment TOML (device + namespaces + workloads + variants).
+        /// Experiment TOML (device + namespaces + workloads or phases + variants).
         experiment: PathBuf,
-        /// Print JSON ({"variants": [...]}) instead of tables.
+        /// Print JSON instead of tables (same as --output-format json).
         #[arg(long)]
         json: bool,
+        /// "normal" (tables) or "json" (fio-like layout: "jobs" per variant and tenant, plus
+        /// "variants" with device counters).
+        #[arg(long, default_value = "normal")]
+        output_format: String,
         /// Run only the named variant(s); repeatable.
         #[arg(long = "variant")]
         variants: Vec<String>,
         /// Run variants one after another instead of in parallel.
         #[arg(long)]
         serial: bool,
+        /// Capacity scale, 0 < F <= 1 (default: the power of ten that brings the drive to at
+        /// most 10 GB). Erase units and namespaces scale with it; OP and block sizes do not.
+        #[arg(long, conflicts_with = "full_scale")]
+        scale: Option<f64>,
+        /// Run at the experiment's real capacities.
+        #[arg(long)]
+        full_scale: bool,
+        /// Write WAF and counters sampled along the run to this CSV file.
+        #[arg(long)]
+        timeseries: Option<PathBuf>,
+        /// Host bytes between time-series samples (default: 2% of the logical capacity).
+        #[arg(long)]
+        sample_every: Option<String>,
+        /// Write SVG charts (WAF over time, host vs media writes, per-tenant WAF) to this directory.
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
     /// Inspect device descriptions.
     Device {
@@ -98,7 +121,11 @@ fn main() {
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Run { experiment, json, variants, serial } => {
+        Cmd::Run { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot } => {
+            let json = json || output_format == "json";
+            if output_format != "normal" && output_format != "json" {
+                bail!("--output-format {output_format:?}: expected \"normal\" or \"json\"");
+            }
             let mut all = wafsim_experiment::load_experiment(&experiment)?;
             if !variants.is_empty() {
                 for want in &variants {
@@ -109,17 +136,54 @@ fn real_main() -> Result<()> {
                 }
                 all.retain(|v| variants.contains(&v.name));
             }
+            for v in &mut all {
+                let s = match (full_scale, scale) {
+                    (true, _) => 1.0,
+                    (false, Some(s)) => s,
+                    (false, None) => auto_scale(&v.spec)?,
+                };
+                scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
+            }
+            let sample_every_bytes = if timeseries.is_some() || plot.is_some() {
+                Some(match &sample_every {
+                    Some(s) => parse_bytes(s).map_err(anyhow::Error::msg)?,
+                    None => {
+                        let cfg = all[0].spec.device.to_config(&all[0].spec.namespace, all[0].spec.seed)?;
+                        (cfg.logical_bytes / 50).max(1 << 20)
+                    }
+                })
+            } else {
+                None
+            };
+            let opts = RunOptions { sample_every_bytes };
             let bar = progress::Bar::new(all.iter().map(|v| v.name.clone()).collect());
             let report = |name: &str, p| bar.update(name, p);
             let results = if serial {
-                all.iter().map(|v| wafsim_experiment::run_variant(v, &|p| report(&v.name, p))).collect()
+                all.iter().map(|v| wafsim_experiment::run_variant(v, opts, &|p| report(&v.name, p))).collect()
             } else {
-                wafsim_experiment::run_variants(&all, &report)
+                wafsim_experiment::run_variants(&all, opts, &report)
             };
             bar.finish();
             let results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
+            let mut seen = Vec::new();
+            for w in results.iter().flat_map(|r| r.warnings.iter()) {
+                if !seen.contains(w) {
+                    eprintln!("{w}");
+                    seen.push(w.clone());
+                }
+            }
+            if let Some(path) = &timeseries {
+                std::fs::write(path, wafsim_report::csv::timeseries(&results)).with_context(|| format!("cannot write {}", path.display()))?;
+            }
+            if let Some(dir) = &plot {
+                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+                for (name, svg) in wafsim_report::plots::charts(&results) {
+                    let p = dir.join(name);
+                    std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
+                }
+            }
             if json {
-                println!("{}", serde_json::to_string_pretty(&wafsim_report::json::variants(&results))?);
+                println!("{}", serde_json::to_string_pretty(&wafsim_report::json::fio_like(&results))?);
             } else {
                 print!("{}", wafsim_report::table::variants(&results));
             }

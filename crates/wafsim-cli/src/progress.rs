@@ -13,7 +13,7 @@ pub struct Bar {
 
 impl Bar {
     pub fn new(names: Vec<String>) -> Bar {
-        let zero = Progress { done_bytes: 0, total_bytes: 0, waf: 0.0 };
+        let zero = Progress { done_bytes: 0, total_bytes: 0, drive_writes: 0.0, waf: 0.0 };
         Bar {
             enabled: std::io::stderr().is_terminal(),
             start: Instant::now(),
@@ -35,12 +35,13 @@ impl Bar {
         st.1 = Instant::now();
         let done: u64 = st.0.iter().map(|(_, p)| p.done_bytes).sum();
         let total: u64 = st.0.iter().map(|(_, p)| p.total_bytes).sum();
-        let frac = if total > 0 { done as f64 / total as f64 } else { 0.0 };
+        let frac = if total > 0 { (done as f64 / total as f64).min(1.0) } else { 0.0 };
+        let dw: f64 = st.0.iter().map(|(_, p)| p.drive_writes).sum::<f64>() / st.0.len().max(1) as f64;
         let secs = self.start.elapsed().as_secs_f64();
         let eta = if frac > 0.0 { secs / frac - secs } else { 0.0 };
         let wafs: Vec<String> = st.0.iter().map(|(n, p)| format!("{n} WAF {:.3}", p.waf)).collect();
         let mut err = std::io::stderr();
-        let _ = write!(err, "\r\x1b[K{:5.1}% host writes done, ETA {:.0} s | {}", frac * 100.0, eta, wafs.join(" | "));
+        let _ = write!(err, "\r\x1b[K{:5.1}% | {:.2} drive writes per variant | ETA {:.0} s | {}", frac * 100.0, dw, eta, wafs.join(" | "));
         let _ = err.flush();
     }
 

@@ -1,19 +1,21 @@
-//! Running a variant: build the device(s), precondition, run the workloads, collect counters.
+//! Running a variant: build the device(s), precondition, run the phases' workloads, collect
+//! counters per phase, namespace, job and write frontier, and optionally a time series.
 
+use crate::sources::{self, PhaseSources};
 use crate::spec::{ExperimentSpec, Variant};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
+use wafsim_core::counters::waf;
 use wafsim_core::device::FrontierKind;
 use wafsim_core::{Counters, Device, DeviceConfig, Io, Op, Pid};
-use wafsim_workload::synthetic::{Synthetic, SyntheticSpec};
-use wafsim_workload::{Interleave, IoSource};
+use wafsim_workload::IoSource;
 
 /// I/Os per batch handed to the device (the device prefetches map entries within a batch).
 const BATCH: usize = 4096;
 /// Block size of the sequential precondition fill.
 const PRECONDITION_BS: u64 = 128 * 1024;
 
-/// Per-namespace figures of the measured phase.
+/// Per-namespace figures of the measured phases.
 #[derive(Debug, Clone)]
 pub struct NsResult {
     pub name: String,
@@ -22,9 +24,11 @@ pub struct NsResult {
     /// Media bytes attributed to the namespace: its host-written units plus GC copies of its data.
     pub media_bytes: u64,
     pub gc_bytes: u64,
+    pub read_bytes: u64,
+    pub trim_bytes: u64,
 }
 
-/// Per write-frontier figures (RUH, stream, or GC frontier).
+/// Per write-frontier figures (RUH, stream, or GC frontier) of the measured phases.
 #[derive(Debug, Clone)]
 pub struct FrontierResult {
     pub device: u32,
@@ -34,6 +38,41 @@ pub struct FrontierResult {
     /// RUH or stream id; None for shared GC frontiers.
     pub ruh: Option<u32>,
     pub host_bytes: u64,
+    pub gc_bytes: u64,
+    pub erases: u64,
+}
+
+/// What one workload source (synthetic workload, fio job, trace set) issued.
+#[derive(Debug, Clone)]
+pub struct JobResult {
+    pub phase: String,
+    pub name: String,
+    pub namespace: String,
+    pub measured: bool,
+    pub stats: wafsim_workload::SourceStats,
+}
+
+/// Device-wide counters of one phase (summed over devices).
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    pub name: String,
+    pub measured: bool,
+    pub counters: Counters,
+    pub mapping_unit: u32,
+}
+
+impl PhaseResult {
+    pub fn waf(&self) -> f64 {
+        waf(self.counters.media_units() * self.mapping_unit as u64, self.counters.host_write_bytes)
+    }
+}
+
+/// One time-series sample: cumulative counters since the end of the built-in precondition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub phase: usize,
+    pub host_bytes: u64,
+    pub media_bytes: u64,
     pub gc_bytes: u64,
     pub erases: u64,
 }
@@ -48,17 +87,23 @@ pub struct VariantResult {
     pub devices: u32,
     pub mapping_unit: u32,
     pub erase_unit_bytes: u64,
-    /// Counters of the measured phase (after precondition), summed over devices.
+    /// Capacity scale the variant ran at (1 = full scale).
+    pub scale: f64,
+    /// Counters of the measured phases, summed over phases and devices.
     pub counters: Counters,
-    /// Counters at the end of the run, whole device life (precondition included).
-    pub lifetime: Counters,
+    pub phases: Vec<PhaseResult>,
     pub namespaces: Vec<NsResult>,
+    pub jobs: Vec<JobResult>,
     pub frontiers: Vec<FrontierResult>,
     /// Erase count per erase unit over the device life: min, mean, max.
     pub erase_count: (u32, f64, u32),
     pub logical_bytes: u64,
     pub physical_bytes: u64,
     pub op_logical: f64,
+    /// Samples of device 0 (the shared device, or the first dedicated one).
+    pub timeseries: Vec<Sample>,
+    /// Non-fatal findings (unknown fio options and the like).
+    pub warnings: Vec<String>,
 }
 
 impl VariantResult {
@@ -74,57 +119,57 @@ impl VariantResult {
         self.counters.erases * self.erase_unit_bytes
     }
     pub fn waf(&self) -> f64 {
-        wafsim_core::counters::waf(self.mbmw(), self.hbmw())
+        waf(self.mbmw(), self.hbmw())
     }
 }
 
-/// Progress report: host bytes done / planned, and the WAF so far.
+/// Progress report.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
+    /// Host bytes written or trimmed so far, and the planned total (0 when unknown).
     pub done_bytes: u64,
     pub total_bytes: u64,
+    /// Host bytes written divided by the logical capacity.
+    pub drive_writes: f64,
     pub waf: f64,
 }
 
+/// Options of a run that do not change its results.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Take a time-series sample every this many host bytes written (None: no time series).
+    pub sample_every_bytes: Option<u64>,
+}
+
 /// Run several variants in parallel (one per thread); results keep the variants' order.
-pub fn run_variants(variants: &[Variant], progress: &(dyn Fn(&str, Progress) + Sync)) -> Vec<Result<VariantResult>> {
-    variants.par_iter().map(|v| run_variant(v, &|p| progress(&v.name, p))).collect()
+pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&str, Progress) + Sync)) -> Vec<Result<VariantResult>> {
+    variants.par_iter().map(|v| run_variant(v, opts, &|p| progress(&v.name, p))).collect()
 }
 
-/// One device of a variant with the workloads bound to it.
-struct Unit {
+/// One device of a variant.
+struct DevicePlan {
     cfg: DeviceConfig,
-    /// (index in spec.namespace, namespace index on this device)
-    workloads: Vec<(usize, u32)>,
 }
 
-fn plan(spec: &ExperimentSpec) -> Result<Vec<Unit>> {
+fn plan(spec: &ExperimentSpec) -> Result<Vec<DevicePlan>> {
     let cfg = spec.device.to_config(&spec.namespace, spec.seed)?;
-    let ns_index = |name: &str| cfg.namespaces.iter().position(|n| n.name == name).ok_or_else(|| anyhow!("no namespace {name:?}"));
-    if spec.layout == "dedicated" {
-        let ratio = cfg.physical_bytes as f64 / cfg.logical_bytes as f64;
-        let mut units = Vec::new();
-        for (i, ns) in cfg.namespaces.iter().enumerate() {
+    if spec.layout != "dedicated" {
+        return Ok(vec![DevicePlan { cfg }]);
+    }
+    let ratio = cfg.physical_bytes as f64 / cfg.logical_bytes as f64;
+    cfg.namespaces
+        .iter()
+        .enumerate()
+        .map(|(i, ns)| {
             let mut c = cfg.clone();
             c.logical_bytes = ns.size_bytes;
             c.physical_bytes = (ns.size_bytes as f64 * ratio).round() as u64;
             c.namespaces = vec![ns.clone()];
             c.seed = cfg.seed.wrapping_add(i as u64);
             c.geometry().map_err(|e| anyhow!("dedicated drive for namespace {:?}: {e}", ns.name))?;
-            let workloads = spec
-                .workload
-                .iter()
-                .enumerate()
-                .filter(|(_, w)| w.namespace == ns.name)
-                .map(|(wi, _)| (wi, 0))
-                .collect();
-            units.push(Unit { cfg: c, workloads });
-        }
-        Ok(units)
-    } else {
-        let workloads = spec.workload.iter().enumerate().map(|(wi, w)| Ok((wi, ns_index(&w.namespace)? as u32))).collect::<Result<_>>()?;
-        Ok(vec![Unit { cfg, workloads }])
-    }
+            Ok(DevicePlan { cfg: c })
+        })
+        .collect()
 }
 
 /// Sequential fill of every LBA of every namespace, 128 KiB at a time, round-robin across
@@ -151,89 +196,149 @@ pub fn precondition(dev: &mut Device) -> Result<()> {
     }
 }
 
+/// Counters without the per-namespace and per-frontier lists (for summing across devices).
+fn totals(c: &Counters) -> Counters {
+    let mut t = c.clone();
+    t.namespaces.clear();
+    t.frontiers.clear();
+    t
+}
+
 /// Run one variant on the calling thread.
-pub fn run_variant(v: &Variant, progress: &dyn Fn(Progress)) -> Result<VariantResult> {
+pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -> Result<VariantResult> {
     let spec = &v.spec;
-    let units = plan(spec).with_context(|| format!("variant {:?}", v.name))?;
-    // Planned host bytes over all devices, for progress.
+    let ctx = || format!("variant {:?}", v.name);
+    let devices = plan(spec).with_context(ctx)?;
+    let phases = spec.phases();
+    let first_cfg = devices[0].cfg.clone();
+    let mu = first_cfg.mapping_unit as u64;
+
+    let mut result = VariantResult {
+        name: v.name.clone(),
+        layout: spec.layout.clone(),
+        placement: first_cfg.placement.to_string(),
+        gc_policy: first_cfg.gc_policy.to_string(),
+        devices: devices.len() as u32,
+        mapping_unit: first_cfg.mapping_unit,
+        erase_unit_bytes: first_cfg.erase_unit_bytes,
+        scale: spec.scale,
+        counters: Counters::default(),
+        phases: phases
+            .iter()
+            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: first_cfg.mapping_unit })
+            .collect(),
+        namespaces: Vec::new(),
+        jobs: Vec::new(),
+        frontiers: Vec::new(),
+        erase_count: (0, 0.0, 0),
+        logical_bytes: 0,
+        physical_bytes: 0,
+        op_logical: 0.0,
+        timeseries: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
+
+    // Planned host bytes over all devices and phases, for progress.
     let mut total = 0u64;
-    for u in &units {
-        for &(wi, ns) in &u.workloads {
-            total += spec.workload[wi].amount_bytes(u.cfg.namespaces[ns as usize].size_bytes)?;
+    for d in &devices {
+        for (pi, p) in phases.iter().enumerate() {
+            total += sources::planned_bytes(spec, p, &fio_files[pi], &d.cfg)?;
         }
     }
+    let logical_total: u64 = devices.iter().map(|d| d.cfg.logical_bytes).sum();
+
     let mut done_before = 0u64;
-    let mut measured = Counters::default();
-    let mut lifetime = Counters::default();
-    let mut frontiers = Vec::new();
-    let mut namespaces = Vec::new();
     let mut erase_counts: Vec<u32> = Vec::new();
-    let mut logical = 0;
-    let mut physical = 0;
-    let first_cfg = units[0].cfg.clone();
-    for (di, unit) in units.iter().enumerate() {
-        let mut dev = Device::new(unit.cfg.clone()).map_err(|e| anyhow!("variant {:?}: {e}", v.name))?;
-        logical += unit.cfg.logical_bytes;
-        physical += dev.geometry().physical_units() * unit.cfg.mapping_unit as u64;
+    for (di, d) in devices.iter().enumerate() {
+        let mut dev = Device::new(d.cfg.clone()).map_err(|e| anyhow!("{}: {e}", ctx()))?;
+        result.logical_bytes += d.cfg.logical_bytes;
+        result.physical_bytes += dev.geometry().physical_units() * mu;
         if spec.precondition {
-            precondition(&mut dev).with_context(|| format!("variant {:?}: precondition", v.name))?;
+            precondition(&mut dev).with_context(|| format!("{}: precondition", ctx()))?;
         }
-        let before = dev.counters().clone();
-        let mut sources: Vec<Box<dyn IoSource>> = Vec::new();
-        let mut weights = Vec::new();
-        for &(wi, ns) in &unit.workloads {
-            let w = &spec.workload[wi];
-            let ns_bytes = dev.namespace_bytes(ns);
-            let pid = match (w.placement_handle, w.stream) {
-                (Some(_), Some(_)) => bail!("workload #{}: give placement_handle or stream, not both", wi + 1),
-                (Some(ph), None) => Pid::new(w.reclaim_group, ph),
-                (None, Some(s)) => Pid::new(0, s),
-                (None, None) => Pid::NONE,
-            };
-            let s = Synthetic::new(SyntheticSpec {
-                ns,
-                ns_bytes,
-                pattern: w.pattern()?,
-                block_size: w.block_size()?,
-                amount: w.amount_bytes(ns_bytes)?,
-                trim_fraction: w.trim,
-                pid,
-                seed: spec.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(wi as u64),
-            })
-            .map_err(|e| anyhow!("workload #{}: {e}", wi + 1))?;
-            sources.push(Box::new(s));
-            weights.push(w.weight);
-        }
-        let mut src = Interleave::new(sources, weights);
-        let mut buf = Vec::with_capacity(BATCH);
-        loop {
-            buf.clear();
-            if src.fill(&mut buf, BATCH) == 0 {
-                break;
+        let start = dev.counters().clone();
+        let mut measured_ns: Option<Counters> = None;
+        let mut next_sample = 0u64;
+        let mut batch = if opts.sample_every_bytes.is_some() { 64 } else { BATCH };
+        for (pi, p) in phases.iter().enumerate() {
+            let phase_start = dev.counters().clone();
+            let PhaseSources { mut source, labels, errors } =
+                sources::build(spec, pi, p, &fio_files[pi], &dev).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+            let mut buf = Vec::with_capacity(BATCH);
+            loop {
+                buf.clear();
+                if source.fill(&mut buf, batch) == 0 {
+                    break;
+                }
+                if let Some(every) = opts.sample_every_bytes {
+                    // Keep a batch below a tenth of the sampling interval so samples land close
+                    // to where they are due.
+                    let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
+                    let per_io = (bytes / buf.len() as u64).max(1);
+                    batch = ((every / 10) / per_io).clamp(16, BATCH as u64) as usize;
+                }
+                dev.submit_batch(&buf).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+                let since = dev.counters().delta(&start);
+                if di == 0 {
+                    if let Some(every) = opts.sample_every_bytes {
+                        if since.host_write_bytes >= next_sample {
+                            result.timeseries.push(sample(pi, &since, mu));
+                            // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
+                            while next_sample <= since.host_write_bytes {
+                                next_sample += every.max(1);
+                            }
+                        }
+                    }
+                }
+                progress(Progress {
+                    done_bytes: done_before + since.host_write_bytes + since.trim_bytes,
+                    total_bytes: total,
+                    drive_writes: (done_before + since.host_write_bytes) as f64 / logical_total as f64,
+                    waf: waf(since.media_units() * mu, since.host_write_bytes),
+                });
             }
-            dev.submit_batch(&buf).with_context(|| format!("variant {:?}", v.name))?;
-            let d = dev.counters().delta(&before);
-            let mbmw = d.media_units() * unit.cfg.mapping_unit as u64;
-            progress(Progress {
-                done_bytes: done_before + d.host_write_bytes + d.trim_bytes,
-                total_bytes: total,
-                waf: wafsim_core::counters::waf(mbmw, d.host_write_bytes),
-            });
+            if let Some(e) = errors.first_error() {
+                return Err(anyhow!("{}: phase {:?}: {e}", ctx(), p.name));
+            }
+            let d_phase = dev.counters().delta(&phase_start);
+            result.phases[pi].counters.add(&totals(&d_phase));
+            if p.measure {
+                result.counters.add(&totals(&d_phase));
+                match &mut measured_ns {
+                    None => measured_ns = Some(d_phase.clone()),
+                    Some(m) => add_lists(m, &d_phase),
+                }
+            }
+            for (label, stats) in labels.iter().zip(source.stats()) {
+                result.jobs.push(JobResult {
+                    phase: p.name.clone(),
+                    name: label.name.clone(),
+                    namespace: label.namespace.clone(),
+                    measured: p.measure,
+                    stats: *stats,
+                });
+            }
         }
-        let d = dev.counters().delta(&before);
-        done_before += d.host_write_bytes + d.trim_bytes;
-        let mu = unit.cfg.mapping_unit as u64;
-        for (i, n) in d.namespaces.iter().enumerate() {
-            namespaces.push(NsResult {
-                name: unit.cfg.namespaces[i].name.clone(),
+        let since = dev.counters().delta(&start);
+        done_before += since.host_write_bytes + since.trim_bytes;
+        if di == 0 && opts.sample_every_bytes.is_some() && result.timeseries.last().map(|s| s.host_bytes) != Some(since.host_write_bytes) {
+            result.timeseries.push(sample(phases.len().saturating_sub(1), &since, mu));
+        }
+        let m = measured_ns.unwrap_or_else(|| dev.counters().delta(dev.counters()));
+        for (i, n) in m.namespaces.iter().enumerate() {
+            result.namespaces.push(NsResult {
+                name: d.cfg.namespaces[i].name.clone(),
                 size_bytes: dev.namespace_bytes(i as u32),
                 host_bytes: n.host_write_bytes,
                 media_bytes: (n.host_units + n.gc_units) * mu,
                 gc_bytes: n.gc_units * mu,
+                read_bytes: n.host_read_bytes,
+                trim_bytes: n.trim_bytes,
             });
         }
-        for (f, c) in dev.frontiers().iter().zip(&d.frontiers) {
-            frontiers.push(FrontierResult {
+        for (f, c) in dev.frontiers().iter().zip(&m.frontiers) {
+            result.frontiers.push(FrontierResult {
                 device: di as u32,
                 kind: match f.kind {
                     FrontierKind::Host => "host",
@@ -247,36 +352,40 @@ pub fn run_variant(v: &Variant, progress: &dyn Fn(Progress)) -> Result<VariantRe
                 erases: c.erases,
             });
         }
-        let mut d_no_lists = d.clone();
-        d_no_lists.namespaces.clear();
-        d_no_lists.frontiers.clear();
-        measured.add(&d_no_lists);
-        let mut life = dev.counters().clone();
-        life.namespaces.clear();
-        life.frontiers.clear();
-        lifetime.add(&life);
         erase_counts.extend_from_slice(dev.erase_counts());
     }
     let min = erase_counts.iter().copied().min().unwrap_or(0);
     let max = erase_counts.iter().copied().max().unwrap_or(0);
     let mean = erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
-    Ok(VariantResult {
-        name: v.name.clone(),
-        layout: spec.layout.clone(),
-        placement: first_cfg.placement.to_string(),
-        gc_policy: first_cfg.gc_policy.to_string(),
-        devices: units.len() as u32,
-        mapping_unit: first_cfg.mapping_unit,
-        erase_unit_bytes: first_cfg.erase_unit_bytes,
-        counters: measured,
-        lifetime,
-        namespaces,
-        frontiers,
-        erase_count: (min, mean, max),
-        logical_bytes: logical,
-        physical_bytes: physical,
-        op_logical: (physical as f64 - logical as f64) / logical as f64,
-    })
+    result.erase_count = (min, mean, max);
+    result.op_logical = (result.physical_bytes as f64 - result.logical_bytes as f64) / result.logical_bytes as f64;
+    Ok(result)
+}
+
+fn sample(phase: usize, c: &Counters, mu: u64) -> Sample {
+    Sample {
+        phase,
+        host_bytes: c.host_write_bytes,
+        media_bytes: c.media_units() * mu,
+        gc_bytes: c.gc_units * mu,
+        erases: c.erases,
+    }
+}
+
+/// Add the per-namespace and per-frontier lists of `b` into `a` (same device).
+fn add_lists(a: &mut Counters, b: &Counters) {
+    for (x, y) in a.namespaces.iter_mut().zip(&b.namespaces) {
+        x.host_write_bytes += y.host_write_bytes;
+        x.host_units += y.host_units;
+        x.gc_units += y.gc_units;
+        x.host_read_bytes += y.host_read_bytes;
+        x.trim_bytes += y.trim_bytes;
+    }
+    for (x, y) in a.frontiers.iter_mut().zip(&b.frontiers) {
+        x.host_units += y.host_units;
+        x.gc_units += y.gc_units;
+        x.erases += y.erases;
+    }
 }
 
 #[cfg(test)]
@@ -315,7 +424,7 @@ name = "dedicated"
 layout = "dedicated"
 "#;
         let vs = parse_experiment(doc, "t").unwrap();
-        let r: Vec<_> = vs.iter().map(|v| run_variant(v, &|_| {}).unwrap()).collect();
+        let r: Vec<_> = vs.iter().map(|v| run_variant(v, RunOptions::default(), &|_| {}).unwrap()).collect();
         assert_eq!(r[0].devices, 1);
         assert_eq!(r[1].devices, 2);
         // Each sequential writer alone on its drive never needs GC copies.
@@ -325,5 +434,46 @@ layout = "dedicated"
         assert!(r[0].waf() > 1.0, "{}", r[0].waf());
         assert_eq!(r[0].hbmw(), r[1].hbmw());
         assert_eq!(r[0].hbmw(), 2 * 2 * (128 << 20));
+        assert_eq!(r[0].jobs.len(), 2);
+        assert_eq!(r[0].jobs[1].stats.write_bytes, 2 * (128 << 20));
+    }
+
+    #[test]
+    fn phases_measure_flag_and_timeseries() {
+        let doc = r#"
+precondition = false
+[device]
+capacity = "64MiB"
+over_provisioning = 0.25
+erase_unit = "256KiB"
+[[phase]]
+name = "fill"
+measure = false
+[[phase.workload]]
+namespace = "ns1"
+pattern = "sequential"
+bs = "128KiB"
+amount = "1x"
+[[phase]]
+name = "random"
+[[phase.workload]]
+namespace = "ns1"
+pattern = "random"
+bs = "4KiB"
+amount = "2x"
+"#;
+        let v = parse_experiment(doc, "t").unwrap().remove(0);
+        let r = run_variant(&v, RunOptions { sample_every_bytes: Some(8 << 20) }, &|_| {}).unwrap();
+        assert_eq!(r.phases.len(), 2);
+        assert_eq!(r.phases[0].counters.host_write_bytes, 64 << 20);
+        assert_eq!(r.phases[0].waf(), 1.0);
+        // Only the measured phase is in the headline counters.
+        assert_eq!(r.hbmw(), 2 * (64 << 20));
+        assert!(r.waf() > 1.0);
+        assert_eq!(r.namespaces[0].host_bytes, 2 * (64 << 20));
+        // Samples every 8 MiB over 192 MiB of host writes, cumulative and monotone.
+        assert!(r.timeseries.len() >= 24, "{}", r.timeseries.len());
+        assert!(r.timeseries.windows(2).all(|w| w[0].host_bytes < w[1].host_bytes && w[0].media_bytes <= w[1].media_bytes));
+        assert_eq!(r.timeseries.last().unwrap().host_bytes, 3 * (64 << 20));
     }
 }

@@ -50,6 +50,9 @@ use wafsim_workload::synthetic::{Distribution, Pattern};
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceSpec {
+    /// Name of a built-in device preset whose keys this table extends and overrides (see
+    /// `wafsim device presets`); resolved while loading, so it is always None afterwards.
+    pub preset: Option<String>,
     /// Logical capacity, e.g. "7.68TB" (SI) or "256GiB" (binary).
     pub capacity: String,
     /// (physical - logical) / logical, e.g. 0.07. Give this or `raw_capacity` (or a geometry
@@ -155,6 +158,66 @@ pub struct WorkloadSpec {
     pub stream: Option<u16>,
 }
 
+/// `[[phase]]`: sources that run concurrently; phases run one after another.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    pub name: String,
+    /// Whether this phase's counters make the reported results (default true); a
+    /// preconditioning phase sets false.
+    #[serde(default = "yes")]
+    pub measure: bool,
+    #[serde(default)]
+    pub workload: Vec<WorkloadSpec>,
+    #[serde(default)]
+    pub fio: Vec<FioSpec>,
+    #[serde(default)]
+    pub trace: Vec<TraceSpec>,
+}
+
+/// `[[phase.fio]]`: a fio job file, run once per listed namespace (as when every tenant runs
+/// the same job file on its own disk).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FioSpec {
+    /// Job file, relative to the experiment file.
+    pub file: String,
+    /// Namespaces to run the job file on (each gets its own instance).
+    #[serde(default)]
+    pub namespaces: Vec<String>,
+    /// Single-namespace shorthand.
+    pub namespace: Option<String>,
+    /// `${NAME}` values for the job file (checked before the process environment).
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// Relative I/O rate of each job against other sources (default 1 = equal IOPS per job).
+    #[serde(default = "one")]
+    pub weight: u32,
+}
+
+/// `[[phase.trace]]`: a block trace replayed on one namespace.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// Trace file, relative to the experiment file.
+    pub file: String,
+    /// "iolog" (fio write_iolog v2/v3), "blkparse", "msr"; detected from the first line if absent.
+    pub format: Option<String>,
+    pub namespace: String,
+    /// Keep only records of this file / device (`major,minor`) / MSR `host_disk`.
+    pub filter: Option<String>,
+    /// What to do with offsets beyond the namespace: "wrap" (modulo, aligned to the mapping unit;
+    /// the default) or "error".
+    #[serde(default = "default_offsets")]
+    pub offsets: String,
+    /// Placement handle carried by the trace's writes.
+    pub placement_handle: Option<u16>,
+}
+
+fn default_offsets() -> String {
+    "wrap".into()
+}
+
 /// The experiment document after variant merging.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -175,11 +238,27 @@ pub struct ExperimentSpec {
     pub device: DeviceSpec,
     #[serde(default)]
     pub namespace: Vec<NamespaceSpec>,
+    /// Workloads of a single measured phase (shorthand for one `[[phase]]`).
     #[serde(default)]
     pub workload: Vec<WorkloadSpec>,
+    #[serde(default)]
+    pub phase: Vec<PhaseSpec>,
+    /// Published figures, for docs/experiments.md (free-form; not used by the simulation).
+    #[serde(default)]
+    pub published: Option<toml::Table>,
     /// Only in the base document: the variants.
     #[serde(default)]
     pub variant: Vec<toml::Table>,
+    /// Directory that relative file names (fio job files, traces) are resolved against.
+    #[serde(skip)]
+    pub base_dir: std::path::PathBuf,
+    /// Capacity scale the spec was scaled to (1 = full scale); see `scale.rs`.
+    #[serde(skip, default = "one_f64")]
+    pub scale: f64,
+}
+
+fn one_f64() -> f64 {
+    1.0
 }
 
 fn default_mapping_unit() -> String {
@@ -233,14 +312,24 @@ pub fn merge(base: &mut toml::Table, over: &toml::Table) {
 /// Parse an experiment file and resolve its variants (one variant named "default" if none).
 pub fn load_experiment(path: &Path) -> Result<Vec<Variant>> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    parse_experiment(&text, &path.display().to_string())
+    let mut vs = parse_experiment(&text, &path.display().to_string())?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    for v in &mut vs {
+        v.spec.base_dir = dir.clone();
+    }
+    Ok(vs)
 }
 
 /// Like [`load_experiment`] from a string; `origin` names the source in error messages.
 pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
-    let base: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    // Validate the base document on its own first, so errors carry line numbers.
-    let spec: ExperimentSpec = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let mut base: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    // Validate the base document on its own first; parsed from the text (not the table) when
+    // no preset is involved, so errors carry line numbers.
+    let spec: ExperimentSpec = if crate::presets::expand(&mut base).with_context(|| origin.to_string())? {
+        toml::Value::Table(base.clone()).try_into().map_err(|e| anyhow!("{origin}: {e}"))?
+    } else {
+        toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?
+    };
     if spec.variant.is_empty() {
         let v = Variant { name: "default".into(), spec };
         v.spec.validate().with_context(|| format!("{origin}"))?;
@@ -260,6 +349,7 @@ pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
         let mut over = over.clone();
         over.remove("name");
         merge(&mut doc, &over);
+        crate::presets::expand(&mut doc).with_context(|| format!("{origin}: variant {name:?}"))?;
         let spec: ExperimentSpec = toml::Value::Table(doc)
             .try_into()
             .map_err(|e| anyhow!("{origin}: variant {name:?}: {e}"))?;
@@ -372,7 +462,7 @@ impl NandGeometry {
         }
         Ok(b)
     }
-    fn raw_bytes(&self) -> Result<Option<u64>> {
+    pub fn raw_bytes(&self) -> Result<Option<u64>> {
         match self.blocks_per_plane {
             None => Ok(None),
             Some(n) => Ok(Some(self.superblock_bytes()? * n)),
@@ -387,7 +477,34 @@ impl ExperimentSpec {
             bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
         }
         let cfg = self.device.to_config(&self.namespace, self.seed)?;
-        for (i, w) in self.workload.iter().enumerate() {
+        if !self.workload.is_empty() && !self.phase.is_empty() {
+            bail!("give top-level [[workload]]s or [[phase]]s, not both (put the workloads into a phase)");
+        }
+        let has_ns = |n: &str| cfg.namespaces.iter().any(|x| x.name == n);
+        for p in &self.phase {
+            for f in &p.fio {
+                let names = f.namespace_list();
+                if names.is_empty() {
+                    bail!("phase {:?}: fio {:?} needs namespace = \"...\" or namespaces = [...]", p.name, f.file);
+                }
+                for n in names {
+                    if !has_ns(&n) {
+                        bail!("phase {:?}: fio {:?}: no namespace named {n:?}", p.name, f.file);
+                    }
+                }
+            }
+            for t in &p.trace {
+                if !has_ns(&t.namespace) {
+                    bail!("phase {:?}: trace {:?}: no namespace named {:?}", p.name, t.file, t.namespace);
+                }
+                t.trace_format()?;
+                if t.offsets != "wrap" && t.offsets != "error" {
+                    bail!("phase {:?}: trace {:?}: offsets = {:?}, expected \"wrap\" or \"error\"", p.name, t.file, t.offsets);
+                }
+            }
+        }
+        let all_workloads = self.workload.iter().chain(self.phase.iter().flat_map(|p| p.workload.iter()));
+        for (i, w) in all_workloads.enumerate() {
             let ctx = || format!("workload #{} (namespace {:?})", i + 1, w.namespace);
             let ns = cfg
                 .namespaces
@@ -403,6 +520,41 @@ impl ExperimentSpec {
             }
         }
         Ok(())
+    }
+}
+
+impl FioSpec {
+    /// `namespaces` plus `namespace`.
+    pub fn namespace_list(&self) -> Vec<String> {
+        let mut v = self.namespaces.clone();
+        if let Some(n) = &self.namespace {
+            v.push(n.clone());
+        }
+        v
+    }
+}
+
+impl TraceSpec {
+    pub fn trace_format(&self) -> Result<Option<wafsim_workload::trace::TraceFormat>> {
+        use wafsim_workload::trace::TraceFormat;
+        Ok(match self.format.as_deref() {
+            None => None,
+            Some("iolog") => Some(TraceFormat::FioIolog),
+            Some("blkparse") => Some(TraceFormat::Blkparse),
+            Some("msr") => Some(TraceFormat::MsrCsv),
+            Some(f) => bail!("trace {:?}: format {f:?}, expected \"iolog\", \"blkparse\" or \"msr\"", self.file),
+        })
+    }
+}
+
+impl ExperimentSpec {
+    /// The phases to run: the `[[phase]]`s, or one measured phase of the top-level workloads.
+    pub fn phases(&self) -> Vec<PhaseSpec> {
+        if self.phase.is_empty() {
+            vec![PhaseSpec { name: "measure".into(), measure: true, workload: self.workload.clone(), fio: vec![], trace: vec![] }]
+        } else {
+            self.phase.clone()
+        }
     }
 }
 

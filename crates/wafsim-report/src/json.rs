@@ -14,6 +14,7 @@ pub fn variant(r: &VariantResult) -> Value {
         "placement": r.placement,
         "gc_policy": r.gc_policy,
         "op_logical": r.op_logical,
+        "scale": r.scale,
         "logical_bytes": r.logical_bytes,
         "physical_bytes": r.physical_bytes,
         "waf": r.waf(),
@@ -41,6 +42,14 @@ pub fn variant(r: &VariantResult) -> Value {
             "gc_bytes": n.gc_bytes,
             "waf": waf(n.media_bytes, n.host_bytes),
         })).collect::<Vec<_>>(),
+        "phases": r.phases.iter().map(|p| json!({
+            "name": p.name,
+            "measured": p.measured,
+            "waf": p.waf(),
+            "hbmw": p.counters.host_write_bytes,
+            "mbmw": p.counters.media_units() * r.mapping_unit as u64,
+            "mbe": p.counters.erases * r.erase_unit_bytes,
+        })).collect::<Vec<_>>(),
         "frontiers": r.frontiers.iter().map(|f| json!({
             "device": f.device,
             "kind": f.kind,
@@ -57,6 +66,40 @@ pub fn variant(r: &VariantResult) -> Value {
 
 pub fn variants(results: &[VariantResult]) -> Value {
     json!({ "variants": results.iter().map(variant).collect::<Vec<_>>() })
+}
+
+fn direction(ios: u64, bytes: u64) -> Value {
+    json!({ "io_bytes": bytes, "io_kbytes": bytes / 1024, "total_ios": ios })
+}
+
+/// fio's JSON layout where it fits: a "jobs" array (one entry per variant and workload
+/// source, with "read"/"write"/"trim" sections; "groupid" is the variant's index), plus
+/// "variants" with the device counters fio cannot know. Bandwidth, IOPS and latency need the
+/// timing model and are absent.
+pub fn fio_like(results: &[VariantResult]) -> Value {
+    let mut jobs = Vec::new();
+    for (gi, r) in results.iter().enumerate() {
+        for j in &r.jobs {
+            let s = &j.stats;
+            jobs.push(json!({
+                "jobname": j.name,
+                "groupid": gi,
+                "error": 0,
+                "variant": r.name,
+                "phase": j.phase,
+                "measured": j.measured,
+                "namespace": j.namespace,
+                "read": direction(s.read_ios, s.read_bytes),
+                "write": direction(s.write_ios, s.write_bytes),
+                "trim": direction(s.trim_ios, s.trim_bytes),
+            }));
+        }
+    }
+    json!({
+        "fio version": concat!("wafsim-", env!("CARGO_PKG_VERSION")),
+        "jobs": jobs,
+        "variants": results.iter().map(variant).collect::<Vec<_>>(),
+    })
 }
 
 pub fn device(cfg: &DeviceConfig, g: &Geometry) -> Value {

@@ -1,4 +1,8 @@
-//! wafsim-report: human tables and machine JSON for experiment results and device descriptions.
+//! wafsim-report: human tables, machine JSON, CSV time series and SVG charts for experiment
+//! results and device descriptions.
 
+pub mod csv;
 pub mod json;
+pub mod plots;
+pub mod svg;
 pub mod table;

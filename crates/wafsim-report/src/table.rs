@@ -28,14 +28,28 @@ pub fn variants(results: &[VariantResult]) -> String {
     for r in results {
         let _ = writeln!(
             s,
-            "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {:.2}% of logical ((physical - logical) / logical)",
+            "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {:.2}% ((physical - logical) / logical), {}",
             r.name,
             r.layout,
             r.devices,
             r.placement,
             r.gc_policy,
-            r.op_logical * 100.0
+            r.op_logical * 100.0,
+            wafsim_experiment::scale::label(r.scale)
         );
+        if r.phases.len() > 1 {
+            for p in &r.phases {
+                let _ = writeln!(
+                    s,
+                    "  phase {:<14} {:>10} host {:>12} media {:>12} WAF {:.3}",
+                    p.name,
+                    if p.measured { "measured" } else { "unmeasured" },
+                    human(p.counters.host_write_bytes),
+                    human(p.counters.media_units() * r.mapping_unit as u64),
+                    p.waf()
+                );
+            }
+        }
         let _ = writeln!(s, "  {:<16} {:>12} {:>14} {:>14} {:>8}", "namespace", "size", "host written", "media written", "WAF");
         for n in &r.namespaces {
             let _ = writeln!(
@@ -98,6 +112,22 @@ pub fn variants(results: &[VariantResult]) -> String {
                     human(f.host_bytes),
                     human(f.gc_bytes),
                     human(f.erases * r.erase_unit_bytes)
+                );
+            }
+        }
+        let measured_jobs: Vec<_> = r.jobs.iter().filter(|j| j.measured).collect();
+        if !measured_jobs.is_empty() {
+            let _ = writeln!(s, "  {:<32} {:<10} {:>12} {:>12} {:>12} {:>12}", "job", "namespace", "written", "read", "trimmed", "I/Os");
+            for j in measured_jobs {
+                let _ = writeln!(
+                    s,
+                    "  {:<32} {:<10} {:>12} {:>12} {:>12} {:>12}",
+                    j.name,
+                    j.namespace,
+                    human(j.stats.write_bytes),
+                    human(j.stats.read_bytes),
+                    human(j.stats.trim_bytes),
+                    j.stats.ios
                 );
             }
         }

@@ -1,0 +1,78 @@
+//! Built-in device presets (the TOML files in devices/, embedded in the binary). An experiment
+//! names one with `[device] preset = "NAME"`; its own `[device]` keys override the preset's.
+
+use crate::spec::merge;
+use anyhow::{anyhow, bail, Result};
+
+/// (name, TOML text) of every preset.
+pub const PRESETS: &[(&str, &str)] = &[
+    ("enterprise-tlc-7.68tb", include_str!("../../../devices/enterprise-tlc-7.68tb.toml")),
+    ("enterprise-tlc-1.92tb", include_str!("../../../devices/enterprise-tlc-1.92tb.toml")),
+    ("client-tlc-2tb", include_str!("../../../devices/client-tlc-2tb.toml")),
+    ("qlc-15.36tb", include_str!("../../../devices/qlc-15.36tb.toml")),
+];
+
+/// The `[device]` table of preset `name`.
+pub fn device_table(name: &str) -> Result<toml::Table> {
+    let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
+        let names: Vec<_> = PRESETS.iter().map(|(n, _)| *n).collect();
+        bail!("device preset {name:?} does not exist (presets: {})", names.join(", "));
+    };
+    let doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("preset {name}: {e}"))?;
+    match doc.get("device") {
+        Some(toml::Value::Table(t)) => Ok(t.clone()),
+        _ => bail!("preset {name}: no [device] table"),
+    }
+}
+
+/// Replace `device.preset` in `doc` by the preset's keys under the document's own. Returns
+/// whether a preset was expanded.
+pub fn expand(doc: &mut toml::Table) -> Result<bool> {
+    let Some(toml::Value::Table(dev)) = doc.get_mut("device") else {
+        return Ok(false);
+    };
+    let Some(p) = dev.remove("preset") else {
+        return Ok(false);
+    };
+    let toml::Value::String(name) = p else {
+        bail!("device.preset: expected a preset name string");
+    };
+    let mut base = device_table(&name)?;
+    // A geometry-derived erase unit in the preset yields to an explicit one in the experiment.
+    if dev.contains_key("erase_unit") {
+        base.remove("geometry");
+    }
+    if dev.contains_key("over_provisioning") {
+        base.remove("raw_capacity");
+    }
+    merge(&mut base, dev);
+    *dev = base;
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_preset_is_a_valid_device() {
+        for (name, _) in PRESETS {
+            let t = device_table(name).unwrap();
+            let spec: crate::spec::DeviceSpec = toml::Value::Table(t).try_into().unwrap();
+            let cfg = spec.to_config(&[], 1).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert!(cfg.geometry().unwrap().erase_units >= 100, "{name}");
+        }
+    }
+
+    #[test]
+    fn experiment_keys_override_the_preset() {
+        let mut doc: toml::Table = toml::from_str("[device]\npreset = \"client-tlc-2tb\"\ngc_policy = \"fifo\"\nover_provisioning = 0.5\n").unwrap();
+        assert!(expand(&mut doc).unwrap());
+        let dev = doc["device"].as_table().unwrap();
+        assert_eq!(dev["gc_policy"].as_str(), Some("fifo"));
+        assert!(dev.get("raw_capacity").is_none());
+        assert!(dev.get("preset").is_none());
+        let mut bad: toml::Table = toml::from_str("[device]\npreset = \"nope\"\n").unwrap();
+        assert!(format!("{:#}", expand(&mut bad).unwrap_err()).contains("client-tlc-2tb"));
+    }
+}

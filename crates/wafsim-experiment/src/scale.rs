@@ -1,0 +1,107 @@
+//! Scaled runs: the same drive and workloads with capacities divided by a factor, so an
+//! experiment on a 7.68 TB drive finishes in seconds. What scales and what does not:
+//!
+//! - scales: logical and raw capacity, erase unit (so the erase-unit count stays the same),
+//!   namespace sizes, workload amounts given in bytes, fio `size`/`offset`/`offset_increment`/
+//!   `io_size` given in bytes and `number_ios`;
+//! - stays: over-provisioning, mapping unit, block sizes, amounts given as multiples ("3x") or
+//!   percentages, and trace offsets, which wrap into the scaled namespace (a trace replayed at
+//!   a small scale overwrites its namespace more often than at full scale: use --full-scale for
+//!   traces whose footprint matters).
+
+use crate::spec::ExperimentSpec;
+use anyhow::{anyhow, bail, Result};
+use wafsim_core::units::parse_bytes;
+
+/// Default scale: the largest power of ten (<= 1) that brings the logical capacity to at most
+/// 10 GB.
+pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
+    let logical = parse_bytes(&spec.device.capacity).map_err(|e| anyhow!("device.capacity: {e}"))? as f64;
+    let mut s = 1.0;
+    while logical * s > 10e9 {
+        s /= 10.0;
+    }
+    Ok(s)
+}
+
+fn scaled(field: &str, value: &str, s: f64, align: u64) -> Result<String> {
+    let b = parse_bytes(value).map_err(|e| anyhow!("{field}: {e}"))?;
+    let v = ((b as f64 * s) as u64) / align * align;
+    if v == 0 {
+        bail!("{field}: {value} scaled by {s} is below {align} B; use a larger --scale");
+    }
+    Ok(v.to_string())
+}
+
+/// Scale `spec` in place by `s` (0 < s <= 1).
+pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
+    if !(s > 0.0 && s <= 1.0) {
+        bail!("scale {s}: expected 0 < scale <= 1");
+    }
+    spec.scale = s;
+    if s == 1.0 {
+        return Ok(());
+    }
+    let d = &mut spec.device;
+    let mu = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
+    // Make a geometry-derived erase unit and raw capacity explicit before scaling them.
+    if let Some(g) = d.geometry.take() {
+        d.erase_unit = Some(g.superblock_bytes()?.to_string());
+        if let Some(raw) = g.raw_bytes()? {
+            d.raw_capacity = Some(raw.to_string());
+        }
+    }
+    d.capacity = scaled("device.capacity", &d.capacity, s, mu)?;
+    if let Some(raw) = &d.raw_capacity {
+        d.raw_capacity = Some(scaled("device.raw_capacity", raw, s, mu)?);
+    }
+    if let Some(eu) = &d.erase_unit {
+        let b = parse_bytes(eu).map_err(|e| anyhow!("device.erase_unit: {e}"))?;
+        // At least 16 mapping units per erase unit, or the erase unit would stop being a unit.
+        let v = (((b as f64 * s) as u64) / mu * mu).max(16 * mu).min(b);
+        d.erase_unit = Some(v.to_string());
+    }
+    for n in &mut spec.namespace {
+        n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, mu)?;
+    }
+    let workloads = spec.workload.iter_mut().chain(spec.phase.iter_mut().flat_map(|p| p.workload.iter_mut()));
+    for w in workloads {
+        if !w.amount.trim().ends_with('x') {
+            w.amount = scaled("workload amount", &w.amount, s, 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// Human label of a scale: "full scale" or "scale 1/1000".
+pub fn label(s: f64) -> String {
+    if s == 1.0 {
+        "full scale".into()
+    } else if (1.0 / s - (1.0 / s).round()).abs() < 1e-6 {
+        format!("scale 1/{}", (1.0 / s).round() as u64)
+    } else {
+        format!("scale {s}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::parse_experiment;
+
+    #[test]
+    fn scaling_keeps_op_and_erase_unit_count() {
+        let doc = "[device]\npreset = \"enterprise-tlc-7.68tb\"\n[[namespace]]\nname = \"a\"\nsize = \"940GB\"\n[[workload]]\nnamespace = \"a\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"100GB\"\n";
+        let mut spec = parse_experiment(doc, "t").unwrap().remove(0).spec;
+        let full = spec.device.to_config(&spec.namespace, 1).unwrap().geometry().unwrap();
+        let s = auto_scale(&spec).unwrap();
+        assert_eq!(s, 0.001);
+        scale_spec(&mut spec, s).unwrap();
+        let small = spec.device.to_config(&spec.namespace, 1).unwrap().geometry().unwrap();
+        assert!((full.op_logical() - small.op_logical()).abs() < 0.001);
+        let ratio = small.erase_units as f64 / full.erase_units as f64;
+        assert!((0.9..1.1).contains(&ratio), "{} vs {}", small.erase_units, full.erase_units);
+        assert_eq!(spec.workload[0].amount, "100000000");
+        assert_eq!(label(s), "scale 1/1000");
+    }
+}

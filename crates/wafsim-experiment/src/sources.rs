@@ -1,0 +1,250 @@
+//! Turning a phase's workload descriptions (synthetic workloads, fio job files, traces) into I/O
+//! sources bound to one device's namespaces.
+
+use crate::spec::{ExperimentSpec, FioSpec, PhaseSpec};
+use anyhow::{anyhow, bail, Context, Result};
+use std::sync::{Arc, Mutex};
+use wafsim_core::{Device, DeviceConfig, Io, Pid, Placement};
+use wafsim_workload::fio::{parse_job_file, FioJob, JobFile, SizeSpec, SourceParams};
+use wafsim_workload::synthetic::{Synthetic, SyntheticSpec};
+use wafsim_workload::trace::{OffsetPolicy, TraceInput, TraceMerge};
+use wafsim_workload::{Chain, Interleave, IoSource};
+
+/// A parsed fio job file of a phase, with the job options already scaled.
+pub struct LoadedFio {
+    pub spec: FioSpec,
+    pub file: JobFile,
+}
+
+/// Name and namespace of one source, in the order of the phase's interleave.
+#[derive(Debug, Clone)]
+pub struct Label {
+    pub name: String,
+    pub namespace: String,
+}
+
+/// Errors that sources cannot return through `IoSource::fill` (trace parse errors).
+#[derive(Default, Clone)]
+pub struct ErrorSlots(Vec<Arc<Mutex<Option<String>>>>);
+
+impl ErrorSlots {
+    pub fn first_error(&self) -> Option<String> {
+        self.0.iter().find_map(|s| s.lock().expect("error slot").clone())
+    }
+}
+
+/// The interleaved sources of one phase on one device.
+pub struct PhaseSources {
+    pub source: Interleave,
+    pub labels: Vec<Label>,
+    pub errors: ErrorSlots,
+}
+
+/// Parse every fio job file of every phase once (per variant), scale absolute sizes, and
+/// collect the parser's warnings.
+pub fn load_fio_files(spec: &ExperimentSpec, phases: &[PhaseSpec], warnings: &mut Vec<String>) -> Result<Vec<Vec<LoadedFio>>> {
+    let mut out = Vec::new();
+    for p in phases {
+        let mut files = Vec::new();
+        for f in &p.fio {
+            let path = spec.base_dir.join(&f.file);
+            let env = |name: &str| f.env.get(name).cloned().or_else(|| std::env::var(name).ok());
+            let mut file = parse_job_file(&path, &env).map_err(|e| anyhow!("{e}"))?;
+            for w in &file.warnings {
+                let s = w.to_string();
+                if !warnings.contains(&s) {
+                    warnings.push(s);
+                }
+            }
+            for phase in &mut file.phases {
+                for job in phase {
+                    scale_job(job, spec.scale);
+                }
+            }
+            files.push(LoadedFio { spec: f.clone(), file });
+        }
+        out.push(files);
+    }
+    Ok(out)
+}
+
+/// Absolute byte sizes and I/O counts of a job shrink with the capacity (see `scale.rs`).
+fn scale_job(job: &mut FioJob, s: f64) {
+    if s == 1.0 {
+        return;
+    }
+    let sc = |v: &mut Option<SizeSpec>| {
+        if let Some(SizeSpec::Bytes(b)) = v {
+            *b = ((*b as f64 * s) as u64).max(1);
+        }
+    };
+    sc(&mut job.opts.size);
+    sc(&mut job.opts.offset);
+    sc(&mut job.opts.offset_increment);
+    sc(&mut job.opts.io_size);
+    if let Some(n) = &mut job.opts.number_ios {
+        *n = ((*n as f64 * s) as u64).max(1);
+    }
+}
+
+fn ns_index(cfg: &DeviceConfig, name: &str) -> Option<u32> {
+    cfg.namespaces.iter().position(|n| n.name == name).map(|i| i as u32)
+}
+
+/// Placement ids a namespace offers to fio's `fdp_pli`/`plids` (placement handles, or streams).
+fn available_plids(cfg: &DeviceConfig, ns: u32) -> Option<u16> {
+    match &cfg.placement {
+        Placement::Fdp { .. } => Some(cfg.namespaces[ns as usize].placement_handles.len() as u16),
+        Placement::Streams { streams } => Some(*streams as u16),
+        Placement::Conventional => None,
+    }
+}
+
+/// Host bytes the phase will write on this device, where known in advance (for progress).
+pub fn planned_bytes(spec: &ExperimentSpec, phase: &PhaseSpec, fio: &[LoadedFio], cfg: &DeviceConfig) -> Result<u64> {
+    let mut total = 0;
+    for w in &phase.workload {
+        if let Some(ns) = ns_index(cfg, &w.namespace) {
+            total += w.amount_bytes(cfg.namespaces[ns as usize].size_bytes)?;
+        }
+    }
+    for f in fio {
+        for name in f.spec.namespace_list() {
+            if let Some(ns) = ns_index(cfg, &name) {
+                let bytes = cfg.namespaces[ns as usize].size_bytes;
+                total += f.file.jobs().filter_map(|j| j.write_bytes_hint(bytes)).sum::<u64>();
+            }
+        }
+    }
+    let _ = spec;
+    Ok(total)
+}
+
+/// A trace merge that parks its error where the runner can find it.
+struct CheckedTraces {
+    merge: TraceMerge,
+    slot: Arc<Mutex<Option<String>>>,
+}
+
+impl IoSource for CheckedTraces {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let n = self.merge.fill(out, max);
+        if n == 0 {
+            if let Some(e) = self.merge.error() {
+                *self.slot.lock().expect("error slot") = Some(e.to_string());
+            }
+        }
+        n
+    }
+}
+
+fn seed_for(spec: &ExperimentSpec, phase: usize, kind: u64, index: usize, ns: u32) -> u64 {
+    let mut x = spec.seed ^ 0xA076_1D64_78BD_642F;
+    for v in [phase as u64, kind, index as u64, ns as u64] {
+        x = (x ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
+    }
+    x
+}
+
+/// Build the sources of phase `pi` for the namespaces present on `dev`.
+pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], dev: &Device) -> Result<PhaseSources> {
+    let cfg = dev.config();
+    let mut sources: Vec<Box<dyn IoSource>> = Vec::new();
+    let mut weights = Vec::new();
+    let mut labels = Vec::new();
+    let mut errors = ErrorSlots::default();
+
+    for (wi, w) in phase.workload.iter().enumerate() {
+        let Some(ns) = ns_index(cfg, &w.namespace) else { continue };
+        let ns_bytes = dev.namespace_bytes(ns);
+        let pid = match (w.placement_handle, w.stream) {
+            (Some(_), Some(_)) => bail!("workload #{}: give placement_handle or stream, not both", wi + 1),
+            (Some(ph), None) => Pid::new(w.reclaim_group, ph),
+            (None, Some(s)) => Pid::new(0, s),
+            (None, None) => Pid::NONE,
+        };
+        let s = Synthetic::new(SyntheticSpec {
+            ns,
+            ns_bytes,
+            pattern: w.pattern()?,
+            block_size: w.block_size()?,
+            amount: w.amount_bytes(ns_bytes)?,
+            trim_fraction: w.trim,
+            pid,
+            seed: seed_for(spec, pi, 0, wi, ns),
+        })
+        .map_err(|e| anyhow!("workload #{}: {e}", wi + 1))?;
+        sources.push(Box::new(s));
+        weights.push(w.weight);
+        labels.push(Label { name: format!("workload{} ({} {})", wi + 1, w.pattern, w.bs), namespace: w.namespace.clone() });
+    }
+
+    for (fi, f) in fio.iter().enumerate() {
+        for name in f.spec.namespace_list() {
+            let Some(ns) = ns_index(cfg, &name) else { continue };
+            let params = |job: &FioJob| SourceParams {
+                ns,
+                ns_bytes: dev.namespace_bytes(ns),
+                seed: seed_for(spec, pi, 1, fi * 4096 + job.job_index as usize, ns),
+                available_plids: available_plids(cfg, ns),
+            };
+            let file_name = &f.spec.file;
+            if f.file.phases.len() == 1 {
+                for job in &f.file.phases[0] {
+                    let src = job.source_with(params(job)).map_err(|e| anyhow!("{e}")).with_context(|| format!("fio {file_name} on {name}"))?;
+                    sources.push(src);
+                    weights.push(f.spec.weight);
+                    let clone = if job.clone_index > 0 { format!(".{}", job.clone_index) } else { String::new() };
+                    labels.push(Label { name: format!("{}{clone}", job.name), namespace: name.clone() });
+                }
+            } else {
+                // stonewall phases inside the file run one after another: one chained source.
+                let mut parts: Vec<Box<dyn IoSource>> = Vec::new();
+                for jobs in &f.file.phases {
+                    let mut subs = Vec::new();
+                    for job in jobs {
+                        subs.push(job.source_with(params(job)).map_err(|e| anyhow!("{e}")).with_context(|| format!("fio {file_name} on {name}"))?);
+                    }
+                    let n = subs.len();
+                    parts.push(Box::new(Interleave::new(subs, vec![1; n])));
+                }
+                sources.push(Box::new(Chain::new(parts)));
+                weights.push(f.spec.weight);
+                labels.push(Label { name: file_name.clone(), namespace: name.clone() });
+            }
+        }
+    }
+
+    let mut inputs = Vec::new();
+    let mut trace_names = Vec::new();
+    let mut trace_ns = Vec::new();
+    for t in &phase.trace {
+        let Some(ns) = ns_index(cfg, &t.namespace) else { continue };
+        let path = spec.base_dir.join(&t.file);
+        let mut input = TraceInput::open(&path, t.trace_format()?, ns, dev.namespace_bytes(ns)).map_err(|e| anyhow!("{e}"))?;
+        if let Some(k) = &t.filter {
+            input = input.with_filter(k);
+        }
+        input = input.with_policy(if t.offsets == "error" {
+            OffsetPolicy::Error
+        } else {
+            OffsetPolicy::Wrap { align: cfg.mapping_unit as u64 }
+        });
+        if let Some(ph) = t.placement_handle {
+            input = input.with_write_pid(Pid::new(0, ph));
+        }
+        inputs.push(input);
+        trace_names.push(t.file.clone());
+        if !trace_ns.contains(&t.namespace) {
+            trace_ns.push(t.namespace.clone());
+        }
+    }
+    if !inputs.is_empty() {
+        let slot = Arc::new(Mutex::new(None));
+        errors.0.push(slot.clone());
+        sources.push(Box::new(CheckedTraces { merge: TraceMerge::new(inputs), slot }));
+        weights.push(1);
+        labels.push(Label { name: format!("traces ({})", trace_names.join(", ")), namespace: trace_ns.join(", ") });
+    }
+    Ok(PhaseSources { source: Interleave::new(sources, weights), labels, errors })
+}
