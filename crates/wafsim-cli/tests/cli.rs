@@ -45,14 +45,15 @@ fn table_output_and_variant_filter() {
 fn device_show_prints_derived_figures() {
     let (ok, out, err) = wafsim(&["device", "show", "devices/enterprise-tlc-7.68tb.toml"]);
     assert!(ok, "{err}");
-    // 16 KiB x 1536 x 4 planes x 64 dies = 6 GiB superblock; 8 TiB / 6 GiB = 1365 erase units.
-    assert!(out.contains("6 GiB = 1572864 mapping units"), "{out}");
-    assert!(out.contains("1365"), "{out}");
-    assert!(out.contains("14.504% as (physical - logical) / logical"), "{out}");
+    // 16 KiB x 3072 x 4 planes x 64 dies = 12 GiB superblock; 8 TiB / 12 GiB = 682 whole erase
+    // units, so 682 x 12 GiB of 7,681,501,126,656 B logical: OP 14.398%.
+    assert!(out.contains("12 GiB = 3145728 mapping units"), "{out}");
+    assert!(out.contains("erase units          682"), "{out}");
+    assert!(out.contains("14.398% as (physical - logical) / logical"), "{out}");
     let (ok, out, _) = wafsim(&["device", "show", "devices/enterprise-tlc-7.68tb.toml", "--json"]);
     assert!(ok);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["erase_units"], 1365);
+    assert_eq!(v["erase_units"], 682);
     assert!(v["memory_bytes"].as_u64().unwrap() < 16 << 30, "a full 7.68 TB drive must fit in 16 GiB");
 }
 
