@@ -4,12 +4,11 @@ mod progress;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use wafsim_core::GcPolicy;
 use wafsim_experiment::bench::{run_bench, BenchConfig};
 use wafsim_core::units::parse_bytes;
 use wafsim_experiment::scale::{auto_scale, scale_spec};
-use wafsim_experiment::spec::ExperimentSpec;
 use wafsim_experiment::RunOptions;
 
 /// wafsim: how much would data placement help my workload? Simulates SSD garbage collection,
@@ -64,6 +63,21 @@ enum Cmd {
         #[command(subcommand)]
         cmd: DeviceCmd,
     },
+    /// Run every experiment of the catalog (experiments/ files with a [published] table) at its
+    /// default scale and write the results next to the published figures.
+    ///
+    /// Example: wafsim catalog --out docs/experiments.md
+    Catalog {
+        /// Directory to search for experiment files.
+        #[arg(long, default_value = "experiments")]
+        dir: PathBuf,
+        /// Write the markdown to this file instead of stdout.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Machine description for the run-time column.
+        #[arg(long, default_value = "a 2-core AMD EPYC (Zen 3) KVM guest")]
+        machine: String,
+    },
     /// Compare the simulator with closed-form WAF (docs/validation.md) and print the markdown.
     ///
     /// Example: wafsim validate --out docs/validation.md
@@ -104,11 +118,14 @@ enum DeviceCmd {
     ///
     /// Example: wafsim device show devices/enterprise-tlc-7.68tb.toml
     Show {
-        /// A TOML file with a [device] table (a device file or an experiment).
+        /// A TOML file with a [device] table (a device file or an experiment), or the name of a
+        /// built-in preset (see `wafsim device presets`).
         file: PathBuf,
         #[arg(long)]
         json: bool,
     },
+    /// List the built-in device presets (use one with `[device] preset = "NAME"`).
+    Presets,
 }
 
 fn main() {
@@ -188,15 +205,38 @@ fn real_main() -> Result<()> {
                 print!("{}", wafsim_report::table::variants(&results));
             }
         }
+        Cmd::Device { cmd: DeviceCmd::Presets } => {
+            for (name, text) in wafsim_experiment::presets::PRESETS {
+                let first = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
+                println!("{name:<24} {first}");
+            }
+        }
         Cmd::Device { cmd: DeviceCmd::Show { file, json } } => {
-            let text = std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?;
-            let spec: ExperimentSpec = toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(|| file.display().to_string())?;
+            let (text, origin) = if !file.exists() && wafsim_experiment::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == file) {
+                (format!("[device]\npreset = {:?}\n", file.display().to_string()), format!("preset {}", file.display()))
+            } else {
+                (std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?, file.display().to_string())
+            };
+            let spec = wafsim_experiment::parse_experiment(&text, &origin)?.remove(0).spec;
+            let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(|| origin.clone())?;
             let geo = cfg.geometry()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&wafsim_report::json::device(&cfg, &geo))?);
             } else {
                 print!("{}", wafsim_report::table::device(&cfg, &geo));
+            }
+        }
+        Cmd::Catalog { dir, out, machine } => {
+            use wafsim_experiment::catalog::{catalog_files, markdown, run_entry};
+            let mut entries = Vec::new();
+            for f in catalog_files(&dir)? {
+                eprintln!("catalog: {}", f.display());
+                entries.push(run_entry(&f).with_context(|| f.display().to_string())?);
+            }
+            let md = markdown(&entries, "wafsim catalog --out docs/experiments.md", &machine);
+            match out {
+                Some(p) => std::fs::write(&p, md).with_context(|| format!("cannot write {}", p.display()))?,
+                None => print!("{md}"),
             }
         }
         Cmd::Validate { out, full } => {

@@ -80,3 +80,59 @@ fn bench_small_reports_json_keys() {
     }
     assert!(v["bytes_per_mapping_unit"].as_f64().unwrap() <= 9.0);
 }
+
+#[test]
+fn fio_like_json_timeseries_plots_and_warnings() {
+    let dir = std::env::temp_dir().join(format!("wafsim-cli-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("w.fio");
+    std::fs::write(&job, "[w]\nrw=randwrite\nbs=4k\nio_size=64m\nfrobnicate=1\n").unwrap();
+    let exp = dir.join("e.toml");
+    std::fs::write(
+        &exp,
+        "[device]\ncapacity = \"64MiB\"\nover_provisioning = 0.2\nerase_unit = \"256KiB\"\n[[phase]]\nname = \"m\"\n[[phase.fio]]\nfile = \"w.fio\"\nnamespace = \"ns1\"\n",
+    )
+    .unwrap();
+    let ts = dir.join("ts.csv");
+    let plots = dir.join("plots");
+    let (ok, out, err) = wafsim(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--output-format",
+        "json",
+        "--timeseries",
+        ts.to_str().unwrap(),
+        "--sample-every",
+        "4MiB",
+        "--plot",
+        plots.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(err.contains("w.fio:5") && err.contains("frobnicate"), "unknown option warning with file:line: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["fio version"].as_str().unwrap().starts_with("wafsim-"));
+    let job = &v["jobs"][0];
+    assert_eq!(job["jobname"], "w");
+    assert_eq!(job["write"]["io_bytes"], 64 << 20);
+    assert_eq!(job["write"]["total_ios"], 16384);
+    assert_eq!(v["variants"][0]["scale"], 1.0);
+    let csv = std::fs::read_to_string(&ts).unwrap();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows[0], "variant,phase,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval");
+    assert!(rows.len() >= 16, "one sample per 4 MiB of 64 MiB: {}", rows.len());
+    for f in ["waf_over_time.svg", "host_vs_media_default.svg", "tenant_waf.svg"] {
+        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
+        assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{f}");
+    }
+}
+
+#[test]
+fn scale_is_reported_and_presets_listed() {
+    let (ok, out, err) = wafsim(&["run", "experiments/four-namespaces-sequential.toml", "--scale", "0.0001", "--variant", "shared-fdp"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("scale 1/10000"), "{out}");
+    let (ok, out, _) = wafsim(&["device", "presets"]);
+    assert!(ok && out.contains("qlc-15.36tb") && out.contains("client-tlc-2tb"));
+    let (ok, out, _) = wafsim(&["device", "show", "client-tlc-2tb"]);
+    assert!(ok && out.contains("2000398934016 B"), "{out}");
+}

@@ -1,6 +1,7 @@
 //! wafsim-experiment: device and experiment descriptions (TOML), variants, precondition, runs.
 
 pub mod bench;
+pub mod catalog;
 pub mod presets;
 pub mod run;
 pub mod scale;

@@ -242,3 +242,24 @@ fn runtime_only_jobs_need_io_size() {
     assert_eq!(w.len(), 512);
     assert_eq!(jobs[1].write_bytes_hint(64 * MIB), Some(8 * MIB));
 }
+
+/// Under time_based, fio loops over the region until the runtime ends: size does not bound the
+/// job, number_ios (or io_size, wafsim's stand-in for the runtime) does.
+#[test]
+fn time_based_loops_past_size_until_number_ios() {
+    use wafsim_workload::fio::parse_job_str;
+    let text = "[w]\nrw=write\nbs=64k\ntime_based\nruntime=60\nnumber_ios=100\n";
+    let jf = parse_job_str(text, "t.fio", std::path::Path::new("."), &|_| None).unwrap();
+    let job = &jf.phases[0][0];
+    let mut src = job.source(0, 1 << 20, 1).unwrap(); // 16 blocks of 64 KiB
+    let mut out = Vec::new();
+    while src.fill(&mut out, 64) > 0 {}
+    assert_eq!(out.len(), 100);
+    assert_eq!(out[16].offset, 0, "wraps to the start after 16 blocks");
+    let text = "[w]\nrw=write\nbs=64k\ntime_based\nruntime=60\nio_size=3m\n";
+    let jf = parse_job_str(text, "t.fio", std::path::Path::new("."), &|_| None).unwrap();
+    let mut src = jf.phases[0][0].source(0, 1 << 20, 1).unwrap();
+    let mut out = Vec::new();
+    while src.fill(&mut out, 64) > 0 {}
+    assert_eq!(out.iter().map(|io| io.len as u64).sum::<u64>(), 3 << 20);
+}

@@ -134,8 +134,14 @@ impl FioJob {
         if len < max_bs {
             return Err(self.err(format!("region of {len} bytes is smaller than the block size {max_bs}")));
         }
-        let per_loop = self.io_size.map_or(len, |s| s.resolve(len, 1));
-        let bytes_total = per_loop.saturating_mul(self.loops as u64);
+        let bytes_total = if t.time_based {
+            // fio loops over the region until the runtime ends; until wafsim has a timing model,
+            // io_size (if given) stands in for the runtime, and number_ios bounds the job as in fio.
+            self.io_size.map_or(u64::MAX, |s| s.resolve(len, 1))
+        } else {
+            let per_loop = self.io_size.map_or(len, |s| s.resolve(len, 1));
+            per_loop.saturating_mul(self.loops as u64)
+        };
         let ios_total = self.number_ios.unwrap_or(u64::MAX);
         if bytes_total == 0 || ios_total == 0 {
             return Err(self.err("the job has no I/O to do (size, io_size or number_ios is 0)".into()));
