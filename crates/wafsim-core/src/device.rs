@@ -83,6 +83,29 @@ pub enum FdpEventKind {
 
 pub const EVENT_LOG_LEN: usize = 64;
 
+/// A NAND operation the FTL caused, for the timing model (logged only when enabled with
+/// [`Device::enable_media_log`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediaOp {
+    /// One program unit (page x planes x bits per cell) written for host data, on a die.
+    ProgramHost { die: u32 },
+    /// One program unit of GC copies.
+    ProgramGc { die: u32 },
+    /// One page read by GC.
+    ReadGc { die: u32 },
+    /// Erase of an erase unit (superblock): one block erase on every die of the reclaim group.
+    Erase { rg: u32 },
+}
+
+/// How physical mapping units lie on dies (timed mode): program units are striped over the dies
+/// of a reclaim group in order.
+#[derive(Debug, Clone, Copy)]
+struct MediaLayout {
+    units_per_program: u32,
+    units_per_page: u32,
+    dies_per_rg: u32,
+}
+
 #[derive(Debug, Clone)]
 struct ReclaimGroup {
     free: VecDeque<u32>,
@@ -138,6 +161,8 @@ pub struct Device {
     /// Media write clock (mapping units programmed), for FIFO/cost-benefit ages.
     clock: u64,
     next_rg: u32,
+    media: Option<MediaLayout>,
+    media_ops: Vec<MediaOp>,
 }
 
 impl Device {
@@ -257,6 +282,8 @@ impl Device {
             rng: Rng::derive(cfg.seed, 0x6763),
             clock: 0,
             next_rg: 0,
+            media: None,
+            media_ops: Vec::new(),
             geo,
             cfg,
         })
@@ -447,6 +474,9 @@ impl Device {
                 self.wp[u as usize] = w + 1;
                 self.valid[u as usize] += 1;
                 self.clock += 1;
+                if self.media.is_some() {
+                    self.log_programs(f, u, w, w + 1);
+                }
                 return Ok(u * self.np + w);
             }
         }
@@ -455,7 +485,57 @@ impl Device {
         self.wp[u as usize] = 1;
         self.valid[u as usize] = 1;
         self.clock += 1;
+        if self.media.is_some() {
+            self.log_programs(f, u, 0, 1);
+        }
         Ok(u * self.np)
+    }
+
+    /// Log a program for every program unit of erase unit `u` completed when its write pointer
+    /// moved from `from` to `to`.
+    #[cold]
+    fn log_programs(&mut self, f: u32, u: u32, from: u32, to: u32) {
+        let Some(m) = self.media else { return };
+        let host = self.frontiers[f as usize].kind == FrontierKind::Host;
+        let rg = self.unit_rg[u as usize];
+        // Program unit k is complete when the write pointer passes (k + 1) x units_per_program.
+        for pu_end in (from / m.units_per_program + 1)..=(to / m.units_per_program) {
+            let pu = pu_end - 1;
+            let die = rg * m.dies_per_rg + pu % m.dies_per_rg;
+            self.media_ops.push(if host { MediaOp::ProgramHost { die } } else { MediaOp::ProgramGc { die } });
+        }
+    }
+
+    /// Log media operations from now on (timed mode). `units_per_program`: mapping units per
+    /// program unit of one die; `units_per_page`: mapping units per page (the read unit);
+    /// `dies_per_rg`: dies each superblock spans.
+    pub fn enable_media_log(&mut self, units_per_program: u32, units_per_page: u32, dies_per_rg: u32) {
+        assert!(units_per_program > 0 && units_per_page > 0 && dies_per_rg > 0);
+        self.media = Some(MediaLayout { units_per_program, units_per_page, dies_per_rg });
+    }
+
+    /// Take the media operations logged since the last call.
+    pub fn drain_media_ops(&mut self, out: &mut Vec<MediaOp>) {
+        out.append(&mut self.media_ops);
+    }
+
+    /// Die holding physical mapping unit `ppa` (timed mode; 0 if the media log is off).
+    pub fn die_of(&self, ppa: u32) -> u32 {
+        let Some(m) = self.media else { return 0 };
+        let u = self.div.div(ppa);
+        let off = ppa - u * self.np;
+        self.unit_rg[u as usize] * m.dies_per_rg + (off / m.units_per_program) % m.dies_per_rg
+    }
+
+    /// Physical mapping unit holding byte `offset` of namespace `ns`, or None if unmapped or out
+    /// of range.
+    pub fn lookup(&self, ns: u32, offset: u64) -> Option<u32> {
+        let base = *self.ns_base.get(ns as usize)?;
+        if offset >= *self.ns_bytes.get(ns as usize)? {
+            return None;
+        }
+        let p = self.l2p[(base as u64 + (offset >> self.mu_shift)) as usize];
+        (p != NIL).then_some(p)
     }
 
     /// Seal frontier `f`'s unit (if any) and open a free one. Host frontiers trigger GC when the
@@ -642,6 +722,7 @@ impl Device {
         let mut room = if cur == NIL { 0 } else { self.np - self.wp[cur as usize] };
         let mut at = if cur == NIL { 0 } else { cur * self.np + self.wp[cur as usize] };
         let mut p = base;
+        let mut last_page = u32::MAX;
         while p < end && moved < live {
             if p + PREFETCH_DISTANCE < end {
                 let ahead = self.p2l[p + PREFETCH_DISTANCE];
@@ -651,13 +732,21 @@ impl Device {
             }
             let lba = self.p2l[p];
             if lba != NIL && self.l2p[lba as usize] == p as u32 {
+                if let Some(m) = self.media {
+                    let page = (p - base) as u32 / m.units_per_page;
+                    if page != last_page {
+                        last_page = page;
+                        let die = self.die_of(p as u32);
+                        self.media_ops.push(MediaOp::ReadGc { die });
+                    }
+                }
                 let new_p = if room > 0 {
                     room -= 1;
                     at += 1;
                     at - 1
                 } else {
                     if cur != NIL {
-                        self.flush_cursor(cur, at);
+                        self.flush_cursor(dest, cur, at);
                     }
                     let q = self.next_slot(dest)?;
                     cur = self.frontiers[dest as usize].unit;
@@ -676,7 +765,7 @@ impl Device {
             p += 1;
         }
         if cur != NIL {
-            self.flush_cursor(cur, at);
+            self.flush_cursor(dest, cur, at);
         }
         debug_assert_eq!(moved, live, "valid count of erase unit {v} disagrees with its live P2L entries");
         if single_ns {
@@ -701,9 +790,13 @@ impl Device {
 
     /// Write back a local copy cursor: unit `u` is written up to physical unit `at`.
     #[inline(always)]
-    fn flush_cursor(&mut self, u: u32, at: u32) {
+    fn flush_cursor(&mut self, f: u32, u: u32, at: u32) {
         let w = at - u * self.np;
-        let added = w - self.wp[u as usize];
+        let old = self.wp[u as usize];
+        let added = w - old;
+        if self.media.is_some() && added > 0 {
+            self.log_programs(f, u, old, w);
+        }
         self.wp[u as usize] = w;
         self.valid[u as usize] += added;
         self.clock += added as u64;
@@ -720,6 +813,9 @@ impl Device {
         self.state[v as usize] = FREE;
         let rg = self.unit_rg[v as usize];
         self.rgs[rg as usize].free.push_back(v);
+        if self.media.is_some() {
+            self.media_ops.push(MediaOp::Erase { rg });
+        }
     }
 
     fn is_fdp(&self) -> bool {

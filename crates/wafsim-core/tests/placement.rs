@@ -145,3 +145,33 @@ fn same_seed_gives_identical_counters() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+fn media_log_programs_reads_and_erases() {
+    use wafsim_core::device::MediaOp;
+    // 64 erase units of 64 mapping units; program unit 8 units, page 2 units, 4 dies.
+    let mut dev = uniform_device(64, 64, 0.5, GcPolicy::Greedy);
+    dev.enable_media_log(8, 2, 4);
+    let u = dev.namespace_bytes(0) / MU as u64;
+    precondition(&mut dev);
+    let mut ops = Vec::new();
+    dev.drain_media_ops(&mut ops);
+    let programs: Vec<u32> = ops.iter().filter_map(|o| if let MediaOp::ProgramHost { die } = o { Some(*die) } else { None }).collect();
+    assert_eq!(programs.len() as u64, u / 8, "one program per 8 units written");
+    assert_eq!(&programs[..6], &[0, 1, 2, 3, 0, 1], "program units stripe over the dies");
+    // Random overwrites force GC: GC reads, GC programs and erases appear, and they agree with
+    // the counters.
+    let mut rng = Rng::new(3);
+    random_writes(&mut dev, &mut rng, 4 * u);
+    ops.clear();
+    dev.drain_media_ops(&mut ops);
+    let c = dev.counters();
+    let gc_programs = ops.iter().filter(|o| matches!(o, MediaOp::ProgramGc { .. })).count() as u64;
+    let erases = ops.iter().filter(|o| matches!(o, MediaOp::Erase { .. })).count() as u64;
+    let reads = ops.iter().filter(|o| matches!(o, MediaOp::ReadGc { .. })).count() as u64;
+    assert!(erases > 0 && erases <= c.erases);
+    assert!(gc_programs * 8 <= c.gc_units && c.gc_units <= (gc_programs + 2) * 8, "{gc_programs} programs for {} GC units", c.gc_units);
+    assert!(reads * 2 >= c.gc_units / 2 && reads <= c.gc_units, "{reads} page reads for {} GC units", c.gc_units);
+    let p = dev.lookup(0, 0).unwrap();
+    assert!(dev.die_of(p) < 4);
+}

@@ -1,0 +1,87 @@
+//! Timing parameters, with defaults per NAND type.
+
+/// Array timings of one NAND type. A program writes one "program unit": one page on every plane
+/// of a die, times the bits per cell (one-shot programming of a whole wordline).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NandTiming {
+    pub t_read_ns: u64,
+    pub t_prog_ns: u64,
+    pub t_erase_ns: u64,
+    pub bits_per_cell: u32,
+    /// Rated program/erase cycles (endurance).
+    pub pe_cycles: u32,
+}
+
+impl NandTiming {
+    /// Defaults per type; sources in docs/model.md ("Timing model") and docs/presets-research.md.
+    /// - SLC: tR 25 us, tPROG 200 us, tBERS 1.5 ms, 100,000 P/E (HP SSD white paper).
+    /// - TLC: tR 50 us (Samsung V5), one-shot tPROG 937.5 us (1 Tbit TLC, ISSCC 2024, as
+    ///   derived in FEMU), tBERS 5 ms (512 Gbit TLC figures), 3,000 P/E.
+    /// - QLC: tR 85 us, two-step tPROG 12.196 ms (280-layer 1 Tbit QLC, ISSCC 2024, as derived in
+    ///   FEMU), tBERS 15 ms (inferred: above TLC), 1,000 P/E (Micron).
+    pub fn preset(kind: &str) -> Option<NandTiming> {
+        match kind {
+            "slc" => Some(NandTiming { t_read_ns: 25_000, t_prog_ns: 200_000, t_erase_ns: 1_500_000, bits_per_cell: 1, pe_cycles: 100_000 }),
+            "tlc" => Some(NandTiming { t_read_ns: 50_000, t_prog_ns: 937_500, t_erase_ns: 5_000_000, bits_per_cell: 3, pe_cycles: 3_000 }),
+            "qlc" => Some(NandTiming { t_read_ns: 85_000, t_prog_ns: 12_196_000, t_erase_ns: 15_000_000, bits_per_cell: 4, pe_cycles: 1_000 }),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the timing model needs besides the FTL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimingConfig {
+    pub nand: NandTiming,
+    pub page_bytes: u64,
+    pub planes_per_die: u32,
+    /// Dies of the whole device (all reclaim groups).
+    pub dies: u32,
+    pub channels: u32,
+    pub reclaim_groups: u32,
+    /// NAND bus rate per channel (an 8-bit bus: MT/s = MB/s).
+    pub channel_bytes_per_sec: f64,
+    /// Host interface bandwidth per direction (PCIe is full duplex).
+    pub host_link_bytes_per_sec: f64,
+    /// Write buffer: host writes complete once buffered; programs free it.
+    pub write_buffer_bytes: u64,
+    /// Host reads suspend a program or erase in progress on their die.
+    pub program_suspend: bool,
+    /// Time a suspend (and resume) adds.
+    pub suspend_overhead_ns: u64,
+    pub mapping_unit: u32,
+}
+
+impl TimingConfig {
+    /// Bytes of one program (a page on every plane, times bits per cell).
+    pub fn program_bytes(&self) -> u64 {
+        self.page_bytes * self.planes_per_die as u64 * self.nand.bits_per_cell as u64
+    }
+    pub fn units_per_program(&self) -> u32 {
+        (self.program_bytes() / self.mapping_unit as u64).max(1) as u32
+    }
+    pub fn units_per_page(&self) -> u32 {
+        (self.page_bytes / self.mapping_unit as u64).max(1) as u32
+    }
+    pub fn dies_per_rg(&self) -> u32 {
+        (self.dies / self.reclaim_groups).max(1)
+    }
+    /// Sequential write bandwidth without GC: all dies programming, capped by the channels' and
+    /// the host link's transfer rates (bytes per second).
+    pub fn program_bandwidth(&self) -> f64 {
+        let dies = self.dies as f64 * self.program_bytes() as f64 / (self.nand.t_prog_ns as f64 * 1e-9);
+        dies.min(self.channels as f64 * self.channel_bytes_per_sec).min(self.host_link_bytes_per_sec)
+    }
+}
+
+/// PCIe usable bandwidth per direction: lanes x GT/s x 128/130 encoding / 8 bits (gen 3+).
+pub fn pcie_bytes_per_sec(gen: u32, lanes: u32) -> Option<f64> {
+    let gts = match gen {
+        3 => 8.0,
+        4 => 16.0,
+        5 => 32.0,
+        6 => 64.0,
+        _ => return None,
+    };
+    Some(gts * 1e9 * lanes as f64 * 128.0 / 130.0 / 8.0)
+}

@@ -1,0 +1,382 @@
+//! The discrete-event loop: fio-like closed-loop jobs (iodepth, rate limits, runtime, ramp
+//! time) issue I/O against the device; writes complete once buffered, reads once the data has
+//! crossed the die, the channel and the host link. Resources are reserved in event order.
+
+use crate::config::TimingConfig;
+use crate::hist::Histogram;
+use crate::media::{Busy, Media};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use wafsim_core::device::MediaOp;
+use wafsim_core::{Device, DeviceError, Io, Op};
+use wafsim_workload::IoSource;
+
+/// Fixed completion time of a trim (a command without data transfer or NAND work).
+const TRIM_NS: u64 = 1_000;
+
+/// One job: a source of I/O with fio's host-side knobs.
+pub struct JobSpec {
+    pub name: String,
+    pub source: Box<dyn IoSource>,
+    /// I/Os kept in flight (closed loop).
+    pub iodepth: u32,
+    /// Cap on I/Os per second (fio rate_iops), if any.
+    pub rate_iops: Option<f64>,
+    /// Cap on bytes per second (fio rate), if any.
+    pub rate_bytes: Option<f64>,
+    /// Stop issuing this long after the job starts (fio runtime with time_based).
+    pub runtime_ns: Option<u64>,
+    /// Leave completions of the first ramp_ns out of the statistics (fio ramp_time).
+    pub ramp_ns: u64,
+}
+
+/// Statistics of one direction of one job.
+#[derive(Debug, Clone, Default)]
+pub struct DirStats {
+    pub ios: u64,
+    pub bytes: u64,
+    pub lat: Histogram,
+}
+
+/// Result of one job over its measurement window (after ramp time, up to its last completion).
+#[derive(Debug, Clone)]
+pub struct JobResult {
+    pub name: String,
+    pub read: DirStats,
+    pub write: DirStats,
+    pub trim: DirStats,
+    pub window_ns: u64,
+    /// Time-averaged I/Os in flight over the window (for Little's law).
+    pub mean_inflight: f64,
+}
+
+impl JobResult {
+    fn secs(&self) -> f64 {
+        self.window_ns.max(1) as f64 * 1e-9
+    }
+    pub fn iops(&self, d: &DirStats) -> f64 {
+        d.ios as f64 / self.secs()
+    }
+    pub fn bandwidth(&self, d: &DirStats) -> f64 {
+        d.bytes as f64 / self.secs()
+    }
+    /// All directions: completions per second and mean latency in ns.
+    pub fn total_iops(&self) -> f64 {
+        (self.read.ios + self.write.ios + self.trim.ios) as f64 / self.secs()
+    }
+    pub fn mean_latency_ns(&self) -> f64 {
+        let n = self.read.ios + self.write.ios + self.trim.ios;
+        if n == 0 {
+            return 0.0;
+        }
+        (self.read.lat.mean() * self.read.ios as f64 + self.write.lat.mean() * self.write.ios as f64 + self.trim.lat.mean() * self.trim.ios as f64)
+            / n as f64
+    }
+}
+
+/// A phase's timed run.
+#[derive(Debug, Clone)]
+pub struct TimedRun {
+    pub jobs: Vec<JobResult>,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Die-busy time during the run, by cause.
+    pub busy: Busy,
+}
+
+/// Device-side state that lives across phases: media timelines, host link, write buffer, clock.
+pub struct Timeline {
+    pub cfg: TimingConfig,
+    pub media: Media,
+    link_in_free: u64,
+    link_out_free: u64,
+    link_ns_per_byte: f64,
+    buffered: u64,
+    releases: BinaryHeap<Reverse<(u64, u64)>>,
+    pub now: u64,
+    ops: Vec<MediaOp>,
+}
+
+impl Timeline {
+    /// Start the clock at 0 and turn on the device's media log.
+    pub fn new(cfg: TimingConfig, dev: &mut Device) -> Timeline {
+        dev.enable_media_log(cfg.units_per_program(), cfg.units_per_page(), cfg.dies_per_rg());
+        Timeline {
+            media: Media::new(&cfg),
+            link_in_free: 0,
+            link_out_free: 0,
+            link_ns_per_byte: 1e9 / cfg.host_link_bytes_per_sec,
+            buffered: 0,
+            releases: BinaryHeap::new(),
+            now: 0,
+            ops: Vec::new(),
+            cfg,
+        }
+    }
+
+    fn link_ns(&self, bytes: u64) -> u64 {
+        (bytes as f64 * self.link_ns_per_byte).round() as u64
+    }
+
+    /// Charge the NAND work the FTL logged, with data available at `at`.
+    fn charge_media(&mut self, dev: &mut Device, at: u64) {
+        dev.drain_media_ops(&mut self.ops);
+        let program_bytes = self.cfg.program_bytes();
+        for op in self.ops.drain(..) {
+            match op {
+                MediaOp::ProgramHost { die } => {
+                    let done = self.media.program(at, die, true);
+                    self.releases.push(Reverse((done, program_bytes)));
+                }
+                MediaOp::ProgramGc { die } => {
+                    self.media.program(at, die, false);
+                }
+                MediaOp::ReadGc { die } => {
+                    self.media.read(at, die, 0, false);
+                }
+                MediaOp::Erase { rg } => self.media.erase(at, rg),
+            }
+        }
+    }
+
+    /// Issue one I/O at `now`; returns its completion time.
+    fn issue(&mut self, dev: &mut Device, io: &Io, now: u64) -> Result<u64, DeviceError> {
+        match io.op {
+            Op::Write => {
+                let mu = self.cfg.mapping_unit as u64;
+                let first = io.offset / mu;
+                let last = (io.offset + io.len as u64 - 1) / mu;
+                let need = (last - first + 1) * mu;
+                let mut t = now;
+                while let Some(&Reverse((r, b))) = self.releases.peek() {
+                    if r > t {
+                        break;
+                    }
+                    self.releases.pop();
+                    self.buffered -= b;
+                }
+                // Buffer full: wait for the earliest programs to finish.
+                while self.buffered + need > self.cfg.write_buffer_bytes {
+                    let Some(Reverse((r, b))) = self.releases.pop() else { break };
+                    t = t.max(r);
+                    self.buffered -= b;
+                }
+                let start = t.max(self.link_in_free);
+                let done = start + self.link_ns(io.len as u64);
+                self.link_in_free = done;
+                self.buffered += need;
+                dev.submit(io)?;
+                self.charge_media(dev, done);
+                Ok(done)
+            }
+            Op::Read => {
+                dev.submit(io)?;
+                let mu = self.cfg.mapping_unit as u64;
+                let mut ready = now;
+                let mut off = io.offset - io.offset % mu;
+                let end = io.offset + io.len as u64;
+                // Units on the same die as the previous one are read together.
+                let mut run_die = u32::MAX;
+                let mut run_bytes = 0u64;
+                while off < end {
+                    if let Some(p) = dev.lookup(io.ns, off) {
+                        let die = dev.die_of(p);
+                        if die != run_die && run_bytes > 0 {
+                            ready = ready.max(self.media.read(now, run_die, run_bytes, true));
+                            run_bytes = 0;
+                        }
+                        run_die = die;
+                        run_bytes += mu;
+                    }
+                    off += mu;
+                }
+                if run_bytes > 0 {
+                    ready = ready.max(self.media.read(now, run_die, run_bytes, true));
+                }
+                let start = ready.max(self.link_out_free);
+                let done = start + self.link_ns(io.len as u64);
+                self.link_out_free = done;
+                Ok(done)
+            }
+            Op::Trim => {
+                dev.submit(io)?;
+                Ok(now + TRIM_NS)
+            }
+        }
+    }
+}
+
+struct JobState {
+    spec: JobSpec,
+    buf: Vec<Io>,
+    pos: usize,
+    exhausted: bool,
+    inflight: u32,
+    next_allowed: u64,
+    wake_pending: bool,
+    stop_at: u64,
+    measure_from: u64,
+    last_change: u64,
+    inflight_area: f64,
+    last_completion: u64,
+    read: DirStats,
+    write: DirStats,
+    trim: DirStats,
+}
+
+impl JobState {
+    fn next_io(&mut self) -> Option<Io> {
+        if self.pos == self.buf.len() {
+            if self.exhausted {
+                return None;
+            }
+            self.buf.clear();
+            self.pos = 0;
+            if self.spec.source.fill(&mut self.buf, 256) == 0 {
+                self.exhausted = true;
+                return None;
+            }
+        }
+        self.pos += 1;
+        Some(self.buf[self.pos - 1])
+    }
+
+    /// Account the in-flight count up to time `t` (inside the measurement window only).
+    fn advance(&mut self, t: u64) {
+        let from = self.last_change.max(self.measure_from);
+        if t > from {
+            self.inflight_area += self.inflight as f64 * (t - from) as f64;
+        }
+        self.last_change = t;
+    }
+}
+
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Event {
+    time: u64,
+    job: u32,
+    /// 0 = completion, 1 = wake-up (rate limit or start).
+    kind: u8,
+    submitted: u64,
+    op: u8,
+    len: u32,
+}
+
+/// Run `jobs` concurrently from the timeline's current time until every job has finished.
+pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
+    let t0 = tl.now;
+    let busy0 = tl.media.busy;
+    let mut states: Vec<JobState> = jobs
+        .into_iter()
+        .map(|spec| JobState {
+            stop_at: spec.runtime_ns.map_or(u64::MAX, |r| t0 + r),
+            measure_from: t0 + spec.ramp_ns,
+            spec,
+            buf: Vec::with_capacity(256),
+            pos: 0,
+            exhausted: false,
+            inflight: 0,
+            next_allowed: t0,
+            wake_pending: true,
+            last_change: t0,
+            inflight_area: 0.0,
+            last_completion: t0,
+            read: DirStats::default(),
+            write: DirStats::default(),
+            trim: DirStats::default(),
+        })
+        .collect();
+    let mut heap = BinaryHeap::new();
+    for j in 0..states.len() {
+        heap.push(Reverse(Event { time: t0, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
+    }
+    let mut end = t0;
+    while let Some(Reverse(ev)) = heap.pop() {
+        let now = ev.time;
+        end = end.max(now);
+        let j = ev.job as usize;
+        {
+            let s = &mut states[j];
+            if ev.kind == 0 {
+                s.advance(now);
+                s.inflight -= 1;
+                s.last_completion = now;
+                if now >= s.measure_from {
+                    let d = match ev.op {
+                        0 => &mut s.write,
+                        1 => &mut s.read,
+                        _ => &mut s.trim,
+                    };
+                    d.ios += 1;
+                    d.bytes += ev.len as u64;
+                    d.lat.record(now - ev.submitted);
+                }
+            } else {
+                s.wake_pending = false;
+            }
+        }
+        // Refill the job's queue.
+        loop {
+            let s = &mut states[j];
+            if s.inflight >= s.spec.iodepth.max(1) || now >= s.stop_at {
+                break;
+            }
+            if now < s.next_allowed {
+                if !s.wake_pending {
+                    s.wake_pending = true;
+                    heap.push(Reverse(Event { time: s.next_allowed, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
+                }
+                break;
+            }
+            let Some(io) = s.next_io() else { break };
+            let done = tl.issue(dev, &io, now)?;
+            let s = &mut states[j];
+            s.advance(now);
+            s.inflight += 1;
+            let mut gap = 0f64;
+            if let Some(r) = s.spec.rate_iops {
+                gap = gap.max(1e9 / r);
+            }
+            if let Some(r) = s.spec.rate_bytes {
+                gap = gap.max(io.len as f64 * 1e9 / r);
+            }
+            if gap > 0.0 {
+                s.next_allowed = now + gap.round() as u64;
+            }
+            let op = match io.op {
+                Op::Write => 0,
+                Op::Read => 1,
+                Op::Trim => 2,
+            };
+            heap.push(Reverse(Event { time: done, job: j as u32, kind: 0, submitted: now, op, len: io.len }));
+        }
+    }
+    tl.now = end;
+    let busy = tl.media.busy;
+    let results = states
+        .into_iter()
+        .map(|s| {
+            let window = s.last_completion.saturating_sub(s.measure_from);
+            JobResult {
+                name: s.spec.name,
+                mean_inflight: if window > 0 { s.inflight_area / window as f64 } else { 0.0 },
+                read: s.read,
+                write: s.write,
+                trim: s.trim,
+                window_ns: window,
+            }
+        })
+        .collect();
+    Ok(TimedRun {
+        jobs: results,
+        start_ns: t0,
+        end_ns: end,
+        busy: Busy {
+            host_program_ns: busy.host_program_ns - busy0.host_program_ns,
+            host_read_ns: busy.host_read_ns - busy0.host_read_ns,
+            gc_program_ns: busy.gc_program_ns - busy0.gc_program_ns,
+            gc_read_ns: busy.gc_read_ns - busy0.gc_read_ns,
+            erase_ns: busy.erase_ns - busy0.erase_ns,
+        },
+    })
+}

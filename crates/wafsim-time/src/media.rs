@@ -1,0 +1,137 @@
+//! Resource timelines: every die and channel is busy until some time; an operation reserves
+//! them in the order the simulation issues it (first come, first served per resource).
+
+use crate::config::TimingConfig;
+
+/// Die-busy nanoseconds by cause.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Busy {
+    pub host_program_ns: u64,
+    pub host_read_ns: u64,
+    pub gc_program_ns: u64,
+    pub gc_read_ns: u64,
+    pub erase_ns: u64,
+}
+
+impl Busy {
+    pub fn host_ns(&self) -> u64 {
+        self.host_program_ns + self.host_read_ns
+    }
+    /// GC copies and erases (erases happen only to reclaim space).
+    pub fn gc_ns(&self) -> u64 {
+        self.gc_program_ns + self.gc_read_ns + self.erase_ns
+    }
+}
+
+pub struct Media {
+    die_free: Vec<u64>,
+    /// When each die's cache register is free for the next program's data (cache programming:
+    /// data-in of the next program overlaps the current tPROG).
+    cache_free: Vec<u64>,
+    ch_free: Vec<u64>,
+    channels: u32,
+    dies_per_rg: u32,
+    t_read: u64,
+    t_prog: u64,
+    t_erase: u64,
+    program_xfer: u64,
+    page_xfer: u64,
+    ns_per_byte_channel: f64,
+    suspend: bool,
+    suspend_overhead: u64,
+    pub busy: Busy,
+}
+
+impl Media {
+    pub fn new(cfg: &TimingConfig) -> Media {
+        let nspb = 1e9 / cfg.channel_bytes_per_sec;
+        Media {
+            die_free: vec![0; cfg.dies as usize],
+            cache_free: vec![0; cfg.dies as usize],
+            ch_free: vec![0; cfg.channels as usize],
+            channels: cfg.channels,
+            dies_per_rg: cfg.dies_per_rg(),
+            t_read: cfg.nand.t_read_ns,
+            t_prog: cfg.nand.t_prog_ns,
+            t_erase: cfg.nand.t_erase_ns,
+            program_xfer: (cfg.program_bytes() as f64 * nspb).round() as u64,
+            page_xfer: (cfg.page_bytes as f64 * nspb).round() as u64,
+            ns_per_byte_channel: nspb,
+            suspend: cfg.program_suspend,
+            suspend_overhead: cfg.suspend_overhead_ns,
+            busy: Busy::default(),
+        }
+    }
+
+    fn channel_of(&self, die: u32) -> usize {
+        (die % self.channels) as usize
+    }
+
+    /// Program one program unit on `die`, data available at `at`: the channel moves the data
+    /// into the die's cache register (as soon as the register is free), then the array programs
+    /// once the previous program is done. Returns the completion time.
+    pub fn program(&mut self, at: u64, die: u32, host: bool) -> u64 {
+        let ch = self.channel_of(die);
+        let d = die as usize;
+        let xfer_start = at.max(self.ch_free[ch]).max(self.cache_free[d]);
+        let xfer_done = xfer_start + self.program_xfer;
+        self.ch_free[ch] = xfer_done;
+        let array_start = xfer_done.max(self.die_free[d]);
+        self.cache_free[d] = array_start;
+        let done = array_start + self.t_prog;
+        self.die_free[d] = done;
+        if host {
+            self.busy.host_program_ns += self.t_prog;
+        } else {
+            self.busy.gc_program_ns += self.t_prog;
+        }
+        done
+    }
+
+    /// Read `bytes` from a page of `die` at `at` (array read, then transfer out over the
+    /// channel). GC reads move a whole page. Returns when the data has left the channel.
+    pub fn read(&mut self, at: u64, die: u32, bytes: u64, host: bool) -> u64 {
+        let ch = self.channel_of(die);
+        let d = die as usize;
+        let xfer = if host { (bytes as f64 * self.ns_per_byte_channel).round() as u64 } else { self.page_xfer };
+        let array_start = if host && self.suspend && self.die_free[d] > at {
+            // Suspend the program/erase in progress: the read goes first, the suspended
+            // operation resumes later.
+            at + self.suspend_overhead
+        } else {
+            at.max(self.die_free[d])
+        };
+        let ready = array_start + self.t_read;
+        let xfer_start = ready.max(self.ch_free[ch]);
+        let done = xfer_start + xfer;
+        self.ch_free[ch] = done;
+        if host && self.suspend && self.die_free[d] > at {
+            self.die_free[d] += self.suspend_overhead + self.t_read;
+        } else {
+            self.die_free[d] = ready;
+        }
+        self.cache_free[d] = self.cache_free[d].max(done);
+        if host {
+            self.busy.host_read_ns += self.t_read + xfer;
+        } else {
+            self.busy.gc_read_ns += self.t_read + xfer;
+        }
+        done
+    }
+
+    /// Erase a superblock: one block erase on every die of reclaim group `rg`.
+    pub fn erase(&mut self, at: u64, rg: u32) {
+        let first = (rg * self.dies_per_rg) as usize;
+        for d in first..first + self.dies_per_rg as usize {
+            let start = at.max(self.die_free[d]);
+            self.die_free[d] = start + self.t_erase;
+            self.cache_free[d] = self.cache_free[d].max(start);
+            self.busy.erase_ns += self.t_erase;
+        }
+    }
+
+    /// Latest time any die is busy until.
+    pub fn drained_at(&self) -> u64 {
+        self.die_free.iter().copied().max().unwrap_or(0)
+    }
+}

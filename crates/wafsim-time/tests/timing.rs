@@ -1,0 +1,120 @@
+//! Timing model against first principles: program bandwidth, QD1 read latency, Little's law.
+use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, Op, Pid};
+use wafsim_time::config::pcie_bytes_per_sec;
+use wafsim_time::{run, JobSpec, NandTiming, TimingConfig, Timeline};
+use wafsim_workload::synthetic::{Distribution, Pattern, Synthetic, SyntheticSpec};
+use wafsim_workload::IoSource;
+
+const MU: u32 = 4096;
+
+fn cfg(dies: u32, channels: u32, ch_bw: f64) -> TimingConfig {
+    TimingConfig {
+        nand: NandTiming::preset("tlc").unwrap(),
+        page_bytes: 16384,
+        planes_per_die: 4,
+        dies,
+        channels,
+        reclaim_groups: 1,
+        channel_bytes_per_sec: ch_bw,
+        host_link_bytes_per_sec: pcie_bytes_per_sec(4, 4).unwrap(),
+        write_buffer_bytes: 64 << 20,
+        program_suspend: false,
+        suspend_overhead_ns: 0,
+        mapping_unit: MU,
+    }
+}
+
+/// A device whose erase unit spans `dies` dies with 4 blocks of 48 program units... i.e. the
+/// erase unit is a whole number of program units on every die.
+fn device(t: &TimingConfig, eus: u32, op: f64) -> Device {
+    let np = t.units_per_program() * t.dies * 8;
+    Device::new(DeviceConfig::single_namespace(eus, np, MU, op, GcPolicy::Greedy, 1)).unwrap()
+}
+
+fn synthetic(ns_bytes: u64, pattern: Pattern, bs: u32, amount: u64, seed: u64) -> Box<dyn IoSource> {
+    Box::new(Synthetic::new(SyntheticSpec { ns: 0, ns_bytes, pattern, block_size: bs, amount, trim_fraction: 0.0, pid: Pid::NONE, seed }).unwrap())
+}
+
+fn job(name: &str, source: Box<dyn IoSource>, iodepth: u32, ramp_ns: u64) -> JobSpec {
+    JobSpec { name: name.into(), source, iodepth, rate_iops: None, rate_bytes: None, runtime_ns: None, ramp_ns }
+}
+
+fn seq_write_bandwidth(t: TimingConfig) -> (f64, f64) {
+    let mut dev = device(&t, 256, 0.5);
+    let ns = dev.namespace_bytes(0);
+    let mut tl = Timeline::new(t.clone(), &mut dev);
+    // 80% of one pass: no GC. The first 20 ms fill the write buffer at link speed: ramp past it.
+    let src = synthetic(ns, Pattern::Sequential, 128 * 1024, ns / 10 * 8, 1);
+    let r = run(&mut dev, &mut tl, vec![job("w", src, 64, 100_000_000)]).unwrap();
+    assert_eq!(dev.counters().gc_units, 0);
+    (r.jobs[0].bandwidth(&r.jobs[0].write), t.program_bandwidth())
+}
+
+#[test]
+fn sequential_write_bandwidth_is_the_program_bandwidth() {
+    // Die-bound: 16 dies x 192 KiB / 937.5 us = 3.36 GB/s < 4 x 1.6 GB/s channels < PCIe.
+    for (t, what) in [
+        (cfg(16, 4, 1.6e9), "die-bound"),
+        (cfg(16, 1, 1.0e9), "channel-bound"),
+        (cfg(64, 16, 1.6e9), "host-link-bound"),
+    ] {
+        let (got, want) = seq_write_bandwidth(t);
+        eprintln!("{what}: {got:.4e} B/s vs {want:.4e}");
+        assert!((got - want).abs() / want < 0.02, "{what}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn qd1_read_iops_of_one_die() {
+    let t = cfg(1, 1, 1.6e9);
+    let mut dev = device(&t, 64, 0.5);
+    let ns = dev.namespace_bytes(0);
+    for off in (0..ns).step_by(128 * 1024) {
+        dev.submit(&Io { op: Op::Write, ns: 0, offset: off, len: (128 * 1024).min((ns - off) as u32), pid: Pid::NONE }).unwrap();
+    }
+    let mut tl = Timeline::new(t.clone(), &mut dev);
+    tl.now = 10_000_000_000; // well after every program of the fill
+    let reads = Box::new(ReadsOf(synthetic(ns, Pattern::Random(Distribution::Uniform), 4096, 20_000 * 4096, 2)));
+    let r = run(&mut dev, &mut tl, vec![job("r", reads, 1, 0)]).unwrap();
+    let j = &r.jobs[0];
+    let per_io = t.nand.t_read_ns as f64 + 4096.0 / t.channel_bytes_per_sec * 1e9 + 4096.0 / t.host_link_bytes_per_sec * 1e9;
+    let want = 1e9 / per_io;
+    let got = j.iops(&j.read);
+    eprintln!("QD1 read IOPS {got:.1} vs 1/(tR + transfer) = {want:.1}");
+    assert!((got - want).abs() / want < 0.01);
+}
+
+/// Turns a write source into reads of the same blocks.
+struct ReadsOf(Box<dyn IoSource>);
+impl IoSource for ReadsOf {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let start = out.len();
+        let n = self.0.fill(out, max);
+        for io in &mut out[start..] {
+            io.op = Op::Read;
+        }
+        n
+    }
+}
+
+#[test]
+fn littles_law_per_job_with_gc() {
+    let t = cfg(8, 4, 1.6e9);
+    let mut dev = device(&t, 128, 0.2);
+    let ns = dev.namespace_bytes(0);
+    for off in (0..ns).step_by(128 * 1024) {
+        dev.submit(&Io { op: Op::Write, ns: 0, offset: off, len: (128 * 1024).min((ns - off) as u32), pid: Pid::NONE }).unwrap();
+    }
+    let mut tl = Timeline::new(t, &mut dev);
+    tl.now = 10_000_000_000;
+    let w = synthetic(ns, Pattern::Random(Distribution::Uniform), 4096, ns * 2, 3);
+    let r = Box::new(ReadsOf(synthetic(ns, Pattern::Random(Distribution::Uniform), 4096, ns / 4, 4)));
+    let run = run(&mut dev, &mut tl, vec![job("w", w, 32, 50_000_000), job("r", r, 8, 50_000_000)]).unwrap();
+    assert!(dev.counters().gc_units > 0, "the run must exercise GC");
+    for j in &run.jobs {
+        let little = j.total_iops() * j.mean_latency_ns() * 1e-9;
+        eprintln!("{}: mean in flight {:.3}, IOPS x latency {:.3}", j.name, j.mean_inflight, little);
+        assert!((little - j.mean_inflight).abs() / j.mean_inflight < 0.02);
+    }
+    assert!(run.busy.gc_ns() > 0 && run.busy.host_ns() > 0);
+}
