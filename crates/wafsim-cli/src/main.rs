@@ -108,6 +108,10 @@ enum Cmd {
         /// Random writes measured, in multiples of the logical capacity (after one of warm-up).
         #[arg(long, default_value_t = 1.0)]
         fills: f64,
+        /// Timed mode: simulated I/Os per second of the timing model (TLC, 16 dies, QD 64);
+        /// --units-log2 defaults to 24 here.
+        #[arg(long)]
+        timed: bool,
     },
 }
 
@@ -254,7 +258,34 @@ fn real_main() -> Result<()> {
                 bail!("validation failed: {}", failed.join("; "));
             }
         }
-        Cmd::Bench { json, units_log2, op, gc_policy, fills } => {
+        Cmd::Bench { json, units_log2, fills, timed: true, .. } => {
+            let log2 = if units_log2 == 26 { 24 } else { units_log2 };
+            let r = wafsim_experiment::bench::run_timed_bench(log2, fills, |phase| {
+                if !json {
+                    eprintln!("bench --timed: {phase}");
+                }
+            })?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "simulated_ios_per_sec": r.ios_per_sec,
+                        "ios": r.ios,
+                        "wall_seconds": r.wall_seconds,
+                        "simulated_seconds": r.simulated_seconds,
+                        "simulated_write_iops": r.write_iops_simulated,
+                        "waf": r.waf,
+                        "mapping_units": 1u64 << log2,
+                    }))?
+                );
+            } else {
+                println!("timed: {} simulated 4 KiB random writes with GC (2^{log2} mapping units, TLC, 16 dies, QD 64)", r.ios);
+                println!("simulated I/Os per second   {:.2} M (wall clock, one thread)", r.ios_per_sec / 1e6);
+                println!("simulated time              {:.3} s ({:.0} write IOPS in the simulated device)", r.simulated_seconds, r.write_iops_simulated);
+                println!("WAF                         {:.3}", r.waf);
+            }
+        }
+        Cmd::Bench { json, units_log2, op, gc_policy, fills, timed: false } => {
             let gc_policy: GcPolicy = gc_policy.parse().map_err(anyhow::Error::msg)?;
             if !(10..=31).contains(&units_log2) {
                 bail!("--units-log2 {units_log2}: expected 10..=31");

@@ -334,6 +334,14 @@ impl Device {
         }
     }
 
+    /// Hint that `io` will be submitted soon: prefetch its first map entry.
+    #[inline]
+    pub fn prefetch_io(&self, io: &Io) {
+        if let Some(&base) = self.ns_base.get(io.ns as usize) {
+            prefetch(&self.l2p, base as usize + (io.offset >> self.mu_shift) as usize);
+        }
+    }
+
     /// Execute a batch of commands, prefetching the map entries of commands further ahead so
     /// random writes overlap their cache misses.
     pub fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {

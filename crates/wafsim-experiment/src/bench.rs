@@ -106,3 +106,78 @@ pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::R
         seconds: secs,
     })
 }
+
+/// Figures measured by [`run_timed_bench`].
+#[derive(Debug, Clone)]
+pub struct TimedBenchResult {
+    pub ios: u64,
+    pub wall_seconds: f64,
+    pub simulated_seconds: f64,
+    pub ios_per_sec: f64,
+    pub waf: f64,
+    pub write_iops_simulated: f64,
+}
+
+/// Timed mode: uniform random 4 KiB writes with GC, one job at queue depth 64, on a TLC device
+/// of 2^`mapping_units_log2` mapping units (16 dies, 4 channels, 96 MiB erase units, OP 7%), after a sequential
+/// fill and one capacity of warm-up writes. Measures simulated I/Os per wall-clock second.
+pub fn run_timed_bench(mapping_units_log2: u32, fills: f64, mut progress: impl FnMut(&str)) -> anyhow::Result<TimedBenchResult> {
+    use wafsim_time::{run, JobSpec, NandTiming, Timeline, TimingConfig};
+    use wafsim_workload::synthetic::{Distribution, Pattern, Synthetic, SyntheticSpec};
+    let tc = TimingConfig {
+        nand: NandTiming::preset("tlc").expect("tlc preset"),
+        page_bytes: 16384,
+        planes_per_die: 4,
+        dies: 16,
+        channels: 4,
+        reclaim_groups: 1,
+        channel_bytes_per_sec: 1.6e9,
+        host_link_bytes_per_sec: wafsim_time::config::pcie_bytes_per_sec(4, 4).expect("pcie4"),
+        write_buffer_bytes: 64 << 20,
+        program_suspend: false,
+        suspend_overhead_ns: 0,
+        mapping_unit: MU,
+    };
+    // Erase unit: 32 program units on every die (24,576 mapping units, 96 MiB), so erases cost
+    // about what they cost on a real superblock per byte written.
+    let np = tc.units_per_program() * tc.dies * 32;
+    let units = 1u64 << mapping_units_log2;
+    let eus = ((units as f64 * 1.07) / np as f64).ceil() as u32;
+    let cfg = DeviceConfig::single_namespace(eus, np, MU, 0.07, GcPolicy::Greedy, 1);
+    let mut dev = Device::new(cfg)?;
+    let ns = dev.namespace_bytes(0);
+    progress("precondition (sequential fill, untimed)");
+    crate::run::precondition(&mut dev)?;
+    let mut tl = Timeline::new(tc, &mut dev);
+    let job = |amount: u64, seed: u64| -> anyhow::Result<JobSpec> {
+        let src = Synthetic::new(SyntheticSpec {
+            ns: 0,
+            ns_bytes: ns,
+            pattern: Pattern::Random(Distribution::Uniform),
+            block_size: MU,
+            amount,
+            trim_fraction: 0.0,
+            pid: Pid::NONE,
+            seed,
+        })
+        .map_err(anyhow::Error::msg)?;
+        Ok(JobSpec { name: "randwrite".into(), source: Box::new(src), iodepth: 64, rate_iops: None, rate_bytes: None, runtime_ns: None, ramp_ns: 0 })
+    };
+    progress("warm-up (timed random writes)");
+    run(&mut dev, &mut tl, vec![job(ns, 2)?])?;
+    progress("measure (timed random writes)");
+    let before = dev.counters().clone();
+    let t0 = Instant::now();
+    let r = run(&mut dev, &mut tl, vec![job((fills * ns as f64) as u64, 3)?])?;
+    let wall = t0.elapsed().as_secs_f64();
+    let d = dev.counters().delta(&before);
+    let j = &r.jobs[0];
+    Ok(TimedBenchResult {
+        ios: j.write.ios,
+        wall_seconds: wall,
+        simulated_seconds: (r.end_ns - r.start_ns) as f64 * 1e-9,
+        ios_per_sec: j.write.ios as f64 / wall,
+        waf: d.media_units() as f64 / d.host_units as f64,
+        write_iops_simulated: j.iops(&j.write),
+    })
+}

@@ -6,6 +6,7 @@ pub mod presets;
 pub mod run;
 pub mod scale;
 pub mod sources;
+pub mod timing;
 pub mod spec;
 pub mod validate;
 

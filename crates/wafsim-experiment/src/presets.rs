@@ -38,10 +38,6 @@ pub fn expand(doc: &mut toml::Table) -> Result<bool> {
         bail!("device.preset: expected a preset name string");
     };
     let mut base = device_table(&name)?;
-    // A geometry-derived erase unit in the preset yields to an explicit one in the experiment.
-    if dev.contains_key("erase_unit") {
-        base.remove("geometry");
-    }
     if dev.contains_key("over_provisioning") {
         base.remove("raw_capacity");
     }

@@ -42,6 +42,50 @@ pub struct FrontierResult {
     pub erases: u64,
 }
 
+/// Timed figures of one direction of a job.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DirTiming {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p50_ns: u64,
+    pub lat_p99_ns: u64,
+    pub lat_p999_ns: u64,
+    pub lat_p9999_ns: u64,
+    pub lat_max_ns: u64,
+}
+
+/// Timed figures of one job (timing model on), over its window after ramp time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobTiming {
+    pub read: DirTiming,
+    pub write: DirTiming,
+    pub trim: DirTiming,
+    pub window_ns: u64,
+    pub mean_inflight: f64,
+    pub iodepth: u32,
+}
+
+impl JobTiming {
+    fn from_engine(j: &wafsim_time::JobResult, iodepth: u32) -> JobTiming {
+        let dir = |d: &wafsim_time::engine::DirStats| DirTiming {
+            ios: d.ios,
+            bytes: d.bytes,
+            iops: j.iops(d),
+            bytes_per_sec: j.bandwidth(d),
+            lat_mean_ns: d.lat.mean(),
+            lat_p50_ns: d.lat.percentile(50.0),
+            lat_p99_ns: d.lat.percentile(99.0),
+            lat_p999_ns: d.lat.percentile(99.9),
+            lat_p9999_ns: d.lat.percentile(99.99),
+            lat_max_ns: d.lat.max(),
+        };
+        JobTiming { read: dir(&j.read), write: dir(&j.write), trim: dir(&j.trim), window_ns: j.window_ns, mean_inflight: j.mean_inflight, iodepth }
+    }
+}
+
 /// What one workload source (synthetic workload, fio job, trace set) issued.
 #[derive(Debug, Clone)]
 pub struct JobResult {
@@ -50,6 +94,19 @@ pub struct JobResult {
     pub namespace: String,
     pub measured: bool,
     pub stats: wafsim_workload::SourceStats,
+    /// Timed figures, when the timing model ran.
+    pub timing: Option<JobTiming>,
+}
+
+/// Device-level timing of the measured phases (timing model on).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimedSummary {
+    /// Simulated time of the measured phases (longest device).
+    pub elapsed_ns: u64,
+    pub busy: wafsim_time::media::Busy,
+    /// Dies over all devices (busy time is summed over dies).
+    pub dies: u32,
+    pub pe_cycles: u32,
 }
 
 /// Device-wide counters of one phase (summed over devices).
@@ -104,6 +161,7 @@ pub struct VariantResult {
     pub timeseries: Vec<Sample>,
     /// Non-fatal findings (unknown fio options and the like).
     pub warnings: Vec<String>,
+    pub timed: Option<TimedSummary>,
 }
 
 impl VariantResult {
@@ -120,6 +178,35 @@ impl VariantResult {
     }
     pub fn waf(&self) -> f64 {
         waf(self.mbmw(), self.hbmw())
+    }
+
+    /// Projected drive life in years at full scale: rated P/E cycles x raw capacity over the
+    /// measured media write rate (timed runs only).
+    pub fn lifetime_years(&self) -> Option<f64> {
+        let t = self.timed?;
+        if t.elapsed_ns == 0 || self.mbmw() == 0 {
+            return None;
+        }
+        let rate = self.mbmw() as f64 / (t.elapsed_ns as f64 * 1e-9); // bytes/s, scale-free
+        let raw_full = self.physical_bytes as f64 / self.scale;
+        Some(t.pe_cycles as f64 * raw_full / rate / (365.25 * 86_400.0))
+    }
+
+    /// Drive writes per day the rated P/E cycles sustain for 5 years at the measured WAF.
+    pub fn sustainable_dwpd(&self) -> Option<f64> {
+        let t = self.timed?;
+        let w = self.waf();
+        (w > 0.0).then(|| t.pe_cycles as f64 * self.physical_bytes as f64 / (w * self.logical_bytes as f64 * 5.0 * 365.0))
+    }
+
+    /// Drive writes per day the measured host write rate amounts to (full scale).
+    pub fn measured_dwpd(&self) -> Option<f64> {
+        let t = self.timed?;
+        if t.elapsed_ns == 0 {
+            return None;
+        }
+        let per_day = self.hbmw() as f64 / (t.elapsed_ns as f64 * 1e-9) * 86_400.0;
+        Some(per_day / (self.logical_bytes as f64 / self.scale))
     }
 }
 
@@ -236,6 +323,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         op_logical: 0.0,
         timeseries: Vec::new(),
         warnings: Vec::new(),
+        timed: None,
     };
     let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
@@ -257,49 +345,121 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         if spec.precondition {
             precondition(&mut dev).with_context(|| format!("{}: precondition", ctx()))?;
         }
+        let tcfg = crate::timing::timing_config(spec, &d.cfg).with_context(ctx)?;
+        let mut timeline = tcfg.map(|t| wafsim_time::Timeline::new(t, &mut dev));
+        let mut device_measured_ns = 0u64;
         let start = dev.counters().clone();
         let mut measured_ns: Option<Counters> = None;
         let mut next_sample = 0u64;
         let mut batch = if opts.sample_every_bytes.is_some() { 64 } else { BATCH };
         for (pi, p) in phases.iter().enumerate() {
             let phase_start = dev.counters().clone();
-            let PhaseSources { mut source, labels, errors } =
-                sources::build(spec, pi, p, &fio_files[pi], &dev).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
-            let mut buf = Vec::with_capacity(BATCH);
-            loop {
-                buf.clear();
-                if source.fill(&mut buf, batch) == 0 {
-                    break;
+            if let Some(tl) = &mut timeline {
+                let parts = sources::build_parts(spec, pi, p, &fio_files[pi], &dev, true).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+                let labels: Vec<_> = parts.parts.iter().map(|x| (x.label.clone(), x.timing.iodepth)).collect();
+                let jobs = parts
+                    .parts
+                    .into_iter()
+                    .map(|x| wafsim_time::JobSpec {
+                        name: x.label.name.clone(),
+                        source: x.source,
+                        iodepth: x.timing.iodepth,
+                        rate_iops: x.timing.rate_iops,
+                        rate_bytes: x.timing.rate_bytes,
+                        runtime_ns: x.timing.runtime_ns,
+                        ramp_ns: x.timing.ramp_ns,
+                    })
+                    .collect();
+                let tr = wafsim_time::run(&mut dev, tl, jobs).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+                if let Some(e) = parts.errors.first_error() {
+                    return Err(anyhow!("{}: phase {:?}: {e}", ctx(), p.name));
                 }
-                if let Some(every) = opts.sample_every_bytes {
-                    // Keep a batch below a tenth of the sampling interval so samples land close
-                    // to where they are due.
-                    let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
-                    let per_io = (bytes / buf.len() as u64).max(1);
-                    batch = ((every / 10) / per_io).clamp(16, BATCH as u64) as usize;
+                if p.measure {
+                    device_measured_ns += tr.end_ns - tr.start_ns;
+                    let s = result.timed.get_or_insert(TimedSummary { pe_cycles: tl.cfg.nand.pe_cycles, ..Default::default() });
+                    s.busy.host_program_ns += tr.busy.host_program_ns;
+                    s.busy.host_read_ns += tr.busy.host_read_ns;
+                    s.busy.gc_program_ns += tr.busy.gc_program_ns;
+                    s.busy.gc_read_ns += tr.busy.gc_read_ns;
+                    s.busy.erase_ns += tr.busy.erase_ns;
                 }
-                dev.submit_batch(&buf).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+                for ((label, iodepth), j) in labels.into_iter().zip(&tr.jobs) {
+                    result.jobs.push(JobResult {
+                        phase: p.name.clone(),
+                        name: label.name,
+                        namespace: label.namespace,
+                        measured: p.measure,
+                        stats: wafsim_workload::SourceStats {
+                            ios: j.read.ios + j.write.ios + j.trim.ios,
+                            write_ios: j.write.ios,
+                            read_ios: j.read.ios,
+                            trim_ios: j.trim.ios,
+                            write_bytes: j.write.bytes,
+                            read_bytes: j.read.bytes,
+                            trim_bytes: j.trim.bytes,
+                        },
+                        timing: Some(JobTiming::from_engine(j, iodepth)),
+                    });
+                }
                 let since = dev.counters().delta(&start);
-                if di == 0 {
-                    if let Some(every) = opts.sample_every_bytes {
-                        if since.host_write_bytes >= next_sample {
-                            result.timeseries.push(sample(pi, &since, mu));
-                            // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
-                            while next_sample <= since.host_write_bytes {
-                                next_sample += every.max(1);
-                            }
-                        }
-                    }
-                }
                 progress(Progress {
                     done_bytes: done_before + since.host_write_bytes + since.trim_bytes,
                     total_bytes: total,
                     drive_writes: (done_before + since.host_write_bytes) as f64 / logical_total as f64,
                     waf: waf(since.media_units() * mu, since.host_write_bytes),
                 });
-            }
-            if let Some(e) = errors.first_error() {
-                return Err(anyhow!("{}: phase {:?}: {e}", ctx(), p.name));
+                if di == 0 && opts.sample_every_bytes.is_some() {
+                    result.timeseries.push(sample(pi, &since, mu));
+                }
+            } else {
+                let PhaseSources { mut source, labels, errors } =
+                    sources::build(spec, pi, p, &fio_files[pi], &dev).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+                let mut buf = Vec::with_capacity(BATCH);
+                loop {
+                    buf.clear();
+                    if source.fill(&mut buf, batch) == 0 {
+                        break;
+                    }
+                    if let Some(every) = opts.sample_every_bytes {
+                        // Keep a batch below a tenth of the sampling interval so samples land close
+                        // to where they are due.
+                        let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
+                        let per_io = (bytes / buf.len() as u64).max(1);
+                        batch = ((every / 10) / per_io).clamp(16, BATCH as u64) as usize;
+                    }
+                    dev.submit_batch(&buf).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+                    let since = dev.counters().delta(&start);
+                    if di == 0 {
+                        if let Some(every) = opts.sample_every_bytes {
+                            if since.host_write_bytes >= next_sample {
+                                result.timeseries.push(sample(pi, &since, mu));
+                                // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
+                                while next_sample <= since.host_write_bytes {
+                                    next_sample += every.max(1);
+                                }
+                            }
+                        }
+                    }
+                    progress(Progress {
+                        done_bytes: done_before + since.host_write_bytes + since.trim_bytes,
+                        total_bytes: total,
+                        drive_writes: (done_before + since.host_write_bytes) as f64 / logical_total as f64,
+                        waf: waf(since.media_units() * mu, since.host_write_bytes),
+                    });
+                }
+                if let Some(e) = errors.first_error() {
+                    return Err(anyhow!("{}: phase {:?}: {e}", ctx(), p.name));
+                }
+                for (label, stats) in labels.iter().zip(source.stats()) {
+                    result.jobs.push(JobResult {
+                        phase: p.name.clone(),
+                        name: label.name.clone(),
+                        namespace: label.namespace.clone(),
+                        measured: p.measure,
+                        stats: *stats,
+                        timing: None,
+                    });
+                }
             }
             let d_phase = dev.counters().delta(&phase_start);
             result.phases[pi].counters.add(&totals(&d_phase));
@@ -310,15 +470,10 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
                     Some(m) => add_lists(m, &d_phase),
                 }
             }
-            for (label, stats) in labels.iter().zip(source.stats()) {
-                result.jobs.push(JobResult {
-                    phase: p.name.clone(),
-                    name: label.name.clone(),
-                    namespace: label.namespace.clone(),
-                    measured: p.measure,
-                    stats: *stats,
-                });
-            }
+        }
+        if let Some(t) = &mut result.timed {
+            t.elapsed_ns = t.elapsed_ns.max(device_measured_ns);
+            t.dies += timeline.as_ref().map_or(0, |tl| tl.cfg.dies);
         }
         let since = dev.counters().delta(&start);
         done_before += since.host_write_bytes + since.trim_bytes;

@@ -3,7 +3,8 @@
 //!
 //! - scales: logical and raw capacity, erase unit (so the erase-unit count stays the same),
 //!   namespace sizes, workload amounts given in bytes, fio `size`/`offset`/`offset_increment`/
-//!   `io_size` given in bytes and `number_ios`;
+//!   `io_size` given in bytes and `number_ios`; in timed runs also fio runtime and ramp time and
+//!   the erase time tBERS (so time per byte written, and per erase, stays the same);
 //! - stays: over-provisioning, mapping unit, block sizes, amounts given as multiples ("3x") or
 //!   percentages, and trace offsets, which wrap into the scaled namespace (a trace replayed at
 //!   a small scale overwrites its namespace more often than at full scale: use --full-scale for
@@ -45,11 +46,15 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     let d = &mut spec.device;
     let mu = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
     // Make a geometry-derived erase unit and raw capacity explicit before scaling them.
-    if let Some(g) = d.geometry.take() {
-        d.erase_unit = Some(g.superblock_bytes()?.to_string());
+    // The geometry stays for the timing model (dies, channels, page size do not scale).
+    if let Some(g) = &mut d.geometry {
+        if d.erase_unit.is_none() {
+            d.erase_unit = Some(g.superblock_bytes()?.to_string());
+        }
         if let Some(raw) = g.raw_bytes()? {
             d.raw_capacity = Some(raw.to_string());
         }
+        g.blocks_per_plane = None;
     }
     d.capacity = scaled("device.capacity", &d.capacity, s, mu)?;
     if let Some(raw) = &d.raw_capacity {
@@ -58,7 +63,16 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     if let Some(eu) = &d.erase_unit {
         let b = parse_bytes(eu).map_err(|e| anyhow!("device.erase_unit: {e}"))?;
         // At least 16 mapping units per erase unit, or the erase unit would stop being a unit.
-        let v = (((b as f64 * s) as u64) / mu * mu).max(16 * mu).min(b);
+        let mut v = (((b as f64 * s) as u64) / mu * mu).max(16 * mu).min(b);
+        // The timing model stripes program units over the dies: keep the erase unit a whole
+        // number of program units on every die.
+        if let (Some(t), Some(g)) = (spec.timing.as_ref().filter(|t| t.enabled), &d.geometry) {
+            let bits = wafsim_time::NandTiming::preset(&t.nand).map_or(1, |n| n.bits_per_cell as u64);
+            let rgs = d.fdp.as_ref().filter(|f| f.enabled).map_or(1, |f| f.reclaim_groups.max(1) as u64);
+            let page = parse_bytes(&g.page_size).map_err(|e| anyhow!("device.geometry.page_size: {e}"))?;
+            let unit = page * g.planes_per_die * bits * (g.dies_per_channel * g.channels / rgs).max(1);
+            v = ((v as f64 / unit as f64).round() as u64).max(1) * unit;
+        }
         d.erase_unit = Some(v.to_string());
     }
     for n in &mut spec.namespace {

@@ -33,11 +33,68 @@ impl ErrorSlots {
     }
 }
 
+/// Host-side timing knobs of one source (used by the timing model only).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PartTiming {
+    pub iodepth: u32,
+    pub rate_iops: Option<f64>,
+    pub rate_bytes: Option<f64>,
+    pub runtime_ns: Option<u64>,
+    pub ramp_ns: u64,
+}
+
+/// One source of a phase with its weight (untimed interleaving) and timing knobs.
+pub struct Part {
+    pub source: Box<dyn IoSource>,
+    pub weight: u32,
+    pub label: Label,
+    pub timing: PartTiming,
+}
+
+/// The sources of one phase on one device, before interleaving.
+pub struct Parts {
+    pub parts: Vec<Part>,
+    pub errors: ErrorSlots,
+}
+
 /// The interleaved sources of one phase on one device.
 pub struct PhaseSources {
     pub source: Interleave,
     pub labels: Vec<Label>,
     pub errors: ErrorSlots,
+}
+
+impl Parts {
+    /// Interleave per I/O by weight (the untimed model).
+    pub fn interleave(self) -> PhaseSources {
+        let mut sources = Vec::new();
+        let mut weights = Vec::new();
+        let mut labels = Vec::new();
+        for p in self.parts {
+            sources.push(p.source);
+            weights.push(p.weight);
+            labels.push(p.label);
+        }
+        PhaseSources { source: Interleave::new(sources, weights), labels, errors: self.errors }
+    }
+}
+
+/// Default queue depth of synthetic workloads and traces in timed runs.
+const DEFAULT_IODEPTH: u32 = 32;
+
+fn fio_timing(job: &FioJob, scale: f64) -> PartTiming {
+    let t = &job.timing;
+    let sum = |v: &[Option<u64>; 3]| {
+        let s: u64 = v.iter().flatten().sum();
+        (s > 0).then_some(s as f64)
+    };
+    PartTiming {
+        iodepth: t.iodepth.max(1),
+        rate_iops: sum(&t.rate_iops),
+        rate_bytes: sum(&t.rate),
+        runtime_ns: t.runtime_ns.map(|r| (r as f64 * scale).round() as u64),
+        ramp_ns: t.ramp_time_ns.map_or(0, |r| (r as f64 * scale).round() as u64),
+    }
 }
 
 /// Parse every fio job file of every phase once (per variant), scale absolute sizes, and
@@ -146,12 +203,17 @@ fn seed_for(spec: &ExperimentSpec, phase: usize, kind: u64, index: usize, ns: u3
     x
 }
 
-/// Build the sources of phase `pi` for the namespaces present on `dev`.
+/// Build the sources of phase `pi` for the namespaces present on `dev`, interleaved.
 pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], dev: &Device) -> Result<PhaseSources> {
+    Ok(build_parts(spec, pi, phase, fio, dev, false)?.interleave())
+}
+
+/// Build the sources of phase `pi` for the namespaces present on `dev`, one part per workload,
+/// fio job (or stonewalled job file) and trace set. `timed`: fio time_based jobs run until
+/// their runtime.
+pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], dev: &Device, timed: bool) -> Result<Parts> {
     let cfg = dev.config();
-    let mut sources: Vec<Box<dyn IoSource>> = Vec::new();
-    let mut weights = Vec::new();
-    let mut labels = Vec::new();
+    let mut parts = Vec::new();
     let mut errors = ErrorSlots::default();
 
     for (wi, w) in phase.workload.iter().enumerate() {
@@ -174,9 +236,12 @@ pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedF
             seed: seed_for(spec, pi, 0, wi, ns),
         })
         .map_err(|e| anyhow!("workload #{}: {e}", wi + 1))?;
-        sources.push(Box::new(s));
-        weights.push(w.weight);
-        labels.push(Label { name: format!("workload{} ({} {})", wi + 1, w.pattern, w.bs), namespace: w.namespace.clone() });
+        parts.push(Part {
+            source: Box::new(s),
+            weight: w.weight,
+            label: Label { name: format!("workload{} ({} {})", wi + 1, w.pattern, w.bs), namespace: w.namespace.clone() },
+            timing: PartTiming { iodepth: w.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), rate_iops: w.rate_iops, ..Default::default() },
+        });
     }
 
     for (fi, f) in fio.iter().enumerate() {
@@ -187,30 +252,38 @@ pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedF
                 ns_bytes: dev.namespace_bytes(ns),
                 seed: seed_for(spec, pi, 1, fi * 4096 + job.job_index as usize, ns),
                 available_plids: available_plids(cfg, ns),
+                timed,
             };
             let file_name = &f.spec.file;
             if f.file.phases.len() == 1 {
                 for job in &f.file.phases[0] {
                     let src = job.source_with(params(job)).map_err(|e| anyhow!("{e}")).with_context(|| format!("fio {file_name} on {name}"))?;
-                    sources.push(src);
-                    weights.push(f.spec.weight);
                     let clone = if job.clone_index > 0 { format!(".{}", job.clone_index) } else { String::new() };
-                    labels.push(Label { name: format!("{}{clone}", job.name), namespace: name.clone() });
+                    parts.push(Part {
+                        source: src,
+                        weight: f.spec.weight,
+                        label: Label { name: format!("{}{clone}", job.name), namespace: name.clone() },
+                        timing: fio_timing(job, spec.scale),
+                    });
                 }
             } else {
                 // stonewall phases inside the file run one after another: one chained source.
-                let mut parts: Vec<Box<dyn IoSource>> = Vec::new();
+                let mut chain: Vec<Box<dyn IoSource>> = Vec::new();
                 for jobs in &f.file.phases {
                     let mut subs = Vec::new();
                     for job in jobs {
                         subs.push(job.source_with(params(job)).map_err(|e| anyhow!("{e}")).with_context(|| format!("fio {file_name} on {name}"))?);
                     }
                     let n = subs.len();
-                    parts.push(Box::new(Interleave::new(subs, vec![1; n])));
+                    chain.push(Box::new(Interleave::new(subs, vec![1; n])));
                 }
-                sources.push(Box::new(Chain::new(parts)));
-                weights.push(f.spec.weight);
-                labels.push(Label { name: file_name.clone(), namespace: name.clone() });
+                let timing = fio_timing(&f.file.phases[0][0], spec.scale);
+                parts.push(Part {
+                    source: Box::new(Chain::new(chain)),
+                    weight: f.spec.weight,
+                    label: Label { name: file_name.clone(), namespace: name.clone() },
+                    timing,
+                });
             }
         }
     }
@@ -242,9 +315,12 @@ pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedF
     if !inputs.is_empty() {
         let slot = Arc::new(Mutex::new(None));
         errors.0.push(slot.clone());
-        sources.push(Box::new(CheckedTraces { merge: TraceMerge::new(inputs), slot }));
-        weights.push(1);
-        labels.push(Label { name: format!("traces ({})", trace_names.join(", ")), namespace: trace_ns.join(", ") });
+        parts.push(Part {
+            source: Box::new(CheckedTraces { merge: TraceMerge::new(inputs), slot }),
+            weight: 1,
+            label: Label { name: format!("traces ({})", trace_names.join(", ")), namespace: trace_ns.join(", ") },
+            timing: PartTiming { iodepth: DEFAULT_IODEPTH, ..Default::default() },
+        });
     }
-    Ok(PhaseSources { source: Interleave::new(sources, weights), labels, errors })
+    Ok(Parts { parts, errors })
 }

@@ -156,6 +156,10 @@ pub struct WorkloadSpec {
     pub reclaim_group: u16,
     /// Stream id (streams directive) carried by writes.
     pub stream: Option<u16>,
+    /// Timed mode: I/Os in flight (default 32).
+    pub iodepth: Option<u32>,
+    /// Timed mode: cap on I/Os per second.
+    pub rate_iops: Option<f64>,
 }
 
 /// `[[phase]]`: sources that run concurrently; phases run one after another.
@@ -218,6 +222,53 @@ fn default_offsets() -> String {
     "wrap".into()
 }
 
+/// `[timing]`: the timing model (off by default). Needs `[device.geometry]` for page size,
+/// planes, dies and channels.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimingSpec {
+    #[serde(default)]
+    pub enabled: bool,
+    /// "slc" | "tlc" | "qlc": default tR, tPROG, tBERS and P/E cycles (docs/model.md).
+    #[serde(default = "default_nand")]
+    pub nand: String,
+    /// Overrides, e.g. "50us", "937.5us", "5ms".
+    pub t_read: Option<String>,
+    pub t_prog: Option<String>,
+    pub t_erase: Option<String>,
+    pub pe_cycles: Option<u32>,
+    /// NAND bus rate per channel, e.g. "1600MT/s" (8-bit bus: 1 byte per transfer).
+    #[serde(default = "default_channel_rate")]
+    pub channel_rate: String,
+    /// Host interface: "pcie3x4", "pcie4x4", "pcie5x4", ... or a rate like "7GB/s".
+    #[serde(default = "default_host_link")]
+    pub host_link: String,
+    /// Write buffer size (writes complete once buffered).
+    #[serde(default = "default_write_buffer")]
+    pub write_buffer: String,
+    /// Host reads suspend programs and erases on their die.
+    #[serde(default)]
+    pub program_suspend: bool,
+    #[serde(default = "default_suspend_overhead")]
+    pub suspend_overhead: String,
+}
+
+fn default_nand() -> String {
+    "tlc".into()
+}
+fn default_channel_rate() -> String {
+    "1600MT/s".into()
+}
+fn default_host_link() -> String {
+    "pcie4x4".into()
+}
+fn default_write_buffer() -> String {
+    "64MiB".into()
+}
+fn default_suspend_overhead() -> String {
+    "20us".into()
+}
+
 /// The experiment document after variant merging.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -243,6 +294,8 @@ pub struct ExperimentSpec {
     pub workload: Vec<WorkloadSpec>,
     #[serde(default)]
     pub phase: Vec<PhaseSpec>,
+    #[serde(default)]
+    pub timing: Option<TimingSpec>,
     /// Published figures, for docs/experiments.md (free-form; not used by the simulation).
     #[serde(default)]
     pub published: Option<toml::Table>,
@@ -370,7 +423,9 @@ impl DeviceSpec {
         let erase_unit = match (&self.erase_unit, &self.geometry) {
             (Some(e), None) => size("device.erase_unit", e)?,
             (None, Some(g)) => g.superblock_bytes()?,
-            (Some(_), Some(_)) => bail!("device: give erase_unit or geometry, not both"),
+            // An explicit erase unit overrides the superblock the geometry implies (scaled runs
+            // keep the geometry for the timing model and shrink the erase unit).
+            (Some(e), Some(_)) => size("device.erase_unit", e)?,
             (None, None) => bail!("device: erase_unit missing (e.g. erase_unit = \"256MiB\") and no [device.geometry] to derive it from"),
         };
         let geo_raw = self.geometry.as_ref().and_then(|g| g.raw_bytes().transpose()).transpose()?;

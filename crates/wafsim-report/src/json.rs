@@ -42,6 +42,24 @@ pub fn variant(r: &VariantResult) -> Value {
             "gc_bytes": n.gc_bytes,
             "waf": waf(n.media_bytes, n.host_bytes),
         })).collect::<Vec<_>>(),
+        "timing": r.timed.map(|t| json!({
+            "elapsed_ns": t.elapsed_ns,
+            "dies": t.dies,
+            "busy_ns": {
+                "host": t.busy.host_ns(),
+                "gc": t.busy.gc_ns(),
+                "host_program": t.busy.host_program_ns,
+                "host_read": t.busy.host_read_ns,
+                "gc_program": t.busy.gc_program_ns,
+                "gc_read": t.busy.gc_read_ns,
+                "erase": t.busy.erase_ns,
+            },
+            "pe_cycles": t.pe_cycles,
+            "lifetime_years": r.lifetime_years(),
+            "measured_dwpd": r.measured_dwpd(),
+            "sustainable_dwpd_5y": r.sustainable_dwpd(),
+            "write_bytes_per_sec": r.hbmw() as f64 / (t.elapsed_ns.max(1) as f64 * 1e-9),
+        })),
         "phases": r.phases.iter().map(|p| json!({
             "name": p.name,
             "measured": p.measured,
@@ -68,8 +86,24 @@ pub fn variants(results: &[VariantResult]) -> Value {
     json!({ "variants": results.iter().map(variant).collect::<Vec<_>>() })
 }
 
-fn direction(ios: u64, bytes: u64) -> Value {
-    json!({ "io_bytes": bytes, "io_kbytes": bytes / 1024, "total_ios": ios })
+fn direction(ios: u64, bytes: u64, t: Option<(&wafsim_experiment::run::DirTiming, u64)>) -> Value {
+    let mut v = json!({ "io_bytes": bytes, "io_kbytes": bytes / 1024, "total_ios": ios });
+    if let Some((d, window_ns)) = t {
+        let pct = json!({
+            "50.000000": d.lat_p50_ns,
+            "99.000000": d.lat_p99_ns,
+            "99.900000": d.lat_p999_ns,
+            "99.990000": d.lat_p9999_ns,
+        });
+        let o = v.as_object_mut().expect("object");
+        o.insert("bw_bytes".into(), json!(d.bytes_per_sec.round() as u64));
+        o.insert("bw".into(), json!((d.bytes_per_sec / 1024.0).round() as u64));
+        o.insert("iops".into(), json!(d.iops));
+        o.insert("runtime".into(), json!(window_ns / 1_000_000));
+        o.insert("clat_ns".into(), json!({ "N": d.ios, "max": d.lat_max_ns, "mean": d.lat_mean_ns, "percentile": pct }));
+        o.insert("lat_ns".into(), json!({ "N": d.ios, "max": d.lat_max_ns, "mean": d.lat_mean_ns }));
+    }
+    v
 }
 
 /// fio's JSON layout where it fits: a "jobs" array (one entry per variant and workload
@@ -89,9 +123,11 @@ pub fn fio_like(results: &[VariantResult]) -> Value {
                 "phase": j.phase,
                 "measured": j.measured,
                 "namespace": j.namespace,
-                "read": direction(s.read_ios, s.read_bytes),
-                "write": direction(s.write_ios, s.write_bytes),
-                "trim": direction(s.trim_ios, s.trim_bytes),
+                "read": direction(s.read_ios, s.read_bytes, j.timing.as_ref().map(|t| (&t.read, t.window_ns))),
+                "write": direction(s.write_ios, s.write_bytes, j.timing.as_ref().map(|t| (&t.write, t.window_ns))),
+                "trim": direction(s.trim_ios, s.trim_bytes, j.timing.as_ref().map(|t| (&t.trim, t.window_ns))),
+                "iodepth": j.timing.map(|t| t.iodepth),
+                "mean_inflight": j.timing.map(|t| t.mean_inflight),
             }));
         }
     }

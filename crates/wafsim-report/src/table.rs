@@ -116,7 +116,33 @@ pub fn variants(results: &[VariantResult]) -> String {
             }
         }
         let measured_jobs: Vec<_> = r.jobs.iter().filter(|j| j.measured).collect();
-        if !measured_jobs.is_empty() {
+        if measured_jobs.iter().any(|j| j.timing.is_some()) {
+            let _ = writeln!(
+                s,
+                "  {:<14} {:<8} {:>10} {:>11} {:>10} {:>11} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                "job", "ns", "read IOPS", "read BW", "write IOPS", "write BW", "lat mean", "p50", "p99", "p99.9", "p99.99"
+            );
+            for j in &measured_jobs {
+                let Some(t) = &j.timing else { continue };
+                // Latency columns describe the job's main direction (reads if it reads more).
+                let d = if t.read.ios >= t.write.ios { &t.read } else { &t.write };
+                let _ = writeln!(
+                    s,
+                    "  {:<14} {:<8} {:>10.0} {:>9}/s {:>10.0} {:>9}/s {:>10} {:>10} {:>10} {:>10} {:>10}",
+                    j.name,
+                    j.namespace,
+                    t.read.iops,
+                    mb(t.read.bytes_per_sec),
+                    t.write.iops,
+                    mb(t.write.bytes_per_sec),
+                    us(d.lat_mean_ns),
+                    us(d.lat_p50_ns as f64),
+                    us(d.lat_p99_ns as f64),
+                    us(d.lat_p999_ns as f64),
+                    us(d.lat_p9999_ns as f64)
+                );
+            }
+        } else if !measured_jobs.is_empty() {
             let _ = writeln!(s, "  {:<32} {:<10} {:>12} {:>12} {:>12} {:>12}", "job", "namespace", "written", "read", "trimmed", "I/Os");
             for j in measured_jobs {
                 let _ = writeln!(
@@ -131,6 +157,26 @@ pub fn variants(results: &[VariantResult]) -> String {
                 );
             }
         }
+        if let Some(t) = &r.timed {
+            let secs = t.elapsed_ns as f64 * 1e-9;
+            let total = (t.dies as f64 * t.elapsed_ns as f64).max(1.0);
+            let _ = writeln!(
+                s,
+                "  simulated {:.3} s: host writes {}/s, reads {}/s; die time busy {:.1}% host, {:.1}% GC (copies + erases)",
+                secs,
+                mb(r.hbmw() as f64 / secs),
+                mb(c.host_read_bytes as f64 / secs),
+                t.busy.host_ns() as f64 / total * 100.0,
+                t.busy.gc_ns() as f64 / total * 100.0
+            );
+            if let (Some(y), Some(dw), Some(sd)) = (r.lifetime_years(), r.measured_dwpd(), r.sustainable_dwpd()) {
+                let _ = writeln!(
+                    s,
+                    "  endurance: {} P/E cycles -> {:.2} years at this write rate ({:.2} drive writes/day); sustains {:.2} DWPD for 5 years at WAF {:.3}",
+                    t.pe_cycles, y, dw, sd, r.waf()
+                );
+            }
+        }
         if c.trim_bytes > 0 || c.host_read_bytes > 0 {
             let _ = writeln!(s, "  trimmed {}, read {}", human(c.trim_bytes), human(c.host_read_bytes));
         }
@@ -141,8 +187,56 @@ pub fn variants(results: &[VariantResult]) -> String {
         for r in results {
             let _ = writeln!(s, "{:<20} {:>8.3} {:>14} {:>14} {:>14}", r.name, r.waf(), human(r.hbmw()), human(r.mbmw()), human(r.mbe()));
         }
+        if results.iter().all(|r| r.timed.is_some()) {
+            let base = &results[0];
+            let _ = writeln!(s, "\n{:<20} {:>12} {:>12} {:>12} {:>12} {:>14}", "variant", "write BW", "read IOPS", "write vs 1st", "read vs 1st", "life vs 1st");
+            for r in results {
+                let (w, ri) = timed_totals(r);
+                let (bw, bri) = timed_totals(base);
+                // Life at equal host writes: the ratio of sustainable DWPD (inverse WAF ratio).
+                let life = match (r.sustainable_dwpd(), base.sustainable_dwpd()) {
+                    (Some(a), Some(b)) => format!("{:.2}x", a / b),
+                    _ => "-".into(),
+                };
+                let _ = writeln!(
+                    s,
+                    "{:<20} {:>10}/s {:>12.0} {:>+11.0}% {:>+11.0}% {:>14}",
+                    r.name,
+                    mb(w),
+                    ri,
+                    (w / bw - 1.0) * 100.0,
+                    (ri / bri - 1.0) * 100.0,
+                    life
+                );
+            }
+        }
     }
     s
+}
+
+/// Measured-phase write bandwidth (bytes/s) and read IOPS summed over jobs.
+pub fn timed_totals(r: &VariantResult) -> (f64, f64) {
+    let mut w = 0.0;
+    let mut ri = 0.0;
+    for j in r.jobs.iter().filter(|j| j.measured) {
+        if let Some(t) = &j.timing {
+            w += t.write.bytes_per_sec;
+            ri += t.read.iops;
+        }
+    }
+    (w, ri)
+}
+
+fn mb(bytes_per_sec: f64) -> String {
+    format!("{:.1} MB", bytes_per_sec / 1e6)
+}
+
+fn us(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.0} us", ns / 1e3)
+    }
 }
 
 /// `wafsim device show`.

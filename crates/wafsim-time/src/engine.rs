@@ -139,36 +139,47 @@ impl Timeline {
         }
     }
 
-    /// Issue one I/O at `now`; returns its completion time.
+    fn write_need(&self, io: &Io) -> u64 {
+        let mu = self.cfg.mapping_unit as u64;
+        let first = io.offset / mu;
+        let last = (io.offset + io.len as u64 - 1) / mu;
+        (last - first + 1) * mu
+    }
+
+    /// Free the buffer space of programs finished by `t`.
+    fn release_until(&mut self, t: u64) {
+        while let Some(&Reverse((r, b))) = self.releases.peek() {
+            if r > t {
+                break;
+            }
+            self.releases.pop();
+            self.buffered -= b;
+        }
+    }
+
+    /// Whether a write fits in the buffer now (after releasing what finished by `now`).
+    fn fits(&mut self, io: &Io, now: u64) -> bool {
+        self.release_until(now);
+        // An empty buffer takes any write, so one larger than the buffer cannot wait forever.
+        self.buffered == 0 || self.buffered + self.write_need(io) <= self.cfg.write_buffer_bytes
+    }
+
+    /// Take a write into the buffer at `now` (it fits): transfer over the host link, update the
+    /// FTL, schedule the NAND work it causes. Returns the write's completion time.
+    fn admit_write(&mut self, dev: &mut Device, io: &Io, now: u64) -> Result<u64, DeviceError> {
+        let start = now.max(self.link_in_free);
+        let done = start + self.link_ns(io.len as u64);
+        self.link_in_free = done;
+        self.buffered += self.write_need(io);
+        dev.submit(io)?;
+        self.charge_media(dev, done);
+        Ok(done)
+    }
+
+    /// Issue one read or trim at `now`; returns its completion time.
     fn issue(&mut self, dev: &mut Device, io: &Io, now: u64) -> Result<u64, DeviceError> {
         match io.op {
-            Op::Write => {
-                let mu = self.cfg.mapping_unit as u64;
-                let first = io.offset / mu;
-                let last = (io.offset + io.len as u64 - 1) / mu;
-                let need = (last - first + 1) * mu;
-                let mut t = now;
-                while let Some(&Reverse((r, b))) = self.releases.peek() {
-                    if r > t {
-                        break;
-                    }
-                    self.releases.pop();
-                    self.buffered -= b;
-                }
-                // Buffer full: wait for the earliest programs to finish.
-                while self.buffered + need > self.cfg.write_buffer_bytes {
-                    let Some(Reverse((r, b))) = self.releases.pop() else { break };
-                    t = t.max(r);
-                    self.buffered -= b;
-                }
-                let start = t.max(self.link_in_free);
-                let done = start + self.link_ns(io.len as u64);
-                self.link_in_free = done;
-                self.buffered += need;
-                dev.submit(io)?;
-                self.charge_media(dev, done);
-                Ok(done)
-            }
+            Op::Write => unreachable!("writes go through admit_write"),
             Op::Read => {
                 dev.submit(io)?;
                 let mu = self.cfg.mapping_unit as u64;
@@ -287,12 +298,46 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
         })
         .collect();
     let mut heap = BinaryHeap::new();
-    for j in 0..states.len() {
-        heap.push(Reverse(Event { time: t0, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
-    }
+    // Writes waiting for buffer space, in arrival order: (job, io, submitted).
+    let mut waiting: std::collections::VecDeque<(u32, Io, u64)> = std::collections::VecDeque::new();
     let mut end = t0;
-    while let Some(Reverse(ev)) = heap.pop() {
+    // Start: fill the queues round-robin, one I/O per job at a time, as parallel submission
+    // queues arbitrated round-robin would (filling job after job would convoy them).
+    let max_depth = states.iter().map(|s| s.spec.iodepth.max(1)).max().unwrap_or(0);
+    for _ in 0..max_depth {
+        for j in 0..states.len() {
+            submit_some(dev, tl, &mut states, &mut heap, &mut waiting, j, t0, 1)?;
+        }
+    }
+    for (j, s) in states.iter_mut().enumerate() {
+        s.wake_pending = false;
+        if s.next_allowed > t0 && s.inflight < s.spec.iodepth.max(1) {
+            s.wake_pending = true;
+            heap.push(Reverse(Event { time: s.next_allowed, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
+        }
+    }
+    loop {
+        // Buffer space freed before the next event admits waiting writes, in order.
+        if !waiting.is_empty() {
+            let next_ev = heap.peek().map_or(u64::MAX, |Reverse(e)| e.time);
+            if let Some(&Reverse((r, _))) = tl.releases.peek() {
+                if r <= next_ev {
+                    tl.release_until(r);
+                    while let Some(&(j, io, submitted)) = waiting.front() {
+                        if !tl.fits(&io, r) {
+                            break;
+                        }
+                        waiting.pop_front();
+                        let done = tl.admit_write(dev, &io, r)?;
+                        heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
+                    }
+                    continue;
+                }
+            }
+        }
+        let Some(Reverse(ev)) = heap.pop() else { break };
         let now = ev.time;
+        tl.media.advance(now);
         end = end.max(now);
         let j = ev.job as usize;
         {
@@ -315,42 +360,9 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
                 s.wake_pending = false;
             }
         }
-        // Refill the job's queue.
-        loop {
-            let s = &mut states[j];
-            if s.inflight >= s.spec.iodepth.max(1) || now >= s.stop_at {
-                break;
-            }
-            if now < s.next_allowed {
-                if !s.wake_pending {
-                    s.wake_pending = true;
-                    heap.push(Reverse(Event { time: s.next_allowed, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
-                }
-                break;
-            }
-            let Some(io) = s.next_io() else { break };
-            let done = tl.issue(dev, &io, now)?;
-            let s = &mut states[j];
-            s.advance(now);
-            s.inflight += 1;
-            let mut gap = 0f64;
-            if let Some(r) = s.spec.rate_iops {
-                gap = gap.max(1e9 / r);
-            }
-            if let Some(r) = s.spec.rate_bytes {
-                gap = gap.max(io.len as f64 * 1e9 / r);
-            }
-            if gap > 0.0 {
-                s.next_allowed = now + gap.round() as u64;
-            }
-            let op = match io.op {
-                Op::Write => 0,
-                Op::Read => 1,
-                Op::Trim => 2,
-            };
-            heap.push(Reverse(Event { time: done, job: j as u32, kind: 0, submitted: now, op, len: io.len }));
-        }
+        submit_some(dev, tl, &mut states, &mut heap, &mut waiting, j, now, u32::MAX)?;
     }
+    debug_assert!(waiting.is_empty());
     tl.now = end;
     let busy = tl.media.busy;
     let results = states
@@ -379,4 +391,61 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
             erase_ns: busy.erase_ns - busy0.erase_ns,
         },
     })
+}
+
+/// Let job `j` issue up to `max` I/Os at `now` (bounded by its queue depth, rate and runtime).
+fn submit_some(
+    dev: &mut Device,
+    tl: &mut Timeline,
+    states: &mut [JobState],
+    heap: &mut BinaryHeap<Reverse<Event>>,
+    waiting: &mut std::collections::VecDeque<(u32, Io, u64)>,
+    j: usize,
+    now: u64,
+    max: u32,
+) -> Result<(), DeviceError> {
+    let mut issued = 0;
+    while issued < max {
+        let s = &mut states[j];
+        if s.inflight >= s.spec.iodepth.max(1) || now >= s.stop_at {
+            break;
+        }
+        if now < s.next_allowed {
+            if !s.wake_pending {
+                s.wake_pending = true;
+                heap.push(Reverse(Event { time: s.next_allowed, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
+            }
+            break;
+        }
+        let Some(io) = s.next_io() else { break };
+        if let Some(ahead) = s.buf.get(s.pos + 16) {
+            dev.prefetch_io(ahead);
+        }
+        s.advance(now);
+        s.inflight += 1;
+        let mut gap = 0f64;
+        if let Some(r) = s.spec.rate_iops {
+            gap = gap.max(1e9 / r);
+        }
+        if let Some(r) = s.spec.rate_bytes {
+            gap = gap.max(io.len as f64 * 1e9 / r);
+        }
+        if gap > 0.0 {
+            s.next_allowed = now + gap.round() as u64;
+        }
+        issued += 1;
+        if io.op == Op::Write {
+            if waiting.is_empty() && tl.fits(&io, now) {
+                let done = tl.admit_write(dev, &io, now)?;
+                heap.push(Reverse(Event { time: done, job: j as u32, kind: 0, submitted: now, op: 0, len: io.len }));
+            } else {
+                waiting.push_back((j as u32, io, now));
+            }
+            continue;
+        }
+        let done = tl.issue(dev, &io, now)?;
+        let op = if io.op == Op::Read { 1 } else { 2 };
+        heap.push(Reverse(Event { time: done, job: j as u32, kind: 0, submitted: now, op, len: io.len }));
+    }
+    Ok(())
 }

@@ -23,12 +23,69 @@ impl Busy {
     }
 }
 
+/// A channel's future busy intervals, so that a transfer can use a gap before a transfer
+/// booked later in time (programs are booked when their data is buffered, possibly ahead of
+/// when the die can take them).
+#[derive(Debug, Clone, Default)]
+struct Channel {
+    /// Disjoint (start, end) intervals, sorted by start, from index `head` on (intervals before
+    /// `head` have ended and are dropped in bulk now and then).
+    busy: Vec<(u64, u64)>,
+    head: usize,
+}
+
+/// Gaps shorter than this cannot hold any transfer worth booking; closing them keeps the
+/// interval list short.
+const MIN_GAP_NS: u64 = 1_000;
+
+impl Channel {
+    /// Book `dur` ns at the first gap starting at or after `t`; returns the start.
+    fn book(&mut self, t: u64, dur: u64) -> u64 {
+        let mut start = t;
+        // Intervals are disjoint and sorted, so their ends are sorted too: skip those ending
+        // before `t` by binary search.
+        let mut i = self.head + self.busy[self.head..].partition_point(|&(_, e)| e <= t);
+        while i < self.busy.len() {
+            let (s, e) = self.busy[i];
+            if s >= start + dur {
+                break;
+            }
+            start = start.max(e);
+            i += 1;
+        }
+        // Insert at i (every interval before i starts before `start`); merge with neighbours
+        // that touch or leave only a useless gap.
+        let end = start + dur;
+        let merge_prev = i > self.head && self.busy[i - 1].1 + MIN_GAP_NS >= start;
+        let merge_next = i < self.busy.len() && self.busy[i].0 <= end + MIN_GAP_NS;
+        match (merge_prev, merge_next) {
+            (true, true) => {
+                self.busy[i - 1].1 = self.busy[i].1;
+                self.busy.remove(i);
+            }
+            (true, false) => self.busy[i - 1].1 = end,
+            (false, true) => self.busy[i].0 = start,
+            (false, false) => self.busy.insert(i, (start, end)),
+        }
+        start
+    }
+
+    /// Forget intervals that ended by `now` (no later request starts before `now`).
+    fn prune(&mut self, now: u64) {
+        self.head += self.busy[self.head..].partition_point(|&(_, e)| e <= now);
+        if self.head > 64 && self.head * 2 > self.busy.len() {
+            self.busy.drain(..self.head);
+            self.head = 0;
+        }
+    }
+}
+
 pub struct Media {
     die_free: Vec<u64>,
     /// When each die's cache register is free for the next program's data (cache programming:
     /// data-in of the next program overlaps the current tPROG).
     cache_free: Vec<u64>,
-    ch_free: Vec<u64>,
+    ch: Vec<Channel>,
     channels: u32,
     dies_per_rg: u32,
     t_read: u64,
@@ -48,7 +105,7 @@ impl Media {
         Media {
             die_free: vec![0; cfg.dies as usize],
             cache_free: vec![0; cfg.dies as usize],
-            ch_free: vec![0; cfg.channels as usize],
+            ch: vec![Channel::default(); cfg.channels as usize],
             channels: cfg.channels,
             dies_per_rg: cfg.dies_per_rg(),
             t_read: cfg.nand.t_read_ns,
@@ -67,15 +124,21 @@ impl Media {
         (die % self.channels) as usize
     }
 
+    /// The simulation clock advanced to `now`: no request will start earlier.
+    pub fn advance(&mut self, now: u64) {
+        for c in &mut self.ch {
+            c.prune(now);
+        }
+    }
+
     /// Program one program unit on `die`, data available at `at`: the channel moves the data
     /// into the die's cache register (as soon as the register is free), then the array programs
     /// once the previous program is done. Returns the completion time.
     pub fn program(&mut self, at: u64, die: u32, host: bool) -> u64 {
         let ch = self.channel_of(die);
         let d = die as usize;
-        let xfer_start = at.max(self.ch_free[ch]).max(self.cache_free[d]);
+        let xfer_start = self.ch[ch].book(at.max(self.cache_free[d]), self.program_xfer);
         let xfer_done = xfer_start + self.program_xfer;
-        self.ch_free[ch] = xfer_done;
         let array_start = xfer_done.max(self.die_free[d]);
         self.cache_free[d] = array_start;
         let done = array_start + self.t_prog;
@@ -102,9 +165,8 @@ impl Media {
             at.max(self.die_free[d])
         };
         let ready = array_start + self.t_read;
-        let xfer_start = ready.max(self.ch_free[ch]);
+        let xfer_start = self.ch[ch].book(ready, xfer);
         let done = xfer_start + xfer;
-        self.ch_free[ch] = done;
         if host && self.suspend && self.die_free[d] > at {
             self.die_free[d] += self.suspend_overhead + self.t_read;
         } else {
@@ -133,5 +195,24 @@ impl Media {
     /// Latest time any die is busy until.
     pub fn drained_at(&self) -> u64 {
         self.die_free.iter().copied().max().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Channel;
+
+    #[test]
+    fn channel_books_gaps() {
+        let mut c = Channel::default();
+        assert_eq!(c.book(10_000, 100), 10_000);
+        assert_eq!(c.book(0, 100), 0); // a 9.9 us gap stays open
+        assert_eq!(c.busy, vec![(0, 100), (10_000, 10_100)]);
+        assert_eq!(c.book(9_950, 100), 10_100); // overlaps: goes after, merged
+        assert_eq!(c.book(100, 9_000), 100); // fills the gap; the rest (< 1 us) closes
+        assert_eq!(c.busy, vec![(0, 10_200)]);
+        assert_eq!(c.book(12_000, 10), 12_000);
+        c.prune(11_000);
+        assert_eq!(&c.busy[c.head..], &[(12_000, 12_010)]);
     }
 }

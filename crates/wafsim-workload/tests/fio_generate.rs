@@ -173,7 +173,7 @@ fn fdp_roundrobin_and_random_pids() {
 
     // No list: all handles the namespace offers, in turn; ids out of range are rejected.
     let j = job("[f]\nrw=write\nbs=4k\nsize=16k\nfdp=1\n");
-    let p = SourceParams { ns: 0, ns_bytes: MIB, seed: 1, available_plids: Some(2) };
+    let p = SourceParams { ns: 0, ns_bytes: MIB, seed: 1, available_plids: Some(2), timed: false };
     let mut src = j.source_with(p).unwrap();
     let mut v = Vec::new();
     src.fill(&mut v, 100);

@@ -43,6 +43,9 @@ pub struct SourceParams {
     /// Number of placement ids (FDP placement handles / streams) the namespace offers; used
     /// as the default id list and to validate `plids`.
     pub available_plids: Option<u16>,
+    /// The timing model runs the job: a time_based job is then bounded by its runtime (and
+    /// number_ios), not by io_size.
+    pub timed: bool,
 }
 
 const READ: usize = 0;
@@ -93,11 +96,11 @@ impl FioJob {
         }
     }
 
-    fn plan(&self, ns_bytes: u64) -> Result<Plan, FioError> {
+    fn plan(&self, ns_bytes: u64, timed: bool) -> Result<Plan, FioError> {
         let t = &self.timing;
-        if t.time_based && self.io_size.is_none() && self.number_ios.is_none() {
+        if !timed && t.time_based && self.io_size.is_none() && self.number_ios.is_none() {
             return Err(self.err(format!(
-                "the amount of I/O is set only by runtime (time_based, runtime={}s), and wafsim has no timing model yet; add io_size=<bytes> (or number_ios=<n>) to bound the job",
+                "the amount of I/O is set only by runtime (time_based, runtime={}s), which needs the timing model: enable it ([timing] enabled = true in the experiment) or add io_size=<bytes> (or number_ios=<n>) to bound the job",
                 t.runtime_ns.unwrap_or(0) / 1_000_000_000
             )));
         }
@@ -134,7 +137,9 @@ impl FioJob {
         if len < max_bs {
             return Err(self.err(format!("region of {len} bytes is smaller than the block size {max_bs}")));
         }
-        let bytes_total = if t.time_based {
+        let bytes_total = if t.time_based && timed {
+            u64::MAX
+        } else if t.time_based {
             // fio loops over the region until the runtime ends; until wafsim has a timing model,
             // io_size (if given) stands in for the runtime, and number_ios bounds the job as in fio.
             self.io_size.map_or(u64::MAX, |s| s.resolve(len, 1))
@@ -152,7 +157,7 @@ impl FioJob {
     /// Bytes this job will write on a namespace of `ns_bytes` (expected value for mixed
     /// workloads, exact otherwise up to the last block); `None` if the job cannot run.
     pub fn write_bytes_hint(&self, ns_bytes: u64) -> Option<u64> {
-        let plan = self.plan(ns_bytes).ok()?;
+        let plan = self.plan(ns_bytes, false).ok()?;
         let frac = match self.rw {
             RwMode::Write | RwMode::RandWrite | RwMode::TrimWrite | RwMode::RandTrimWrite => 1.0,
             RwMode::ReadWrite | RwMode::RandRw => (100 - self.rwmixread) as f64 / 100.0,
@@ -184,7 +189,7 @@ impl FioJob {
     /// assert_eq!(v.iter().map(|io| io.offset).collect::<Vec<_>>(), [0, 4096, 8192, 12288]);
     /// ```
     pub fn source(&self, ns: u32, ns_bytes: u64, seed: u64) -> Result<Box<dyn IoSource>, FioError> {
-        self.source_with(SourceParams { ns, ns_bytes, seed, available_plids: None })
+        self.source_with(SourceParams { ns, ns_bytes, seed, available_plids: None, timed: false })
     }
 
     /// [`FioJob::source`] with all parameters.
@@ -194,7 +199,7 @@ impl FioJob {
 
     /// The concrete generator (same as [`FioJob::source_with`], unboxed).
     pub fn generator(&self, p: SourceParams) -> Result<FioSource, FioError> {
-        let plan = self.plan(p.ns_bytes)?;
+        let plan = self.plan(p.ns_bytes, p.timed)?;
         let base = self.randseed.unwrap_or(p.seed);
         let mut rng = Rng::derive(base, 0xF10_0000 + self.job_index as u64);
         let nblocks = (plan.region_len / plan.align).max(1);

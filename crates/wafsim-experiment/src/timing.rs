@@ -1,0 +1,132 @@
+//! From `[timing]` and `[device.geometry]` to the timing model's configuration.
+
+use crate::spec::ExperimentSpec;
+use anyhow::{anyhow, bail, Result};
+use wafsim_core::units::parse_bytes;
+use wafsim_core::DeviceConfig;
+use wafsim_time::config::pcie_bytes_per_sec;
+use wafsim_time::{NandTiming, TimingConfig};
+
+/// Parse a duration: "50us", "937.5us", "5ms", "21600s", "6h", "2m" (minutes), or plain
+/// nanoseconds.
+pub fn parse_duration_ns(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let v: f64 = num.parse().map_err(|_| anyhow!("duration {s:?}: expected a number with a unit, e.g. \"50us\", \"5ms\", \"6h\""))?;
+    let mult = match unit.trim() {
+        "" | "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        "m" | "min" => 60e9,
+        "h" => 3600e9,
+        u => bail!("duration {s:?}: unknown unit {u:?} (ns, us, ms, s, m, h)"),
+    };
+    Ok((v * mult).round() as u64)
+}
+
+/// "1600MT/s" (8-bit NAND bus: bytes/s = MT/s x 1e6), "2.4GB/s", or bytes per second.
+fn parse_rate(field: &str, s: &str) -> Result<f64> {
+    let t = s.trim();
+    if let Some(mt) = t.strip_suffix("MT/s") {
+        return mt.trim().parse::<f64>().map(|v| v * 1e6).map_err(|_| anyhow!("{field}: {s:?} is not a rate"));
+    }
+    if let Some(b) = t.strip_suffix("/s") {
+        return parse_bytes(b).map(|v| v as f64).map_err(|e| anyhow!("{field}: {e}"));
+    }
+    t.parse::<f64>().map_err(|_| anyhow!("{field}: {s:?}: expected e.g. \"1600MT/s\" or \"2GB/s\""))
+}
+
+fn host_link(s: &str) -> Result<f64> {
+    if let Some(rest) = s.strip_prefix("pcie") {
+        if let Some((g, l)) = rest.split_once('x') {
+            if let (Ok(g), Ok(l)) = (g.parse(), l.parse()) {
+                return pcie_bytes_per_sec(g, l).ok_or_else(|| anyhow!("timing.host_link {s:?}: PCIe generation 3 to 6"));
+            }
+        }
+        bail!("timing.host_link {s:?}: expected e.g. \"pcie4x4\"");
+    }
+    parse_rate("timing.host_link", s)
+}
+
+/// The timing configuration of a (scaled) experiment, or None when timing is off.
+pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option<TimingConfig>> {
+    let Some(t) = &spec.timing else { return Ok(None) };
+    if !t.enabled {
+        return Ok(None);
+    }
+    let Some(g) = &spec.device.geometry else {
+        bail!("timing: the timing model needs [device.geometry] (page_size, pages_per_block, planes_per_die, dies_per_channel, channels)");
+    };
+    let mut nand = NandTiming::preset(&t.nand).ok_or_else(|| anyhow!("timing.nand {:?}: expected \"slc\", \"tlc\" or \"qlc\"", t.nand))?;
+    if let Some(v) = &t.t_read {
+        nand.t_read_ns = parse_duration_ns(v)?;
+    }
+    if let Some(v) = &t.t_prog {
+        nand.t_prog_ns = parse_duration_ns(v)?;
+    }
+    if let Some(v) = &t.t_erase {
+        nand.t_erase_ns = parse_duration_ns(v)?;
+    }
+    if let Some(v) = t.pe_cycles {
+        nand.pe_cycles = v;
+    }
+    // A scaled erase unit holds `scale` times the pages: scale its erase time alike.
+    nand.t_erase_ns = ((nand.t_erase_ns as f64 * spec.scale).round() as u64).max(1);
+    let geo = cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
+    let dies = (g.dies_per_channel * g.channels) as u32;
+    if dies % geo.reclaim_groups != 0 {
+        bail!("timing: {dies} dies do not split evenly into {} reclaim groups", geo.reclaim_groups);
+    }
+    let tc = TimingConfig {
+        nand,
+        page_bytes: parse_bytes(&g.page_size).map_err(|e| anyhow!("device.geometry.page_size: {e}"))?,
+        planes_per_die: g.planes_per_die as u32,
+        dies,
+        channels: g.channels as u32,
+        reclaim_groups: geo.reclaim_groups,
+        channel_bytes_per_sec: parse_rate("timing.channel_rate", &t.channel_rate)?,
+        host_link_bytes_per_sec: host_link(&t.host_link)?,
+        write_buffer_bytes: parse_bytes(&t.write_buffer).map_err(|e| anyhow!("timing.write_buffer: {e}"))?,
+        program_suspend: t.program_suspend,
+        suspend_overhead_ns: parse_duration_ns(&t.suspend_overhead)?,
+        mapping_unit: cfg.mapping_unit,
+    };
+    if tc.page_bytes < cfg.mapping_unit as u64 {
+        bail!("timing: page size {} B is below the mapping unit {} B", tc.page_bytes, cfg.mapping_unit);
+    }
+    let upp = tc.units_per_program() as u64 * tc.dies_per_rg() as u64;
+    if geo.units_per_eu as u64 % upp != 0 {
+        bail!(
+            "timing: an erase unit of {} mapping units is not a whole number of program units ({} units) on each of the {} dies of a reclaim group; at a small --scale the erase unit shrinks below that: use a larger --scale",
+            geo.units_per_eu,
+            tc.units_per_program(),
+            tc.dies_per_rg()
+        );
+    }
+    if tc.write_buffer_bytes < tc.program_bytes() * geo.open_frontiers as u64 {
+        bail!(
+            "timing.write_buffer {}: must hold a program unit ({} B) for each of the {} open write frontiers",
+            t.write_buffer,
+            tc.program_bytes(),
+            geo.open_frontiers
+        );
+    }
+    Ok(Some(tc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_rates() {
+        assert_eq!(parse_duration_ns("937.5us").unwrap(), 937_500);
+        assert_eq!(parse_duration_ns("6h").unwrap(), 21_600_000_000_000);
+        assert!(parse_duration_ns("5 parsecs").is_err());
+        assert_eq!(parse_rate("x", "1600MT/s").unwrap(), 1.6e9);
+        assert_eq!(parse_rate("x", "2GB/s").unwrap(), 2e9);
+        assert!((host_link("pcie4x4").unwrap() - 7.877e9).abs() < 1e7);
+    }
+}
