@@ -136,3 +136,31 @@ fn scale_is_reported_and_presets_listed() {
     let (ok, out, _) = wafsim(&["device", "show", "client-tlc-2tb"]);
     assert!(ok && out.contains("2000398934016 B"), "{out}");
 }
+
+#[test]
+fn timed_run_reports_fio_like_latency_keys() {
+    let dir = std::env::temp_dir().join(format!("wafsim-cli-timed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("j.fio"), "[global]\niodepth=16\ntime_based\nruntime=1\n[r]\nrw=randread\nbs=4k\n[w]\nrw=randwrite\nbs=4k\nrate_iops=2000\n").unwrap();
+    let exp = dir.join("e.toml");
+    std::fs::write(
+        &exp,
+        "[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.25\n[device.geometry]\npage_size = \"16KiB\"\npages_per_block = 3\nplanes_per_die = 4\ndies_per_channel = 2\nchannels = 2\n[timing]\nenabled = true\n[[phase]]\nname = \"m\"\n[[phase.fio]]\nfile = \"j.fio\"\nnamespace = \"ns1\"\n",
+    )
+    .unwrap();
+    let (ok, out, err) = wafsim(&["run", exp.to_str().unwrap(), "--json", "--full-scale"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let w = v["jobs"].as_array().unwrap().iter().find(|j| j["jobname"] == "w").unwrap();
+    // rate_iops=2000 for 1 s of simulated time.
+    let iops = w["write"]["iops"].as_f64().unwrap();
+    assert!((iops - 2000.0).abs() < 20.0, "{iops}");
+    for k in ["50.000000", "99.000000", "99.900000", "99.990000"] {
+        assert!(w["write"]["clat_ns"]["percentile"][k].as_u64().unwrap() > 0);
+    }
+    assert!(w["write"]["bw_bytes"].as_u64().unwrap() > 0);
+    let t = &v["variants"][0]["timing"];
+    assert!(t["elapsed_ns"].as_u64().unwrap() >= 1_000_000_000);
+    assert!(t["lifetime_years"].as_f64().unwrap() > 0.0);
+    assert!(t["busy_ns"]["host"].as_u64().unwrap() > 0);
+}

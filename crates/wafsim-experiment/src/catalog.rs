@@ -94,6 +94,64 @@ pub fn markdown(entries: &[Entry], command: &str, machine: &str) -> String {
                 crate_human(r.mbmw())
             );
         }
+        // Timed runs: bandwidth and read IOPS next to [published] write_mb_s / read_iops.
+        if e.results.iter().all(|r| r.timed.is_some()) {
+            let pubf = |key: &str, name: &str| {
+                e.published.get(key).and_then(|v| v.as_table()).and_then(|t| t.get(name)).and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+            };
+            let _ = writeln!(s, "\n| variant | write MB/s | published | read IOPS | published | write IOPS per job (min - max) | life at equal host writes |");
+            let _ = writeln!(s, "|---|---:|---:|---:|---:|---|---:|");
+            let base_dwpd = e.results[0].sustainable_dwpd();
+            let mut totals = Vec::new();
+            for r in &e.results {
+                let mut w = 0.0;
+                let mut ri = 0.0;
+                let mut per_job: Vec<f64> = Vec::new();
+                for j in r.jobs.iter().filter(|j| j.measured) {
+                    if let Some(t) = &j.timing {
+                        w += t.write.bytes_per_sec;
+                        ri += t.read.iops;
+                        if t.write.ios > 0 {
+                            per_job.push(t.write.iops);
+                        }
+                    }
+                }
+                totals.push((w, ri));
+                let show = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
+                let lo = per_job.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = per_job.iter().copied().fold(0.0, f64::max);
+                let life = match (r.sustainable_dwpd(), base_dwpd) {
+                    (Some(a), Some(b)) => format!("{:.2}x", a / b),
+                    _ => "-".into(),
+                };
+                let _ = writeln!(
+                    s,
+                    "| {} | {:.1} | {} | {:.0} | {} | {:.0} - {:.0} | {life} |",
+                    r.name,
+                    w / 1e6,
+                    show(pubf("write_mb_s", &r.name), 1),
+                    ri,
+                    show(pubf("read_iops", &r.name), 0),
+                    lo,
+                    hi
+                );
+            }
+            if totals.len() > 1 {
+                for (i, r) in e.results.iter().enumerate().skip(1) {
+                    let (w0, r0) = totals[0];
+                    let (w, ri) = totals[i];
+                    let _ = writeln!(
+                        s,
+                        "\n- {} vs {}: write bandwidth {:+.0}%, read IOPS {:+.0}%{}",
+                        r.name,
+                        e.results[0].name,
+                        (w / w0 - 1.0) * 100.0,
+                        (ri / r0 - 1.0) * 100.0,
+                        e.published.get("timed_claim").and_then(|v| v.as_str()).map_or(String::new(), |c| format!(" (published: {c})"))
+                    );
+                }
+            }
+        }
         // [published] ratios = [["a", "b", "what was published"], ...]: WAF(a) / WAF(b).
         if let Some(ratios) = e.published.get("ratios").and_then(|v| v.as_array()) {
             s.push('\n');

@@ -83,9 +83,19 @@ impl Parts {
 const DEFAULT_IODEPTH: u32 = 32;
 
 fn fio_timing(job: &FioJob, scale: f64) -> PartTiming {
+    use wafsim_workload::fio::RwMode;
     let t = &job.timing;
+    // fio caps each direction (read, write, trim) separately; a job's total cap is the sum over
+    // the directions it actually issues.
+    let dirs = match job.rw {
+        RwMode::Read | RwMode::RandRead => [true, false, false],
+        RwMode::Write | RwMode::RandWrite => [false, true, false],
+        RwMode::Trim | RwMode::RandTrim => [false, false, true],
+        RwMode::ReadWrite | RwMode::RandRw => [true, true, false],
+        RwMode::TrimWrite | RwMode::RandTrimWrite => [false, true, true],
+    };
     let sum = |v: &[Option<u64>; 3]| {
-        let s: u64 = v.iter().flatten().sum();
+        let s: u64 = v.iter().zip(dirs).filter(|(_, on)| *on).filter_map(|(x, _)| *x).sum();
         (s > 0).then_some(s as f64)
     };
     PartTiming {

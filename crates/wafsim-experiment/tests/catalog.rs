@@ -94,3 +94,41 @@ namespace = "b"
     assert_eq!(r.namespaces[0].host_bytes + r.namespaces[1].host_bytes, j.stats.write_bytes);
     assert!(r.namespaces[0].host_bytes > 0 && r.namespaces[1].host_bytes > 0);
 }
+
+#[test]
+fn section2_timed_fdp_raises_bandwidth_and_read_iops() {
+    let rs = run("experiments/fdp-multi-namespace/timed.toml", 1e-3);
+    let totals = |r: &VariantResult| {
+        let mut w = 0.0;
+        let mut ri = 0.0;
+        let mut per_vm = Vec::new();
+        for j in r.jobs.iter().filter(|j| j.measured) {
+            let t = j.timing.expect("timed");
+            w += t.write.bytes_per_sec;
+            ri += t.read.iops;
+            if t.write.ios > 0 {
+                per_vm.push(t.write.iops);
+            }
+            // Little's law per job: mean in flight = IOPS x mean latency.
+            let ios = (t.read.ios + t.write.ios) as f64;
+            let lat = (t.read.lat_mean_ns * t.read.ios as f64 + t.write.lat_mean_ns * t.write.ios as f64) / ios;
+            let little = ios / (t.window_ns as f64 * 1e-9) * lat * 1e-9;
+            assert!((little - t.mean_inflight).abs() / t.mean_inflight < 0.02, "{}: {little} vs {}", j.name, t.mean_inflight);
+        }
+        (w, ri, per_vm)
+    };
+    let no = rs.iter().find(|r| r.name == "no-fdp").unwrap();
+    let fdp = rs.iter().find(|r| r.name == "fdp").unwrap();
+    let (w0, r0, vm0) = totals(no);
+    let (w1, r1, _) = totals(fdp);
+    eprintln!("write {w0:.3e} -> {w1:.3e} B/s, read {r0:.0} -> {r1:.0} IOPS, WAF {} -> {}", no.waf(), fdp.waf());
+    assert!(w1 > 1.5 * w0, "FDP write bandwidth well above no-FDP");
+    assert!(r1 > 1.5 * r0, "FDP read IOPS well above no-FDP");
+    assert!(no.waf() > 1.4 && fdp.waf() == 1.0);
+    // Without FDP the per-VM write IOPS are nearly equal whatever the block size.
+    let (lo, hi) = vm0.iter().fold((f64::MAX, 0f64), |(a, b), &v| (a.min(v), b.max(v)));
+    assert!(hi / lo < 1.05, "per-VM write IOPS {lo}..{hi}");
+    let t = no.timed.unwrap();
+    assert!(t.busy.gc_ns() > 0 && fdp.timed.unwrap().busy.gc_ns() < t.busy.gc_ns());
+    assert!(no.lifetime_years().is_some() && fdp.sustainable_dwpd().unwrap() > no.sustainable_dwpd().unwrap());
+}

@@ -153,7 +153,9 @@ impl Timeline {
                 break;
             }
             self.releases.pop();
-            self.buffered -= b;
+            // Saturating: a program can complete a program unit partly written before the
+            // timeline started (the untimed precondition), whose data was never counted in.
+            self.buffered = self.buffered.saturating_sub(b);
         }
     }
 

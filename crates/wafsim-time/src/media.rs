@@ -85,6 +85,9 @@ pub struct Media {
     /// When each die's cache register is free for the next program's data (cache programming:
     /// data-in of the next program overlaps the current tPROG).
     cache_free: Vec<u64>,
+    /// With program suspend: when each die's last host read is done with the array (reads
+    /// still run one at a time).
+    read_free: Vec<u64>,
     ch: Vec<Channel>,
     channels: u32,
     dies_per_rg: u32,
@@ -105,6 +108,7 @@ impl Media {
         Media {
             die_free: vec![0; cfg.dies as usize],
             cache_free: vec![0; cfg.dies as usize],
+            read_free: vec![0; cfg.dies as usize],
             ch: vec![Channel::default(); cfg.channels as usize],
             channels: cfg.channels,
             dies_per_rg: cfg.dies_per_rg(),
@@ -157,20 +161,23 @@ impl Media {
         let ch = self.channel_of(die);
         let d = die as usize;
         let xfer = if host { (bytes as f64 * self.ns_per_byte_channel).round() as u64 } else { self.page_xfer };
-        let array_start = if host && self.suspend && self.die_free[d] > at {
+        let suspend = host && self.suspend && self.die_free[d] > at.max(self.read_free[d]);
+        let array_start = if suspend {
             // Suspend the program/erase in progress: the read goes first, the suspended
             // operation resumes later.
-            at + self.suspend_overhead
+            at.max(self.read_free[d]) + self.suspend_overhead
         } else {
-            at.max(self.die_free[d])
+            at.max(self.die_free[d]).max(self.read_free[d])
         };
         let ready = array_start + self.t_read;
         let xfer_start = self.ch[ch].book(ready, xfer);
         let done = xfer_start + xfer;
-        if host && self.suspend && self.die_free[d] > at {
+        if suspend {
             self.die_free[d] += self.suspend_overhead + self.t_read;
+            self.read_free[d] = ready;
         } else {
-            self.die_free[d] = ready;
+            self.die_free[d] = self.die_free[d].max(ready);
+            self.read_free[d] = ready;
         }
         self.cache_free[d] = self.cache_free[d].max(done);
         if host {
