@@ -34,17 +34,36 @@ struct Channel {
     head: usize,
 }
 
-/// Gaps shorter than this cannot hold any transfer worth booking; closing them keeps the
-/// interval list short.
-const MIN_GAP_NS: u64 = 1_000;
+/// Gaps shorter than this cannot hold any transfer worth booking (a 4 KiB transfer at
+/// 1600 MT/s takes 2.56 us); closing them keeps the interval list short.
+const MIN_GAP_NS: u64 = 2_000;
+/// Gaps searched before a booking goes after the last interval (bounds the cost per booking).
+const MAX_SCAN: usize = 256;
 
 impl Channel {
     /// Book `dur` ns at the first gap starting at or after `t`; returns the start.
     fn book(&mut self, t: u64, dur: u64) -> u64 {
+        // Fast path: at or after the last booking.
+        match self.busy.last_mut() {
+            None => {
+                self.busy.push((t, t + dur));
+                return t;
+            }
+            Some(last) if t >= last.1 => {
+                if t <= last.1 + MIN_GAP_NS {
+                    last.1 = t + dur;
+                } else {
+                    self.busy.push((t, t + dur));
+                }
+                return t;
+            }
+            _ => {}
+        }
         let mut start = t;
         // Intervals are disjoint and sorted, so their ends are sorted too: skip those ending
         // before `t` by binary search.
         let mut i = self.head + self.busy[self.head..].partition_point(|&(_, e)| e <= t);
+        let mut scanned = 0;
         while i < self.busy.len() {
             let (s, e) = self.busy[i];
             if s >= start + dur {
@@ -52,6 +71,13 @@ impl Channel {
             }
             start = start.max(e);
             i += 1;
+            scanned += 1;
+            if scanned == MAX_SCAN {
+                let last = self.busy.len() - 1;
+                start = start.max(self.busy[last].1);
+                i = self.busy.len();
+                break;
+            }
         }
         // Insert at i (every interval before i starts before `start`); merge with neighbours
         // that touch or leave only a useless gap.
@@ -72,7 +98,9 @@ impl Channel {
 
     /// Forget intervals that ended by `now` (no later request starts before `now`).
     fn prune(&mut self, now: u64) {
-        self.head += self.busy[self.head..].partition_point(|&(_, e)| e <= now);
+        while self.head < self.busy.len() && self.busy[self.head].1 <= now {
+            self.head += 1;
+        }
         if self.head > 64 && self.head * 2 > self.busy.len() {
             self.busy.drain(..self.head);
             self.head = 0;
@@ -213,13 +241,13 @@ mod tests {
     fn channel_books_gaps() {
         let mut c = Channel::default();
         assert_eq!(c.book(10_000, 100), 10_000);
-        assert_eq!(c.book(0, 100), 0); // a 9.9 us gap stays open
+        assert_eq!(c.book(0, 100), 0); // a 9.9 us gap stays open (below 2 us it would close)
         assert_eq!(c.busy, vec![(0, 100), (10_000, 10_100)]);
         assert_eq!(c.book(9_950, 100), 10_100); // overlaps: goes after, merged
         assert_eq!(c.book(100, 9_000), 100); // fills the gap; the rest (< 1 us) closes
         assert_eq!(c.busy, vec![(0, 10_200)]);
-        assert_eq!(c.book(12_000, 10), 12_000);
+        assert_eq!(c.book(13_000, 10), 13_000);
         c.prune(11_000);
-        assert_eq!(&c.busy[c.head..], &[(12_000, 12_010)]);
+        assert_eq!(&c.busy[c.head..], &[(13_000, 13_010)]);
     }
 }
