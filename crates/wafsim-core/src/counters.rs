@@ -54,6 +54,8 @@ pub struct Counters {
     pub trim_bytes: u64,
     /// Mapping units deallocated by trims.
     pub trimmed_units: u64,
+    /// Erase units reclaimed by background GC (timed mode, host idle).
+    pub background_victims: u64,
     pub namespaces: Vec<NsCounters>,
     pub frontiers: Vec<FrontierCounters>,
     pub fdp_events: FdpEventCounts,
@@ -81,6 +83,7 @@ impl Counters {
             unmapped_read_units: sub(self.unmapped_read_units, earlier.unmapped_read_units),
             trim_bytes: sub(self.trim_bytes, earlier.trim_bytes),
             trimmed_units: sub(self.trimmed_units, earlier.trimmed_units),
+            background_victims: sub(self.background_victims, earlier.background_victims),
             namespaces: self
                 .namespaces
                 .iter()
@@ -126,6 +129,7 @@ impl Counters {
         self.unmapped_read_units += o.unmapped_read_units;
         self.trim_bytes += o.trim_bytes;
         self.trimmed_units += o.trimmed_units;
+        self.background_victims += o.background_victims;
         self.namespaces.extend(o.namespaces.iter().cloned());
         self.frontiers.extend(o.frontiers.iter().cloned());
         self.fdp_events.ru_not_fully_written += o.fdp_events.ru_not_fully_written;

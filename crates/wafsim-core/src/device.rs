@@ -347,10 +347,7 @@ impl Device {
     pub fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
         for i in 0..ios.len() {
             if let Some(ahead) = ios.get(i + PREFETCH_DISTANCE) {
-                if let Some(&base) = self.ns_base.get(ahead.ns as usize) {
-                    let lba = base as usize + (ahead.offset >> self.mu_shift) as usize;
-                    prefetch(&self.l2p, lba);
-                }
+                self.prefetch_io(ahead);
             }
             self.submit(&ios[i])?;
         }
@@ -851,6 +848,29 @@ impl Device {
             self.log_event(FdpEvent { kind: FdpEventKind::RuNotFullyWritten, rg, ruh, ns: NIL, units: unwritten as u64 });
         }
         self.open_unit(f)
+    }
+
+    /// Background GC (the timing model calls it when the host is idle): in every reclaim group
+    /// whose free pool is below `target_free`, collect victims that hold invalid data, at most
+    /// `max_victims` in all. Returns the number collected.
+    pub fn background_gc(&mut self, target_free: u32, max_victims: u32) -> Result<u32, DeviceError> {
+        let mut done = 0;
+        for rg in 0..self.rgs.len() as u32 {
+            while done < max_victims && (self.rgs[rg as usize].free.len() as u32) < target_free && self.rgs[rg as usize].sealed > 0 {
+                // Only worth it if the best victim frees something: peek by policy is costly for
+                // non-greedy policies, so take the victim and accept a full one as the end.
+                let v = self.pick_victim(rg)?;
+                let full = self.valid[v as usize] >= self.np;
+                self.relocate(v)?;
+                self.erase(v);
+                self.counters.background_victims += 1;
+                done += 1;
+                if full {
+                    break;
+                }
+            }
+        }
+        Ok(done)
     }
 
     /// Minimum, mean and maximum erase count over all erase units.

@@ -137,6 +137,7 @@ pub fn run_timed_bench(mapping_units_log2: u32, fills: f64, mut progress: impl F
         program_suspend: false,
         suspend_overhead_ns: 0,
         mapping_unit: MU,
+        background_gc_free: 0,
     };
     // Erase unit: 32 program units on every die (24,576 mapping units, 96 MiB), so erases cost
     // about what they cost on a real superblock per byte written.

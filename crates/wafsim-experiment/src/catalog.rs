@@ -90,8 +90,8 @@ pub fn markdown(entries: &[Entry], command: &str, machine: &str) -> String {
                 r.layout,
                 r.placement,
                 r.waf(),
-                crate_human(r.hbmw()),
-                crate_human(r.mbmw())
+                gib(r.hbmw()),
+                gib(r.mbmw())
             );
         }
         // Timed runs: bandwidth and read IOPS next to [published] write_mb_s / read_iops.
@@ -173,6 +173,6 @@ pub fn markdown(entries: &[Entry], command: &str, machine: &str) -> String {
     s
 }
 
-fn crate_human(b: u64) -> String {
+fn gib(b: u64) -> String {
     format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
 }

@@ -331,7 +331,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     let mut total = 0u64;
     for d in &devices {
         for (pi, p) in phases.iter().enumerate() {
-            total += sources::planned_bytes(spec, p, &fio_files[pi], &d.cfg)?;
+            total += sources::planned_bytes(p, &fio_files[pi], &d.cfg)?;
         }
     }
     let logical_total: u64 = devices.iter().map(|d| d.cfg.logical_bytes).sum();

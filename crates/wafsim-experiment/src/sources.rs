@@ -168,7 +168,7 @@ fn available_plids(cfg: &DeviceConfig, ns: u32) -> Option<u16> {
 }
 
 /// Host bytes the phase will write on this device, where known in advance (for progress).
-pub fn planned_bytes(spec: &ExperimentSpec, phase: &PhaseSpec, fio: &[LoadedFio], cfg: &DeviceConfig) -> Result<u64> {
+pub fn planned_bytes(phase: &PhaseSpec, fio: &[LoadedFio], cfg: &DeviceConfig) -> Result<u64> {
     let mut total = 0;
     for w in &phase.workload {
         if let Some(ns) = ns_index(cfg, &w.namespace) {
@@ -183,7 +183,6 @@ pub fn planned_bytes(spec: &ExperimentSpec, phase: &PhaseSpec, fio: &[LoadedFio]
             }
         }
     }
-    let _ = spec;
     Ok(total)
 }
 

@@ -251,6 +251,9 @@ pub struct TimingSpec {
     pub program_suspend: bool,
     #[serde(default = "default_suspend_overhead")]
     pub suspend_overhead: String,
+    /// Background GC when the host is idle: keep at least this many free erase units per
+    /// reclaim group (default gc_free_target + 2; 0 = off).
+    pub background_gc_free: Option<u32>,
 }
 
 fn default_nand() -> String {

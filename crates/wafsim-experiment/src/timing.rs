@@ -92,6 +92,7 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
         program_suspend: t.program_suspend,
         suspend_overhead_ns: parse_duration_ns(&t.suspend_overhead)?,
         mapping_unit: cfg.mapping_unit,
+        background_gc_free: t.background_gc_free.unwrap_or(cfg.gc_free_target + 2),
     };
     if tc.page_bytes < cfg.mapping_unit as u64 {
         bail!("timing: page size {} B is below the mapping unit {} B", tc.page_bytes, cfg.mapping_unit);

@@ -50,7 +50,13 @@ pub struct TimingConfig {
     /// Time a suspend (and resume) adds.
     pub suspend_overhead_ns: u64,
     pub mapping_unit: u32,
+    /// Background GC: when no host I/O is in flight and the next arrives later than
+    /// [`IDLE_NS`], reclaim one erase unit if the free pool is below this many (0 = off).
+    pub background_gc_free: u32,
 }
+
+/// Idle time before background GC starts.
+pub const IDLE_NS: u64 = 100_000;
 
 impl TimingConfig {
     /// Bytes of one program (a page on every plane, times bits per cell).

@@ -363,6 +363,14 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
             }
         }
         submit_some(dev, tl, &mut states, &mut heap, &mut waiting, j, now, u32::MAX)?;
+        // Idle host (nothing in flight, next arrival far enough away): background GC.
+        if tl.cfg.background_gc_free > 0 && waiting.is_empty() && states.iter().all(|s| s.inflight == 0) {
+            if let Some(Reverse(next)) = heap.peek() {
+                if next.time > now + crate::config::IDLE_NS && dev.background_gc(tl.cfg.background_gc_free, 1)? > 0 {
+                    tl.charge_media(dev, now);
+                }
+            }
+        }
     }
     debug_assert!(waiting.is_empty());
     tl.now = end;

@@ -21,6 +21,7 @@ fn cfg(dies: u32, channels: u32, ch_bw: f64) -> TimingConfig {
         program_suspend: false,
         suspend_overhead_ns: 0,
         mapping_unit: MU,
+        background_gc_free: 0,
     }
 }
 
@@ -117,4 +118,30 @@ fn littles_law_per_job_with_gc() {
         assert!((little - j.mean_inflight).abs() / j.mean_inflight < 0.02);
     }
     assert!(run.busy.gc_ns() > 0 && run.busy.host_ns() > 0);
+}
+
+#[test]
+fn background_gc_runs_when_the_host_is_idle() {
+    let run_with = |bg: u32| {
+        let mut t = cfg(8, 4, 1.6e9);
+        t.background_gc_free = bg;
+        let mut dev = device(&t, 64, 0.2);
+        let ns = dev.namespace_bytes(0);
+        for off in (0..ns).step_by(128 * 1024) {
+            dev.submit(&Io { op: Op::Write, ns: 0, offset: off, len: (128 * 1024).min((ns - off) as u32), pid: Pid::NONE }).unwrap();
+        }
+        let mut tl = Timeline::new(t, &mut dev);
+        tl.now = 10_000_000_000;
+        // 1,000 IOPS at QD 1: the host is idle most of the time.
+        let w = synthetic(ns, Pattern::Random(Distribution::Uniform), 4096, ns / 2, 5);
+        let mut j = job("w", w, 1, 0);
+        j.rate_iops = Some(1000.0);
+        let r = run(&mut dev, &mut tl, vec![j]).unwrap();
+        (dev.counters().background_victims, dev.free_units()[0], r.jobs[0].write.lat.percentile(99.0))
+    };
+    let (victims_off, free_off, _) = run_with(0);
+    let (victims_on, free_on, _) = run_with(6);
+    assert_eq!(victims_off, 0);
+    assert!(victims_on > 0, "background GC must run in idle time");
+    assert!(free_on >= 6 && free_on > free_off, "free pool kept at the background target: {free_on} vs {free_off}");
 }
