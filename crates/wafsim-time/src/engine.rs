@@ -337,7 +337,17 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
                 }
             }
         }
-        let Some(Reverse(ev)) = heap.pop() else { break };
+        let Some(Reverse(ev)) = heap.pop() else {
+            // Nothing left to free buffer space (the buffer holds only partly filled program
+            // units): take the waiting writes anyway rather than never completing them.
+            if let Some((j, io, submitted)) = waiting.pop_front() {
+                let at = tl.now.max(end);
+                let done = tl.admit_write(dev, &io, at)?;
+                heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
+                continue;
+            }
+            break;
+        };
         let now = ev.time;
         tl.media.advance(now);
         end = end.max(now);
