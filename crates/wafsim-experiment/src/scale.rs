@@ -74,6 +74,7 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
             v = ((v as f64 / unit as f64).round() as u64).max(1) * unit;
         }
         d.erase_unit = Some(v.to_string());
+        spec.erase_scale = v as f64 / b as f64;
     }
     for n in &mut spec.namespace {
         n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, mu)?;

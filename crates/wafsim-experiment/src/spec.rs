@@ -311,6 +311,10 @@ pub struct ExperimentSpec {
     /// Capacity scale the spec was scaled to (1 = full scale); see `scale.rs`.
     #[serde(skip, default = "one_f64")]
     pub scale: f64,
+    /// How much the erase unit actually shrank when scaling (rounding makes it differ from
+    /// `scale`); scales the erase time.
+    #[serde(skip, default = "one_f64")]
+    pub erase_scale: f64,
 }
 
 fn one_f64() -> f64 {

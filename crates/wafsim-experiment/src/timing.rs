@@ -72,8 +72,8 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
     if let Some(v) = t.pe_cycles {
         nand.pe_cycles = v;
     }
-    // A scaled erase unit holds `scale` times the pages: scale its erase time alike.
-    nand.t_erase_ns = ((nand.t_erase_ns as f64 * spec.scale).round() as u64).max(1);
+    // A scaled erase unit holds fewer pages: scale its erase time by as much as it shrank.
+    nand.t_erase_ns = ((nand.t_erase_ns as f64 * spec.erase_scale).round() as u64).max(1);
     let geo = cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
     let dies = (g.dies_per_channel * g.channels) as u32;
     if dies % geo.reclaim_groups != 0 {

@@ -92,7 +92,8 @@ pub struct Timeline {
     link_out_free: u64,
     link_ns_per_byte: f64,
     buffered: u64,
-    releases: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Host programs in flight: (completion, bytes, die, the die's suspend delay when booked).
+    releases: BinaryHeap<Reverse<(u64, u64, u32, u64)>>,
     pub now: u64,
     ops: Vec<MediaOp>,
 }
@@ -122,17 +123,20 @@ impl Timeline {
     fn charge_media(&mut self, dev: &mut Device, at: u64) {
         dev.drain_media_ops(&mut self.ops);
         let program_bytes = self.cfg.program_bytes();
+        // The FTL logs a GC copy's page reads before the program units they fill: a GC program
+        // starts no earlier than the reads logged before it have their data out.
+        let mut gc_ready = at;
         for op in self.ops.drain(..) {
             match op {
                 MediaOp::ProgramHost { die } => {
                     let done = self.media.program(at, die, true);
-                    self.releases.push(Reverse((done, program_bytes)));
+                    self.releases.push(Reverse((done, program_bytes, die, self.media.suspend_delay(die))));
                 }
                 MediaOp::ProgramGc { die } => {
-                    self.media.program(at, die, false);
+                    self.media.program(gc_ready, die, false);
                 }
                 MediaOp::ReadGc { die } => {
-                    self.media.read(at, die, 0, false);
+                    gc_ready = gc_ready.max(self.media.read(at, die, 0, false));
                 }
                 MediaOp::Erase { rg } => self.media.erase(at, rg),
             }
@@ -148,11 +152,17 @@ impl Timeline {
 
     /// Free the buffer space of programs finished by `t`.
     fn release_until(&mut self, t: u64) {
-        while let Some(&Reverse((r, b))) = self.releases.peek() {
+        while let Some(&Reverse((r, b, die, delay))) = self.releases.peek() {
             if r > t {
                 break;
             }
             self.releases.pop();
+            // Reads that suspended this die since the program was booked pushed it back.
+            let now_delay = self.media.suspend_delay(die);
+            if now_delay > delay {
+                self.releases.push(Reverse((r + (now_delay - delay), b, die, now_delay)));
+                continue;
+            }
             // Saturating: a program can complete a program unit partly written before the
             // timeline started (the untimed precondition), whose data was never counted in.
             self.buffered = self.buffered.saturating_sub(b);
@@ -189,16 +199,21 @@ impl Timeline {
                 let mut off = io.offset - io.offset % mu;
                 let end = io.offset + io.len as u64;
                 // Units on the same die as the previous one are read together.
+                // Consecutive units in one physical page are read with one array read.
+                let upp = self.cfg.units_per_page();
                 let mut run_die = u32::MAX;
+                let mut run_page = u32::MAX;
                 let mut run_bytes = 0u64;
                 while off < end {
                     if let Some(p) = dev.lookup(io.ns, off) {
                         let die = dev.die_of(p);
-                        if die != run_die && run_bytes > 0 {
+                        let page = p / upp;
+                        if (die != run_die || page != run_page) && run_bytes > 0 {
                             ready = ready.max(self.media.read(now, run_die, run_bytes, true));
                             run_bytes = 0;
                         }
                         run_die = die;
+                        run_page = page;
                         run_bytes += mu;
                     }
                     off += mu;
@@ -282,7 +297,8 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
     let mut states: Vec<JobState> = jobs
         .into_iter()
         .map(|spec| JobState {
-            stop_at: spec.runtime_ns.map_or(u64::MAX, |r| t0 + r),
+            // fio: ramp_time adds to the runtime.
+            stop_at: spec.runtime_ns.map_or(u64::MAX, |r| t0 + spec.ramp_ns + r),
             measure_from: t0 + spec.ramp_ns,
             spec,
             buf: Vec::with_capacity(256),
@@ -318,12 +334,22 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
             heap.push(Reverse(Event { time: s.next_allowed, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
         }
     }
+    let mut last_t = t0;
     loop {
+        // Nothing in flight can free buffer space (the buffer holds only partly filled program
+        // units): take the front waiting write now rather than let it wait for other jobs.
+        if !waiting.is_empty() && tl.releases.is_empty() {
+            let (j, io, submitted) = waiting.pop_front().expect("non-empty");
+            let done = tl.admit_write(dev, &io, last_t)?;
+            heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
+            continue;
+        }
         // Buffer space freed before the next event admits waiting writes, in order.
         if !waiting.is_empty() {
             let next_ev = heap.peek().map_or(u64::MAX, |Reverse(e)| e.time);
-            if let Some(&Reverse((r, _))) = tl.releases.peek() {
+            if let Some(&Reverse((r, ..))) = tl.releases.peek() {
                 if r <= next_ev {
+                    last_t = last_t.max(r);
                     tl.release_until(r);
                     while let Some(&(j, io, submitted)) = waiting.front() {
                         if !tl.fits(&io, r) {
@@ -337,18 +363,9 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
                 }
             }
         }
-        let Some(Reverse(ev)) = heap.pop() else {
-            // Nothing left to free buffer space (the buffer holds only partly filled program
-            // units): take the waiting writes anyway rather than never completing them.
-            if let Some((j, io, submitted)) = waiting.pop_front() {
-                let at = tl.now.max(end);
-                let done = tl.admit_write(dev, &io, at)?;
-                heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
-                continue;
-            }
-            break;
-        };
+        let Some(Reverse(ev)) = heap.pop() else { break };
         let now = ev.time;
+        last_t = last_t.max(now);
         tl.media.advance(now);
         end = end.max(now);
         let j = ev.job as usize;

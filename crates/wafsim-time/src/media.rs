@@ -116,6 +116,8 @@ pub struct Media {
     /// With program suspend: when each die's last host read is done with the array (reads
     /// still run one at a time).
     read_free: Vec<u64>,
+    /// Total time suspending reads added to each die (pushes its booked programs back).
+    suspended: Vec<u64>,
     ch: Vec<Channel>,
     channels: u32,
     dies_per_rg: u32,
@@ -137,6 +139,7 @@ impl Media {
             die_free: vec![0; cfg.dies as usize],
             cache_free: vec![0; cfg.dies as usize],
             read_free: vec![0; cfg.dies as usize],
+            suspended: vec![0; cfg.dies as usize],
             ch: vec![Channel::default(); cfg.channels as usize],
             channels: cfg.channels,
             dies_per_rg: cfg.dies_per_rg(),
@@ -202,6 +205,7 @@ impl Media {
         let done = xfer_start + xfer;
         if suspend {
             self.die_free[d] += self.suspend_overhead + self.t_read;
+            self.suspended[d] += self.suspend_overhead + self.t_read;
             self.read_free[d] = ready;
         } else {
             self.die_free[d] = self.die_free[d].max(ready);
@@ -214,6 +218,11 @@ impl Media {
             self.busy.gc_read_ns += self.t_read + xfer;
         }
         done
+    }
+
+    /// Delay suspending reads have added to `die` so far.
+    pub fn suspend_delay(&self, die: u32) -> u64 {
+        self.suspended[die as usize]
     }
 
     /// Erase a superblock: one block erase on every die of reclaim group `rg`.

@@ -145,3 +145,38 @@ fn background_gc_runs_when_the_host_is_idle() {
     assert!(victims_on > 0, "background GC must run in idle time");
     assert!(free_on >= 6 && free_on > free_off, "free pool kept at the background target: {free_on} vs {free_off}");
 }
+
+#[test]
+fn ramp_time_adds_to_runtime() {
+    let t = cfg(4, 2, 1.6e9);
+    let mut dev = device(&t, 64, 0.5);
+    let ns = dev.namespace_bytes(0);
+    let mut tl = Timeline::new(t, &mut dev);
+    let w = synthetic(ns, Pattern::Sequential, 4096, u64::MAX / 2, 1);
+    let mut j = job("w", w, 4, 5_000_000);
+    j.runtime_ns = Some(10_000_000);
+    j.rate_iops = Some(100_000.0);
+    let r = run(&mut dev, &mut tl, vec![j]).unwrap();
+    let window = r.jobs[0].window_ns as f64;
+    assert!((window - 10e6).abs() < 0.2e6, "measured window {window} ns should be the 10 ms runtime after a 5 ms ramp");
+}
+
+#[test]
+fn a_large_read_of_scattered_units_pays_an_array_read_per_page() {
+    let t = cfg(1, 1, 1.6e9);
+    let mut dev = device(&t, 64, 0.5);
+    let ns = dev.namespace_bytes(0);
+    // Random 4 KiB overwrites scatter logically adjacent units over many pages.
+    let mut src = synthetic(ns, Pattern::Random(Distribution::Uniform), 4096, ns * 2, 9);
+    let mut ios = Vec::new();
+    while src.fill(&mut ios, 4096) > 0 {
+        dev.submit_batch(&ios).unwrap();
+        ios.clear();
+    }
+    let mut tl = Timeline::new(t.clone(), &mut dev);
+    tl.now = 100_000_000_000;
+    let reads = Box::new(ReadsOf(synthetic(ns, Pattern::Sequential, 128 * 1024, 100 * 128 * 1024, 2)));
+    let r = run(&mut dev, &mut tl, vec![job("r", reads, 1, 0)]).unwrap();
+    let mean = r.jobs[0].read.lat.mean();
+    assert!(mean > 10.0 * t.nand.t_read_ns as f64, "32 scattered units need many array reads: mean {mean} ns");
+}

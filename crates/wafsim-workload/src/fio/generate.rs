@@ -137,10 +137,11 @@ impl FioJob {
         if len < max_bs {
             return Err(self.err(format!("region of {len} bytes is smaller than the block size {max_bs}")));
         }
-        let bytes_total = if t.time_based && timed {
+        // fio ignores time_based without a runtime ("time_based requires a runtime").
+        let bytes_total = if t.time_based && timed && t.runtime_ns.is_some() {
             u64::MAX
-        } else if t.time_based {
-            // fio loops over the region until the runtime ends; until wafsim has a timing model,
+        } else if t.time_based && !timed {
+            // fio loops over the region until the runtime ends; without the timing model,
             // io_size (if given) stands in for the runtime, and number_ios bounds the job as in fio.
             self.io_size.map_or(u64::MAX, |s| s.resolve(len, 1))
         } else {
