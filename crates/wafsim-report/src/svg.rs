@@ -30,9 +30,7 @@ const TICK_TARGET: usize = 5;
 
 /// Okabe & Ito colour-blind-safe palette, reordered so the colours with the best contrast on
 /// white come first (yellow last).
-const PALETTE: [&str; 8] = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442",
-];
+const PALETTE: [&str; 8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
 /// Dash patterns used once the palette wraps around (series 9-16, 17-24, ...).
 const DASHES: [&str; 3] = ["", "7 4", "2 3"];
 
@@ -187,7 +185,7 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series], 
         c(plot.bottom + 40.0),
         esc(&ellipsize(x_label, TITLE_CHARS))
     );
-    y_axis_label(&mut out, &plot, y_label);
+    y_axis_label(&mut out, &plot, y_label, &ylabels);
 
     if !has_data {
         no_data(&mut out, &plot);
@@ -210,11 +208,17 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series], 
                 esc(&s.name)
             );
         }
+    }
+    // Markers after all lines, so single points are not hidden under another series' line.
+    for (i, pts) in clean.iter().enumerate() {
+        let (colour, _) = style(i);
+        // A lone point gets a bigger, outlined marker: it has no line to make it visible.
+        let r = if pts.len() == 1 { r##"4.5" stroke="#ffffff" stroke-width="1"## } else { "3" };
         if pts.len() <= MARKER_MAX_POINTS {
             for &(x, y) in pts {
                 let _ = writeln!(
                     out,
-                    r##"<circle cx="{}" cy="{}" r="3" fill="{colour}"/>"##,
+                    r##"<circle cx="{}" cy="{}" r="{r}" fill="{colour}"/>"##,
                     c(plot.sx(x)),
                     c(plot.sy(y))
                 );
@@ -298,7 +302,8 @@ pub fn bar_chart(title: &str, y_label: &str, categories: &[String], groups: &[(S
         let plot_h = bottom - PLOT_TOP;
         let head = |span: f64| if head_px > 0.0 { span * head_px / (plot_h - head_px).max(1.0) } else { 0.0 };
         let span = hi - lo;
-        let (l2, h2) = (if lo < 0.0 { lo - head(span) } else { lo }, if hi > 0.0 && has_data { hi + head(span) } else { hi });
+        let (l2, h2) =
+            (if lo < 0.0 { lo - head(span) } else { lo }, if hi > 0.0 && has_data { hi + head(span) } else { hi });
         let yt = nice_ticks(l2, h2, TICK_TARGET);
         let ylabels: Vec<String> = yt.values.iter().map(|&v| fmt_tick(v, yt.exp)).collect();
         let mut new_left = y_axis_left(&ylabels);
@@ -310,16 +315,8 @@ pub fn bar_chart(title: &str, y_label: &str, categories: &[String], groups: &[(S
         layout = Some((bottom, rotate_cats, rotate_vals, show_vals, yt, ylabels));
     }
     let (bottom, rotate_cats, rotate_vals, show_vals, yt, ylabels) = layout.expect("two passes ran");
-    let plot = Plot {
-        left,
-        top: PLOT_TOP,
-        right,
-        bottom,
-        x0: 0.0,
-        x1: 1.0,
-        y0: first(&yt.values),
-        y1: last(&yt.values),
-    };
+    let plot =
+        Plot { left, top: PLOT_TOP, right, bottom, x0: 0.0, x1: 1.0, y0: first(&yt.values), y1: last(&yt.values) };
     let band = (plot.right - plot.left) / ncat.max(1) as f64;
     let bar_w = band * 0.8 / ng.max(1) as f64;
 
@@ -404,7 +401,7 @@ pub fn bar_chart(title: &str, y_label: &str, categories: &[String], groups: &[(S
             z = c(zero)
         );
     }
-    y_axis_label(&mut out, &plot, y_label);
+    y_axis_label(&mut out, &plot, y_label, &ylabels);
     if !has_data {
         no_data(&mut out, &plot);
     }
@@ -505,8 +502,12 @@ fn axes(out: &mut String, plot: &Plot) {
     );
 }
 
-fn y_axis_label(out: &mut String, plot: &Plot, y_label: &str) {
-    let (x, y) = (18.0, c((plot.top + plot.bottom) / 2.0));
+/// Rotated y axis title, just left of the widest tick label (the margin may be wider than the
+/// tick labels need, e.g. for rotated category labels).
+fn y_axis_label(out: &mut String, plot: &Plot, y_label: &str, ylabels: &[String]) {
+    let widest = ylabels.iter().map(|l| text_w(l, TICK_FONT)).fold(0.0, f64::max);
+    let x = c((plot.left - 8.0 - widest - 8.0).max(18.0));
+    let y = c((plot.top + plot.bottom) / 2.0);
     let _ = writeln!(
         out,
         r##"<text x="{x}" y="{y}" font-size="{LABEL_FONT}" text-anchor="middle" transform="rotate(-90 {x} {y})" fill="#000000">{}</text>"##,
@@ -537,7 +538,8 @@ fn legend(out: &mut String, plot: &Plot, names: &[String], kind: LegendKind) {
         return;
     }
     let max_rows = (((plot.bottom - plot.top) - 8.0) / LEGEND_ROW).floor().max(1.0) as usize;
-    let (shown, more) = if names.len() > max_rows { (max_rows - 1, names.len() - (max_rows - 1)) } else { (names.len(), 0) };
+    let (shown, more) =
+        if names.len() > max_rows { (max_rows - 1, names.len() - (max_rows - 1)) } else { (names.len(), 0) };
     let rows = shown + usize::from(more > 0);
     let x = plot.right + 12.0;
     let w = WIDTH - RIGHT_PAD - x;
@@ -870,10 +872,7 @@ mod tests {
         }
         for (i, _) in s.match_indices('&') {
             let rest = &s[i..];
-            assert!(
-                ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"].iter().any(|e| rest.starts_with(e)),
-                "bare & at {i}"
-            );
+            assert!(["&amp;", "&lt;", "&gt;", "&quot;", "&apos;"].iter().any(|e| rest.starts_with(e)), "bare & at {i}");
         }
         assert!(!s.contains("NaN") && !s.contains("inf"), "non-finite number leaked");
         let mut stack: Vec<&str> = Vec::new();
@@ -1068,7 +1067,8 @@ mod tests {
         assert_eq!(one.matches("<circle").count(), 1);
 
         let cats = vec!["a".to_string(), "b".to_string()];
-        let bar_cases: Vec<(Vec<String>, Vec<(String, Vec<f64>)>)> = vec![
+        type BarCase = (Vec<String>, Vec<(String, Vec<f64>)>);
+        let bar_cases: Vec<BarCase> = vec![
             (vec![], vec![]),
             (cats.clone(), vec![]),
             (vec![], vec![("g".to_string(), vec![1.0])]),
@@ -1086,14 +1086,16 @@ mod tests {
 
     #[test]
     fn many_series_and_long_names() {
-        let series: Vec<Series> = (0..30).map(|i| ramp(&format!("series number {i} with a long name"), 50, |x| x * i as f64)).collect();
+        let series: Vec<Series> =
+            (0..30).map(|i| ramp(&format!("series number {i} with a long name"), 50, |x| x * i as f64)).collect();
         let s = line_chart("many", "x", "y", &series, false);
         check_well_formed(&s);
         assert!(s.contains(r#"stroke-dasharray="7 4""#));
         assert!(s.contains(" more</text>"));
 
         let cats: Vec<String> = (0..12).map(|i| format!("a rather long tenant name {i}")).collect();
-        let groups: Vec<(String, Vec<f64>)> = (0..5).map(|g| (format!("v{g}"), (0..12).map(|c| 1000.0 * (c + g) as f64).collect())).collect();
+        let groups: Vec<(String, Vec<f64>)> =
+            (0..5).map(|g| (format!("v{g}"), (0..12).map(|c| 1000.0 * (c + g) as f64).collect())).collect();
         let b = bar_chart("dense", "bytes", &cats, &groups);
         check_well_formed(&b);
         assert!(b.contains("rotate(-40"));
