@@ -251,9 +251,12 @@ impl DeviceConfig {
         if self.logical_bytes == 0 {
             return invalid("capacity: must be > 0");
         }
-        if self.physical_bytes <= self.logical_bytes {
+        // physical == logical is a valid description (a zoned device keeps no spare); whether
+        // the FTL can live with it is checked below, where its spare needs are known.
+        if self.physical_bytes < self.logical_bytes {
             return invalid(format!(
-                "raw capacity {} must exceed logical capacity {} (over_provisioning > 0)",
+                "raw capacity {} is below the logical capacity {}: the flash must at least hold every logical byte \
+                 (over_provisioning >= 0, raw_capacity >= capacity)",
                 Bytes(self.physical_bytes),
                 Bytes(self.logical_bytes)
             ));
@@ -343,21 +346,57 @@ impl DeviceConfig {
             reserved_free_eus: self.gc_free_target * rgs,
         };
         // Every reclaim group must hold its share of data plus its open frontiers and free pool,
-        // with at least one more unit so GC can make progress.
+        // with at least one more unit so GC can make progress. All placements so far are flash
+        // FTLs with GC; a zoned (ZNS) placement would skip this check.
         let data_eus = ns_units.div_ceil(np as u64);
-        let needed = data_eus + (open_per_rg as u64 + self.gc_free_target as u64 + 1) * rgs as u64;
-        if (erase_units) < needed {
-            return invalid(format!(
-                "not enough spare erase units: {} erase units of {} hold {} units of data, {} open frontiers and a free pool of {} per reclaim group; \
-                 need at least {}. Raise over_provisioning or use a smaller erase_unit",
-                erase_units,
-                Bytes(self.erase_unit_bytes),
-                data_eus,
-                open_per_rg * rgs,
-                self.gc_free_target,
-                needed
-            ));
+        let spare_needed = (open_per_rg as u64 + self.gc_free_target as u64 + 1) * rgs as u64;
+        if erase_units < data_eus + spare_needed {
+            let spare = erase_units as i64 - data_eus as i64;
+            return invalid(if spare <= 0 {
+                self.no_spare_message(spare, open_per_rg, rgs)
+            } else {
+                format!(
+                    "not enough spare erase units: {} erase units of {} hold {} units of data, {} open frontiers and a free pool of {} per reclaim group; \
+                     need at least {}. Raise over_provisioning or use a smaller erase_unit",
+                    erase_units,
+                    Bytes(self.erase_unit_bytes),
+                    data_eus,
+                    open_per_rg * rgs,
+                    self.gc_free_target,
+                    data_eus + spare_needed
+                )
+            });
         }
         Ok(geo)
+    }
+    /// Why an FTL cannot run on a drive whose flash holds nothing beyond the exported data
+    /// (`spare` erase units beyond one copy of it, <= 0), and what to write instead.
+    fn no_spare_message(&self, spare: i64, open_per_rg: u32, rgs: u32) -> String {
+        let needed = (open_per_rg as u64 + self.gc_free_target as u64 + 1) * rgs as u64;
+        // A drive sold as "2 TB, no OP" has 2 TiB = 2048 GiB of flash: the difference between
+        // the decimal and the binary unit is its spare. Suggest that reading of the figures
+        // when the capacity is a whole number of TB or GB.
+        let (tb, gb) = (self.logical_bytes / 1_000_000_000_000, self.logical_bytes / 1_000_000_000);
+        let example = if tb > 0 && self.logical_bytes % 1_000_000_000_000 == 0 {
+            format!("raw_capacity = \"{}GiB\" with capacity = \"{tb}TB\"", tb * 1024)
+        } else if gb > 0 && self.logical_bytes % 1_000_000_000 == 0 {
+            format!("raw_capacity = \"{gb}GiB\" with capacity = \"{gb}GB\"")
+        } else {
+            "raw_capacity = \"2048GiB\" with capacity = \"2TB\"".to_string()
+        };
+        let op = if self.physical_bytes == self.logical_bytes { " (over_provisioning = 0)" } else { "" };
+        format!(
+            "no spare erase units: physical capacity {} {} logical {}{op}. A flash FTL needs spare erase units for garbage \
+             collection: at least (gc_free_target {} + {} open frontier(s) + 1) x {} reclaim group(s) = {}, here {}. \
+             Client drives sold as 'zero OP' keep the GB/GiB difference: write {example}; or give over_provisioning > 0",
+            Bytes(self.physical_bytes),
+            if self.physical_bytes == self.logical_bytes { "equals" } else { "barely exceeds" },
+            Bytes(self.logical_bytes),
+            self.gc_free_target,
+            open_per_rg,
+            rgs,
+            needed,
+            spare.max(0)
+        )
     }
 }

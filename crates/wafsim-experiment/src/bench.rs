@@ -162,7 +162,7 @@ pub fn run_timed_bench(mapping_units_log2: u32, fills: f64, mut progress: impl F
             seed,
         })
         .map_err(anyhow::Error::msg)?;
-        Ok(JobSpec { name: "randwrite".into(), source: Box::new(src), iodepth: 64, rate_iops: None, rate_bytes: None, runtime_ns: None, ramp_ns: 0 })
+        Ok(JobSpec::new("randwrite", Box::new(src), 64, 0))
     };
     progress("warm-up (timed random writes)");
     run(&mut dev, &mut tl, vec![job(ns, 2)?])?;

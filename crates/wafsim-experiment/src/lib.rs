@@ -8,6 +8,8 @@ pub mod scale;
 pub mod sources;
 pub mod timing;
 pub mod spec;
+pub mod stack;
+pub mod steady;
 pub mod validate;
 
 pub use run::{run_variant, run_variants, Progress, RunOptions, VariantResult};

@@ -1,9 +1,10 @@
 //! Running a variant: build the device(s), precondition, run the phases' workloads, collect
 //! counters per phase, namespace, job and write frontier, and optionally a time series.
 
-use crate::sources::{self, PhaseSources};
-use crate::spec::{ExperimentSpec, Variant};
-use anyhow::{anyhow, Context, Result};
+use crate::sources::{self, Label, PhaseSources};
+use crate::spec::{ExperimentSpec, PhaseSpec, Variant};
+use crate::stack::{strip, Stack};
+use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use wafsim_core::counters::waf;
 use wafsim_core::device::FrontierKind;
@@ -114,8 +115,11 @@ pub struct TimedSummary {
 pub struct PhaseResult {
     pub name: String,
     pub measured: bool,
+    /// Counters of the phase (of its measurement window, for a phase with `steady_state`).
     pub counters: Counters,
     pub mapping_unit: u32,
+    /// Steady-state verdict of a measured untimed phase that wrote.
+    pub steady: Option<crate::steady::SteadyState>,
 }
 
 impl PhaseResult {
@@ -128,6 +132,8 @@ impl PhaseResult {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
     pub phase: usize,
+    /// The drive (dedicated layout), or None for all drives together.
+    pub device: Option<u32>,
     pub host_bytes: u64,
     pub media_bytes: u64,
     pub gc_bytes: u64,
@@ -157,7 +163,8 @@ pub struct VariantResult {
     pub logical_bytes: u64,
     pub physical_bytes: u64,
     pub op_logical: f64,
-    /// Samples of device 0 (the shared device, or the first dedicated one).
+    /// Samples of all drives together (`device` None) and, with several drives, of each drive
+    /// at the same moments.
     pub timeseries: Vec<Sample>,
     /// Non-fatal findings (unknown fio options and the like).
     pub warnings: Vec<String>,
@@ -233,15 +240,11 @@ pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&
     variants.par_iter().map(|v| run_variant(v, opts, &|p| progress(&v.name, p))).collect()
 }
 
-/// One device of a variant.
-struct DevicePlan {
-    cfg: DeviceConfig,
-}
-
-fn plan(spec: &ExperimentSpec) -> Result<Vec<DevicePlan>> {
-    let cfg = spec.device.to_config(&spec.namespace, spec.seed)?;
+/// The drive configs of a variant: the experiment's drive, or one drive per namespace of the
+/// namespace's size with the same OP and erase unit (dedicated layout).
+fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DeviceConfig>> {
     if spec.layout != "dedicated" {
-        return Ok(vec![DevicePlan { cfg }]);
+        return Ok(vec![cfg.clone()]);
     }
     let ratio = cfg.physical_bytes as f64 / cfg.logical_bytes as f64;
     cfg.namespaces
@@ -254,7 +257,7 @@ fn plan(spec: &ExperimentSpec) -> Result<Vec<DevicePlan>> {
             c.namespaces = vec![ns.clone()];
             c.seed = cfg.seed.wrapping_add(i as u64);
             c.geometry().map_err(|e| anyhow!("dedicated drive for namespace {:?}: {e}", ns.name))?;
-            Ok(DevicePlan { cfg: c })
+            Ok(c)
         })
         .collect()
 }
@@ -283,36 +286,53 @@ pub fn precondition(dev: &mut Device) -> Result<()> {
     }
 }
 
-/// Counters without the per-namespace and per-frontier lists (for summing across devices).
-fn totals(c: &Counters) -> Counters {
-    let mut t = c.clone();
-    t.namespaces.clear();
-    t.frontiers.clear();
-    t
+/// What a run accumulates across phases (per drive where it matters).
+struct RunState {
+    /// Counters of every drive when the built-in precondition ended.
+    start: Vec<Counters>,
+    /// Per drive: counters of the measured phases (with per-namespace and per-frontier lists).
+    measured: Vec<Option<Counters>>,
+    /// Host bytes written or trimmed on drives already finished (timed runs go drive by drive).
+    done_before: u64,
+    total_planned: u64,
+    logical_total: u64,
+    next_sample: u64,
+    /// I/Os issued per phase, over all drives.
+    phase_ios: Vec<u64>,
 }
 
-/// Run one variant on the calling thread.
+/// Sum of one counter over the drives.
+fn sum(devs: &[Device], f: impl Fn(&Counters) -> u64) -> u64 {
+    devs.iter().map(|d| f(d.counters())).sum()
+}
+
+fn media_bytes(c: &Counters, mu: u64) -> u64 {
+    c.media_units() * mu
+}
+
+/// Run one variant on the calling thread: plan the drives, build them, drive every phase
+/// through them, collect the results.
 pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -> Result<VariantResult> {
     let spec = &v.spec;
     let ctx = || format!("variant {:?}", v.name);
-    let devices = plan(spec).with_context(ctx)?;
+    let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(ctx)?;
+    let drives = plan(spec, &cfg).with_context(ctx)?;
     let phases = spec.phases();
-    let first_cfg = devices[0].cfg.clone();
-    let mu = first_cfg.mapping_unit as u64;
+    let mu = cfg.mapping_unit as u64;
 
     let mut result = VariantResult {
         name: v.name.clone(),
         layout: spec.layout.clone(),
-        placement: first_cfg.placement.to_string(),
-        gc_policy: first_cfg.gc_policy.to_string(),
-        devices: devices.len() as u32,
-        mapping_unit: first_cfg.mapping_unit,
-        erase_unit_bytes: first_cfg.erase_unit_bytes,
+        placement: cfg.placement.to_string(),
+        gc_policy: cfg.gc_policy.to_string(),
+        devices: drives.len() as u32,
+        mapping_unit: cfg.mapping_unit,
+        erase_unit_bytes: cfg.erase_unit_bytes,
         scale: spec.scale,
         counters: Counters::default(),
         phases: phases
             .iter()
-            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: first_cfg.mapping_unit })
+            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None })
             .collect(),
         namespaces: Vec::new(),
         jobs: Vec::new(),
@@ -327,163 +347,73 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     };
     let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
-    // Planned host bytes over all devices and phases, for progress.
-    let mut total = 0u64;
-    for d in &devices {
+    // Planned host bytes over all drives and phases, for progress.
+    let mut total_planned = 0u64;
+    for d in &drives {
         for (pi, p) in phases.iter().enumerate() {
-            total += sources::planned_bytes(p, &fio_files[pi], &d.cfg)?;
+            total_planned += sources::planned_bytes(p, &fio_files[pi], d)?;
         }
     }
-    let logical_total: u64 = devices.iter().map(|d| d.cfg.logical_bytes).sum();
-
-    let mut done_before = 0u64;
-    let mut erase_counts: Vec<u32> = Vec::new();
-    for (di, d) in devices.iter().enumerate() {
-        let mut dev = Device::new(d.cfg.clone()).map_err(|e| anyhow!("{}: {e}", ctx()))?;
-        result.logical_bytes += d.cfg.logical_bytes;
+    let mut stack = Stack::new(cfg, drives).with_context(ctx)?;
+    for dev in &stack.devices {
+        result.logical_bytes += dev.config().logical_bytes;
         result.physical_bytes += dev.geometry().physical_units() * mu;
-        if spec.precondition {
-            precondition(&mut dev).with_context(|| format!("{}: precondition", ctx()))?;
+    }
+    if spec.precondition {
+        for dev in &mut stack.devices {
+            precondition(dev).with_context(|| format!("{}: precondition", ctx()))?;
         }
-        let tcfg = crate::timing::timing_config(spec, &d.cfg).with_context(ctx)?;
-        let mut timeline = tcfg.map(|t| wafsim_time::Timeline::new(t, &mut dev));
-        let mut device_measured_ns = 0u64;
-        let start = dev.counters().clone();
-        let mut measured_ns: Option<Counters> = None;
-        let mut next_sample = 0u64;
-        let mut batch = if opts.sample_every_bytes.is_some() { 64 } else { BATCH };
+    }
+    let mut st = RunState {
+        start: stack.devices.iter().map(|d| d.counters().clone()).collect(),
+        measured: vec![None; stack.devices.len()],
+        done_before: 0,
+        total_planned,
+        logical_total: stack.logical_bytes(),
+        next_sample: 0,
+        phase_ios: vec![0; phases.len()],
+    };
+    let timed = crate::timing::timing_config(spec, stack.devices[0].config()).with_context(ctx)?.is_some();
+    if timed {
+        for d in 0..stack.devices.len() {
+            run_timed_drive(spec, &phases, &fio_files, &mut stack, d, &mut st, &mut result, opts, progress).with_context(ctx)?;
+        }
+        if opts.sample_every_bytes.is_some() {
+            aggregate_timed_samples(&mut result);
+        }
+    } else {
         for (pi, p) in phases.iter().enumerate() {
-            let phase_start = dev.counters().clone();
-            if let Some(tl) = &mut timeline {
-                let parts = sources::build_parts(spec, pi, p, &fio_files[pi], &dev, true).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
-                let labels: Vec<_> = parts.parts.iter().map(|x| (x.label.clone(), x.timing.iodepth)).collect();
-                let jobs = parts
-                    .parts
-                    .into_iter()
-                    .map(|x| wafsim_time::JobSpec {
-                        name: x.label.name.clone(),
-                        source: x.source,
-                        iodepth: x.timing.iodepth,
-                        rate_iops: x.timing.rate_iops,
-                        rate_bytes: x.timing.rate_bytes,
-                        runtime_ns: x.timing.runtime_ns,
-                        ramp_ns: x.timing.ramp_ns,
-                    })
-                    .collect();
-                let tr = wafsim_time::run(&mut dev, tl, jobs).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
-                if let Some(e) = parts.errors.first_error() {
-                    return Err(anyhow!("{}: phase {:?}: {e}", ctx(), p.name));
-                }
-                if p.measure {
-                    device_measured_ns += tr.end_ns - tr.start_ns;
-                    let s = result.timed.get_or_insert(TimedSummary { pe_cycles: tl.cfg.nand.pe_cycles, ..Default::default() });
-                    s.busy.host_program_ns += tr.busy.host_program_ns;
-                    s.busy.host_read_ns += tr.busy.host_read_ns;
-                    s.busy.gc_program_ns += tr.busy.gc_program_ns;
-                    s.busy.gc_read_ns += tr.busy.gc_read_ns;
-                    s.busy.erase_ns += tr.busy.erase_ns;
-                }
-                for ((label, iodepth), j) in labels.into_iter().zip(&tr.jobs) {
-                    result.jobs.push(JobResult {
-                        phase: p.name.clone(),
-                        name: label.name,
-                        namespace: label.namespace,
-                        measured: p.measure,
-                        stats: wafsim_workload::SourceStats {
-                            ios: j.read.ios + j.write.ios + j.trim.ios,
-                            write_ios: j.write.ios,
-                            read_ios: j.read.ios,
-                            trim_ios: j.trim.ios,
-                            write_bytes: j.write.bytes,
-                            read_bytes: j.read.bytes,
-                            trim_bytes: j.trim.bytes,
-                        },
-                        timing: Some(JobTiming::from_engine(j, iodepth)),
-                    });
-                }
-                let since = dev.counters().delta(&start);
-                progress(Progress {
-                    done_bytes: done_before + since.host_write_bytes + since.trim_bytes,
-                    total_bytes: total,
-                    drive_writes: (done_before + since.host_write_bytes) as f64 / logical_total as f64,
-                    waf: waf(since.media_units() * mu, since.host_write_bytes),
-                });
-                if di == 0 && opts.sample_every_bytes.is_some() {
-                    result.timeseries.push(sample(pi, &since, mu));
-                }
-            } else {
-                let PhaseSources { mut source, labels, errors } =
-                    sources::build(spec, pi, p, &fio_files[pi], &dev).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
-                let mut buf = Vec::with_capacity(BATCH);
-                loop {
-                    buf.clear();
-                    if source.fill(&mut buf, batch) == 0 {
-                        break;
-                    }
-                    if let Some(every) = opts.sample_every_bytes {
-                        // Keep a batch below a tenth of the sampling interval so samples land close
-                        // to where they are due.
-                        let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
-                        let per_io = (bytes / buf.len() as u64).max(1);
-                        batch = ((every / 10) / per_io).clamp(16, BATCH as u64) as usize;
-                    }
-                    dev.submit_batch(&buf).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
-                    let since = dev.counters().delta(&start);
-                    if di == 0 {
-                        if let Some(every) = opts.sample_every_bytes {
-                            if since.host_write_bytes >= next_sample {
-                                result.timeseries.push(sample(pi, &since, mu));
-                                // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
-                                while next_sample <= since.host_write_bytes {
-                                    next_sample += every.max(1);
-                                }
-                            }
-                        }
-                    }
-                    progress(Progress {
-                        done_bytes: done_before + since.host_write_bytes + since.trim_bytes,
-                        total_bytes: total,
-                        drive_writes: (done_before + since.host_write_bytes) as f64 / logical_total as f64,
-                        waf: waf(since.media_units() * mu, since.host_write_bytes),
-                    });
-                }
-                if let Some(e) = errors.first_error() {
-                    return Err(anyhow!("{}: phase {:?}: {e}", ctx(), p.name));
-                }
-                for (label, stats) in labels.iter().zip(source.stats()) {
-                    result.jobs.push(JobResult {
-                        phase: p.name.clone(),
-                        name: label.name.clone(),
-                        namespace: label.namespace.clone(),
-                        measured: p.measure,
-                        stats: *stats,
-                        timing: None,
-                    });
-                }
-            }
-            let d_phase = dev.counters().delta(&phase_start);
-            result.phases[pi].counters.add(&totals(&d_phase));
-            if p.measure {
-                result.counters.add(&totals(&d_phase));
-                match &mut measured_ns {
-                    None => measured_ns = Some(d_phase.clone()),
-                    Some(m) => add_lists(m, &d_phase),
-                }
+            run_untimed_phase(spec, pi, p, &fio_files[pi], &mut stack, &mut st, &mut result, opts, progress)
+                .with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+        }
+        if opts.sample_every_bytes.is_some() {
+            let host = sum(&stack.devices, |c| c.host_write_bytes) - st.start.iter().map(|c| c.host_write_bytes).sum::<u64>();
+            if result.timeseries.last().map(|s| s.host_bytes) != Some(host) {
+                push_samples(&mut result, &stack, &st, phases.len().saturating_sub(1));
             }
         }
-        if let Some(t) = &mut result.timed {
-            t.elapsed_ns = t.elapsed_ns.max(device_measured_ns);
-            t.dies += timeline.as_ref().map_or(0, |tl| tl.cfg.dies);
+    }
+    for (pi, p) in phases.iter().enumerate() {
+        if st.phase_ios[pi] == 0 {
+            return Err(anyhow!(
+                "{}: phase {:?} issued no I/O: every source of the phase was empty (check the job sizes, trace filters and namespaces)",
+                ctx(),
+                p.name
+            ));
         }
-        let since = dev.counters().delta(&start);
-        done_before += since.host_write_bytes + since.trim_bytes;
-        if di == 0 && opts.sample_every_bytes.is_some() && result.timeseries.last().map(|s| s.host_bytes) != Some(since.host_write_bytes) {
-            result.timeseries.push(sample(phases.len().saturating_sub(1), &since, mu));
-        }
-        let m = measured_ns.unwrap_or_else(|| dev.counters().delta(dev.counters()));
+    }
+    collect(&stack, &st, &mut result, mu);
+    Ok(result)
+}
+
+/// Per-namespace and per-frontier results, erase counts and OP.
+fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
+    let mut erase_counts: Vec<u32> = Vec::new();
+    for (di, dev) in stack.devices.iter().enumerate() {
+        let m = st.measured[di].clone().unwrap_or_else(|| dev.counters().delta(dev.counters()));
         for (i, n) in m.namespaces.iter().enumerate() {
             result.namespaces.push(NsResult {
-                name: d.cfg.namespaces[i].name.clone(),
+                name: dev.config().namespaces[i].name.clone(),
                 size_bytes: dev.namespace_bytes(i as u32),
                 host_bytes: n.host_write_bytes,
                 media_bytes: (n.host_units + n.gc_units) * mu,
@@ -514,12 +444,288 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     let mean = erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
     result.erase_count = (min, mean, max);
     result.op_logical = (result.physical_bytes as f64 - result.logical_bytes as f64) / result.logical_bytes as f64;
-    Ok(result)
 }
 
-fn sample(phase: usize, c: &Counters, mu: u64) -> Sample {
+/// Add a phase's per-drive deltas (`end - from`) to the phase and measured counters.
+fn account_phase(result: &mut VariantResult, st: &mut RunState, pi: usize, measure: bool, di: usize, delta: &Counters) {
+    result.phases[pi].counters.add(&strip(delta));
+    if measure {
+        result.counters.add(&strip(delta));
+        match &mut st.measured[di] {
+            None => st.measured[di] = Some(delta.clone()),
+            Some(m) => add_lists(m, delta),
+        }
+    }
+}
+
+/// Job rows of a phase, with a loud warning for every source that issued nothing.
+fn push_jobs(result: &mut VariantResult, st: &mut RunState, pi: usize, p: &PhaseSpec, rows: Vec<(Label, wafsim_workload::SourceStats, Option<JobTiming>)>) {
+    for (label, stats, timing) in rows {
+        st.phase_ios[pi] += stats.ios;
+        if stats.ios == 0 {
+            result.warnings.push(format!(
+                "phase {:?}: {} on {} issued no I/O (its region, size or runtime leaves nothing to do)",
+                p.name, label.name, label.namespace
+            ));
+        }
+        result.jobs.push(JobResult { phase: p.name.clone(), name: label.name, namespace: label.namespace, measured: p.measure, stats, timing });
+    }
+}
+
+/// Samples at this moment: all drives together, and each drive when there are several.
+fn push_samples(result: &mut VariantResult, stack: &Stack, st: &RunState, phase: usize) {
+    let mu = stack.cfg.mapping_unit as u64;
+    let mut all = Counters::default();
+    let mut per = Vec::new();
+    for (d, dev) in stack.devices.iter().enumerate() {
+        let since = strip(dev.counters()).delta(&strip(&st.start[d]));
+        all.add(&since);
+        per.push(sample(phase, Some(d as u32), &since, mu));
+    }
+    result.timeseries.push(sample(phase, None, &all, mu));
+    if per.len() > 1 {
+        result.timeseries.extend(per);
+    }
+}
+
+/// One phase of an untimed run, over every drive at once.
+#[allow(clippy::too_many_arguments)]
+fn run_untimed_phase(
+    spec: &ExperimentSpec,
+    pi: usize,
+    p: &PhaseSpec,
+    fio: &[sources::LoadedFio],
+    stack: &mut Stack,
+    st: &mut RunState,
+    result: &mut VariantResult,
+    opts: RunOptions,
+    progress: &dyn Fn(Progress),
+) -> Result<()> {
+    let mu = stack.cfg.mapping_unit as u64;
+    let PhaseSources { mut source, labels, errors, notes } = sources::build(spec, pi, p, fio, &stack.target())?;
+    for n in notes {
+        result.warnings.push(format!("phase {:?}: {n}", p.name));
+    }
+    let phase_start: Vec<Counters> = stack.devices.iter().map(|d| d.counters().clone()).collect();
+    let host0 = sum(&stack.devices, |c| c.host_write_bytes);
+    let media0 = sum(&stack.devices, |c| c.media_units());
+    let start_host: u64 = st.start.iter().map(|c| c.host_write_bytes).sum();
+    let start_trim: u64 = st.start.iter().map(|c| c.trim_bytes).sum();
+    let start_media: u64 = st.start.iter().map(|c| c.media_units()).sum();
+
+    let ss = p.steady_state.clone().unwrap_or_default();
+    let stop_when_steady = p.steady_state.is_some();
+    let round_bytes = ss.round_bytes(st.logical_total)?;
+    let mut snaps: Vec<Vec<Counters>> = vec![phase_start.clone()];
+    let mut round_end = (host0, media0);
+    let mut round_waf: Vec<f64> = Vec::new();
+    let mut steady_at: Option<usize> = None;
+
+    // Keep a batch below a twentieth of a round (and a tenth of the sampling interval) so
+    // rounds and samples end close to where they are due.
+    let mut batch = 64;
+    let mut buf = Vec::with_capacity(BATCH);
+    loop {
+        buf.clear();
+        if source.fill(&mut buf, batch) == 0 {
+            break;
+        }
+        let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
+        let per_io = (bytes / buf.len() as u64).max(1);
+        let mut limit = (round_bytes / 20) / per_io;
+        if let Some(every) = opts.sample_every_bytes {
+            limit = limit.min((every / 10) / per_io);
+        }
+        batch = limit.clamp(16, BATCH as u64) as usize;
+        stack.submit_batch(&buf)?;
+
+        let host = sum(&stack.devices, |c| c.host_write_bytes);
+        if host - round_end.0 >= round_bytes {
+            let media = sum(&stack.devices, |c| c.media_units());
+            round_waf.push(waf((media - round_end.1) * mu, host - round_end.0));
+            round_end = (host, media);
+            snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
+            if stop_when_steady {
+                if crate::steady::judge(&round_waf, round_bytes, &ss).steady {
+                    steady_at = Some(round_waf.len());
+                    break;
+                }
+                if ss.max_rounds.is_some_and(|m| round_waf.len() >= m as usize) {
+                    break;
+                }
+            }
+        }
+        if let Some(every) = opts.sample_every_bytes {
+            if host - start_host >= st.next_sample {
+                push_samples(result, stack, st, pi);
+                // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
+                while st.next_sample <= host - start_host {
+                    st.next_sample += every.max(1);
+                }
+            }
+        }
+        let trim = sum(&stack.devices, |c| c.trim_bytes);
+        let media = sum(&stack.devices, |c| c.media_units());
+        progress(Progress {
+            done_bytes: (host - start_host) + (trim - start_trim),
+            total_bytes: st.total_planned,
+            drive_writes: (host - start_host) as f64 / st.logical_total as f64,
+            waf: waf((media - start_media) * mu, host - start_host),
+        });
+    }
+    if let Some(e) = errors.first_error() {
+        return Err(anyhow!("{e}"));
+    }
+    let rows = labels.into_iter().zip(source.stats().iter().copied()).map(|(l, s)| (l, s, None)).collect();
+    push_jobs(result, st, pi, p, rows);
+
+    // A phase that stopped at steady state reports its measurement window only.
+    let from = match steady_at {
+        Some(r) => &snaps[r - ss.window as usize],
+        None => &phase_start,
+    };
+    for (di, dev) in stack.devices.iter().enumerate() {
+        let delta = dev.counters().delta(&from[di]);
+        account_phase(result, st, pi, p.measure, di, &delta);
+    }
+    let host_written = sum(&stack.devices, |c| c.host_write_bytes) - host0;
+    if p.measure && host_written > 0 {
+        let verdict = crate::steady::judge(&round_waf, round_bytes, &ss);
+        if !verdict.steady {
+            result.warnings.push(format!(
+                "phase {:?} ended before WAF was steady ({}); the result may still be moving: write more (a larger amount or runtime) or use steady_state = {{ ... }} on the phase",
+                p.name,
+                verdict.describe()
+            ));
+        }
+        result.phases[pi].steady = Some(verdict);
+    }
+    Ok(())
+}
+
+/// Every phase of a timed run on drive `d` (drives are independent, each on its own timeline).
+#[allow(clippy::too_many_arguments)]
+fn run_timed_drive(
+    spec: &ExperimentSpec,
+    phases: &[PhaseSpec],
+    fio_files: &[Vec<sources::LoadedFio>],
+    stack: &mut Stack,
+    d: usize,
+    st: &mut RunState,
+    result: &mut VariantResult,
+    opts: RunOptions,
+    progress: &dyn Fn(Progress),
+) -> Result<()> {
+    let mu = stack.cfg.mapping_unit as u64;
+    let tcfg = crate::timing::timing_config(spec, stack.devices[d].config())?.expect("timed run");
+    let mut tl = wafsim_time::Timeline::new(tcfg, &mut stack.devices[d]);
+    let mut measured_ns = 0u64;
+    for (pi, p) in phases.iter().enumerate() {
+        let pctx = || format!("phase {:?}", p.name);
+        if p.steady_state.is_some() {
+            bail!("phase {:?}: steady_state is not supported with the timing model yet; run the phase untimed (timing off) to find the steady state", p.name);
+        }
+        let phase_start = stack.devices[d].counters().clone();
+        let parts = sources::build_parts(spec, pi, p, &fio_files[pi], &stack.device_target(d), true).with_context(pctx)?;
+        let mut labels = Vec::new();
+        let mut jobs = Vec::new();
+        for x in parts.parts {
+            labels.push((x.label.clone(), x.timing.iodepth));
+            jobs.push(wafsim_time::JobSpec {
+                name: x.label.name.clone(),
+                source: x.source,
+                iodepth: x.timing.iodepth,
+                rate_iops: x.timing.rate_iops,
+                rate_bytes: x.timing.rate_bytes,
+                runtime_ns: x.timing.runtime_ns,
+                ramp_ns: x.timing.ramp_ns,
+                group: x.group,
+                stage: x.stage,
+            });
+        }
+        let dev = &mut stack.devices[d];
+        let tr = wafsim_time::run(dev, &mut tl, jobs).with_context(pctx)?;
+        if let Some(e) = parts.errors.first_error() {
+            return Err(anyhow!("{}: {e}", pctx()));
+        }
+        if p.measure {
+            measured_ns += tr.end_ns - tr.start_ns;
+            let s = result.timed.get_or_insert(TimedSummary { pe_cycles: tl.cfg.nand.pe_cycles, ..Default::default() });
+            s.busy.host_program_ns += tr.busy.host_program_ns;
+            s.busy.host_read_ns += tr.busy.host_read_ns;
+            s.busy.gc_program_ns += tr.busy.gc_program_ns;
+            s.busy.gc_read_ns += tr.busy.gc_read_ns;
+            s.busy.erase_ns += tr.busy.erase_ns;
+        }
+        let rows = labels
+            .into_iter()
+            .zip(&tr.jobs)
+            .map(|((label, iodepth), j)| {
+                let stats = wafsim_workload::SourceStats {
+                    ios: j.read.ios + j.write.ios + j.trim.ios,
+                    write_ios: j.write.ios,
+                    read_ios: j.read.ios,
+                    trim_ios: j.trim.ios,
+                    write_bytes: j.write.bytes,
+                    read_bytes: j.read.bytes,
+                    trim_bytes: j.trim.bytes,
+                };
+                (label, stats, Some(JobTiming::from_engine(j, iodepth)))
+            })
+            .collect();
+        push_jobs(result, st, pi, p, rows);
+        let dev = &stack.devices[d];
+        let since = dev.counters().delta(&st.start[d]);
+        progress(Progress {
+            done_bytes: st.done_before + since.host_write_bytes + since.trim_bytes,
+            total_bytes: st.total_planned,
+            drive_writes: (st.done_before + since.host_write_bytes) as f64 / st.logical_total as f64,
+            waf: waf(media_bytes(&since, mu), since.host_write_bytes),
+        });
+        if opts.sample_every_bytes.is_some() {
+            result.timeseries.push(sample(pi, Some(d as u32), &strip(&since), mu));
+        }
+        let delta = dev.counters().delta(&phase_start);
+        account_phase(result, st, pi, p.measure, d, &delta);
+    }
+    if let Some(t) = &mut result.timed {
+        t.elapsed_ns = t.elapsed_ns.max(measured_ns);
+        t.dies += tl.cfg.dies;
+    }
+    let since = stack.devices[d].counters().delta(&st.start[d]);
+    st.done_before += since.host_write_bytes + since.trim_bytes;
+    Ok(())
+}
+
+/// Timed runs sample each drive at its phase ends; the drives run side by side, so the sample
+/// of all drives at the end of phase k is the sum of the drives' samples at that phase end.
+fn aggregate_timed_samples(result: &mut VariantResult) {
+    let per: Vec<Sample> = std::mem::take(&mut result.timeseries);
+    let drives = result.devices;
+    let phases = per.iter().map(|s| s.phase + 1).max().unwrap_or(0);
+    for ph in 0..phases {
+        let at: Vec<&Sample> = per.iter().filter(|s| s.phase == ph).collect();
+        if at.is_empty() {
+            continue;
+        }
+        let mut all = Sample { phase: ph, device: None, host_bytes: 0, media_bytes: 0, gc_bytes: 0, erases: 0 };
+        for s in &at {
+            all.host_bytes += s.host_bytes;
+            all.media_bytes += s.media_bytes;
+            all.gc_bytes += s.gc_bytes;
+            all.erases += s.erases;
+        }
+        result.timeseries.push(all);
+        if drives > 1 {
+            result.timeseries.extend(at.into_iter().copied());
+        }
+    }
+}
+
+fn sample(phase: usize, device: Option<u32>, c: &Counters, mu: u64) -> Sample {
     Sample {
         phase,
+        device,
         host_bytes: c.host_write_bytes,
         media_bytes: c.media_units() * mu,
         gc_bytes: c.gc_units * mu,

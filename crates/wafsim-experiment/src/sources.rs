@@ -8,12 +8,31 @@ use wafsim_core::{Device, DeviceConfig, Io, Pid, Placement};
 use wafsim_workload::fio::{parse_job_file, FioJob, JobFile, SizeSpec, SourceParams};
 use wafsim_workload::synthetic::{Synthetic, SyntheticSpec};
 use wafsim_workload::trace::{OffsetPolicy, TraceInput, TraceMerge};
-use wafsim_workload::{Chain, Interleave, IoSource};
+use wafsim_workload::{Interleave, InterleaveMode, IoSource};
 
 /// A parsed fio job file of a phase, with the job options already scaled.
 pub struct LoadedFio {
     pub spec: FioSpec,
     pub file: JobFile,
+    /// Per job (by `job_index`): the options scaling changed, as (option, unscaled, scaled).
+    pub scaled: std::collections::BTreeMap<u32, Vec<(&'static str, u64, u64)>>,
+}
+
+impl LoadedFio {
+    /// Text appended to a job's error when scaling changed the job, so the user sees why.
+    pub fn scale_note(&self, job: &FioJob, scale: f64) -> String {
+        match self.scaled.get(&job.job_index) {
+            Some(v) if !v.is_empty() => {
+                let what: Vec<String> = v.iter().map(|(o, a, b)| format!("{o}={a} became {b}")).collect();
+                format!(
+                    " (this run is scaled to {}: {}; run with --scale 1 or --full-scale to use the job's own sizes)",
+                    crate::scale::label(scale),
+                    what.join(", ")
+                )
+            }
+            _ => String::new(),
+        }
+    }
 }
 
 /// Name and namespace of one source, in the order of the phase's interleave.
@@ -33,7 +52,8 @@ impl ErrorSlots {
     }
 }
 
-/// Host-side timing knobs of one source (used by the timing model only).
+/// Host-side timing knobs of one source (the timing model uses all; untimed runs use the
+/// rates to interleave).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PartTiming {
     pub iodepth: u32,
@@ -41,6 +61,19 @@ pub struct PartTiming {
     pub rate_bytes: Option<f64>,
     pub runtime_ns: Option<u64>,
     pub ramp_ns: u64,
+    /// Mean I/O size, to turn a byte rate into an I/O rate.
+    pub mean_io_bytes: f64,
+}
+
+impl PartTiming {
+    /// I/Os per second the rate limits allow (the smaller of the two), if any.
+    pub fn iops_cap(&self) -> Option<f64> {
+        let by_bytes = self.rate_bytes.map(|b| b / self.mean_io_bytes.max(1.0));
+        match (self.rate_iops, by_bytes) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
 }
 
 /// One source of a phase with its weight (untimed interleaving) and timing knobs.
@@ -49,33 +82,108 @@ pub struct Part {
     pub weight: u32,
     pub label: Label,
     pub timing: PartTiming,
+    /// Stages of one group run one after another (fio `stonewall` inside a job file); groups
+    /// run concurrently.
+    pub group: u32,
+    pub stage: u32,
 }
 
-/// The sources of one phase on one device, before interleaving.
+/// The sources of one phase on one target, before interleaving.
 pub struct Parts {
     pub parts: Vec<Part>,
     pub errors: ErrorSlots,
+    /// Non-fatal findings about how the sources were combined.
+    pub notes: Vec<String>,
 }
 
-/// The interleaved sources of one phase on one device.
+/// The interleaved sources of one phase on one target.
 pub struct PhaseSources {
     pub source: Interleave,
     pub labels: Vec<Label>,
     pub errors: ErrorSlots,
+    pub notes: Vec<String>,
+}
+
+/// How the untimed model orders the I/Os of a phase's concurrent sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterleaveKind {
+    /// Strict weighted turns.
+    RoundRobin,
+    /// Each I/O's source drawn at random by weight (Poisson arrivals), seeded.
+    Random,
+}
+
+impl std::str::FromStr for InterleaveKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "round-robin" => Ok(InterleaveKind::RoundRobin),
+            "random" => Ok(InterleaveKind::Random),
+            _ => Err(format!("interleave = {s:?}: expected \"round-robin\" or \"random\"")),
+        }
+    }
 }
 
 impl Parts {
-    /// Interleave per I/O by weight (the untimed model).
-    pub fn interleave(self) -> PhaseSources {
+    /// Interleave per I/O (the untimed model). Sources are weighted by their I/O rates when
+    /// every source has one (fio rate/rate_iops, workload rate_iops), else by `weight`.
+    pub fn interleave(self, kind: InterleaveKind, seed: u64) -> PhaseSources {
+        let mut notes = self.notes;
+        let rates: Vec<Option<f64>> = self.parts.iter().map(|p| p.timing.iops_cap()).collect();
+        let weights: Vec<u32> = if !rates.is_empty() && rates.iter().all(Option::is_some) {
+            // Integer weights in proportion to the rates, 0.1% resolution.
+            let min = rates.iter().flatten().fold(f64::INFINITY, |a, &b| a.min(b)).max(1e-9);
+            rates.iter().map(|r| ((r.expect("all some") / min * 1000.0).round()).clamp(1.0, u32::MAX as f64) as u32).collect()
+        } else {
+            let with: Vec<&str> = self.parts.iter().zip(&rates).filter(|(_, r)| r.is_some()).map(|(p, _)| p.label.name.as_str()).collect();
+            if !with.is_empty() {
+                let without: Vec<&str> = self.parts.iter().zip(&rates).filter(|(_, r)| r.is_none()).map(|(p, _)| p.label.name.as_str()).collect();
+                notes.push(format!(
+                    "untimed interleave uses weights, not rates: {} have a rate but {} do not (give every source a rate, or turn the timing model on)",
+                    with.join(", "),
+                    without.join(", ")
+                ));
+            }
+            self.parts.iter().map(|p| p.weight).collect()
+        };
         let mut sources = Vec::new();
-        let mut weights = Vec::new();
+        let mut stages = Vec::new();
         let mut labels = Vec::new();
         for p in self.parts {
             sources.push(p.source);
-            weights.push(p.weight);
+            stages.push((p.group, p.stage));
             labels.push(p.label);
         }
-        PhaseSources { source: Interleave::new(sources, weights), labels, errors: self.errors }
+        let mode = match kind {
+            InterleaveKind::RoundRobin => InterleaveMode::RoundRobin,
+            InterleaveKind::Random => InterleaveMode::Random { seed },
+        };
+        PhaseSources { source: Interleave::staged(sources, weights, stages, mode), labels, errors: self.errors, notes }
+    }
+}
+
+/// Where a phase's sources run: the experiment's namespaces (indices as in the experiment's
+/// device config) and, for each, the namespace index its I/Os carry on this target.
+pub struct Target<'a> {
+    /// The experiment's device config (namespaces, placement).
+    pub cfg: &'a DeviceConfig,
+    /// Usable bytes per namespace.
+    pub ns_bytes: Vec<u64>,
+    /// Per namespace: the `Io::ns` value on this target, or None if it lives elsewhere.
+    pub io_ns: Vec<Option<u32>>,
+}
+
+impl<'a> Target<'a> {
+    /// Every namespace of one device, as the device numbers them.
+    pub fn device(dev: &'a Device) -> Target<'a> {
+        let n = dev.namespace_count();
+        Target { cfg: dev.config(), ns_bytes: (0..n).map(|i| dev.namespace_bytes(i)).collect(), io_ns: (0..n).map(Some).collect() }
+    }
+
+    /// (experiment index, Io index, bytes) of the namespace named `name`, if on this target.
+    fn find(&self, name: &str) -> Option<(u32, u32, u64)> {
+        let g = self.cfg.namespaces.iter().position(|n| n.name == name)?;
+        Some((g as u32, self.io_ns[g]?, self.ns_bytes[g]))
     }
 }
 
@@ -104,6 +212,11 @@ fn fio_timing(job: &FioJob, scale: f64) -> PartTiming {
         rate_bytes: sum(&t.rate),
         runtime_ns: t.runtime_ns.map(|r| (r as f64 * scale).round() as u64),
         ramp_ns: t.ramp_time_ns.map_or(0, |r| (r as f64 * scale).round() as u64),
+        mean_io_bytes: {
+            let bs = job.block_sizes();
+            let used: Vec<f64> = [0usize, 1, 2].iter().filter(|&&d| dirs[d]).map(|&d| bs[d].mean()).collect();
+            used.iter().sum::<f64>() / used.len().max(1) as f64
+        },
     }
 }
 
@@ -114,44 +227,65 @@ pub fn load_fio_files(spec: &ExperimentSpec, phases: &[PhaseSpec], warnings: &mu
     for p in phases {
         let mut files = Vec::new();
         for f in &p.fio {
-            let path = spec.base_dir.join(&f.file);
             let env = |name: &str| f.env.get(name).cloned().or_else(|| std::env::var(name).ok());
-            let mut file = parse_job_file(&path, &env).map_err(|e| anyhow!("{e}"))?;
+            let mut file = match (&f.file, &f.args) {
+                (Some(file), None) => parse_job_file(&spec.base_dir.join(file), &env).map_err(|e| anyhow!("{e}"))?,
+                (None, Some(_args)) => bail!("TODO parse_job_args"),
+                _ => bail!("phase {:?}: [[phase.fio]] needs file = \"job.fio\" or args = \"--name=... --rw=...\" (one of them)", p.name),
+            };
             for w in &file.warnings {
                 let s = w.to_string();
                 if !warnings.contains(&s) {
                     warnings.push(s);
                 }
             }
+            let mut scaled = std::collections::BTreeMap::new();
             for phase in &mut file.phases {
                 for job in phase {
-                    scale_job(job, spec.scale);
+                    let changed = scale_job(job, spec.scale);
+                    if !changed.is_empty() {
+                        scaled.insert(job.job_index, changed);
+                    }
                 }
             }
-            files.push(LoadedFio { spec: f.clone(), file });
+            files.push(LoadedFio { spec: f.clone(), file, scaled });
         }
         out.push(files);
     }
     Ok(out)
 }
 
-/// Absolute byte sizes and I/O counts of a job shrink with the capacity (see `scale.rs`).
-fn scale_job(job: &mut FioJob, s: f64) {
+/// Absolute byte sizes and I/O counts of a job shrink with the capacity (see `scale.rs`); a
+/// size never shrinks below the job's largest block, an I/O count never below 1. Returns what
+/// changed as (option, unscaled, scaled).
+fn scale_job(job: &mut FioJob, s: f64) -> Vec<(&'static str, u64, u64)> {
+    let mut changed = Vec::new();
     if s == 1.0 {
-        return;
+        return changed;
     }
-    let sc = |v: &mut Option<SizeSpec>| {
+    let bs = job.block_sizes();
+    let floor = bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
+    let mut sc = |name: &'static str, v: &mut Option<SizeSpec>, min: u64| {
         if let Some(SizeSpec::Bytes(b)) = v {
-            *b = ((*b as f64 * s) as u64).max(1);
+            let new = ((*b as f64 * s) as u64).max(min.min(*b));
+            if new != *b {
+                changed.push((name, *b, new));
+            }
+            *b = new;
         }
     };
-    sc(&mut job.opts.size);
-    sc(&mut job.opts.offset);
-    sc(&mut job.opts.offset_increment);
-    sc(&mut job.opts.io_size);
+    sc("size", &mut job.opts.size, floor);
+    sc("offset", &mut job.opts.offset, 0);
+    sc("offset_increment", &mut job.opts.offset_increment, 0);
+    sc("io_size", &mut job.opts.io_size, floor);
     if let Some(n) = &mut job.opts.number_ios {
-        *n = ((*n as f64 * s) as u64).max(1);
+        let new = ((*n as f64 * s) as u64).max(1);
+        if new != *n {
+            changed.push(("number_ios", *n, new));
+        }
+        *n = new;
     }
+    changed
 }
 
 fn ns_index(cfg: &DeviceConfig, name: &str) -> Option<u32> {
@@ -212,87 +346,90 @@ fn seed_for(spec: &ExperimentSpec, phase: usize, kind: u64, index: usize, ns: u3
     x
 }
 
-/// Build the sources of phase `pi` for the namespaces present on `dev`, interleaved.
-pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], dev: &Device) -> Result<PhaseSources> {
-    Ok(build_parts(spec, pi, phase, fio, dev, false)?.interleave())
+/// Build the sources of phase `pi` on `target`, interleaved as the experiment says.
+pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], target: &Target) -> Result<PhaseSources> {
+    let kind = spec.interleave_of(phase)?;
+    Ok(build_parts(spec, pi, phase, fio, target, false)?.interleave(kind, seed_for(spec, pi, 7, 0, 0)))
 }
 
-/// Build the sources of phase `pi` for the namespaces present on `dev`, one part per workload,
-/// fio job (or stonewalled job file) and trace set. `timed`: fio time_based jobs run until
-/// their runtime.
-pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], dev: &Device, timed: bool) -> Result<Parts> {
-    let cfg = dev.config();
+/// Build the sources of phase `pi` for the namespaces present on `target`: one part per
+/// workload, fio job (each `numjobs` clone and each job of a stonewalled file its own part) and
+/// trace set. `timed`: fio time_based jobs run until their runtime.
+pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], target: &Target, timed: bool) -> Result<Parts> {
+    let cfg = target.cfg;
     let mut parts = Vec::new();
     let mut errors = ErrorSlots::default();
+    let mut group = 0u32;
+    let mut next_group = || {
+        group += 1;
+        group - 1
+    };
 
     for (wi, w) in phase.workload.iter().enumerate() {
-        let Some(ns) = ns_index(cfg, &w.namespace) else { continue };
-        let ns_bytes = dev.namespace_bytes(ns);
+        let Some((g, ns, ns_bytes)) = target.find(&w.namespace) else { continue };
         let pid = match (w.placement_handle, w.stream) {
             (Some(_), Some(_)) => bail!("workload #{}: give placement_handle or stream, not both", wi + 1),
             (Some(ph), None) => Pid::new(w.reclaim_group, ph),
             (None, Some(s)) => Pid::new(0, s),
             (None, None) => Pid::NONE,
         };
+        let block_size = w.block_size()?;
         let s = Synthetic::new(SyntheticSpec {
             ns,
             ns_bytes,
             pattern: w.pattern()?,
-            block_size: w.block_size()?,
+            block_size,
             amount: w.amount_bytes(ns_bytes)?,
             trim_fraction: w.trim,
             pid,
-            seed: seed_for(spec, pi, 0, wi, ns),
+            seed: seed_for(spec, pi, 0, wi, g),
         })
         .map_err(|e| anyhow!("workload #{}: {e}", wi + 1))?;
         parts.push(Part {
             source: Box::new(s),
             weight: w.weight,
             label: Label { name: format!("workload{} ({} {})", wi + 1, w.pattern, w.bs), namespace: w.namespace.clone() },
-            timing: PartTiming { iodepth: w.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), rate_iops: w.rate_iops, ..Default::default() },
+            timing: PartTiming {
+                iodepth: w.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1),
+                rate_iops: w.rate_iops,
+                mean_io_bytes: block_size as f64,
+                ..Default::default()
+            },
+            group: next_group(),
+            stage: 0,
         });
     }
 
     for (fi, f) in fio.iter().enumerate() {
         for name in f.spec.namespace_list() {
-            let Some(ns) = ns_index(cfg, &name) else { continue };
+            let Some((g, ns, ns_bytes)) = target.find(&name) else { continue };
             let params = |job: &FioJob| SourceParams {
                 ns,
-                ns_bytes: dev.namespace_bytes(ns),
-                seed: seed_for(spec, pi, 1, fi * 4096 + job.job_index as usize, ns),
-                available_plids: available_plids(cfg, ns),
+                ns_bytes,
+                seed: seed_for(spec, pi, 1, fi * 4096 + job.job_index as usize, g),
+                available_plids: available_plids(cfg, g),
                 timed,
+                ..SourceParams::default()
             };
-            let file_name = &f.spec.file;
-            if f.file.phases.len() == 1 {
-                for job in &f.file.phases[0] {
-                    let src = job.source_with(params(job)).map_err(|e| anyhow!("{e}")).with_context(|| format!("fio {file_name} on {name}"))?;
+            let file_name = f.spec.origin();
+            // One fio process per namespace: its stonewall phases are stages of one group.
+            let grp = next_group();
+            for (stage, jobs) in f.file.phases.iter().enumerate() {
+                for job in jobs {
+                    let src = job
+                        .source_with(params(job))
+                        .map_err(|e| anyhow!("{e}{}", f.scale_note(job, spec.scale)))
+                        .with_context(|| format!("fio {file_name} on {name}"))?;
                     let clone = if job.clone_index > 0 { format!(".{}", job.clone_index) } else { String::new() };
                     parts.push(Part {
                         source: src,
                         weight: f.spec.weight,
                         label: Label { name: format!("{}{clone}", job.name), namespace: name.clone() },
                         timing: fio_timing(job, spec.scale),
+                        group: grp,
+                        stage: stage as u32,
                     });
                 }
-            } else {
-                // stonewall phases inside the file run one after another: one chained source.
-                let mut chain: Vec<Box<dyn IoSource>> = Vec::new();
-                for jobs in &f.file.phases {
-                    let mut subs = Vec::new();
-                    for job in jobs {
-                        subs.push(job.source_with(params(job)).map_err(|e| anyhow!("{e}")).with_context(|| format!("fio {file_name} on {name}"))?);
-                    }
-                    let n = subs.len();
-                    chain.push(Box::new(Interleave::new(subs, vec![1; n])));
-                }
-                let timing = fio_timing(&f.file.phases[0][0], spec.scale);
-                parts.push(Part {
-                    source: Box::new(Chain::new(chain)),
-                    weight: f.spec.weight,
-                    label: Label { name: file_name.clone(), namespace: name.clone() },
-                    timing,
-                });
             }
         }
     }
@@ -301,9 +438,9 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
     let mut trace_names = Vec::new();
     let mut trace_ns = Vec::new();
     for t in &phase.trace {
-        let Some(ns) = ns_index(cfg, &t.namespace) else { continue };
+        let Some((_, ns, ns_bytes)) = target.find(&t.namespace) else { continue };
         let path = spec.base_dir.join(&t.file);
-        let mut input = TraceInput::open(&path, t.trace_format()?, ns, dev.namespace_bytes(ns)).map_err(|e| anyhow!("{e}"))?;
+        let mut input = TraceInput::open(&path, t.trace_format()?, ns, ns_bytes).map_err(|e| anyhow!("{e}"))?;
         if let Some(k) = &t.filter {
             input = input.with_filter(k);
         }
@@ -328,8 +465,10 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
             source: Box::new(CheckedTraces { merge: TraceMerge::new(inputs), slot }),
             weight: 1,
             label: Label { name: format!("traces ({})", trace_names.join(", ")), namespace: trace_ns.join(", ") },
-            timing: PartTiming { iodepth: DEFAULT_IODEPTH, ..Default::default() },
+            timing: PartTiming { iodepth: DEFAULT_IODEPTH, mean_io_bytes: 4096.0, ..Default::default() },
+            group: next_group(),
+            stage: 0,
         });
     }
-    Ok(Parts { parts, errors })
+    Ok(Parts { parts, errors, notes: Vec::new() })
 }

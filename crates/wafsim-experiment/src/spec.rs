@@ -163,7 +163,7 @@ pub struct WorkloadSpec {
 }
 
 /// `[[phase]]`: sources that run concurrently; phases run one after another.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseSpec {
     pub name: String,
@@ -177,15 +177,31 @@ pub struct PhaseSpec {
     pub fio: Vec<FioSpec>,
     #[serde(default)]
     pub trace: Vec<TraceSpec>,
+    /// Overrides the experiment's `interleave` for this phase.
+    pub interleave: Option<String>,
+    /// Run until WAF is steady (see [`SteadyStateSpec`]).
+    pub steady_state: Option<SteadyStateSpec>,
 }
 
-/// `[[phase.fio]]`: a fio job file, run once per listed namespace (as when every tenant runs
-/// the same job file on its own disk).
+/// `[[phase.fio]]`: a fio job file, or a fio command line, run once per listed namespace (as
+/// when every tenant runs the same job on its own disk).
+///
+/// ```toml
+/// [[phase.fio]]
+/// file = "measure.fio"
+/// namespaces = ["vm1", "vm2"]
+/// [[phase.fio]]
+/// args = "--name=test --filename=/dev/vdb --rw=randrw --rwmixread=70 --bs=4k --iodepth=256"
+/// namespace = "vm3"          # --filename is the namespace
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FioSpec {
     /// Job file, relative to the experiment file.
-    pub file: String,
+    pub file: Option<String>,
+    /// fio's command-line form instead of a job file: `--name=` starts a job, options before
+    /// the first `--name` are global.
+    pub args: Option<String>,
     /// Namespaces to run the job file on (each gets its own instance).
     #[serde(default)]
     pub namespaces: Vec<String>,
@@ -197,6 +213,57 @@ pub struct FioSpec {
     /// Relative I/O rate of each job against other sources (default 1 = equal IOPS per job).
     #[serde(default = "one")]
     pub weight: u32,
+}
+
+/// `steady_state` of a `[[phase]]`: SNIA PTS-style steady-state detection on WAF. The phase
+/// runs in rounds of `round` host bytes written; it is steady when, over the last `window`
+/// rounds, the per-round WAF stays within `excursion` x its mean (max - min) and the
+/// least-squares line through it moves by at most `slope` x the mean across the window. A
+/// phase with `steady_state` ends as soon as it is steady (or when its sources run out, or
+/// after `max_rounds`) and reports the counters of its last `window` rounds.
+///
+/// ```toml
+/// [[phase]]
+/// name = "measure"
+/// steady_state = { round = "0.25x", window = 5, excursion = 0.2, slope = 0.1 }
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SteadyStateSpec {
+    /// Host bytes per round: bytes ("8GiB") or a multiple of the drive's logical capacity
+    /// ("0.25x"; default "0.1x").
+    #[serde(default = "default_round")]
+    pub round: String,
+    /// Rounds in the measurement window (default 5, as SNIA PTS).
+    #[serde(default = "five")]
+    pub window: u32,
+    /// Largest (max - min) / mean of the window's per-round WAF (default 0.2, as SNIA PTS).
+    #[serde(default = "default_excursion")]
+    pub excursion: f64,
+    /// Largest change of the fitted line across the window, / mean (default 0.1, as SNIA PTS).
+    #[serde(default = "default_slope")]
+    pub slope: f64,
+    /// Stop after this many rounds even if not steady (default: no limit but the sources').
+    pub max_rounds: Option<u32>,
+}
+
+impl Default for SteadyStateSpec {
+    fn default() -> Self {
+        SteadyStateSpec { round: default_round(), window: 5, excursion: default_excursion(), slope: default_slope(), max_rounds: None }
+    }
+}
+
+fn default_round() -> String {
+    "0.1x".into()
+}
+fn five() -> u32 {
+    5
+}
+fn default_excursion() -> f64 {
+    0.2
+}
+fn default_slope() -> f64 {
+    0.1
 }
 
 /// `[[phase.trace]]`: a block trace replayed on one namespace.
@@ -289,6 +356,11 @@ pub struct ExperimentSpec {
     /// own device of the namespace's size with the same OP and erase unit).
     #[serde(default = "default_layout")]
     pub layout: String,
+    /// How the untimed model orders the I/Os of concurrent sources: "round-robin" (strict
+    /// weighted turns, the default) or "random" (each I/O's source drawn by weight, seeded:
+    /// Poisson arrivals). Timed runs interleave by simulated time instead.
+    #[serde(default = "default_interleave")]
+    pub interleave: String,
     pub device: DeviceSpec,
     #[serde(default)]
     pub namespace: Vec<NamespaceSpec>,
@@ -332,6 +404,9 @@ fn default_gc_free_min() -> u32 {
 }
 fn default_layout() -> String {
     "shared".into()
+}
+fn default_interleave() -> String {
+    "round-robin".into()
 }
 fn one() -> u32 {
     1
@@ -438,10 +513,14 @@ impl DeviceSpec {
         let geo_raw = self.geometry.as_ref().and_then(|g| g.raw_bytes().transpose()).transpose()?;
         let physical = match (self.over_provisioning, &self.raw_capacity, geo_raw) {
             (Some(op), None, None) => {
-                if !(op > 0.0) || !op.is_finite() {
-                    bail!("device.over_provisioning: {op} must be > 0 ((physical - logical) / logical, e.g. 0.07)");
+                if !(op >= 0.0) || !op.is_finite() {
+                    bail!("device.over_provisioning: {op} must be >= 0 ((physical - logical) / logical, e.g. 0.07)");
                 }
-                (logical as f64 * (1.0 + op)).round() as u64
+                let physical = (logical as f64 * (1.0 + op)).round();
+                if physical >= u64::MAX as f64 {
+                    bail!("device.capacity {} with over_provisioning {op}: the physical capacity does not fit in 2^64 bytes", self.capacity);
+                }
+                physical as u64
             }
             (None, Some(raw), None) => size("device.raw_capacity", raw)?,
             (None, None, Some(raw)) => raw,
@@ -538,20 +617,40 @@ impl ExperimentSpec {
         if self.layout != "shared" && self.layout != "dedicated" {
             bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
         }
+        for (i, n) in self.namespace.iter().enumerate() {
+            if self.namespace[..i].iter().any(|m| m.name == n.name) {
+                bail!("two [[namespace]] tables are named {:?}: namespace names must be unique", n.name);
+            }
+        }
         let cfg = self.device.to_config(&self.namespace, self.seed)?;
         if !self.workload.is_empty() && !self.phase.is_empty() {
             bail!("give top-level [[workload]]s or [[phase]]s, not both (put the workloads into a phase)");
         }
         let has_ns = |n: &str| cfg.namespaces.iter().any(|x| x.name == n);
-        for p in &self.phase {
+        self.interleave_of(&PhaseSpec::default())?;
+        for (i, p) in self.phase.iter().enumerate() {
+            if self.phase[..i].iter().any(|q| q.name == p.name) {
+                bail!("two [[phase]] tables are named {:?}: phase names must be unique", p.name);
+            }
+            self.interleave_of(p)?;
+            if let Some(ss) = &p.steady_state {
+                ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
+            }
+            if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() {
+                bail!("phase {:?} has no workload, fio job or trace: it would do no I/O", p.name);
+            }
             for f in &p.fio {
+                let what = f.origin();
+                if f.file.is_some() == f.args.is_some() {
+                    bail!("phase {:?}: [[phase.fio]] needs exactly one of file = \"job.fio\" or args = \"--name=... --rw=...\"", p.name);
+                }
                 let names = f.namespace_list();
                 if names.is_empty() {
-                    bail!("phase {:?}: fio {:?} needs namespace = \"...\" or namespaces = [...]", p.name, f.file);
+                    bail!("phase {:?}: fio {what} needs namespace = \"...\" or namespaces = [...]", p.name);
                 }
                 for n in names {
                     if !has_ns(&n) {
-                        bail!("phase {:?}: fio {:?}: no namespace named {n:?}", p.name, f.file);
+                        bail!("phase {:?}: fio {what}: no namespace named {n:?}", p.name);
                     }
                 }
             }
@@ -585,7 +684,52 @@ impl ExperimentSpec {
     }
 }
 
+impl SteadyStateSpec {
+    fn check(&self) -> Result<()> {
+        if self.window < 2 {
+            bail!("window = {}: needs at least 2 rounds", self.window);
+        }
+        if !(self.excursion > 0.0) || !(self.slope > 0.0) {
+            bail!("excursion and slope must be > 0 (fractions of the window's mean WAF, e.g. 0.1 and 0.05)");
+        }
+        if let Some(m) = self.round.trim().strip_suffix('x') {
+            let v: f64 = m.trim().parse().map_err(|_| anyhow!("round {:?}: expected bytes (\"8GiB\") or a multiple of the drive capacity (\"0.1x\")", self.round))?;
+            if !(v > 0.0) || !v.is_finite() {
+                bail!("round {:?}: the multiple must be > 0", self.round);
+            }
+        } else if size("round", &self.round)? == 0 {
+            bail!("round {:?}: must be > 0 bytes", self.round);
+        }
+        Ok(())
+    }
+
+    /// Host bytes per round on a target of `logical` bytes.
+    pub fn round_bytes(&self, logical: u64) -> Result<u64> {
+        Ok(match self.round.trim().strip_suffix('x') {
+            Some(m) => (m.trim().parse::<f64>()? * logical as f64) as u64,
+            None => size("round", &self.round)?,
+        }
+        .max(1))
+    }
+}
+
+impl ExperimentSpec {
+    /// The interleave of a phase (its own, else the experiment's).
+    pub fn interleave_of(&self, p: &PhaseSpec) -> Result<crate::sources::InterleaveKind> {
+        let s = p.interleave.as_deref().unwrap_or(&self.interleave);
+        s.parse().map_err(|e: String| anyhow!("{e}"))
+    }
+}
+
 impl FioSpec {
+    /// The job file, or "args" for the command-line form (for messages).
+    pub fn origin(&self) -> String {
+        match (&self.file, &self.args) {
+            (Some(f), _) => f.clone(),
+            _ => "args".into(),
+        }
+    }
+
     /// `namespaces` plus `namespace`.
     pub fn namespace_list(&self) -> Vec<String> {
         let mut v = self.namespaces.clone();
@@ -613,7 +757,7 @@ impl ExperimentSpec {
     /// The phases to run: the `[[phase]]`s, or one measured phase of the top-level workloads.
     pub fn phases(&self) -> Vec<PhaseSpec> {
         if self.phase.is_empty() {
-            vec![PhaseSpec { name: "measure".into(), measure: true, workload: self.workload.clone(), fio: vec![], trace: vec![] }]
+            vec![PhaseSpec { name: "measure".into(), measure: true, workload: self.workload.clone(), ..PhaseSpec::default() }]
         } else {
             self.phase.clone()
         }

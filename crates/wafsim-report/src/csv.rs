@@ -5,19 +5,25 @@ use std::fmt::Write;
 use wafsim_core::counters::waf;
 use wafsim_experiment::VariantResult;
 
-/// Header: variant,phase,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval
+/// Header: variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval
+///
+/// `drive` is "all" for all drives of the variant together, or the drive's index (dedicated
+/// layout: one drive per namespace, in namespace order).
 pub fn timeseries(results: &[VariantResult]) -> String {
-    let mut s = String::from("variant,phase,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval\n");
+    let mut s = String::from("variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval\n");
     for r in results {
-        let mut prev = (0u64, 0u64);
+        // One interval baseline per drive series.
+        let mut prev: std::collections::HashMap<Option<u32>, (u64, u64)> = Default::default();
         for t in &r.timeseries {
+            let prev = prev.entry(t.device).or_insert((0, 0));
             let phase = r.phases.get(t.phase).map(|p| p.name.as_str()).unwrap_or("");
             let interval = waf(t.media_bytes - prev.1, t.host_bytes - prev.0);
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{:.6},{:.6}",
+                "{},{},{},{},{},{},{},{:.6},{:.6}",
                 csv_field(&r.name),
                 csv_field(phase),
+                t.device.map_or("all".to_string(), |d| d.to_string()),
                 t.host_bytes,
                 t.media_bytes,
                 t.gc_bytes,
@@ -25,7 +31,7 @@ pub fn timeseries(results: &[VariantResult]) -> String {
                 waf(t.media_bytes, t.host_bytes),
                 interval
             );
-            prev = (t.host_bytes, t.media_bytes);
+            *prev = (t.host_bytes, t.media_bytes);
         }
     }
     s

@@ -28,6 +28,19 @@ pub struct JobSpec {
     pub runtime_ns: Option<u64>,
     /// Leave completions of the first ramp_ns out of the statistics (fio ramp_time).
     pub ramp_ns: u64,
+    /// Jobs of one group run their stages one after another (fio `stonewall` inside one job
+    /// file): a job of stage k starts when every job of the group's earlier stages has
+    /// finished. Jobs of different groups run concurrently. Give each job its own group (and
+    /// stage 0) for plain concurrent jobs.
+    pub group: u32,
+    pub stage: u32,
+}
+
+impl JobSpec {
+    /// A job that starts at once and runs alone in its group.
+    pub fn new(name: impl Into<String>, source: Box<dyn IoSource>, iodepth: u32, group: u32) -> JobSpec {
+        JobSpec { name: name.into(), source, iodepth, rate_iops: None, rate_bytes: None, runtime_ns: None, ramp_ns: 0, group, stage: 0 }
+    }
 }
 
 /// Statistics of one direction of one job.
@@ -236,6 +249,10 @@ impl Timeline {
 
 struct JobState {
     spec: JobSpec,
+    /// Its stage has started (it may issue I/O).
+    started: bool,
+    /// Exhausted or past its runtime, with nothing in flight.
+    finished: bool,
     buf: Vec<Io>,
     pos: usize,
     exhausted: bool,
@@ -269,6 +286,22 @@ impl JobState {
         Some(self.buf[self.pos - 1])
     }
 
+    /// Start the job at `t`: its runtime, ramp time and rate limits count from here.
+    fn start(&mut self, t: u64) {
+        self.started = true;
+        // fio: ramp_time adds to the runtime.
+        self.stop_at = self.spec.runtime_ns.map_or(u64::MAX, |r| t + self.spec.ramp_ns + r);
+        self.measure_from = t + self.spec.ramp_ns;
+        self.next_allowed = t;
+        self.last_change = t;
+        self.last_completion = t;
+    }
+
+    /// Whether the job is done: nothing in flight and nothing more to issue.
+    fn is_done(&self, now: u64) -> bool {
+        self.started && self.inflight == 0 && (self.exhausted || now >= self.stop_at)
+    }
+
     /// Account the in-flight count up to time `t` (inside the measurement window only).
     fn advance(&mut self, t: u64) {
         let from = self.last_change.max(self.measure_from);
@@ -297,16 +330,17 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
     let mut states: Vec<JobState> = jobs
         .into_iter()
         .map(|spec| JobState {
-            // fio: ramp_time adds to the runtime.
-            stop_at: spec.runtime_ns.map_or(u64::MAX, |r| t0 + spec.ramp_ns + r),
-            measure_from: t0 + spec.ramp_ns,
+            started: false,
+            finished: false,
+            stop_at: u64::MAX,
+            measure_from: t0,
             spec,
             buf: Vec::with_capacity(256),
             pos: 0,
             exhausted: false,
             inflight: 0,
             next_allowed: t0,
-            wake_pending: true,
+            wake_pending: false,
             last_change: t0,
             inflight_area: 0.0,
             last_completion: t0,
@@ -319,21 +353,9 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
     // Writes waiting for buffer space, in arrival order: (job, io, submitted).
     let mut waiting: std::collections::VecDeque<(u32, Io, u64)> = std::collections::VecDeque::new();
     let mut end = t0;
-    // Start: fill the queues round-robin, one I/O per job at a time, as parallel submission
-    // queues arbitrated round-robin would (filling job after job would convoy them).
-    let max_depth = states.iter().map(|s| s.spec.iodepth.max(1)).max().unwrap_or(0);
-    for _ in 0..max_depth {
-        for j in 0..states.len() {
-            submit_some(dev, tl, &mut states, &mut heap, &mut waiting, j, t0, 1)?;
-        }
-    }
-    for (j, s) in states.iter_mut().enumerate() {
-        s.wake_pending = false;
-        if s.next_allowed > t0 && s.inflight < s.spec.iodepth.max(1) {
-            s.wake_pending = true;
-            heap.push(Reverse(Event { time: s.next_allowed, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
-        }
-    }
+    let first: Vec<usize> = (0..states.len()).filter(|&j| is_first_stage(&states, j)).collect();
+    start_jobs(dev, tl, &mut states, &mut heap, &mut waiting, &first, t0)?;
+    finish_jobs(dev, tl, &mut states, &mut heap, &mut waiting, t0)?;
     let mut last_t = t0;
     loop {
         // Nothing in flight can free buffer space (the buffer holds only partly filled program
@@ -390,6 +412,9 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
             }
         }
         submit_some(dev, tl, &mut states, &mut heap, &mut waiting, j, now, u32::MAX)?;
+        if states[j].is_done(now) {
+            finish_jobs(dev, tl, &mut states, &mut heap, &mut waiting, now)?;
+        }
         // Idle host (nothing in flight, next arrival far enough away): background GC.
         if tl.cfg.background_gc_free > 0 && waiting.is_empty() && states.iter().all(|s| s.inflight == 0) {
             if let Some(Reverse(next)) = heap.peek() {
@@ -400,6 +425,7 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
         }
     }
     debug_assert!(waiting.is_empty());
+    debug_assert!(states.iter().all(|s| s.started), "every stage started");
     tl.now = end;
     let busy = tl.media.busy;
     let results = states
@@ -428,6 +454,84 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
             erase_ns: busy.erase_ns - busy0.erase_ns,
         },
     })
+}
+
+/// Whether job `j` belongs to the first stage of its group.
+fn is_first_stage(states: &[JobState], j: usize) -> bool {
+    let (g, st) = (states[j].spec.group, states[j].spec.stage);
+    states.iter().all(|s| s.spec.group != g || s.spec.stage >= st)
+}
+
+/// Start `jobs` at `now`: fill their queues round-robin, one I/O per job at a time, as parallel
+/// submission queues arbitrated round-robin would (filling job after job would convoy them).
+fn start_jobs(
+    dev: &mut Device,
+    tl: &mut Timeline,
+    states: &mut [JobState],
+    heap: &mut BinaryHeap<Reverse<Event>>,
+    waiting: &mut std::collections::VecDeque<(u32, Io, u64)>,
+    jobs: &[usize],
+    now: u64,
+) -> Result<(), DeviceError> {
+    for &j in jobs {
+        states[j].start(now);
+    }
+    let max_depth = jobs.iter().map(|&j| states[j].spec.iodepth.max(1)).max().unwrap_or(0);
+    for _ in 0..max_depth {
+        for &j in jobs {
+            submit_some(dev, tl, states, heap, waiting, j, now, 1)?;
+        }
+    }
+    for &j in jobs {
+        let s = &mut states[j];
+        s.wake_pending = false;
+        if s.next_allowed > now && s.inflight < s.spec.iodepth.max(1) && now < s.stop_at {
+            s.wake_pending = true;
+            heap.push(Reverse(Event { time: s.next_allowed, job: j as u32, kind: 1, submitted: 0, op: 0, len: 0 }));
+        }
+    }
+    Ok(())
+}
+
+/// Mark jobs that are done as finished and start the next stage of every group whose current
+/// stage has no unfinished job left (repeatedly: a stage may finish at once, e.g. with no I/O).
+fn finish_jobs(
+    dev: &mut Device,
+    tl: &mut Timeline,
+    states: &mut [JobState],
+    heap: &mut BinaryHeap<Reverse<Event>>,
+    waiting: &mut std::collections::VecDeque<(u32, Io, u64)>,
+    now: u64,
+) -> Result<(), DeviceError> {
+    loop {
+        let mut changed = false;
+        for s in states.iter_mut() {
+            if !s.finished && s.is_done(now) {
+                s.finished = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(());
+        }
+        // Groups whose started jobs have all finished: start their next stage.
+        let mut next = Vec::new();
+        for j in 0..states.len() {
+            let (g, st) = (states[j].spec.group, states[j].spec.stage);
+            if states[j].started {
+                continue;
+            }
+            let blocked = states.iter().any(|s| s.spec.group == g && s.spec.stage < st && !s.finished);
+            let lowest = states.iter().filter(|s| s.spec.group == g && !s.started).all(|s| s.spec.stage >= st);
+            if !blocked && lowest {
+                next.push(j);
+            }
+        }
+        if next.is_empty() {
+            return Ok(());
+        }
+        start_jobs(dev, tl, states, heap, waiting, &next, now)?;
+    }
 }
 
 /// Let job `j` issue up to `max` I/Os at `now` (bounded by its queue depth, rate and runtime).

@@ -36,8 +36,14 @@ fn synthetic(ns_bytes: u64, pattern: Pattern, bs: u32, amount: u64, seed: u64) -
     Box::new(Synthetic::new(SyntheticSpec { ns: 0, ns_bytes, pattern, block_size: bs, amount, trim_fraction: 0.0, pid: Pid::NONE, seed }).unwrap())
 }
 
+fn next_group() -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
 fn job(name: &str, source: Box<dyn IoSource>, iodepth: u32, ramp_ns: u64) -> JobSpec {
-    JobSpec { name: name.into(), source, iodepth, rate_iops: None, rate_bytes: None, runtime_ns: None, ramp_ns }
+    JobSpec { ramp_ns, ..JobSpec::new(name, source, iodepth, next_group()) }
 }
 
 fn seq_write_bandwidth(t: TimingConfig) -> (f64, f64) {

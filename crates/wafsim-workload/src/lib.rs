@@ -7,4 +7,4 @@ pub mod source;
 pub mod synthetic;
 pub mod trace;
 
-pub use source::{Chain, Interleave, IoSource, SourceStats};
+pub use source::{Chain, Interleave, InterleaveMode, IoSource, SourceStats};

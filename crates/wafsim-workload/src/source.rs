@@ -66,9 +66,24 @@ impl IoSource for Chain {
     }
 }
 
-/// Interleaves several sources per I/O by integer weight with smooth weighted round-robin
-/// (deterministic; equal weights give strict alternation, i.e. equal IOPS). When a source is
+/// How an [`Interleave`] picks the source of the next I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InterleaveMode {
+    /// Strict weighted turns (smooth weighted round-robin): equal weights alternate exactly.
+    #[default]
+    RoundRobin,
+    /// Each I/O's source drawn at random in proportion to the weights (seeded). The merge of
+    /// independent Poisson arrival processes with rates proportional to the weights gives the
+    /// same order, so this is also the untimed model of Poisson arrivals.
+    Random { seed: u64 },
+}
+
+/// Interleaves several sources per I/O by weight (see [`InterleaveMode`]). When a source is
 /// exhausted the others go on.
+///
+/// Sources may be grouped into stages (fio `stonewall` inside one job file): a source of
+/// stage k of a group starts only once every source of the group's earlier stages is
+/// exhausted. Sources of different groups run concurrently.
 pub struct Interleave {
     sources: Vec<Box<dyn IoSource>>,
     weights: Vec<i64>,
@@ -77,15 +92,31 @@ pub struct Interleave {
     pos: Vec<usize>,
     done: Vec<bool>,
     stats: Vec<SourceStats>,
+    /// (group, stage) per source, and the stage each group is at.
+    stage: Vec<(u32, u32)>,
+    group_stage: Vec<u32>,
+    rng: Option<wafsim_core::Rng>,
 }
 
 const CHUNK: usize = 256;
 
 impl Interleave {
-    /// `weights[i]` I/Os of source i for every `weights[j]` of source j.
+    /// `weights[i]` I/Os of source i for every `weights[j]` of source j, in strict turns.
     pub fn new(sources: Vec<Box<dyn IoSource>>, weights: Vec<u32>) -> Self {
-        assert_eq!(sources.len(), weights.len());
         let n = sources.len();
+        Self::staged(sources, weights, (0..n as u32).map(|i| (i, 0)).collect(), InterleaveMode::RoundRobin)
+    }
+
+    /// Sources with `(group, stage)` each (see the type's docs) and a mode.
+    pub fn staged(sources: Vec<Box<dyn IoSource>>, weights: Vec<u32>, stage: Vec<(u32, u32)>, mode: InterleaveMode) -> Self {
+        assert_eq!(sources.len(), weights.len());
+        assert_eq!(sources.len(), stage.len());
+        let n = sources.len();
+        let groups = stage.iter().map(|&(g, _)| g as usize + 1).max().unwrap_or(0);
+        let mut group_stage = vec![u32::MAX; groups];
+        for &(g, st) in &stage {
+            group_stage[g as usize] = group_stage[g as usize].min(st);
+        }
         Interleave {
             sources,
             weights: weights.into_iter().map(|w| w.max(1) as i64).collect(),
@@ -94,6 +125,12 @@ impl Interleave {
             pos: vec![0; n],
             done: vec![false; n],
             stats: vec![SourceStats::default(); n],
+            stage,
+            group_stage,
+            rng: match mode {
+                InterleaveMode::RoundRobin => None,
+                InterleaveMode::Random { seed } => Some(wafsim_core::Rng::new(seed)),
+            },
         }
     }
 
@@ -102,8 +139,13 @@ impl Interleave {
         &self.stats
     }
 
-    /// Make sure source `i` has a buffered I/O; false if it is exhausted.
+    /// Make sure source `i` has a buffered I/O; false if it is exhausted or its stage has not
+    /// started.
     fn ready(&mut self, i: usize) -> bool {
+        let (g, st) = self.stage[i];
+        if self.group_stage[g as usize] != st {
+            return false;
+        }
         if self.pos[i] < self.bufs[i].len() {
             return true;
         }
@@ -114,9 +156,63 @@ impl Interleave {
         self.pos[i] = 0;
         if self.sources[i].fill(&mut self.bufs[i], CHUNK) == 0 {
             self.done[i] = true;
+            self.advance_group(g);
             return false;
         }
         true
+    }
+
+    /// Move group `g` to its next stage once every source of the current one is exhausted.
+    fn advance_group(&mut self, g: u32) {
+        let cur = self.group_stage[g as usize];
+        let members = || self.stage.iter().enumerate().filter(move |(_, &(gg, _))| gg == g);
+        if members().any(|(i, &(_, st))| st == cur && !self.done[i]) {
+            return;
+        }
+        self.group_stage[g as usize] = members().map(|(_, &(_, st))| st).filter(|&st| st > cur).min().unwrap_or(u32::MAX);
+    }
+
+    fn pick_round_robin(&mut self) -> Option<usize> {
+        // Smooth WRR (as in nginx): add weights, pick the largest, subtract the total.
+        let mut best = usize::MAX;
+        let mut total = 0;
+        for i in 0..self.sources.len() {
+            if !self.ready(i) {
+                continue;
+            }
+            total += self.weights[i];
+            self.current[i] += self.weights[i];
+            if best == usize::MAX || self.current[i] > self.current[best] {
+                best = i;
+            }
+        }
+        if best == usize::MAX {
+            return None;
+        }
+        self.current[best] -= total;
+        Some(best)
+    }
+
+    fn pick_random(&mut self) -> Option<usize> {
+        let mut total = 0;
+        for i in 0..self.sources.len() {
+            if self.ready(i) {
+                total += self.weights[i];
+            }
+        }
+        if total == 0 {
+            return None;
+        }
+        let mut r = self.rng.as_mut().expect("random mode").below(total as u64) as i64;
+        for i in 0..self.sources.len() {
+            if self.pos[i] < self.bufs[i].len() && self.group_stage[self.stage[i].0 as usize] == self.stage[i].1 {
+                if r < self.weights[i] {
+                    return Some(i);
+                }
+                r -= self.weights[i];
+            }
+        }
+        unreachable!("the weights of ready sources add up to total")
     }
 }
 
@@ -124,23 +220,18 @@ impl IoSource for Interleave {
     fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
         let mut n = 0;
         while n < max {
-            // Smooth WRR (as in nginx): add weights, pick the largest, subtract the total.
-            let mut best = usize::MAX;
-            let mut total = 0;
-            for i in 0..self.sources.len() {
-                if !self.ready(i) {
-                    continue;
+            let pick = if self.rng.is_some() { self.pick_random() } else { self.pick_round_robin() };
+            let Some(best) = pick else {
+                // A stage may have just started (its sources are not buffered yet): retry once
+                // unless every source is exhausted.
+                if self.done.iter().all(|&d| d) {
+                    break;
                 }
-                total += self.weights[i];
-                self.current[i] += self.weights[i];
-                if best == usize::MAX || self.current[i] > self.current[best] {
-                    best = i;
+                if self.group_stage.iter().all(|&s| s == u32::MAX) {
+                    break;
                 }
-            }
-            if best == usize::MAX {
-                break;
-            }
-            self.current[best] -= total;
+                continue;
+            };
             let io = self.bufs[best][self.pos[best]];
             self.stats[best].count(&io);
             out.push(io);

@@ -5,9 +5,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use wafsim_core::{Io, Op, Pid};
+use wafsim_workload::synthetic::{Distribution, Pattern, Synthetic, SyntheticSpec};
 use wafsim_workload::trace::{
-    blkparse::BlkparseReader, iolog::IologReader, msr::MsrReader, open_trace, reader_for, OffsetPolicy, TraceError,
-    TraceFormat, TraceInput, TraceMerge, TraceRecord,
+    blkparse::BlkparseReader, iolog::IologReader, msr::MsrReader, open_trace, open_trace_detected, reader_for, IologTee,
+    IologWriter, OffsetPolicy, TraceError, TraceFormat, TraceInput, TraceMerge, TraceRecord,
 };
 use wafsim_workload::IoSource;
 
@@ -194,10 +195,248 @@ fn merge_fixtures_with_filters_and_wrap() {
 }
 
 #[test]
+fn out_of_range_error_names_the_toml_key() {
+    let t = "fio version 3 iolog\n0 /d add\n0 /d write 1048576 4096\n";
+    let mut m = TraceMerge::new(vec![TraceInput::new(reader_for(t.as_bytes(), "t.log", TraceFormat::FioIolog), "t.log", 0, 1 << 20)]);
+    drain(&mut m);
+    let e = m.error().expect("out of range").to_string();
+    assert!(e.starts_with("t.log:3:") && e.contains("offsets = \"wrap\"") && e.contains("[[phase.trace]]"), "{e}");
+    assert!(e.contains("--full-scale") && !e.contains("OffsetPolicy"), "{e}");
+}
+
+#[test]
 fn format_detection() {
     assert_eq!(TraceFormat::detect("fio version 2 iolog"), TraceFormat::FioIolog);
     assert_eq!(TraceFormat::detect("128166372003061629,hm,1,Read,3154152448,4096,62766"), TraceFormat::MsrCsv);
     assert_eq!(TraceFormat::detect("  8,0    3        1     0.000000000  1234  Q  WS 1000 + 8 [fio]"), TraceFormat::Blkparse);
+}
+
+/// A file under the system temp directory, unique to this test process and `name`.
+fn temp_file(name: &str, text: &[u8]) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("wafsim-trace-{}-{name}", std::process::id()));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn records(path: &std::path::Path) -> Vec<TraceRecord> {
+    open_trace(path, None).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn msr_header_line_is_detected_and_skipped() {
+    let body = std::fs::read_to_string(fixture("msr.csv")).unwrap();
+    let plain = records(&fixture("msr.csv"));
+    for header in [
+        "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",
+        "\u{feff}timestamp, hostname, disknumber, type, offset, size, responsetime\r\n",
+        "\n# MSR Cambridge hm_0\nTimestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n",
+    ] {
+        let p = temp_file("msr-header.csv", format!("{header}{body}").as_bytes());
+        let (it, format) = open_trace_detected(&p, None).unwrap();
+        assert_eq!(format, TraceFormat::MsrCsv, "{header:?}");
+        let with_header: Vec<TraceRecord> = it.map(Result::unwrap).collect();
+        assert_eq!(with_header.len(), plain.len(), "{header:?}");
+        assert!(with_header.iter().zip(&plain).all(|(a, b)| TraceRecord { line: b.line, ..a.clone() } == *b));
+        // An explicit format skips the header too.
+        assert_eq!(open_trace(&p, Some(TraceFormat::MsrCsv)).unwrap().count(), plain.len());
+    }
+    assert_eq!(TraceFormat::detect("Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"), TraceFormat::MsrCsv);
+    // A header further down is data, and wrong.
+    let e = read_all(MsrReader::new("1,hm,0,Write,0,4096,1\nTimestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n".as_bytes(), "m.csv"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("m.csv:2:") && e.contains("Timestamp"), "{e}");
+}
+
+#[test]
+fn detection_looks_past_blank_and_comment_lines() {
+    let lead = "\n  \n# captured on host A\n";
+    for (file, format) in [("iolog_v3.log", TraceFormat::FioIolog), ("blkparse.txt", TraceFormat::Blkparse), ("msr.csv", TraceFormat::MsrCsv)] {
+        let body = std::fs::read_to_string(fixture(file)).unwrap();
+        let p = temp_file(&format!("lead-{file}"), format!("{lead}{body}").as_bytes());
+        let (it, got) = open_trace_detected(&p, None).unwrap();
+        assert_eq!(got, format, "{file}");
+        let n = it.map(Result::unwrap).count();
+        assert_eq!(n, records(&fixture(file)).len(), "{file}");
+    }
+    // Comment lines between records are skipped as well.
+    let r = read_all(IologReader::new("fio version 2 iolog\n# c\n/d add\n\n# c\n/d write 0 512\n".as_bytes(), "x")).unwrap();
+    assert_eq!(r.len(), 1);
+    let r = read_all(MsrReader::new("# c\n1,hm,0,Write,0,4096,1\n# c\n".as_bytes(), "m")).unwrap();
+    assert_eq!(r.len(), 1);
+}
+
+#[test]
+fn unrecognised_first_line_is_an_error() {
+    let p = temp_file("garbage.txt", b"\nhello world\n8,0 0 1 0.0 1 Q W 0 + 8 [x]\n");
+    let e = open_trace(&p, None).err().expect("must not guess").to_string();
+    assert!(e.contains(":2:") && e.contains("hello world") && e.contains("format = "), "{e}");
+    // With the format given there is nothing to guess.
+    assert_eq!(open_trace(&p, Some(TraceFormat::Blkparse)).unwrap().count(), 1);
+}
+
+fn merge_error(input: TraceInput) -> String {
+    let mut m = TraceMerge::new(vec![input]);
+    assert!(drain(&mut m).is_empty());
+    m.error().expect("a trace with no I/O must be an error").to_string()
+}
+
+#[test]
+fn traces_without_records_are_errors() {
+    // Empty, or nothing but blank and comment lines: refused when opened.
+    for (name, text, why) in [("empty.log", "", "the file is empty"), ("blank.csv", "\n# nothing\n\n", "only blank or comment lines")] {
+        let p = temp_file(name, text.as_bytes());
+        let e = TraceInput::open(&p, None, 0, 1 << 30).err().expect("empty").to_string();
+        assert!(e.starts_with("trace ") && e.contains(name) && e.contains("no I/O records") && e.contains(why), "{e}");
+        assert!(matches!(open_trace(&p, Some(TraceFormat::MsrCsv)), Err(TraceError::NoRecords { .. })));
+    }
+    // Only a header: found when the merge runs dry.
+    let p = temp_file("header-only.csv", b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n");
+    let e = merge_error(TraceInput::open(&p, None, 0, 1 << 30).unwrap());
+    assert!(e.contains("header-only.csv: no I/O records") && e.contains("no data rows"), "{e}");
+    let p = temp_file("header-only.log", b"fio version 3 iolog\n0 /d add\n0 /d open\n0 /d close\n");
+    let e = merge_error(TraceInput::open(&p, None, 0, 1 << 30).unwrap());
+    assert!(e.contains("header-only.log: no I/O records") && e.contains("after the header"), "{e}");
+    // A filter that matches nothing names what there is.
+    let e = merge_error(TraceInput::open(&fixture("msr.csv"), None, 0, 4 << 30).unwrap().with_filter("hm_9"));
+    assert!(e.starts_with("trace ") && e.contains("msr.csv: no I/O records"), "{e}");
+    assert!(e.contains("filter \"hm_9\" matched none of 300 records; hosts/disks seen: hm_1, hm_0"), "{e}");
+    let e = merge_error(TraceInput::open(&fixture("blkparse.txt"), None, 0, 1 << 40).unwrap().with_filter("8,32"));
+    assert!(e.contains("matched none of 100 records; devices (major,minor) seen: 8,0, 8,16"), "{e}");
+    // One empty trace among good ones still fails the merge.
+    let good = TraceInput::open(&fixture("iolog_v3.log"), None, 0, 8 << 30).unwrap();
+    let mut m = TraceMerge::new(vec![good, TraceInput::open(&fixture("msr.csv"), None, 1, 4 << 30).unwrap().with_filter("x")]);
+    drain(&mut m);
+    assert!(matches!(m.error(), Some(TraceError::NoRecords { .. })), "{:?}", m.error());
+}
+
+/// A fixed list of I/Os.
+struct ListSource(std::vec::IntoIter<Io>);
+
+impl IoSource for ListSource {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let before = out.len();
+        out.extend(self.0.by_ref().take(max));
+        out.len() - before
+    }
+}
+
+fn io(op: Op, offset: u64, len: u32) -> Io {
+    Io { op, ns: 0, offset, len, pid: Pid::NONE }
+}
+
+#[test]
+fn iolog_writer_writes_fio_v3_lines() {
+    let mut w = IologWriter::new(Vec::new(), "/dev/nvme0n1").unwrap();
+    w.record(999, &io(Op::Write, 0, 4096)).unwrap();
+    w.record(3_107_000, &io(Op::Read, 749_568, 4096)).unwrap();
+    w.record(3_200_000, &io(Op::Write, 4096, 0)).unwrap(); // zero length: dropped
+    w.record(4_000_500, &io(Op::Trim, 1 << 40, u32::MAX)).unwrap();
+    let text = String::from_utf8(w.finish().unwrap()).unwrap();
+    // The layout of `fio --write_iolog` (fio 3.33, iolog.c log_io_u / log_file): microseconds.
+    assert_eq!(
+        text,
+        "fio version 3 iolog\n0 /dev/nvme0n1 add\n0 /dev/nvme0n1 open\n0 /dev/nvme0n1 write 0 4096\n\
+         3107 /dev/nvme0n1 read 749568 4096\n4000 /dev/nvme0n1 trim 1099511627776 4294967295\n4000 /dev/nvme0n1 close\n"
+    );
+    for bad in ["", "my file", &"x".repeat(257)] {
+        assert_eq!(IologWriter::new(Vec::new(), bad).err().map(|e| e.kind()), Some(std::io::ErrorKind::InvalidInput), "{bad:?}");
+    }
+}
+
+#[test]
+fn iolog_writer_round_trips_through_the_reader() {
+    let ios: Vec<(u64, Io)> = (0..500u64)
+        .map(|i| {
+            let op = [Op::Write, Op::Read, Op::Write, Op::Trim][(i % 4) as usize];
+            (i * i * 1000, io(op, (i * 7919 % 1000) * 4096, 4096 * (1 + (i % 3) as u32)))
+        })
+        .collect();
+    let mut w = IologWriter::new(Vec::new(), "/tmp/wafsim.file").unwrap();
+    for (t, x) in &ios {
+        w.record(*t, x).unwrap();
+    }
+    let text = w.finish().unwrap();
+    let back = read_all(IologReader::new(text.as_slice(), "rt.log")).unwrap();
+    let got: Vec<(u64, Io)> = back.iter().map(|r| (r.timestamp_ns, io(r.op, r.offset, r.len as u32))).collect();
+    assert_eq!(got, ios);
+    assert!(back.iter().all(|r| &*r.key == "/tmp/wafsim.file"));
+}
+
+#[test]
+fn iolog_tee_records_what_the_source_emits() {
+    let spec = SyntheticSpec {
+        ns: 0,
+        ns_bytes: 64 << 20,
+        pattern: Pattern::Random(Distribution::Uniform),
+        block_size: 16384,
+        amount: 16 << 20,
+        trim_fraction: 0.1,
+        pid: Pid::NONE,
+        seed: 7,
+    };
+    let mut expected = Vec::new();
+    let mut plain = Synthetic::new(spec.clone()).unwrap();
+    while plain.fill(&mut expected, 100) > 0 {}
+
+    let path = std::env::temp_dir().join(format!("wafsim-trace-{}-tee.log", std::process::id()));
+    let writer = IologWriter::new(std::fs::File::create(&path).unwrap(), "/dev/nvme0n1").unwrap();
+    let mut tee = IologTee::new(Synthetic::new(spec).unwrap(), writer);
+    let mut passed = Vec::new();
+    while tee.fill(&mut passed, 100) > 0 {}
+    assert!(tee.error().is_none());
+    assert_eq!(passed, expected, "the tee must not change the stream");
+    drop(tee); // finished when the source ran dry; dropping must not write more
+
+    let back = records(&path);
+    assert_eq!(back.len(), expected.len());
+    assert!(back.iter().zip(&expected).all(|(r, e)| (r.op, r.offset, r.len, r.timestamp_ns) == (e.op, e.offset, e.len as u64, 0)));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.ends_with("0 /dev/nvme0n1 close\n") && text.matches("close").count() == 1, "{}", &text[text.len() - 60..]);
+
+    // Stopped early (a time limit): finish still closes the log.
+    let mut tee = IologTee::new(ListSource(vec![io(Op::Write, 0, 4096), io(Op::Write, 4096, 4096)].into_iter()), IologWriter::new(Vec::new(), "f").unwrap());
+    let mut out = Vec::new();
+    assert_eq!(tee.fill(&mut out, 1), 1);
+    let text = String::from_utf8(tee.finish().unwrap().expect("log still open")).unwrap();
+    assert_eq!(text, "fio version 3 iolog\n0 f add\n0 f open\n0 f write 0 4096\n0 f close\n");
+}
+
+/// fio itself accepts what the writer writes (skipped when fio is not installed).
+#[test]
+fn fio_replays_a_written_iolog() {
+    let Ok(v) = std::process::Command::new("fio").arg("--version").output() else {
+        eprintln!("fio not found; skipped");
+        return;
+    };
+    assert!(v.status.success());
+    let dir = std::env::temp_dir();
+    let target = dir.join(format!("wafsim-trace-{}-fio-target", std::process::id()));
+    let log = dir.join(format!("wafsim-trace-{}-fio.log", std::process::id()));
+    let mut w = IologWriter::new(std::fs::File::create(&log).unwrap(), target.to_str().unwrap()).unwrap();
+    for i in 0..64u64 {
+        let op = if i % 3 == 0 { Op::Read } else { Op::Write };
+        w.record(0, &io(op, (i * 37 % 64) * 4096, 4096)).unwrap();
+    }
+    w.finish().unwrap();
+    let out = std::process::Command::new("fio")
+        .args(["--name=replay", "--ioengine=null", "--size=256k", "--output-format=json"])
+        .arg(format!("--read_iolog={}", log.display()))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "fio failed: {stderr}");
+    assert!(!stderr.contains("bad iolog") && !stderr.contains("bad ddir"), "{stderr}");
+    // 64 I/Os of 4 KiB: 22 reads and 42 writes.
+    let ios = |dir: &str| -> u64 {
+        let at = stdout.find(&format!("\"{dir}\" : {{")).unwrap_or_else(|| panic!("{stdout}"));
+        let rest = &stdout[at..];
+        let k = rest.find("\"total_ios\" : ").unwrap() + "\"total_ios\" : ".len();
+        rest[k..].split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    assert_eq!((ios("read"), ios("write")), (22, 42), "{stdout}");
+    let _ = std::fs::remove_file(&log);
 }
 
 mod no_panic {

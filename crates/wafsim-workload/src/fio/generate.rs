@@ -32,7 +32,7 @@ use super::FioError;
 use crate::IoSource;
 
 /// Where and how a job runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SourceParams {
     /// Namespace index carried by every generated I/O.
     pub ns: u32,

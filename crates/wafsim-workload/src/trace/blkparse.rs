@@ -24,7 +24,8 @@ pub struct BlkparseReader<R> {
     done: bool,
 }
 
-fn is_dev(s: &str) -> bool {
+/// `major,minor`, the first field of every event line.
+pub(crate) fn is_dev(s: &str) -> bool {
     match s.split_once(',') {
         Some((a, b)) => !a.is_empty() && !b.is_empty() && a.bytes().all(|c| c.is_ascii_digit()) && b.bytes().all(|c| c.is_ascii_digit()),
         None => false,

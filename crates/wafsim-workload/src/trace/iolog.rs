@@ -7,14 +7,32 @@
 //!
 //! File actions `add`/`open`/`close` are checked (an I/O on a file that was never added is an
 //! error, as in fio); `sync`/`datasync` carry no data and are skipped; `read`, `write`, `trim`
-//! become records. Zero-length I/Os are skipped. Version 1 logs are rejected.
+//! become records. Zero-length I/Os are skipped. Version 1 logs are rejected. Blank lines and
+//! `#` comments are skipped, also before the header (fio itself wants the header first).
+//!
+//! [`IologWriter`] writes version 3 logs the way fio's `write_iolog` does, and [`IologTee`]
+//! records what any [`IoSource`] emits:
+//!
+//! ```
+//! use wafsim_core::{Io, Op, Pid};
+//! use wafsim_workload::trace::iolog::{IologReader, IologWriter};
+//! let mut w = IologWriter::new(Vec::new(), "/dev/nvme0n1").unwrap();
+//! w.record(0, &Io { op: Op::Write, ns: 0, offset: 8192, len: 4096, pid: Pid::NONE }).unwrap();
+//! w.record(2_500_000, &Io { op: Op::Trim, ns: 0, offset: 0, len: 8192, pid: Pid::NONE }).unwrap();
+//! let text = String::from_utf8(w.finish().unwrap()).unwrap();
+//! assert_eq!(text, "fio version 3 iolog\n0 /dev/nvme0n1 add\n0 /dev/nvme0n1 open\n\
+//!                   0 /dev/nvme0n1 write 8192 4096\n2500 /dev/nvme0n1 trim 0 8192\n2500 /dev/nvme0n1 close\n");
+//! let back: Vec<_> = IologReader::new(text.as_bytes(), "x.log").map(Result::unwrap).collect();
+//! assert_eq!((back[1].op, back[1].timestamp_ns, back[1].len), (Op::Trim, 2_500_000, 8192));
+//! ```
 
 use std::collections::HashSet;
-use std::io::BufRead;
+use std::io::{self, BufRead, BufWriter, Write};
 
-use wafsim_core::Op;
+use wafsim_core::{Io, Op};
 
-use super::{Lines, Rebase, TraceError, TraceRecord};
+use super::{content, is_filler, Lines, Rebase, TraceError, TraceRecord};
+use crate::IoSource;
 
 /// Streaming iolog reader.
 pub struct IologReader<R> {
@@ -27,6 +45,7 @@ pub struct IologReader<R> {
 }
 
 impl<R: BufRead> IologReader<R> {
+    /// Reader of `input`; `name` identifies it in error messages.
     pub fn new(input: R, name: &str) -> Self {
         IologReader { lines: Lines::new(input, name), version: 0, files: HashSet::new(), wait_us: 0, rebase: Rebase::default(), done: false }
     }
@@ -41,7 +60,10 @@ impl<R: BufRead> IologReader<R> {
             if !self.lines.advance()? {
                 return Ok(None);
             }
-            let line = self.lines.buf.trim().to_string();
+            if is_filler(&self.lines.buf) {
+                continue;
+            }
+            let line = content(&self.lines.buf).to_string();
             if self.version == 0 {
                 self.version = match line.as_str() {
                     "fio version 2 iolog" => 2,
@@ -52,9 +74,6 @@ impl<R: BufRead> IologReader<R> {
                         )))
                     }
                 };
-                continue;
-            }
-            if line.is_empty() {
                 continue;
             }
             let f: Vec<&str> = line.split_whitespace().collect();
@@ -134,5 +153,137 @@ impl<R: BufRead> Iterator for IologReader<R> {
             self.done = true;
         }
         r
+    }
+}
+
+/// fio's name of an I/O direction in an iolog (`io_ddir_name` in fio's io_ddir.h).
+fn action(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Trim => "trim",
+    }
+}
+
+/// Writes a fio iolog, version 3, as fio's `write_iolog` does (fio 3.33 iolog.c): the header
+/// `fio version 3 iolog`, `<usec> <file> add|open|close` lines and
+/// `<usec> <file> read|write|trim <offset> <length>` lines, times in microseconds since the
+/// start. The log names one file (or device); `fio --read_iolog` replays it there (or where
+/// `replay_redirect` says). Output is buffered internally.
+pub struct IologWriter<W: Write> {
+    out: BufWriter<W>,
+    file: String,
+    /// Time of the latest line, for the closing `close`.
+    last_us: u64,
+}
+
+impl<W: Write> IologWriter<W> {
+    /// Start a log of I/Os to `file_name`: the header, then the file's `add` and `open` at
+    /// time 0. fio reads the name as one whitespace-free word of at most 256 bytes, so other
+    /// names are refused (`InvalidInput`).
+    pub fn new(out: W, file_name: &str) -> io::Result<Self> {
+        if file_name.is_empty() || file_name.len() > 256 || file_name.chars().any(char::is_whitespace) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("iolog file name {file_name:?}: fio needs 1 to 256 bytes without blanks"),
+            ));
+        }
+        let mut w = IologWriter { out: BufWriter::new(out), file: file_name.to_string(), last_us: 0 };
+        writeln!(w.out, "fio version 3 iolog")?;
+        w.file_action(0, "add")?;
+        w.file_action(0, "open")?;
+        Ok(w)
+    }
+
+    /// Append one I/O issued `ts_ns` nanoseconds after the start. fio's unit is the
+    /// microsecond, so the time is truncated to whole microseconds; times should not decrease
+    /// (fio replays a step back as no delay). A zero-length I/O is not written: fio's reader
+    /// and ours would drop it anyway.
+    pub fn record(&mut self, ts_ns: u64, io: &Io) -> io::Result<()> {
+        if io.len == 0 {
+            return Ok(());
+        }
+        let us = ts_ns / 1000;
+        self.last_us = self.last_us.max(us);
+        writeln!(self.out, "{us} {} {} {} {}", self.file, action(io.op), io.offset, io.len)
+    }
+
+    /// Close the file at the latest time written (as fio ends its logs), flush, and hand the
+    /// output back.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.file_action(self.last_us, "close")?;
+        self.out.into_inner().map_err(io::IntoInnerError::into_error)
+    }
+
+    fn file_action(&mut self, us: u64, what: &str) -> io::Result<()> {
+        writeln!(self.out, "{us} {} {what}", self.file)
+    }
+}
+
+/// An [`IoSource`] that passes another source's I/Os through and records each one into an
+/// iolog with timestamp 0 (untimed: the simulator has no issue times without the timing
+/// model, and fio replays time 0 as "no delay", i.e. as fast as it can).
+///
+/// `fill` cannot return errors: the first write error stops the recording (the I/Os still
+/// flow) and is kept for [`IologTee::error`]. The log is finished (`close` line, flush) when
+/// the source is exhausted, by [`IologTee::finish`], or at the latest when the tee is dropped.
+pub struct IologTee<S: IoSource, W: Write + Send> {
+    source: S,
+    log: Option<IologWriter<W>>,
+    error: Option<io::Error>,
+}
+
+impl<S: IoSource, W: Write + Send> IologTee<S, W> {
+    /// Record what `source` emits into `log`.
+    pub fn new(source: S, log: IologWriter<W>) -> Self {
+        IologTee { source, log: Some(log), error: None }
+    }
+
+    /// The write error that stopped the recording, if any.
+    pub fn error(&self) -> Option<&io::Error> {
+        self.error.as_ref()
+    }
+
+    /// Finish the log now (if the source has not run dry yet) and return its output (`None`
+    /// when it was already finished at the end of the source).
+    pub fn finish(mut self) -> io::Result<Option<W>> {
+        let out = self.log.take().map(IologWriter::finish).transpose();
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => out,
+        }
+    }
+
+    fn close_log(&mut self) {
+        if let Some(log) = self.log.take() {
+            if let Err(e) = log.finish() {
+                self.error.get_or_insert(e);
+            }
+        }
+    }
+}
+
+impl<S: IoSource, W: Write + Send> IoSource for IologTee<S, W> {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let start = out.len();
+        let n = self.source.fill(out, max);
+        if let Some(log) = &mut self.log {
+            if let Some(e) = out[start..].iter().try_for_each(|io| log.record(0, io)).err() {
+                self.error = Some(e);
+                self.log = None;
+            }
+        }
+        if n == 0 {
+            self.close_log();
+        }
+        n
+    }
+}
+
+impl<S: IoSource, W: Write + Send> Drop for IologTee<S, W> {
+    /// A run may stop before its source is exhausted (a time limit): the log still gets its
+    /// `close` and is flushed. Errors here have nowhere to go; call `finish` to see them.
+    fn drop(&mut self) {
+        self.close_log();
     }
 }

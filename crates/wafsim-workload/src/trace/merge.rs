@@ -7,23 +7,25 @@
 //! time, so memory stays constant whatever the trace sizes.
 //!
 //! `IoSource::fill` cannot return errors: on the first bad line (or an I/O that does not fit
-//! under [`OffsetPolicy::Error`]) the merge stops, `fill` returns 0 and [`TraceMerge::error`]
-//! tells what happened. Check it once the source is exhausted.
+//! under [`OffsetPolicy::Error`], or a trace that runs out without yielding a single I/O) the
+//! merge stops, `fill` returns 0 and [`TraceMerge::error`] tells what happened. Check it once
+//! the source is exhausted.
 
 use std::path::Path;
 
 use wafsim_core::{Io, Pid};
 
-use super::{open_trace, RecordIter, TraceError, TraceFormat, TraceRecord};
+use super::{open_trace_detected, RecordIter, TraceError, TraceFormat, TraceRecord};
 use crate::IoSource;
 
 /// What to do with an I/O that does not fit inside the namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OffsetPolicy {
-    /// Stop with an error naming the trace line.
+    /// Stop with an error naming the trace line (experiment TOML: `offsets = "error"`).
     Error,
     /// `offset mod ns_bytes`, aligned down to `align` bytes; an I/O that would then cross the
-    /// end is moved back to end at the last aligned position that fits.
+    /// end is moved back to end at the last aligned position that fits (experiment TOML:
+    /// `offsets = "wrap"`, the default).
     Wrap { align: u64 },
 }
 
@@ -39,28 +41,49 @@ pub struct TraceInput {
     pub policy: OffsetPolicy,
     /// Placement id carried by this trace's writes (default `Pid::NONE`).
     pub write_pid: Pid,
+    /// The trace's format, when known (it words the message for a trace with no records).
+    pub format: Option<TraceFormat>,
 }
 
 impl TraceInput {
     /// Bind a record stream to namespace `ns` of `ns_bytes` bytes (no filter, errors on
     /// out-of-range I/O, no placement id).
     pub fn new(records: RecordIter, name: &str, ns: u32, ns_bytes: u64) -> Self {
-        TraceInput { records, name: name.to_string(), ns, ns_bytes, key_filter: None, policy: OffsetPolicy::Error, write_pid: Pid::NONE }
+        TraceInput {
+            records,
+            name: name.to_string(),
+            ns,
+            ns_bytes,
+            key_filter: None,
+            policy: OffsetPolicy::Error,
+            write_pid: Pid::NONE,
+            format: None,
+        }
     }
-    /// Open a trace file (format detected when `None`).
+    /// Open a trace file (format detected when `None`). An empty file, or one with only blank
+    /// and comment lines, is a [`TraceError::NoRecords`] here already.
     pub fn open(path: &Path, format: Option<TraceFormat>, ns: u32, ns_bytes: u64) -> Result<Self, TraceError> {
-        Ok(Self::new(open_trace(path, format)?, &path.display().to_string(), ns, ns_bytes))
+        let (records, format) = open_trace_detected(path, format)?;
+        Ok(Self::new(records, &path.display().to_string(), ns, ns_bytes).with_format(format))
     }
+    /// Keep only records whose key is `key`.
     pub fn with_filter(mut self, key: &str) -> Self {
         self.key_filter = Some(key.to_string());
         self
     }
+    /// What to do with I/Os beyond the namespace.
     pub fn with_policy(mut self, policy: OffsetPolicy) -> Self {
         self.policy = policy;
         self
     }
+    /// Placement id for this trace's writes.
     pub fn with_write_pid(mut self, pid: Pid) -> Self {
         self.write_pid = pid;
+        self
+    }
+    /// Name the trace's format (for messages).
+    pub fn with_format(mut self, format: TraceFormat) -> Self {
+        self.format = Some(format);
         self
     }
 
@@ -71,7 +94,8 @@ impl TraceInput {
             OffsetPolicy::Error => {
                 if r.offset.checked_add(r.len).is_none_or(|end| end > self.ns_bytes) {
                     return Err(err(format!(
-                        "I/O at offset {} length {} ends beyond namespace {} ({} bytes); use OffsetPolicy::Wrap to fold it in",
+                        "I/O at offset {} length {} ends beyond namespace {} ({} bytes); set offsets = \"wrap\" in this [[phase.trace]] \
+                         table to fold offsets into the namespace, or run with --full-scale if the namespace was scaled down",
                         r.offset, r.len, self.ns, self.ns_bytes
                     )));
                 }
@@ -98,6 +122,65 @@ struct Slot {
     input: TraceInput,
     head: Option<TraceRecord>,
     exhausted: bool,
+    /// Records read, and those that passed the filter.
+    read: u64,
+    matched: u64,
+    /// The first few distinct keys read, for the message when the filter matches none.
+    keys: Vec<String>,
+}
+
+/// Distinct keys listed in a "matched none" message.
+const KEYS_SHOWN: usize = 8;
+
+impl Slot {
+    fn new(input: TraceInput) -> Self {
+        Slot { input, head: None, exhausted: false, read: 0, matched: 0, keys: Vec::new() }
+    }
+
+    fn note_key(&mut self, key: &str) {
+        // Checking at most KEYS_SHOWN + 1 entries keeps this cheap per record.
+        if self.keys.len() <= KEYS_SHOWN && !self.keys.iter().any(|k| k == key) {
+            self.keys.push(key.to_string());
+        }
+    }
+
+    /// The error for a trace that ran out without a record passing the filter.
+    fn no_records(&self) -> TraceError {
+        let reason = match &self.input.key_filter {
+            Some(f) if self.read > 0 => {
+                let mut seen = self.keys.iter().take(KEYS_SHOWN).cloned().collect::<Vec<_>>().join(", ");
+                if self.keys.len() > KEYS_SHOWN {
+                    seen.push_str(", ...");
+                }
+                let noun = self.input.format.map_or("keys", TraceFormat::key_noun);
+                format!("filter \"{f}\" matched none of {} records; {noun} seen: {seen}", thousands(self.read))
+            }
+            _ => match self.input.format {
+                Some(TraceFormat::MsrCsv) => "no data rows with Size > 0; only a header, blank or comment lines".into(),
+                Some(TraceFormat::Blkparse) => {
+                    "no Q (queue) events with a sector range; expected blkparse text output such as \
+                     \"8,0 3 1 0.000000000 1234 Q WS 1000 + 8 [fio]\""
+                        .into()
+                }
+                Some(TraceFormat::FioIolog) => "no read, write or trim lines of non-zero length after the header".into(),
+                None => "the reader found no read, write or trim of non-zero length".into(),
+            },
+        };
+        TraceError::NoRecords { file: self.input.name.clone(), reason }
+    }
+}
+
+/// `1234567` as `1,234,567` (record counts in messages).
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Timestamp-ordered merge of traces (see the module docs).
@@ -108,8 +191,9 @@ pub struct TraceMerge {
 }
 
 impl TraceMerge {
+    /// Merge `inputs`; ties in time go to the earlier input.
     pub fn new(inputs: Vec<TraceInput>) -> Self {
-        TraceMerge { slots: inputs.into_iter().map(|input| Slot { input, head: None, exhausted: false }).collect(), error: None, emitted: 0 }
+        TraceMerge { slots: inputs.into_iter().map(Slot::new).collect(), error: None, emitted: 0 }
     }
     /// The error that stopped the merge, if any.
     pub fn error(&self) -> Option<&TraceError> {
@@ -124,11 +208,21 @@ impl TraceMerge {
         let s = &mut self.slots[i];
         while s.head.is_none() && !s.exhausted {
             match s.input.records.next() {
-                None => s.exhausted = true,
+                None => {
+                    s.exhausted = true;
+                    // Replaying nothing must not pass for success (wrong filter, format or file).
+                    if s.matched == 0 {
+                        return Err(s.no_records());
+                    }
+                }
                 Some(Err(e)) => return Err(e),
                 Some(Ok(r)) => {
+                    s.read += 1;
                     if s.input.key_filter.as_deref().is_none_or(|k| k == &*r.key) {
+                        s.matched += 1;
                         s.head = Some(r);
+                    } else {
+                        s.note_key(&r.key);
                     }
                 }
             }

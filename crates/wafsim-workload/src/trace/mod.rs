@@ -20,12 +20,13 @@ pub mod merge;
 pub mod msr;
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
 use wafsim_core::Op;
 
+pub use iolog::{IologTee, IologWriter};
 pub use merge::{OffsetPolicy, TraceInput, TraceMerge};
 
 /// One data I/O of a trace.
@@ -45,13 +46,18 @@ pub struct TraceRecord {
     pub key: Arc<str>,
 }
 
-/// A trace line that could not be read, or an I/O that does not fit the namespace.
+/// A trace line that could not be read, an I/O that does not fit the namespace, or a trace
+/// that yields no I/O at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TraceError {
     #[error("{file}:{line}: {message}")]
     Parse { file: String, line: usize, message: String },
     #[error("{file}: {message}")]
     Io { file: String, message: String },
+    /// A replay of nothing would end "successfully" with no data written, which hides a wrong
+    /// `filter`, format or file; so an empty trace is an error.
+    #[error("trace {file}: no I/O records ({reason})")]
+    NoRecords { file: String, reason: String },
 }
 
 /// Supported trace formats.
@@ -66,37 +72,124 @@ pub enum TraceFormat {
 }
 
 impl TraceFormat {
-    /// Guess from the first line: the fio header, an MSR CSV row (7 comma-separated fields),
-    /// otherwise blkparse.
+    /// Guess from the first line: the fio header, an MSR CSV row or header, otherwise
+    /// blkparse. See [`TraceFormat::sniff`] for a guess that can fail.
     pub fn detect(first_line: &str) -> TraceFormat {
-        let t = first_line.trim();
+        Self::sniff(first_line).unwrap_or(TraceFormat::Blkparse)
+    }
+
+    /// Recognise the format from the first line that is not blank or a comment: the fio
+    /// header, an MSR CSV header or data row (7 comma-separated fields), or a blkparse event
+    /// line (`major,minor` first); `None` for anything else.
+    pub fn sniff(first_line: &str) -> Option<TraceFormat> {
+        let t = content(first_line);
         if t.starts_with("fio version") {
-            TraceFormat::FioIolog
-        } else if t.split(',').count() == 7 && t.split(',').next().is_some_and(|f| f.trim().parse::<u64>().is_ok()) {
-            TraceFormat::MsrCsv
+            Some(TraceFormat::FioIolog)
+        } else if msr::is_header(t) || (t.split(',').count() == 7 && t.split(',').next().is_some_and(|f| f.trim().parse::<u64>().is_ok())) {
+            Some(TraceFormat::MsrCsv)
+        } else if t.split_whitespace().next().is_some_and(blkparse::is_dev) {
+            Some(TraceFormat::Blkparse)
         } else {
-            TraceFormat::Blkparse
+            None
         }
     }
+
+    /// What a record key names in this format, for messages ("hosts/disks seen: hm_0").
+    pub fn key_noun(self) -> &'static str {
+        match self {
+            TraceFormat::FioIolog => "files",
+            TraceFormat::Blkparse => "devices (major,minor)",
+            TraceFormat::MsrCsv => "hosts/disks",
+        }
+    }
+
+    /// The name of the format as the experiment TOML spells it (`format = "msr"`).
+    pub fn toml_name(self) -> &'static str {
+        match self {
+            TraceFormat::FioIolog => "iolog",
+            TraceFormat::Blkparse => "blkparse",
+            TraceFormat::MsrCsv => "msr",
+        }
+    }
+}
+
+/// The text of a line without its end, surrounding blanks and a leading UTF-8 byte-order mark
+/// (spreadsheet tools write one at the start of CSV files).
+pub(crate) fn content(line: &str) -> &str {
+    line.trim_start_matches('\u{feff}').trim()
+}
+
+/// Blank lines and `#` comments carry nothing in any of the formats; readers skip them, and
+/// format detection looks past them.
+pub(crate) fn is_filler(line: &str) -> bool {
+    let t = content(line);
+    t.is_empty() || t.starts_with('#')
 }
 
 /// A boxed record stream.
 pub type RecordIter = Box<dyn Iterator<Item = Result<TraceRecord, TraceError>> + Send>;
 
-/// Open a trace file; `format = None` detects it from the first line.
+/// Open a trace file; `format = None` detects it from the first line that is not blank or a
+/// comment. A file with no such line is a [`TraceError::NoRecords`] right away.
 pub fn open_trace(path: &Path, format: Option<TraceFormat>) -> Result<RecordIter, TraceError> {
+    open_trace_detected(path, format).map(|(records, _)| records)
+}
+
+/// [`open_trace`], also returning the format used (the given one or the detected one).
+pub fn open_trace_detected(path: &Path, format: Option<TraceFormat>) -> Result<(RecordIter, TraceFormat), TraceError> {
     let name = path.display().to_string();
     let io_err = |e: std::io::Error| TraceError::Io { file: name.clone(), message: e.to_string() };
     let mut reader = BufReader::new(File::open(path).map_err(io_err)?);
+    let first = first_content_line(&mut reader).map_err(io_err)?;
+    // Detection read ahead; the reader must see the whole file (and count lines from 1).
+    reader.seek(SeekFrom::Start(0)).map_err(io_err)?;
+    let Some((line_no, line)) = first else {
+        let reason = if reader.get_ref().metadata().map_err(io_err)?.len() == 0 {
+            "the file is empty"
+        } else {
+            "the file holds only blank or comment lines"
+        };
+        return Err(TraceError::NoRecords { file: name, reason: reason.into() });
+    };
     let format = match format {
         Some(f) => f,
-        None => {
-            let buf = reader.fill_buf().map_err(io_err)?;
-            let end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
-            TraceFormat::detect(&String::from_utf8_lossy(&buf[..end]))
-        }
+        None => TraceFormat::sniff(&line).ok_or_else(|| TraceError::Parse {
+            file: name.clone(),
+            line: line_no,
+            message: format!(
+                "cannot tell the trace format from \"{}\": expected a fio iolog header (\"fio version 3 iolog\"), an MSR CSV row \
+                 or header (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime) or a blkparse event line (\"8,0 3 1 0.000000000 \
+                 1234 Q WS 1000 + 8 [fio]\"); set format = \"iolog\", \"msr\" or \"blkparse\" in the [[phase.trace]] table",
+                shorten(content(&line), 80)
+            ),
+        })?,
     };
-    Ok(reader_for(reader, &name, format))
+    Ok((reader_for(reader, &name, format), format))
+}
+
+/// The first line that is not blank or a comment, with its 1-based number.
+fn first_content_line<R: BufRead>(input: &mut R) -> std::io::Result<Option<(usize, String)>> {
+    let mut buf = Vec::new();
+    let mut line_no = 0;
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(None);
+        }
+        line_no += 1;
+        let line = String::from_utf8_lossy(&buf);
+        if !is_filler(&line) {
+            return Ok(Some((line_no, line.into_owned())));
+        }
+    }
+}
+
+/// At most `max` characters of `s`, with "..." when cut (messages quote untrusted lines).
+fn shorten(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 /// A reader of `format` over any buffered input.

@@ -1,26 +1,40 @@
 //! MSR-Cambridge block trace CSV reader (SNIA IOTTA "MSR Cambridge Traces").
 //!
-//! Rows: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`, no header. Timestamp is
-//! a Windows FILETIME (100 ns ticks), Type is `Read` or `Write` (case-insensitive), Offset and
-//! Size are bytes. The record key is `<Hostname>_<DiskNumber>` (as in the file names, `hm_0`).
-//! Empty lines are skipped; anything else that does not match is an error.
+//! Rows: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`. The SNIA files have no
+//! header, but copies passed around often start with that header line; it is accepted (and
+//! skipped) as the first line that is not blank or a comment. Timestamp is a Windows FILETIME
+//! (100 ns ticks), Type is `Read` or `Write` (case-insensitive), Offset and Size are bytes. The
+//! record key is `<Hostname>_<DiskNumber>` (as in the file names, `hm_0`). Blank lines, `#`
+//! comments and zero-size rows are skipped; anything else that does not match is an error.
 
 use std::io::BufRead;
 
 use wafsim_core::Op;
 
-use super::{Lines, Rebase, TraceError, TraceRecord};
+use super::{content, is_filler, Lines, Rebase, TraceError, TraceRecord};
+
+/// The column names, in order.
+const COLUMNS: [&str; 7] = ["Timestamp", "Hostname", "DiskNumber", "Type", "Offset", "Size", "ResponseTime"];
+
+/// Whether `line` is the column header (names compared case-insensitively, blanks ignored).
+pub(crate) fn is_header(line: &str) -> bool {
+    let f: Vec<&str> = content(line).split(',').map(str::trim).collect();
+    f.len() == COLUMNS.len() && f.iter().zip(COLUMNS).all(|(a, b)| a.eq_ignore_ascii_case(b))
+}
 
 /// Streaming MSR CSV reader.
 pub struct MsrReader<R> {
     lines: Lines<R>,
     rebase: Rebase,
+    /// A data row or header has been seen (a header is only accepted before that).
+    started: bool,
     done: bool,
 }
 
 impl<R: BufRead> MsrReader<R> {
+    /// Reader of `input`; `name` identifies it in error messages.
     pub fn new(input: R, name: &str) -> Self {
-        MsrReader { lines: Lines::new(input, name), rebase: Rebase::default(), done: false }
+        MsrReader { lines: Lines::new(input, name), rebase: Rebase::default(), started: false, done: false }
     }
 
     fn step(&mut self) -> Result<Option<TraceRecord>, TraceError> {
@@ -28,8 +42,11 @@ impl<R: BufRead> MsrReader<R> {
             if !self.lines.advance()? {
                 return Ok(None);
             }
-            let line = self.lines.buf.trim().to_string();
-            if line.is_empty() {
+            if is_filler(&self.lines.buf) {
+                continue;
+            }
+            let line = content(&self.lines.buf).to_string();
+            if !std::mem::replace(&mut self.started, true) && is_header(&line) {
                 continue;
             }
             let f: Vec<&str> = line.split(',').map(str::trim).collect();

@@ -1,0 +1,108 @@
+//! Steady-state detection in the manner of the SNIA Solid State Storage Performance Test
+//! Specification (PTS): a measured quantity is steady over a window of rounds when its range
+//! (max - min) and the range of its least-squares line across the window are both small
+//! against the window's mean. Here the quantity is the write amplification of each round.
+
+use crate::spec::SteadyStateSpec;
+
+/// The verdict on the last `window` rounds of a phase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyState {
+    /// Rounds the phase ran (complete rounds of `round_bytes` host bytes).
+    pub rounds: u32,
+    pub round_bytes: u64,
+    /// Whether the last window met both criteria.
+    pub steady: bool,
+    /// Per-round WAF of the last window (fewer if the phase ran fewer rounds).
+    pub window_waf: Vec<f64>,
+    /// (max - min) / mean over the window.
+    pub excursion: f64,
+    /// |fitted slope| x (window - 1) / mean: how far the fitted line moves across the window.
+    pub slope: f64,
+    /// The criteria it was judged by.
+    pub max_excursion: f64,
+    pub max_slope: f64,
+}
+
+impl SteadyState {
+    /// One-line explanation, e.g. for a warning.
+    pub fn describe(&self) -> String {
+        if self.window_waf.len() < 2 {
+            return format!("{} round(s) of {} B: too few to judge", self.rounds, self.round_bytes);
+        }
+        let lo = self.window_waf.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = self.window_waf.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        format!(
+            "WAF of the last {} rounds {:.3}..{:.3}: range {:.1}% of the mean (limit {:.0}%), fitted line moves {:.1}% (limit {:.0}%); {} rounds of {} B",
+            self.window_waf.len(),
+            lo,
+            hi,
+            self.excursion * 100.0,
+            self.max_excursion * 100.0,
+            self.slope * 100.0,
+            self.max_slope * 100.0,
+            self.rounds,
+            self.round_bytes
+        )
+    }
+}
+
+/// Judge the last `spec.window` values of `round_waf` (one WAF per completed round).
+pub fn judge(round_waf: &[f64], round_bytes: u64, spec: &SteadyStateSpec) -> SteadyState {
+    let w = spec.window as usize;
+    let window: Vec<f64> = round_waf[round_waf.len().saturating_sub(w)..].to_vec();
+    let (excursion, slope) = if window.len() >= 2 { spread(&window) } else { (f64::INFINITY, f64::INFINITY) };
+    SteadyState {
+        rounds: round_waf.len() as u32,
+        round_bytes,
+        steady: window.len() == w && excursion <= spec.excursion && slope <= spec.slope,
+        window_waf: window,
+        excursion,
+        slope,
+        max_excursion: spec.excursion,
+        max_slope: spec.slope,
+    }
+}
+
+/// (range / mean, |least-squares slope| x (n - 1) / mean) of `y` over x = 0, 1, ..
+fn spread(y: &[f64]) -> (f64, f64) {
+    let n = y.len() as f64;
+    let mean = y.iter().sum::<f64>() / n;
+    if !(mean > 0.0) {
+        return (f64::INFINITY, f64::INFINITY);
+    }
+    let lo = y.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = y.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let xm = (n - 1.0) / 2.0;
+    let sxy: f64 = y.iter().enumerate().map(|(i, v)| (i as f64 - xm) * (v - mean)).sum();
+    let sxx: f64 = (0..y.len()).map(|i| (i as f64 - xm).powi(2)).sum();
+    let slope = sxy / sxx;
+    ((hi - lo) / mean, (slope * (n - 1.0)).abs() / mean)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flat_series_is_steady_and_a_ramp_is_not() {
+        let spec = SteadyStateSpec::default();
+        let flat = [2.0, 2.02, 1.99, 2.01, 2.0];
+        let v = judge(&[1.0, 1.5, 1.8, 1.95].iter().chain(&flat).copied().collect::<Vec<_>>(), 100, &spec);
+        assert!(v.steady, "{v:?}");
+        assert_eq!(v.rounds, 9);
+        assert_eq!(v.window_waf, flat);
+        // Range 1.99 .. 2.02 = 1.5% of the mean 2.004, no trend: inside 20% / 10%.
+        assert!((v.excursion - 0.03 / 2.004).abs() < 1e-9, "{}", v.excursion);
+        // A ramp of +3% per round: the fitted line moves 11.3% > 10% (range the same, < 20%).
+        let ramp: Vec<f64> = (0..5).map(|i| 2.0 * (1.0 + 0.03 * i as f64)).collect();
+        let v = judge(&ramp, 100, &spec);
+        assert!(!v.steady);
+        assert!((v.slope - 0.12 / 1.06).abs() < 1e-9, "{}", v.slope);
+        assert!(v.excursion < 0.2);
+        // Noise without a trend: range 30% > 20%.
+        assert!(!judge(&[2.0, 2.3, 1.9, 2.2, 2.0], 100, &spec).steady);
+        // Too few rounds: never steady.
+        assert!(!judge(&flat[..3], 100, &spec).steady);
+    }
+}
