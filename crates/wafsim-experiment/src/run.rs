@@ -517,11 +517,12 @@ fn run_untimed_phase(
     let stop_when_steady = p.steady_state.is_some();
     let round_bytes = ss.round_bytes(st.logical_total)?;
     let mut snaps: Vec<Vec<Counters>> = vec![phase_start.clone()];
-    let mut round_end = (host0, media0);
-    let mut round_waf: Vec<f64> = Vec::new();
+    let erases0 = sum(&stack.devices, |c| c.erases);
+    let mut round_end = (host0, media0, erases0);
+    let mut round_waf: Vec<(f64, u64)> = Vec::new();
     let mut steady_at: Option<usize> = None;
 
-    // Keep a batch below a twentieth of a round (and a tenth of the sampling interval) so
+    // Keep a batch below a hundredth of a round (and a tenth of the sampling interval) so
     // rounds and samples end close to where they are due.
     let mut batch = 64;
     let mut buf = Vec::with_capacity(BATCH);
@@ -532,7 +533,7 @@ fn run_untimed_phase(
         }
         let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
         let per_io = (bytes / buf.len() as u64).max(1);
-        let mut limit = (round_bytes / 20) / per_io;
+        let mut limit = (round_bytes / 100) / per_io;
         if let Some(every) = opts.sample_every_bytes {
             limit = limit.min((every / 10) / per_io);
         }
@@ -542,8 +543,9 @@ fn run_untimed_phase(
         let host = sum(&stack.devices, |c| c.host_write_bytes);
         if host - round_end.0 >= round_bytes {
             let media = sum(&stack.devices, |c| c.media_units());
-            round_waf.push(waf((media - round_end.1) * mu, host - round_end.0));
-            round_end = (host, media);
+            let erases = sum(&stack.devices, |c| c.erases);
+            round_waf.push((waf((media - round_end.1) * mu, host - round_end.0), erases - round_end.2));
+            round_end = (host, media, erases);
             snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
             if stop_when_steady {
                 if crate::steady::judge(&round_waf, round_bytes, &ss).steady {

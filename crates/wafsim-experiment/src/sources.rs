@@ -19,19 +19,21 @@ pub struct LoadedFio {
 }
 
 impl LoadedFio {
-    /// Text appended to a job's error when scaling changed the job, so the user sees why.
-    pub fn scale_note(&self, job: &FioJob, scale: f64) -> String {
-        match self.scaled.get(&job.job_index) {
-            Some(v) if !v.is_empty() => {
-                let what: Vec<String> = v.iter().map(|(o, a, b)| format!("{o}={a} became {b}")).collect();
-                format!(
-                    " (this run is scaled to {}: {}; run with --scale 1 or --full-scale to use the job's own sizes)",
-                    crate::scale::label(scale),
-                    what.join(", ")
-                )
-            }
-            _ => String::new(),
+    /// Text appended to a job's error in a scaled run, so the user sees what scaling changed:
+    /// the namespace and the job's sizes, unscaled and scaled.
+    pub fn scale_note(&self, job: &FioJob, scale: f64, ns: &str, ns_bytes: u64) -> String {
+        if scale == 1.0 {
+            return String::new();
         }
+        let mut what = vec![format!("namespace {ns} is {ns_bytes} B (about {:.0} B unscaled)", ns_bytes as f64 / scale)];
+        if let Some(v) = self.scaled.get(&job.job_index) {
+            what.extend(v.iter().map(|(o, a, b)| format!("{o}={a} became {b}")));
+        }
+        format!(
+            " (this run is scaled to {}: {}; run with a larger --scale, --scale 1 or --full-scale to use the real sizes)",
+            crate::scale::label(scale),
+            what.join(", ")
+        )
     }
 }
 
@@ -242,7 +244,20 @@ pub fn load_fio_files(spec: &ExperimentSpec, phases: &[PhaseSpec], warnings: &mu
             let mut scaled = std::collections::BTreeMap::new();
             for phase in &mut file.phases {
                 for job in phase {
-                    let changed = scale_job(job, spec.scale);
+                    let (changed, floored) = scale_job(job, spec.scale);
+                    for (o, a, b) in floored {
+                        let w = format!(
+                            "{}:{}: job \"{}\": {o}={a} at {} would be {:.0} B, less than one block: using {b} B (run with a larger --scale, --scale 1 or --full-scale for the job's own size)",
+                            job.file,
+                            job.line,
+                            job.name,
+                            crate::scale::label(spec.scale),
+                            a as f64 * spec.scale
+                        );
+                        if !warnings.contains(&w) {
+                            warnings.push(w);
+                        }
+                    }
                     if !changed.is_empty() {
                         scaled.insert(job.job_index, changed);
                     }
@@ -255,19 +270,26 @@ pub fn load_fio_files(spec: &ExperimentSpec, phases: &[PhaseSpec], warnings: &mu
     Ok(out)
 }
 
+type Changes = Vec<(&'static str, u64, u64)>;
+
 /// Absolute byte sizes and I/O counts of a job shrink with the capacity (see `scale.rs`); a
 /// size never shrinks below the job's largest block, an I/O count never below 1. Returns what
-/// changed as (option, unscaled, scaled).
-fn scale_job(job: &mut FioJob, s: f64) -> Vec<(&'static str, u64, u64)> {
+/// changed as (option, unscaled, scaled), and which of those stopped at one block.
+fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
     let mut changed = Vec::new();
+    let mut floored = Vec::new();
     if s == 1.0 {
-        return changed;
+        return (changed, floored);
     }
     let bs = job.block_sizes();
     let floor = bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
     let mut sc = |name: &'static str, v: &mut Option<SizeSpec>, min: u64| {
         if let Some(SizeSpec::Bytes(b)) = v {
-            let new = ((*b as f64 * s) as u64).max(min.min(*b));
+            let plain = (*b as f64 * s) as u64;
+            let new = plain.max(min.min(*b));
+            if new != plain {
+                floored.push((name, *b, new));
+            }
             if new != *b {
                 changed.push((name, *b, new));
             }
@@ -285,7 +307,7 @@ fn scale_job(job: &mut FioJob, s: f64) -> Vec<(&'static str, u64, u64)> {
         }
         *n = new;
     }
-    changed
+    (changed, floored)
 }
 
 fn ns_index(cfg: &DeviceConfig, name: &str) -> Option<u32> {
@@ -418,7 +440,7 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
                 for job in jobs {
                     let src = job
                         .source_with(params(job))
-                        .map_err(|e| anyhow!("{e}{}", f.scale_note(job, spec.scale)))
+                        .map_err(|e| anyhow!("{e}{}", f.scale_note(job, spec.scale, &name, ns_bytes)))
                         .with_context(|| format!("fio {file_name} on {name}"))?;
                     let clone = if job.clone_index > 0 { format!(".{}", job.clone_index) } else { String::new() };
                     parts.push(Part {

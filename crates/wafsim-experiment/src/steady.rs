@@ -22,13 +22,27 @@ pub struct SteadyState {
     /// The criteria it was judged by.
     pub max_excursion: f64,
     pub max_slope: f64,
+    /// Rounds the window needs.
+    pub window: u32,
+    /// Erase units erased during the window: none means the drive has not started reclaiming
+    /// space, and a WAF of 1.0 before garbage collection starts is not the steady value.
+    pub window_erases: u64,
 }
 
 impl SteadyState {
     /// One-line explanation, e.g. for a warning.
     pub fn describe(&self) -> String {
-        if self.window_waf.len() < 2 {
-            return format!("{} round(s) of {} B: too few to judge", self.rounds, self.round_bytes);
+        if self.window_waf.len() < self.window as usize {
+            return format!(
+                "only {} complete round(s) of {} B host writes; judging needs {}",
+                self.rounds, self.round_bytes, self.window
+            );
+        }
+        if self.window_erases == 0 {
+            return format!(
+                "no erase unit was reclaimed in the last {} rounds of {} B: garbage collection has not started, so WAF {:.3} is not yet the steady value",
+                self.window, self.round_bytes, self.window_waf.last().copied().unwrap_or(0.0)
+            );
         }
         let lo = self.window_waf.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = self.window_waf.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -47,20 +61,24 @@ impl SteadyState {
     }
 }
 
-/// Judge the last `spec.window` values of `round_waf` (one WAF per completed round).
-pub fn judge(round_waf: &[f64], round_bytes: u64, spec: &SteadyStateSpec) -> SteadyState {
+/// Judge the last `spec.window` rounds: `rounds` holds (WAF, erases) of each completed round.
+pub fn judge(rounds: &[(f64, u64)], round_bytes: u64, spec: &SteadyStateSpec) -> SteadyState {
     let w = spec.window as usize;
-    let window: Vec<f64> = round_waf[round_waf.len().saturating_sub(w)..].to_vec();
+    let last = &rounds[rounds.len().saturating_sub(w)..];
+    let window: Vec<f64> = last.iter().map(|r| r.0).collect();
+    let window_erases = last.iter().map(|r| r.1).sum();
     let (excursion, slope) = if window.len() >= 2 { spread(&window) } else { (f64::INFINITY, f64::INFINITY) };
     SteadyState {
-        rounds: round_waf.len() as u32,
+        rounds: rounds.len() as u32,
         round_bytes,
-        steady: window.len() == w && excursion <= spec.excursion && slope <= spec.slope,
+        steady: window.len() == w && window_erases > 0 && excursion <= spec.excursion && slope <= spec.slope,
         window_waf: window,
         excursion,
         slope,
         max_excursion: spec.excursion,
         max_slope: spec.slope,
+        window: spec.window,
+        window_erases,
     }
 }
 
@@ -87,8 +105,9 @@ mod tests {
     #[test]
     fn flat_series_is_steady_and_a_ramp_is_not() {
         let spec = SteadyStateSpec::default();
+        let r = |v: &[f64]| v.iter().map(|&w| (w, 1)).collect::<Vec<_>>();
         let flat = [2.0, 2.02, 1.99, 2.01, 2.0];
-        let v = judge(&[1.0, 1.5, 1.8, 1.95].iter().chain(&flat).copied().collect::<Vec<_>>(), 100, &spec);
+        let v = judge(&r(&[1.0, 1.5, 1.8, 1.95].iter().chain(&flat).copied().collect::<Vec<_>>()), 100, &spec);
         assert!(v.steady, "{v:?}");
         assert_eq!(v.rounds, 9);
         assert_eq!(v.window_waf, flat);
@@ -96,13 +115,16 @@ mod tests {
         assert!((v.excursion - 0.03 / 2.004).abs() < 1e-9, "{}", v.excursion);
         // A ramp of +3% per round: the fitted line moves 11.3% > 10% (range the same, < 20%).
         let ramp: Vec<f64> = (0..5).map(|i| 2.0 * (1.0 + 0.03 * i as f64)).collect();
-        let v = judge(&ramp, 100, &spec);
+        let v = judge(&r(&ramp), 100, &spec);
         assert!(!v.steady);
         assert!((v.slope - 0.12 / 1.06).abs() < 1e-9, "{}", v.slope);
         assert!(v.excursion < 0.2);
         // Noise without a trend: range 0.5 / mean 2.12 = 24% > 20%.
-        assert!(!judge(&[2.0, 2.4, 1.9, 2.3, 2.0], 100, &spec).steady);
+        assert!(!judge(&r(&[2.0, 2.4, 1.9, 2.3, 2.0]), 100, &spec).steady);
         // Too few rounds: never steady.
-        assert!(!judge(&flat[..3], 100, &spec).steady);
+        assert!(!judge(&r(&flat[..3]), 100, &spec).steady);
+        // WAF 1.0 before garbage collection starts (no erases) is not steady.
+        let v = judge(&[(1.0, 0); 5], 100, &spec);
+        assert!(!v.steady && v.describe().contains("garbage collection has not started"), "{}", v.describe());
     }
 }
