@@ -38,7 +38,13 @@ pub struct Entry {
     pub seconds: f64,
     pub results: Vec<VariantResult>,
     pub published: toml::Table,
+    /// Untimed entries: WAF per variant with `interleave = "random"`, one per seed of
+    /// [`RANDOM_SEEDS`] (the spread between interleaving modes).
+    pub random_interleave: Vec<Vec<f64>>,
 }
+
+/// Seeds of the random-interleave reruns.
+pub const RANDOM_SEEDS: [u64; 3] = [1, 2, 3];
 
 /// Run one experiment at its default scale.
 pub fn run_entry(path: &Path) -> Result<Entry> {
@@ -51,6 +57,25 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
     let t0 = Instant::now();
     let results = run_variants(&variants, RunOptions::default(), &|_, _| {}).into_iter().collect::<Result<Vec<_>>>()?;
     let seconds = t0.elapsed().as_secs_f64();
+    let timed = variants.iter().any(|v| v.spec.timing.as_ref().is_some_and(|t| t.enabled));
+    let mut random_interleave = vec![Vec::new(); variants.len()];
+    if !timed {
+        for seed in RANDOM_SEEDS {
+            let vs: Vec<_> = variants
+                .iter()
+                .cloned()
+                .map(|mut v| {
+                    v.spec.interleave = "random".into();
+                    v.spec.phase.iter_mut().for_each(|p| p.interleave = None);
+                    v.spec.seed = seed;
+                    v
+                })
+                .collect();
+            for (i, r) in run_variants(&vs, RunOptions::default(), &|_, _| {}).into_iter().enumerate() {
+                random_interleave[i].push(r?.waf());
+            }
+        }
+    }
     let spec = &variants[0].spec;
     Ok(Entry {
         path: path.to_path_buf(),
@@ -59,6 +84,7 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
         seconds,
         results,
         published: spec.published.clone().unwrap_or_default(),
+        random_interleave,
     })
 }
 
@@ -93,6 +119,38 @@ pub fn markdown(entries: &[Entry], command: &str, machine: &str) -> String {
                 gib(r.hbmw()),
                 gib(r.mbmw())
             );
+        }
+        // Steady state of the measured phases (untimed runs are judged; see docs/model.md).
+        let verdicts: Vec<String> = e
+            .results
+            .iter()
+            .flat_map(|r| r.phases.iter().filter_map(move |p| p.steady.as_ref().map(|v| (r, p, v))))
+            .filter(|(_, _, v)| !v.steady)
+            .map(|(r, p, v)| format!("{} / phase {}: {}", r.name, p.name, v.describe()))
+            .collect();
+        let judged = e.results.iter().any(|r| r.phases.iter().any(|p| p.steady.is_some()));
+        if judged && verdicts.is_empty() {
+            let _ = writeln!(s, "\nSteady state: every measured phase of every variant ended with a steady WAF (last 5 rounds of 0.1x the capacity within 20% range and 10% fitted change).");
+        } else if judged {
+            let _ = writeln!(s, "\nSteady state: **not reached** in {} measured phase(s); these results may still be moving:\n", verdicts.len());
+            for v in verdicts {
+                let _ = writeln!(s, "- {v}");
+            }
+        }
+        if e.random_interleave.iter().any(|v| !v.is_empty()) {
+            let _ = writeln!(
+                s,
+                "\nInterleaving of concurrent sources (untimed): strict weighted turns (`interleave = \"round-robin\"`, the default, seed 1, as above) vs each I/O's source drawn at random by weight (`interleave = \"random\"`, Poisson arrivals), seeds {}:\n",
+                RANDOM_SEEDS.map(|x| x.to_string()).join(", ")
+            );
+            let _ = writeln!(s, "| variant | WAF round-robin | WAF random (mean) | random min - max | change |");
+            let _ = writeln!(s, "|---|---:|---:|---|---:|");
+            for (r, v) in e.results.iter().zip(&e.random_interleave) {
+                let mean = v.iter().sum::<f64>() / v.len().max(1) as f64;
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let _ = writeln!(s, "| {} | {:.4} | {mean:.4} | {lo:.4} - {hi:.4} | {:+.1}% |", r.name, r.waf(), (mean / r.waf() - 1.0) * 100.0);
+            }
         }
         // Timed runs: bandwidth and read IOPS next to [published] write_mb_s / read_iops.
         if e.results.iter().all(|r| r.timed.is_some()) {
