@@ -377,9 +377,9 @@ impl DeviceConfig {
         // the decimal and the binary unit is its spare. Suggest that reading of the figures
         // when the capacity is a whole number of TB or GB.
         let (tb, gb) = (self.logical_bytes / 1_000_000_000_000, self.logical_bytes / 1_000_000_000);
-        let example = if tb > 0 && self.logical_bytes % 1_000_000_000_000 == 0 {
+        let example = if tb > 0 && self.logical_bytes.is_multiple_of(1_000_000_000_000) {
             format!("raw_capacity = \"{}GiB\" with capacity = \"{tb}TB\"", tb * 1024)
-        } else if gb > 0 && self.logical_bytes % 1_000_000_000 == 0 {
+        } else if gb > 0 && self.logical_bytes.is_multiple_of(1_000_000_000) {
             format!("raw_capacity = \"{gb}GiB\" with capacity = \"{gb}GB\"")
         } else {
             "raw_capacity = \"2048GiB\" with capacity = \"2TB\"".to_string()

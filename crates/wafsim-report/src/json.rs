@@ -1,10 +1,25 @@
 //! JSON output. Keys are stable; new keys may be added.
+//!
+//! Every ratio goes through [`num`]: a figure that is undefined for a run (e.g. a ratio over
+//! zero time) is `null`, never NaN or infinity (which JSON cannot hold). Tables print "-" for
+//! the same cases.
 
 use serde_json::{json, Value};
 use wafsim_core::counters::{smart_data_units, waf};
 use wafsim_core::{DeviceConfig, Geometry};
 use wafsim_experiment::VariantResult;
 
+/// `x` as a JSON number, or `null` when it is NaN or infinite. serde_json would write `null`
+/// for those too; going through this says so at every ratio and keeps the choice in one place.
+pub fn num(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
+    }
+}
+
+/// One variant's results.
 pub fn variant(r: &VariantResult) -> Value {
     let c = &r.counters;
     json!({
@@ -13,11 +28,11 @@ pub fn variant(r: &VariantResult) -> Value {
         "devices": r.devices,
         "placement": r.placement,
         "gc_policy": r.gc_policy,
-        "op_logical": r.op_logical,
+        "op_logical": num(r.op_logical),
         "scale": r.scale,
         "logical_bytes": r.logical_bytes,
         "physical_bytes": r.physical_bytes,
-        "waf": r.waf(),
+        "waf": num(r.waf()),
         "hbmw": r.hbmw(),
         "mbmw": r.mbmw(),
         "mbe": r.mbe(),
@@ -27,7 +42,7 @@ pub fn variant(r: &VariantResult) -> Value {
         "physical_media_units_written": r.mbmw(),
         "host_read_bytes": c.host_read_bytes,
         "trim_bytes": c.trim_bytes,
-        "erase_count": {"min": r.erase_count.0, "mean": r.erase_count.1, "max": r.erase_count.2},
+        "erase_count": {"min": r.erase_count.0, "mean": num(r.erase_count.1), "max": r.erase_count.2},
         "fdp_events": {
             "ru_not_fully_written": c.fdp_events.ru_not_fully_written,
             "invalid_pid": c.fdp_events.invalid_pid,
@@ -40,7 +55,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "host_bytes": n.host_bytes,
             "media_bytes": n.media_bytes,
             "gc_bytes": n.gc_bytes,
-            "waf": waf(n.media_bytes, n.host_bytes),
+            "waf": num(waf(n.media_bytes, n.host_bytes)),
         })).collect::<Vec<_>>(),
         "timing": r.timed.map(|t| json!({
             "elapsed_ns": t.elapsed_ns,
@@ -55,15 +70,15 @@ pub fn variant(r: &VariantResult) -> Value {
                 "erase": t.busy.erase_ns,
             },
             "pe_cycles": t.pe_cycles,
-            "lifetime_years": r.lifetime_years(),
-            "measured_dwpd": r.measured_dwpd(),
-            "sustainable_dwpd_5y": r.sustainable_dwpd(),
-            "write_bytes_per_sec": r.hbmw() as f64 / (t.elapsed_ns.max(1) as f64 * 1e-9),
+            "lifetime_years": r.lifetime_years().map(num),
+            "measured_dwpd": r.measured_dwpd().map(num),
+            "sustainable_dwpd_5y": r.sustainable_dwpd().map(num),
+            "write_bytes_per_sec": num(r.hbmw() as f64 / (t.elapsed_ns.max(1) as f64 * 1e-9)),
         })),
         "phases": r.phases.iter().map(|p| json!({
             "name": p.name,
             "measured": p.measured,
-            "waf": p.waf(),
+            "waf": num(p.waf()),
             "hbmw": p.counters.host_write_bytes,
             "mbmw": p.counters.media_units() * r.mapping_unit as u64,
             "mbe": p.counters.erases * r.erase_unit_bytes,
@@ -82,6 +97,7 @@ pub fn variant(r: &VariantResult) -> Value {
     })
 }
 
+/// `{"variants": [...]}`.
 pub fn variants(results: &[VariantResult]) -> Value {
     json!({ "variants": results.iter().map(variant).collect::<Vec<_>>() })
 }
@@ -98,10 +114,10 @@ fn direction(ios: u64, bytes: u64, t: Option<(&wafsim_experiment::run::DirTiming
         let o = v.as_object_mut().expect("object");
         o.insert("bw_bytes".into(), json!(d.bytes_per_sec.round() as u64));
         o.insert("bw".into(), json!((d.bytes_per_sec / 1024.0).round() as u64));
-        o.insert("iops".into(), json!(d.iops));
+        o.insert("iops".into(), num(d.iops));
         o.insert("runtime".into(), json!(window_ns / 1_000_000));
-        o.insert("clat_ns".into(), json!({ "N": d.ios, "max": d.lat_max_ns, "mean": d.lat_mean_ns, "percentile": pct }));
-        o.insert("lat_ns".into(), json!({ "N": d.ios, "max": d.lat_max_ns, "mean": d.lat_mean_ns }));
+        o.insert("clat_ns".into(), json!({ "N": d.ios, "max": d.lat_max_ns, "mean": num(d.lat_mean_ns), "percentile": pct }));
+        o.insert("lat_ns".into(), json!({ "N": d.ios, "max": d.lat_max_ns, "mean": num(d.lat_mean_ns) }));
     }
     v
 }
@@ -127,7 +143,7 @@ pub fn fio_like(results: &[VariantResult]) -> Value {
                 "write": direction(s.write_ios, s.write_bytes, j.timing.as_ref().map(|t| (&t.write, t.window_ns))),
                 "trim": direction(s.trim_ios, s.trim_bytes, j.timing.as_ref().map(|t| (&t.trim, t.window_ns))),
                 "iodepth": j.timing.map(|t| t.iodepth),
-                "mean_inflight": j.timing.map(|t| t.mean_inflight),
+                "mean_inflight": j.timing.map(|t| num(t.mean_inflight)),
             }));
         }
     }
@@ -138,6 +154,7 @@ pub fn fio_like(results: &[VariantResult]) -> Value {
     })
 }
 
+/// `wafsim device show --json`.
 pub fn device(cfg: &DeviceConfig, g: &Geometry) -> Value {
     json!({
         "logical_bytes": cfg.logical_bytes,
@@ -150,14 +167,51 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> Value {
         "logical_mapping_units": g.logical_units,
         "namespace_mapping_units": g.namespace_units,
         "physical_mapping_units": g.physical_units(),
-        "op_logical": g.op_logical(),
-        "op_physical": g.op_physical(),
+        "op_logical": num(g.op_logical()),
+        "op_physical": num(g.op_physical()),
         "spare_erase_units": g.spare_eus(),
         "reserved_free_erase_units": g.reserved_free_eus,
         "open_frontiers": g.open_frontiers,
-        "effective_alpha": g.effective_alpha(),
+        "effective_alpha": num(g.effective_alpha()),
         "gc_policy": cfg.gc_policy.to_string(),
         "memory_bytes": g.memory_bytes(),
         "namespaces": cfg.namespaces.iter().map(|n| json!({"name": n.name, "size_bytes": n.size_bytes, "placement_handles": n.placement_handles})).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::tests::timed_result;
+
+    /// Every number in `v`, with its path.
+    fn numbers(v: &Value, path: String, out: &mut Vec<(String, Value)>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, x)| numbers(x, format!("{path}.{k}"), out)),
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, x)| numbers(x, format!("{path}[{i}]"), out)),
+            Value::Number(_) | Value::Null => out.push((path, v.clone())),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn undefined_ratios_are_null_never_nan() {
+        assert_eq!(num(f64::NAN), Value::Null);
+        assert_eq!(num(f64::INFINITY), Value::Null);
+        assert_eq!(num(0.5), json!(0.5));
+        let mut r = timed_result("a", 0.0, 0.0, 0.0, 0.0);
+        r.timed.as_mut().unwrap().elapsed_ns = 0;
+        r.op_logical = f64::NAN; // no logical capacity
+        r.erase_count.1 = f64::NAN;
+        let v = fio_like(&[r.clone(), timed_result("b", 1e9, 0.0, 0.5, 0.1)]);
+        let text = serde_json::to_string(&v).unwrap();
+        assert!(!text.contains("NaN") && !text.contains("Infinity"), "{text}");
+        let mut all = Vec::new();
+        numbers(&v, String::new(), &mut all);
+        let nulls: Vec<&String> = all.iter().filter(|(_, x)| x.is_null()).map(|(p, _)| p).collect();
+        assert!(nulls.contains(&&".variants[0].op_logical".to_string()), "{nulls:?}");
+        assert!(nulls.contains(&&".variants[0].erase_count.mean".to_string()), "{nulls:?}");
+        // Undefined figures of an empty window are absent (null), not 0.
+        assert!(nulls.contains(&&".variants[0].timing.lifetime_years".to_string()), "{nulls:?}");
+    }
 }

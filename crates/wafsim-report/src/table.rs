@@ -22,19 +22,92 @@ pub fn human(b: u64) -> String {
     }
 }
 
+/// Over-provisioning the one way this project writes it: (physical - logical) / logical, in
+/// percent with two decimals and the convention named, e.g.
+/// `"14.40% ((physical - logical) / logical)"`; "-" when not a number (no logical capacity).
+/// Use it wherever OP is shown, so one drive shows one figure.
+pub fn fmt_op(op_logical: f64) -> String {
+    if op_logical.is_finite() {
+        format!("{:.2}% ((physical - logical) / logical)", op_logical * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// [`fmt_op`] of the drive described, plus the OP a scaled run simulated when rounding the
+/// scaled capacities and erase unit moved it (visible at two decimals), e.g.
+/// `"14.40% ((physical - logical) / logical; 14.37% as simulated)"`.
+pub fn fmt_op_scaled(drive: f64, simulated: f64) -> String {
+    let (a, b) = (format!("{:.2}", drive * 100.0), format!("{:.2}", simulated * 100.0));
+    if a == b || !simulated.is_finite() || !drive.is_finite() {
+        fmt_op(drive)
+    } else {
+        format!("{a}% ((physical - logical) / logical; {b}% as simulated)")
+    }
+}
+
+/// A percentage with one decimal, "-" when the ratio is undefined (0/0, x/0).
+fn pct(ratio: f64) -> String {
+    if ratio.is_finite() {
+        format!("{:.1}%", ratio * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// `x` relative to `base` as a signed whole percentage ("+12%"); "-" when `base` is 0 (a
+/// run without reads compared with another), so tables never show NaN% or inf%.
+fn rel_change(x: f64, base: f64) -> String {
+    if base > 0.0 && x.is_finite() && base.is_finite() {
+        format!("{:+.0}%", (x / base - 1.0) * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+/// Bytes per second over `ns` of simulated time; "-" for an empty window.
+fn rate(bytes: f64, ns: u64) -> String {
+    if ns == 0 {
+        "-".into()
+    } else {
+        format!("{}/s", mb(bytes / (ns as f64 * 1e-9)))
+    }
+}
+
+/// Die time busy with host and GC work as shares of `dies` x `window_ns`.
+///
+/// Die time is booked when the FTL issues the work, and writes complete once buffered: at the
+/// end of a phase, programs of buffered data and GC copies and erases are still queued on the
+/// dies and finish after the last completion. Over a short window that queued work shows as
+/// more than 100%; the figures are printed as booked (clipping would hide how far behind the
+/// dies were) and flagged.
+fn die_busy(host_ns: u64, gc_ns: u64, dies: u32, window_ns: u64) -> String {
+    let cap = dies as f64 * window_ns as f64;
+    if cap <= 0.0 {
+        return "die time busy -".into();
+    }
+    let (h, g) = (host_ns as f64 / cap, gc_ns as f64 / cap);
+    let over = if h + g > 1.0005 {
+        format!("; {} > 100%: work queued at the end (programs of buffered writes, GC) finishes after the last completion", pct(h + g))
+    } else {
+        String::new()
+    };
+    format!("die time busy {} host, {} GC (copies + erases{over})", pct(h), pct(g))
+}
+
 /// One block per variant (per-namespace rows), then a comparison of all variants.
 pub fn variants(results: &[VariantResult]) -> String {
     let mut s = String::new();
     for r in results {
         let _ = writeln!(
             s,
-            "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {:.2}% ((physical - logical) / logical), {}",
+            "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {}, {}",
             r.name,
             r.layout,
             r.devices,
             r.placement,
             r.gc_policy,
-            r.op_logical * 100.0,
+            fmt_op(r.op_logical),
             wafsim_experiment::scale::label(r.scale)
         );
         if r.phases.len() > 1 {
@@ -158,16 +231,13 @@ pub fn variants(results: &[VariantResult]) -> String {
             }
         }
         if let Some(t) = &r.timed {
-            let secs = t.elapsed_ns as f64 * 1e-9;
-            let total = (t.dies as f64 * t.elapsed_ns as f64).max(1.0);
             let _ = writeln!(
                 s,
-                "  simulated {:.3} s: host writes {}/s, reads {}/s; die time busy {:.1}% host, {:.1}% GC (copies + erases)",
-                secs,
-                mb(r.hbmw() as f64 / secs),
-                mb(c.host_read_bytes as f64 / secs),
-                t.busy.host_ns() as f64 / total * 100.0,
-                t.busy.gc_ns() as f64 / total * 100.0
+                "  simulated {:.3} s: host writes {}, reads {}; {}",
+                t.elapsed_ns as f64 * 1e-9,
+                rate(r.hbmw() as f64, t.elapsed_ns),
+                rate(c.host_read_bytes as f64, t.elapsed_ns),
+                die_busy(t.busy.host_ns(), t.busy.gc_ns(), t.dies, t.elapsed_ns)
             );
             if let (Some(y), Some(dw), Some(sd)) = (r.lifetime_years(), r.measured_dwpd(), r.sustainable_dwpd()) {
                 let _ = writeln!(
@@ -200,12 +270,12 @@ pub fn variants(results: &[VariantResult]) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "{:<20} {:>10}/s {:>12.0} {:>+11.0}% {:>+11.0}% {:>14}",
+                    "{:<20} {:>10}/s {:>12.0} {:>12} {:>12} {:>14}",
                     r.name,
                     mb(w),
                     ri,
-                    (w / bw - 1.0) * 100.0,
-                    (ri / bri - 1.0) * 100.0,
+                    rel_change(w, bw),
+                    rel_change(ri, bri),
                     life
                 );
             }
@@ -225,6 +295,15 @@ pub fn timed_totals(r: &VariantResult) -> (f64, f64) {
         }
     }
     (w, ri)
+}
+
+/// A percentage with two decimals, "-" when undefined.
+fn pct_2(ratio: f64) -> String {
+    if ratio.is_finite() {
+        format!("{:.2}%", ratio * 100.0)
+    } else {
+        "-".into()
+    }
 }
 
 fn mb(bytes_per_sec: f64) -> String {
@@ -249,8 +328,10 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> String {
     let _ = writeln!(s, "erase unit           {} = {} mapping units (Np)", Bytes(cfg.erase_unit_bytes), g.units_per_eu);
     let _ = writeln!(s, "erase units          {} ({} per reclaim group, {} reclaim group(s))", g.erase_units, g.eus_per_rg, g.reclaim_groups);
     let _ = writeln!(s, "mapping units        {} logical, {} exported by namespaces, {} physical", g.logical_units, g.namespace_units, g.physical_units());
-    let _ = writeln!(s, "OP                   {:.3}% as (physical - logical) / logical", g.op_logical() * 100.0);
-    let _ = writeln!(s, "                     {:.3}% as (physical - logical) / physical", g.op_physical() * 100.0);
+    let _ = writeln!(s, "OP                   {}", fmt_op(g.op_logical()));
+    // The same spare in the other convention gets its own name (Desnoyers' spare factor Sf), so
+    // "OP" always means one figure.
+    let _ = writeln!(s, "spare factor         {} of physical ((physical - logical) / physical)", pct_2(g.op_physical()));
     let _ = writeln!(s, "spare erase units    {} beyond one copy of every exported LBA", g.spare_eus());
     let _ = writeln!(
         s,
@@ -276,4 +357,98 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> String {
         mem as f64 / g.namespace_units as f64
     );
     s
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use wafsim_core::Counters;
+    use wafsim_experiment::run::{JobResult, JobTiming, TimedSummary};
+
+    /// A timed variant: `write_bps` bytes/s of writes and `read_iops` reads/s over one second,
+    /// die busy `host_busy` + `gc_busy` of `dies` x 1 s.
+    pub(crate) fn timed_result(name: &str, write_bps: f64, read_iops: f64, host_busy: f64, gc_busy: f64) -> VariantResult {
+        let dies = 8u32;
+        let sec = 1_000_000_000u64;
+        let mut timing = JobTiming { window_ns: sec, iodepth: 32, ..Default::default() };
+        timing.write.bytes_per_sec = write_bps;
+        timing.write.bytes = write_bps as u64;
+        timing.read.iops = read_iops;
+        timing.read.ios = read_iops as u64;
+        let mut t = TimedSummary { elapsed_ns: sec, dies, pe_cycles: 3000, ..Default::default() };
+        t.busy.host_program_ns = (host_busy * (dies as u64 * sec) as f64) as u64;
+        t.busy.gc_program_ns = (gc_busy * (dies as u64 * sec) as f64) as u64;
+        let counters = Counters { host_write_bytes: write_bps as u64, host_units: write_bps as u64 / 4096, ..Default::default() };
+        VariantResult {
+            name: name.into(),
+            layout: "shared".into(),
+            placement: "conventional".into(),
+            gc_policy: "greedy".into(),
+            devices: 1,
+            mapping_unit: 4096,
+            erase_unit_bytes: 1 << 20,
+            scale: 1.0,
+            counters,
+            phases: vec![],
+            namespaces: vec![],
+            jobs: vec![JobResult {
+                phase: "measure".into(),
+                name: "job".into(),
+                namespace: "ns1".into(),
+                measured: true,
+                stats: Default::default(),
+                timing: Some(timing),
+            }],
+            frontiers: vec![],
+            erase_count: (0, 0.0, 0),
+            logical_bytes: 1 << 30,
+            physical_bytes: (1 << 30) + (1 << 27),
+            op_logical: 0.125,
+            timeseries: vec![],
+            warnings: vec![],
+            timed: Some(t),
+        }
+    }
+
+    #[test]
+    fn op_has_one_format() {
+        assert_eq!(fmt_op(0.14398302), "14.40% ((physical - logical) / logical)");
+        assert_eq!(fmt_op(f64::NAN), "-");
+        assert_eq!(fmt_op_scaled(0.14398302, 0.14371808), "14.40% ((physical - logical) / logical; 14.37% as simulated)");
+        assert_eq!(fmt_op_scaled(0.14398302, 0.1440), fmt_op(0.14398302));
+        // `device show` and the run table use it.
+        let cfg = wafsim_core::DeviceConfig::single_namespace(1000, 64, 4096, 0.07, wafsim_core::GcPolicy::Greedy, 1);
+        let g = cfg.geometry().unwrap();
+        let text = device(&cfg, &g);
+        assert!(text.contains(&format!("OP                   {}", fmt_op(g.op_logical()))), "{text}");
+        assert!(text.contains("spare factor         6.54% of physical") && text.matches("OP ").count() == 1, "{text}");
+        let text = variants(&[timed_result("a", 1e9, 0.0, 0.5, 0.1)]);
+        assert!(text.contains("OP 12.50% ((physical - logical) / logical),"), "{text}");
+    }
+
+    #[test]
+    fn runs_without_reads_print_no_nan() {
+        // Neither run reads: "read vs 1st" is undefined, not NaN%.
+        let text = variants(&[timed_result("a", 1e9, 0.0, 0.5, 0.1), timed_result("b", 2e9, 0.0, 0.6, 0.0)]);
+        assert!(!text.contains("NaN") && !text.contains("inf%"), "{text}");
+        let row = text.lines().find(|l| l.starts_with("b ") && l.contains("/s")).expect("comparison row");
+        assert!(row.contains("+100%") && row.split_whitespace().any(|w| w == "-"), "{row}");
+        // A first run without reads, a second with: no inf% either.
+        let text = variants(&[timed_result("a", 1e9, 0.0, 0.5, 0.1), timed_result("b", 0.0, 5e4, 0.3, 0.0)]);
+        assert!(!text.contains("NaN") && !text.contains("inf%"), "{text}");
+        // No simulated time at all.
+        let mut r = timed_result("a", 0.0, 0.0, 0.0, 0.0);
+        r.timed.as_mut().unwrap().elapsed_ns = 0;
+        let text = variants(&[r]);
+        assert!(!text.contains("NaN") && !text.contains("inf%") && text.contains("die time busy -"), "{text}");
+    }
+
+    #[test]
+    fn die_busy_over_100_percent_is_flagged() {
+        let text = variants(&[timed_result("a", 1e9, 0.0, 0.5, 0.1)]);
+        assert!(text.contains("die time busy 50.0% host, 10.0% GC (copies + erases)\n"), "{text}");
+        let text = variants(&[timed_result("a", 1e9, 0.0, 1.1, 0.074)]);
+        assert!(text.contains("die time busy 110.0% host, 7.4% GC (copies + erases; 117.4% > 100%: work queued at the end"), "{text}");
+        assert!(text.contains("finishes after the last completion)\n"), "{text}");
+    }
 }

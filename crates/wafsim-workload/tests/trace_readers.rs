@@ -381,7 +381,7 @@ fn iolog_tee_records_what_the_source_emits() {
 
     let path = std::env::temp_dir().join(format!("wafsim-trace-{}-tee.log", std::process::id()));
     let writer = IologWriter::new(std::fs::File::create(&path).unwrap(), "/dev/nvme0n1").unwrap();
-    let mut tee = IologTee::new(Synthetic::new(spec).unwrap(), writer);
+    let mut tee = IologTee::new(Box::new(Synthetic::new(spec).unwrap()), writer);
     let mut passed = Vec::new();
     while tee.fill(&mut passed, 100) > 0 {}
     assert!(tee.error().is_none());
@@ -395,11 +395,31 @@ fn iolog_tee_records_what_the_source_emits() {
     assert!(text.ends_with("0 /dev/nvme0n1 close\n") && text.matches("close").count() == 1, "{}", &text[text.len() - 60..]);
 
     // Stopped early (a time limit): finish still closes the log.
-    let mut tee = IologTee::new(ListSource(vec![io(Op::Write, 0, 4096), io(Op::Write, 4096, 4096)].into_iter()), IologWriter::new(Vec::new(), "f").unwrap());
+    let list = ListSource(vec![io(Op::Write, 0, 4096), io(Op::Write, 4096, 4096)].into_iter());
+    let mut tee = IologTee::new(Box::new(list), IologWriter::new(Vec::new(), "f").unwrap());
     let mut out = Vec::new();
     assert_eq!(tee.fill(&mut out, 1), 1);
     let text = String::from_utf8(tee.finish().unwrap().expect("log still open")).unwrap();
     assert_eq!(text, "fio version 3 iolog\n0 f add\n0 f open\n0 f write 0 4096\n0 f close\n");
+
+    // A write error stops the recording, not the I/O, and lands in the slot.
+    struct Full;
+    impl std::io::Write for Full {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            Err(std::io::Error::other("disk full"))
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let list = ListSource((0..3000).map(|i| io(Op::Write, i * 4096, 4096)).collect::<Vec<_>>().into_iter());
+    let mut tee = IologTee::new(Box::new(list), IologWriter::new(Full, "f").unwrap()).with_error_slot("write_iolog x.log", slot.clone());
+    let mut out = Vec::new();
+    while tee.fill(&mut out, 256) > 0 {}
+    assert_eq!(out.len(), 3000);
+    assert!(tee.error().is_some());
+    assert_eq!(slot.lock().unwrap().as_deref(), Some("write_iolog x.log: disk full"));
 }
 
 /// fio itself accepts what the writer writes (skipped when fio is not installed).

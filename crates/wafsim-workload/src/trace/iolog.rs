@@ -28,6 +28,7 @@
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufWriter, Write};
+use std::sync::{Arc, Mutex};
 
 use wafsim_core::{Io, Op};
 
@@ -170,6 +171,9 @@ fn action(op: Op) -> &'static str {
 /// `<usec> <file> read|write|trim <offset> <length>` lines, times in microseconds since the
 /// start. The log names one file (or device); `fio --read_iolog` replays it there (or where
 /// `replay_redirect` says). Output is buffered internally.
+///
+/// fio 3.33 writes `trim` lines itself but its `read_iolog` skips them ("bad ddir: 2"); newer
+/// fio or our reader replay them.
 pub struct IologWriter<W: Write> {
     out: BufWriter<W>,
     file: String,
@@ -227,16 +231,37 @@ impl<W: Write> IologWriter<W> {
 /// `fill` cannot return errors: the first write error stops the recording (the I/Os still
 /// flow) and is kept for [`IologTee::error`]. The log is finished (`close` line, flush) when
 /// the source is exhausted, by [`IologTee::finish`], or at the latest when the tee is dropped.
-pub struct IologTee<S: IoSource, W: Write + Send> {
-    source: S,
+pub struct IologTee<W: Write + Send> {
+    source: Box<dyn IoSource>,
     log: Option<IologWriter<W>>,
     error: Option<io::Error>,
+    /// Where a runner that holds the tee as `dyn IoSource` finds the error: message prefix
+    /// and slot.
+    slot: Option<(String, Arc<Mutex<Option<String>>>)>,
 }
 
-impl<S: IoSource, W: Write + Send> IologTee<S, W> {
-    /// Record what `source` emits into `log`.
-    pub fn new(source: S, log: IologWriter<W>) -> Self {
-        IologTee { source, log: Some(log), error: None }
+impl<W: Write + Send> IologTee<W> {
+    /// Record what `source` emits into `log`. The source is boxed because the runner holds
+    /// its sources as `Box<dyn IoSource>`.
+    pub fn new(source: Box<dyn IoSource>, log: IologWriter<W>) -> Self {
+        IologTee { source, log: Some(log), error: None, slot: None }
+    }
+
+    /// Also put the first write error, as "`label`: error", into `slot` (if it is empty), for
+    /// a runner that only sees the tee as a `dyn IoSource`.
+    pub fn with_error_slot(mut self, label: &str, slot: Arc<Mutex<Option<String>>>) -> Self {
+        self.slot = Some((label.to_string(), slot));
+        self
+    }
+
+    fn fail(&mut self, e: io::Error) {
+        if let Some((label, slot)) = &self.slot {
+            if let Ok(mut s) = slot.lock() {
+                s.get_or_insert_with(|| format!("{label}: {e}"));
+            }
+        }
+        self.error.get_or_insert(e);
+        self.log = None;
     }
 
     /// The write error that stopped the recording, if any.
@@ -257,20 +282,19 @@ impl<S: IoSource, W: Write + Send> IologTee<S, W> {
     fn close_log(&mut self) {
         if let Some(log) = self.log.take() {
             if let Err(e) = log.finish() {
-                self.error.get_or_insert(e);
+                self.fail(e);
             }
         }
     }
 }
 
-impl<S: IoSource, W: Write + Send> IoSource for IologTee<S, W> {
+impl<W: Write + Send> IoSource for IologTee<W> {
     fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
         let start = out.len();
         let n = self.source.fill(out, max);
         if let Some(log) = &mut self.log {
-            if let Some(e) = out[start..].iter().try_for_each(|io| log.record(0, io)).err() {
-                self.error = Some(e);
-                self.log = None;
+            if let Err(e) = out[start..].iter().try_for_each(|io| log.record(0, io)) {
+                self.fail(e);
             }
         }
         if n == 0 {
@@ -280,9 +304,10 @@ impl<S: IoSource, W: Write + Send> IoSource for IologTee<S, W> {
     }
 }
 
-impl<S: IoSource, W: Write + Send> Drop for IologTee<S, W> {
+impl<W: Write + Send> Drop for IologTee<W> {
     /// A run may stop before its source is exhausted (a time limit): the log still gets its
-    /// `close` and is flushed. Errors here have nowhere to go; call `finish` to see them.
+    /// `close` and is flushed. Errors here reach only the error slot, if any; call `finish`
+    /// to see them otherwise.
     fn drop(&mut self) {
         self.close_log();
     }

@@ -3,7 +3,12 @@
 //! [`IoSource`](crate::IoSource).
 //!
 //! Every reader is an `Iterator<Item = Result<TraceRecord, TraceError>>` over a `BufRead`,
-//! reading one line at a time (giant traces are never loaded whole).
+//! reading one line at a time (giant traces are never loaded whole). Blank lines and `#`
+//! comments are skipped everywhere, and format detection looks past them.
+//!
+//! A trace that yields no I/O at all is an error ([`TraceError::NoRecords`]), never a silent
+//! replay of nothing: an empty file when it is opened, a filter that matches nothing or a file
+//! of headers only when [`TraceMerge`] runs dry.
 //!
 //! ```
 //! use wafsim_workload::trace::{iolog::IologReader, TraceRecord};
