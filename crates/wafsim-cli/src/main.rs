@@ -313,10 +313,10 @@ fn real_main() -> Result<()> {
                 );
             } else {
                 println!(
-                    "{} mapping units of 4 KiB ({} erase units), OP {:.1}%, GC {}",
+                    "{} mapping units of 4 KiB ({} erase units), OP {}, GC {}",
                     r.mapping_units,
                     r.erase_units,
-                    op * 100.0,
+                    wafsim_report::table::fmt_op(op),
                     gc_policy
                 );
                 println!("media writes/s        {:.1} M", r.media_writes_per_sec / 1e6);

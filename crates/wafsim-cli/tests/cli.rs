@@ -46,10 +46,11 @@ fn device_show_prints_derived_figures() {
     let (ok, out, err) = wafsim(&["device", "show", "devices/enterprise-tlc-7.68tb.toml"]);
     assert!(ok, "{err}");
     // 16 KiB x 3072 x 4 planes x 64 dies = 12 GiB superblock; 8 TiB / 12 GiB = 682 whole erase
-    // units, so 682 x 12 GiB of 7,681,501,126,656 B logical: OP 14.398%.
+    // units, so 682 x 12 GiB of 7,681,501,126,656 B logical: OP 14.40%, the one figure shown
+    // everywhere.
     assert!(out.contains("12 GiB = 3145728 mapping units"), "{out}");
     assert!(out.contains("erase units          682"), "{out}");
-    assert!(out.contains("14.398% as (physical - logical) / logical"), "{out}");
+    assert!(out.contains("OP                   14.40% ((physical - logical) / logical)"), "{out}");
     let (ok, out, _) = wafsim(&["device", "show", "devices/enterprise-tlc-7.68tb.toml", "--json"]);
     assert!(ok);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -118,7 +119,8 @@ fn fio_like_json_timeseries_plots_and_warnings() {
     assert_eq!(v["variants"][0]["scale"], 1.0);
     let csv = std::fs::read_to_string(&ts).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert_eq!(rows[0], "variant,phase,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval");
+    assert_eq!(rows[0], "variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval");
+    assert!(rows[1..].iter().all(|r| r.split(',').nth(2) == Some("all")), "one drive: only the all-drives series");
     assert!(rows.len() >= 16, "one sample per 4 MiB of 64 MiB: {}", rows.len());
     for f in ["waf_over_time.svg", "host_vs_media_default.svg", "tenant_waf.svg"] {
         let svg = std::fs::read_to_string(plots.join(f)).unwrap();

@@ -176,35 +176,40 @@ pub fn markdown(entries: &[Entry], command: &str, machine: &str) -> String {
                 }
                 totals.push((w, ri));
                 let show = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
-                let lo = per_job.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = per_job.iter().copied().fold(0.0, f64::max);
+                let range = if per_job.is_empty() {
+                    "-".to_string()
+                } else {
+                    let lo = per_job.iter().copied().fold(f64::INFINITY, f64::min);
+                    let hi = per_job.iter().copied().fold(0.0, f64::max);
+                    format!("{lo:.0} - {hi:.0}")
+                };
                 let life = match (r.sustainable_dwpd(), base_dwpd) {
                     (Some(a), Some(b)) => format!("{:.2}x", a / b),
                     _ => "-".into(),
                 };
                 let _ = writeln!(
                     s,
-                    "| {} | {:.1} | {} | {:.0} | {} | {:.0} - {:.0} | {life} |",
+                    "| {} | {:.1} | {} | {:.0} | {} | {range} | {life} |",
                     r.name,
                     w / 1e6,
                     show(pubf("write_mb_s", &r.name), 1),
                     ri,
                     show(pubf("read_iops", &r.name), 0),
-                    lo,
-                    hi
                 );
             }
             if totals.len() > 1 {
                 for (i, r) in e.results.iter().enumerate().skip(1) {
                     let (w0, r0) = totals[0];
                     let (w, ri) = totals[i];
+                    // A change against nothing is undefined: "-".
+                    let change = |a: f64, b: f64| if b > 0.0 { format!("{:+.0}%", (a / b - 1.0) * 100.0) } else { "-".to_string() };
                     let _ = writeln!(
                         s,
-                        "\n- {} vs {}: write bandwidth {:+.0}%, read IOPS {:+.0}%{}",
+                        "\n- {} vs {}: write bandwidth {}, read IOPS {}{}",
                         r.name,
                         e.results[0].name,
-                        (w / w0 - 1.0) * 100.0,
-                        (ri / r0 - 1.0) * 100.0,
+                        change(w, w0),
+                        change(ri, r0),
                         e.published.get("timed_claim").and_then(|v| v.as_str()).map_or(String::new(), |c| format!(" (published: {c})"))
                     );
                 }

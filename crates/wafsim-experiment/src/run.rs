@@ -104,6 +104,9 @@ pub struct JobResult {
 pub struct TimedSummary {
     /// Simulated time of the measured phases (longest device).
     pub elapsed_ns: u64,
+    /// Simulated time until the dies finished the work the measured phases booked (longest
+    /// device): the window die-busy fractions are taken over.
+    pub busy_window_ns: u64,
     pub busy: wafsim_time::media::Busy,
     /// Dies over all devices (busy time is summed over dies).
     pub dies: u32,
@@ -162,7 +165,10 @@ pub struct VariantResult {
     pub erase_count: (u32, f64, u32),
     pub logical_bytes: u64,
     pub physical_bytes: u64,
+    /// OP as simulated ((physical - logical) / logical over all drives).
     pub op_logical: f64,
+    /// OP of the drive as described (before scaling rounded it); equals `op_logical` unscaled.
+    pub op_logical_full: f64,
     /// Samples of all drives together (`device` None) and, with several drives, of each drive
     /// at the same moments.
     pub timeseries: Vec<Sample>,
@@ -299,6 +305,7 @@ struct RunState {
     next_sample: u64,
     /// I/Os issued per phase, over all drives.
     phase_ios: Vec<u64>,
+    full_scale_op: Option<f64>,
 }
 
 /// Sum of one counter over the drives.
@@ -341,6 +348,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         logical_bytes: 0,
         physical_bytes: 0,
         op_logical: 0.0,
+        op_logical_full: 0.0,
         timeseries: Vec::new(),
         warnings: Vec::new(),
         timed: None,
@@ -372,6 +380,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         logical_total: stack.logical_bytes(),
         next_sample: 0,
         phase_ios: vec![0; phases.len()],
+        full_scale_op: spec.full_scale_op,
     };
     let timed = crate::timing::timing_config(spec, stack.devices[0].config()).with_context(ctx)?.is_some();
     if timed {
@@ -444,6 +453,7 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     let mean = erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
     result.erase_count = (min, mean, max);
     result.op_logical = (result.physical_bytes as f64 - result.logical_bytes as f64) / result.logical_bytes as f64;
+    result.op_logical_full = st.full_scale_op.unwrap_or(result.op_logical);
 }
 
 /// Add a phase's per-drive deltas (`end - from`) to the phase and measured counters.
@@ -622,6 +632,7 @@ fn run_timed_drive(
     let tcfg = crate::timing::timing_config(spec, stack.devices[d].config())?.expect("timed run");
     let mut tl = wafsim_time::Timeline::new(tcfg, &mut stack.devices[d]);
     let mut measured_ns = 0u64;
+    let mut busy_window_ns = 0u64;
     for (pi, p) in phases.iter().enumerate() {
         let pctx = || format!("phase {:?}", p.name);
         if p.steady_state.is_some() {
@@ -652,6 +663,7 @@ fn run_timed_drive(
         }
         if p.measure {
             measured_ns += tr.end_ns - tr.start_ns;
+            busy_window_ns += tr.drained_ns - tr.start_ns;
             let s = result.timed.get_or_insert(TimedSummary { pe_cycles: tl.cfg.nand.pe_cycles, ..Default::default() });
             s.busy.host_program_ns += tr.busy.host_program_ns;
             s.busy.host_read_ns += tr.busy.host_read_ns;
@@ -692,6 +704,7 @@ fn run_timed_drive(
     }
     if let Some(t) = &mut result.timed {
         t.elapsed_ns = t.elapsed_ns.max(measured_ns);
+        t.busy_window_ns = t.busy_window_ns.max(busy_window_ns);
         t.dies += tl.cfg.dies;
     }
     let since = stack.devices[d].counters().delta(&st.start[d]);

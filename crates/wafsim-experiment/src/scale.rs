@@ -43,6 +43,8 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     if s == 1.0 {
         return Ok(());
     }
+    let full = spec.device.to_config(&spec.namespace, spec.seed)?;
+    spec.full_scale_op = Some(full.geometry().map_err(|e| anyhow!("device: {e}"))?.op_logical());
     let d = &mut spec.device;
     let mu = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
     // Make a geometry-derived erase unit and raw capacity explicit before scaling them.

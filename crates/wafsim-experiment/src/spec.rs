@@ -383,6 +383,9 @@ pub struct ExperimentSpec {
     /// Capacity scale the spec was scaled to (1 = full scale); see `scale.rs`.
     #[serde(skip, default = "one_f64")]
     pub scale: f64,
+    /// OP of the drive as described, before scaling rounded its capacities (None: not scaled).
+    #[serde(skip)]
+    pub full_scale_op: Option<f64>,
     /// How much the erase unit actually shrank when scaling (rounding makes it differ from
     /// `scale`); scales the erase time.
     #[serde(skip, default = "one_f64")]

@@ -29,6 +29,7 @@ pub fn variant(r: &VariantResult) -> Value {
         "placement": r.placement,
         "gc_policy": r.gc_policy,
         "op_logical": num(r.op_logical),
+        "op_logical_full": num(r.op_logical_full),
         "scale": r.scale,
         "logical_bytes": r.logical_bytes,
         "physical_bytes": r.physical_bytes,
@@ -59,6 +60,7 @@ pub fn variant(r: &VariantResult) -> Value {
         })).collect::<Vec<_>>(),
         "timing": r.timed.map(|t| json!({
             "elapsed_ns": t.elapsed_ns,
+            "busy_window_ns": t.busy_window_ns,
             "dies": t.dies,
             "busy_ns": {
                 "host": t.busy.host_ns(),

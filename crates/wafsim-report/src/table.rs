@@ -107,7 +107,7 @@ pub fn variants(results: &[VariantResult]) -> String {
             r.devices,
             r.placement,
             r.gc_policy,
-            fmt_op(r.op_logical),
+            fmt_op_scaled(r.op_logical_full, r.op_logical),
             wafsim_experiment::scale::label(r.scale)
         );
         if r.phases.len() > 1 {
@@ -237,7 +237,7 @@ pub fn variants(results: &[VariantResult]) -> String {
                 t.elapsed_ns as f64 * 1e-9,
                 rate(r.hbmw() as f64, t.elapsed_ns),
                 rate(c.host_read_bytes as f64, t.elapsed_ns),
-                die_busy(t.busy.host_ns(), t.busy.gc_ns(), t.dies, t.elapsed_ns)
+                die_busy(t.busy.host_ns(), t.busy.gc_ns(), t.dies, t.busy_window_ns.max(t.elapsed_ns))
             );
             if let (Some(y), Some(dw), Some(sd)) = (r.lifetime_years(), r.measured_dwpd(), r.sustainable_dwpd()) {
                 let _ = writeln!(
@@ -404,6 +404,7 @@ pub(crate) mod tests {
             logical_bytes: 1 << 30,
             physical_bytes: (1 << 30) + (1 << 27),
             op_logical: 0.125,
+            op_logical_full: 0.125,
             timeseries: vec![],
             warnings: vec![],
             timed: Some(t),

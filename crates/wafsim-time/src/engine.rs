@@ -93,6 +93,9 @@ pub struct TimedRun {
     pub jobs: Vec<JobResult>,
     pub start_ns: u64,
     pub end_ns: u64,
+    /// When the dies finish the work booked during the run (programs of buffered writes and
+    /// GC run on after the last completion): at least `end_ns`.
+    pub drained_ns: u64,
     /// Die-busy time during the run, by cause.
     pub busy: Busy,
 }
@@ -446,6 +449,7 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
         jobs: results,
         start_ns: t0,
         end_ns: end,
+        drained_ns: end.max(tl.media.drained_at()),
         busy: Busy {
             host_program_ns: busy.host_program_ns - busy0.host_program_ns,
             host_read_ns: busy.host_read_ns - busy0.host_read_ns,
