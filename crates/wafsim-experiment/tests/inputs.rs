@@ -232,3 +232,25 @@ fn steady_state_phase_stops_when_steady_and_short_phases_warn() {
     assert!(!ss.steady && ss.window_waf == [1.0; 5], "{ss:?}");
     assert!(r.warnings.iter().any(|w| w.contains("garbage collection has not started")), "{:?}", r.warnings);
 }
+
+/// `over_provisioning = 0` is accepted by the spec (zoned drives keep no spare); a flash FTL
+/// with no spare erase unit is refused with the reason and what to write instead, and a client
+/// drive's GB/GiB difference is expressed with raw_capacity and runs.
+#[test]
+fn zero_over_provisioning_explains_itself_and_client_drives_run() {
+    let doc = |dev: &str| format!("[device]\n{dev}erase_unit = \"1MiB\"\n[[workload]]\nnamespace = \"ns1\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"1x\"\n");
+    let e = parse_experiment(&doc("capacity = \"2GB\"\nover_provisioning = 0\n"), "t.toml").unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(msg.contains("no spare erase units") && msg.contains("raw_capacity"), "{msg}");
+    assert!(!msg.contains("must be > 0"), "{msg}");
+    let r = run_variant(&parse_experiment(&doc("capacity = \"2GB\"\nraw_capacity = \"2GiB\"\n"), "t.toml").unwrap().remove(0), RunOptions::default(), &|_| {}).unwrap();
+    assert!((r.op_logical - 0.0737).abs() < 0.001, "{}", r.op_logical);
+    assert!(r.waf() > 2.0, "random writes with 7.4% spare need GC: {}", r.waf());
+}
+
+#[test]
+fn capacity_beyond_64_bits_says_so() {
+    let e = parse_experiment("[device]\ncapacity = \"18446744073709551615\"\nover_provisioning = 0.5\nerase_unit = \"1GiB\"\n[[workload]]\nnamespace = \"ns1\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"1x\"\n", "t.toml").unwrap_err();
+    let msg = format!("{e:#}");
+    assert!(msg.contains("2^64") && !msg.contains("must be > 0"), "{msg}");
+}
