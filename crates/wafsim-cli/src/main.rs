@@ -189,7 +189,12 @@ fn real_main() -> Result<()> {
             let mut seen = Vec::new();
             for w in results.iter().flat_map(|r| r.warnings.iter()) {
                 if !seen.contains(w) {
-                    eprintln!("{w}");
+                    // Job-file diagnostics carry "file:line: warning:" already.
+                    if w.contains(": warning: ") {
+                        eprintln!("{w}");
+                    } else {
+                        eprintln!("wafsim: warning: {w}");
+                    }
                     seen.push(w.clone());
                 }
             }

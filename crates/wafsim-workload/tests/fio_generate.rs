@@ -157,12 +157,12 @@ fn bssplit_proportions() {
 
 #[test]
 fn fdp_roundrobin_and_random_pids() {
-    let j = job("[f]\nrw=write\nbs=4k\nsize=64k\nfdp=1\nfdp_pli=0,1,3\n");
+    let j = job("[f]\nioengine=io_uring_cmd\nrw=write\nbs=4k\nsize=64k\nfdp=1\nfdp_pli=0,1,3\n");
     let pids: Vec<Pid> = collect(&j, MIB, 1).iter().map(|io| io.pid).collect();
     let expect: Vec<Pid> = [0u16, 1, 3].iter().cycle().take(16).map(|&h| Pid::new(0, h)).collect();
     assert_eq!(pids, expect);
 
-    let j = job("[f]\nrw=write\nbs=4k\nsize=4m\ndataplacement=fdp\nplids=0-3\nplid_select=random\n");
+    let j = job("[f]\nioengine=io_uring_cmd\nrw=write\nbs=4k\nsize=4m\ndataplacement=fdp\nplids=0-3\nplid_select=random\n");
     let v = collect(&j, 8 * MIB, 1);
     let mut c = [0u32; 4];
     for io in &v {
@@ -172,18 +172,18 @@ fn fdp_roundrobin_and_random_pids() {
     assert!(c.iter().all(|&x| (200..312).contains(&x)), "{c:?}");
 
     // No list: all handles the namespace offers, in turn; ids out of range are rejected.
-    let j = job("[f]\nrw=write\nbs=4k\nsize=16k\nfdp=1\n");
-    let p = SourceParams { ns: 0, ns_bytes: MIB, seed: 1, available_plids: Some(2), timed: false };
+    let j = job("[f]\nioengine=io_uring_cmd\nrw=write\nbs=4k\nsize=16k\nfdp=1\n");
+    let p = SourceParams { ns: 0, ns_bytes: MIB, seed: 1, available_plids: Some(2), ..SourceParams::default() };
     let mut src = j.source_with(p).unwrap();
     let mut v = Vec::new();
     src.fill(&mut v, 100);
     assert_eq!(v.iter().map(|io| io.pid.handle()).collect::<Vec<_>>(), [0, 1, 0, 1]);
-    let j = job("[f]\nrw=write\nfdp=1\nfdp_pli=5\n");
+    let j = job("[f]\nioengine=io_uring_cmd\nrw=write\nfdp=1\nfdp_pli=5\n");
     assert!(j.source_with(p).is_err());
 
     // Without fdp: no directive; streams use the same ids.
     assert!(collect(&job("[f]\nrw=write\nsize=16k\nfdp_pli=1\n"), MIB, 1).iter().all(|io| io.pid == Pid::NONE));
-    let v = collect(&job("[s]\nrw=write\nsize=8k\ndataplacement=streams\nplids=7\n"), MIB, 1);
+    let v = collect(&job("[s]\nioengine=io_uring_cmd\nrw=write\nsize=8k\ndataplacement=streams\nplids=7\n"), MIB, 1);
     assert!(v.iter().all(|io| io.pid == Pid::new(0, 7)));
 }
 
@@ -207,19 +207,41 @@ fn amount_limits() {
     let v = collect(&j, 64 * MIB, 1);
     assert_eq!(v.len(), 768);
     assert_eq!(v[256].offset, 0, "wraps after the region");
+    // One random offset, then 3 sequential ones (fio falls back to a random offset when the
+    // sequential one would pass the region end).
     let j = job("[p]\nrw=randwrite:4\nbs=4k\nsize=1m\n");
     let v = collect(&j, 64 * MIB, 1);
-    assert!(v.chunks(4).all(|c| c.windows(2).all(|w| w[1].offset == w[0].offset + 4096 || w[1].offset == 0)));
+    assert!(v.chunks(4).all(|c| c.windows(2).all(|w| w[1].offset == w[0].offset + 4096 || w[0].offset + 4096 == MIB)));
     let j = job("[p]\nrw=randwrite\npercentage_random=0\nbs=4k\nsize=64k\n");
     let offs: Vec<u64> = collect(&j, 64 * MIB, 1).iter().map(|io| io.offset).collect();
     assert_eq!(offs, (0..16).map(|i| i * 4096).collect::<Vec<_>>());
 }
 
+/// fio on a block device: a sequential region past the end stops at the end; a random one
+/// from 0 draws from the whole device (the random map ends the pass when it is full); a random
+/// one that starts further in is refused (fio would stop it at a random point).
 #[test]
-fn region_beyond_namespace_is_an_error() {
+fn region_past_the_end_is_capped_like_fio() {
     let j = job("[w]\nrw=write\noffset=1m\nsize=1m\n");
-    let e = j.source(0, MIB + 4096, 1).err().unwrap().to_string();
-    assert!(e.contains("exceeds the namespace") && e.starts_with("g.fio:1: job \"w\""), "{e}");
+    let v = collect(&j, MIB + 4096, 1);
+    assert_eq!(v.iter().map(|io| (io.offset, io.len)).collect::<Vec<_>>(), [(MIB, 4096)]);
+    assert_eq!(j.write_bytes_hint(MIB + 4096), Some(4096));
+    // sequential, 2 loops: each pass ends at the device end (fio 3.33 on a 16 MiB loop device
+    // with size=32M loops=2: 512 writes of 64 KiB)
+    let j = job("[w]\nrw=write\nbs=64k\nsize=32m\nloops=2\n");
+    let v = collect(&j, 16 * MIB, 1);
+    assert_eq!(v.len(), 512);
+    assert!(v.iter().all(|io| io.offset + io.len as u64 <= 16 * MIB));
+    // random from 0 with the random map: one pass over the device (fio: 256 writes)
+    let v = collect(&job("[r]\nrw=randwrite\nbs=64k\nsize=32m\n"), 16 * MIB, 1);
+    assert_eq!(v.len(), 256);
+    // without the map, size bytes of I/O (fio: 512 writes)
+    let v = collect(&job("[r]\nrw=randwrite\nbs=64k\nsize=32m\nnorandommap\n"), 16 * MIB, 1);
+    assert_eq!(v.len(), 512);
+    let v = collect(&job("[r]\nrw=randwrite\nbs=64k\nsize=32m\nrandom_distribution=zipf:1.2\n"), 16 * MIB, 1);
+    assert_eq!(v.len(), 512);
+    let e = job("[r]\nrw=randwrite\nbs=64k\noffset=12m\nsize=8m\n").source(0, 16 * MIB, 1).err().unwrap().to_string();
+    assert!(e.starts_with("g.fio:1: job \"r\"") && e.contains("past the namespace end") && e.contains("random"), "{e}");
     assert!(job("[w]\nrw=write\noffset=2m\n").source(0, MIB, 1).is_err());
 }
 
@@ -262,4 +284,168 @@ fn time_based_loops_past_size_until_number_ios() {
     let mut out = Vec::new();
     while src.fill(&mut out, 64) > 0 {}
     assert_eq!(out.iter().map(|io| io.len as u64).sum::<u64>(), 3 << 20);
+}
+
+// ---- fio fidelity: the expected sequences come from fio 3.33's --write_iolog ----
+
+const K: u64 = 1024;
+
+fn offsets_k(j: &FioJob, ns_bytes: u64) -> Vec<u64> {
+    collect(j, ns_bytes, 1).iter().map(|io| io.offset / K).collect()
+}
+
+/// Item 6: `rw=read:-8k` reads backwards (fio's backwards-read.fio, butterfly.fio). fio 3.33
+/// on a 16 MiB file, bs=4k, size=64k.
+#[test]
+fn backward_sequential_matches_fio() {
+    let ns = 16 * MIB;
+    let j = job("[b]\nrw=read:-8k\nbs=4k\nsize=64k\n");
+    assert_eq!(offsets_k(&j, ns), [0, 56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 12, 8, 4, 0]);
+    // from an offset: fio first rewinds to `io_size` (its absolute/relative mix included)
+    let j = job("[b]\nrw=read:-8k\nbs=4k\noffset=16k\nsize=64k\n");
+    assert_eq!(offsets_k(&j, ns), [56, 52, 48, 44, 40, 36, 32, 28, 24, 20, 16, 72, 68, 64, 60, 56]);
+    let j = job("[b]\nrw=read:-8k\nbs=4k\noffset=4m\nsize=64k\n");
+    let mut expect: Vec<u64> = (0..15).map(|i| 4152 - 4 * i).collect();
+    expect.push(4152);
+    assert_eq!(offsets_k(&j, ns), expect);
+    let j = job("[b]\nrw=read:-12k\nbs=4k\nsize=64k\n");
+    assert_eq!(offsets_k(&j, ns), [0, 52, 44, 36, 28, 20, 12, 4, 52, 44, 36, 28, 20, 12, 4, 52]);
+    // a skip of exactly the block size stays put, as in fio
+    assert_eq!(offsets_k(&job("[b]\nrw=read:-4k\nbs=4k\nsize=16k\n"), ns), [0, 0, 0, 0]);
+    // with a synchronous engine (psync, fio's default) the loops read on where the last one
+    // ended (fio: 0 56 .. 4 0 56 .. 4 0 56); an engine that queues I/O starts each loop afresh
+    let v = offsets_k(&job("[b]\nrw=read:-8k\nbs=4k\nsize=64k\nloops=2\n"), ns);
+    assert_eq!(v.len(), 32);
+    assert_eq!((v[15], v[16], v[30], v[31]), (0, 56, 0, 56));
+    let v = offsets_k(&job("[b]\nioengine=libaio\nrw=read:-8k\nbs=4k\nsize=64k\nloops=2\n"), ns);
+    assert_eq!(v.len(), 32);
+    assert_eq!((v[15], v[16], v[17], v[31]), (0, 0, 56, 0));
+}
+
+/// Passes: holes end a pass early; io_size and loops as fio's do_io/keep_running count them.
+#[test]
+fn passes_and_amounts_match_fio() {
+    let ns = 16 * MIB;
+    let count = |text: &str| collect(&job(text), ns, 1).len();
+    // forward holes: one pass is half the blocks; loops repeat it; io_size wraps
+    assert_eq!(offsets_k(&job("[h]\nrw=read:8k\nbs=4k\nsize=64k\nloops=2\n"), ns), [0, 12, 24, 36, 48, 60, 0, 12, 24, 36, 48, 60]);
+    assert_eq!(count("[h]\nrw=read:8k\nbs=4k\nsize=64k\nio_size=128k\n"), 32);
+    assert_eq!(count("[h]\nrw=read:4k\nbs=4k\nsize=64k\nio_size=96k\n"), 24);
+    assert_eq!(count("[h]\nrw=write:4k\nbs=4k\nsize=64k\nloops=3\n"), 24);
+    assert_eq!(count("[h]\nrw=write:4k\nbs=4k\nsize=64k\nio_size=40k\nloops=3\n"), 24);
+    assert_eq!(
+        offsets_k(&job("[h]\nrw=read:8k\nbs=4k\noffset=64k\nsize=64k\nio_size=128k\n"), ns)[..8],
+        [64, 76, 88, 100, 112, 124, 64, 76]
+    );
+    // io_size x loops, each pass at most size
+    assert_eq!(count("[s]\nrw=write\nbs=4k\nsize=64k\nio_size=128k\nloops=2\n"), 32);
+    assert_eq!(count("[s]\nrw=write\nbs=4k\nsize=64k\nio_size=32k\nloops=2\n"), 16);
+    assert_eq!(count("[s]\nrw=write\nbs=4k\nsize=64k\nio_size=96k\nloops=3\n"), 48);
+    assert_eq!(count("[s]\nrw=write\nbs=4k\nsize=64k\nio_size=40k\nloops=2\n"), 20);
+    assert_eq!(count("[s]\nrw=write\nbs=4k\nsize=64k\nio_size=100k\nloops=2\n"), 32);
+    assert_eq!(count("[s]\nrw=write\nbs=4k\nsize=64k\nnumber_ios=10\nloops=2\n"), 20);
+    assert_eq!(count("[s]\nrw=randwrite\nbs=4k\nsize=64k\nio_size=100k\nloops=2\nnorandommap\n"), 50);
+    assert_eq!(count("[s]\nrw=randwrite\nbs=4k\nsize=64k\nio_size=128k\nloops=2\n"), 32);
+    // trimwrite: number_ios counts trims and writes
+    assert_eq!(count("[t]\nrw=trimwrite\nbs=4k\nsize=64k\nnumber_ios=6\n"), 12);
+    assert_eq!(count("[t]\nrw=trimwrite\nbs=4k\nsize=64k\nio_size=32k\n"), 16);
+    assert_eq!(count("[t]\nrw=trimwrite\nbs=4k\nsize=64k\nloops=2\n"), 64);
+    // randwrite:0 is never random in fio
+    assert_eq!(offsets_k(&job("[r]\nrw=randwrite:0\nbs=4k\nsize=16k\n"), ns), [0, 4, 8, 12]);
+    // hints agree with the generated amount
+    for text in ["[h]\nrw=write:4k\nbs=4k\nsize=64k\nloops=3\n", "[s]\nrw=write\nbs=4k\nsize=64k\nio_size=40k\nloops=2\n", "[s]\nrw=write\nbs=64k\nsize=32m\n"] {
+        let j = job(text);
+        let bytes: u64 = collect(&j, ns, 1).iter().map(|io| io.len as u64).sum();
+        assert_eq!(j.write_bytes_hint(ns), Some(bytes), "{text}");
+    }
+}
+
+/// Item 6: zone counts become bytes with zonesize (fio 3.33, zonemode=strided zonesize=1m:
+/// size=2z writes 2 MiB).
+#[test]
+fn zone_sizes_generate_like_bytes() {
+    let j = job("[z]\nrw=write\nbs=64k\nzonemode=strided\nzonesize=1m\nsize=2z\noffset=1z\n");
+    let v = collect(&j, 16 * MIB, 1);
+    assert_eq!(v.len(), 32);
+    assert_eq!((v[0].offset, v[31].offset + v[31].len as u64), (MIB, 3 * MIB));
+}
+
+/// Item 4: nrfiles lays files out back to back; file_service_type picks them (fio 3.33 in a
+/// directory: size=48k nrfiles=3 gives three 16k files).
+#[test]
+fn nrfiles_follow_file_service_type() {
+    let ns = 16 * MIB;
+    let files = |text: &str| -> Vec<(u64, u64)> { offsets_k(&job(text), ns).iter().map(|o| (o / 16, o % 16)).collect() };
+    // round robin, one I/O per file: f0:0 f1:0 f2:0 f0:4 ...
+    let rr = files("[f]\nrw=write\nbs=4k\nsize=48k\nnrfiles=3\n");
+    let expect: Vec<(u64, u64)> = (0..4).flat_map(|b| (0..3).map(move |f| (f, 4 * b))).collect();
+    assert_eq!(rr, expect);
+    // roundrobin:2: 0:0 0:4 1:0 1:4 2:0 2:4 0:8 0:12 ...
+    let rr2 = files("[f]\nrw=write\nbs=4k\nsize=48k\nnrfiles=3\nfile_service_type=roundrobin:2\n");
+    assert_eq!(&rr2[..8], &[(0, 0), (0, 4), (1, 0), (1, 4), (2, 0), (2, 4), (0, 8), (0, 12)]);
+    // sequential: one file after the other
+    let seq = files("[f]\nrw=write\nbs=4k\nsize=48k\nnrfiles=3\nfile_service_type=sequential\n");
+    let expect: Vec<(u64, u64)> = (0..3).flat_map(|f| (0..4).map(move |b| (f, 4 * b))).collect();
+    assert_eq!(seq, expect);
+    // random files, random map per file: every block of every file once
+    let v = collect(&job("[f]\nrw=randwrite\nbs=4k\nsize=48k\nnrfiles=3\nfile_service_type=random\n"), ns, 3);
+    let mut offs: Vec<u64> = v.iter().map(|io| io.offset).collect();
+    offs.sort_unstable();
+    assert_eq!(offs, (0..12).map(|i| i * 4 * K).collect::<Vec<_>>());
+    // 100k over 3 files: 34133-byte files hold 8 blocks each (fio: 24 writes, 96k)
+    assert_eq!(collect(&job("[f]\nrw=write\nbs=4k\nsize=100k\nnrfiles=3\n"), ns, 1).len(), 24);
+    assert_eq!(collect(&job("[f]\nrw=write\nbs=4k\nsize=40k\nnrfiles=3\n"), ns, 1).len(), 9);
+    // filesize: fixed per file; size caps the I/O, not the files; io_size wraps
+    assert_eq!(collect(&job("[f]\nrw=write\nbs=4k\nnrfiles=3\nfilesize=8k\n"), ns, 1).len(), 6);
+    assert_eq!(collect(&job("[f]\nrw=write\nbs=4k\nnrfiles=3\nfilesize=8k\nsize=64k\n"), ns, 1).len(), 6);
+    assert_eq!(collect(&job("[f]\nrw=write\nbs=4k\nnrfiles=3\nfilesize=8k\nio_size=64k\n"), ns, 1).len(), 16);
+    assert_eq!(collect(&job("[f]\nrw=write\nbs=4k\nsize=48k\nnrfiles=3\nloops=2\n"), ns, 1).len(), 24);
+    assert_eq!(collect(&job("[f]\nrw=write\nbs=4k\nsize=48k\nnrfiles=3\nio_size=60k\n"), ns, 1).len(), 15);
+    // the offset places the group of files
+    assert_eq!(offsets_k(&job("[f]\nrw=write\nbs=4k\nsize=48k\nnrfiles=3\noffset=1m\n"), ns)[..3], [1024, 1040, 1056]);
+    // what wafsim does not model is refused with a reason
+    for (text, why) in [
+        ("[f]\nrw=write\nnrfiles=2\nfilesize=1m-2m\n", "random file sizes"),
+        ("[f]\nrw=write\nnrfiles=2\nfile_service_type=zipf:1.2\n", "skewed"),
+        ("[f]\nrw=write\nnrfiles=4\nfilesize=8m\n", "past the namespace end"),
+    ] {
+        let e = job(text).source(0, ns, 1).err().unwrap().to_string();
+        assert!(e.contains(why), "{text}: {e}");
+    }
+}
+
+/// Item 7: a drive without the requested placement fails the job, as fio does; unknown keeps
+/// today's behaviour.
+#[test]
+fn placement_must_exist_on_the_drive() {
+    use wafsim_workload::fio::DevicePlacement;
+    let fdp = job("[f]\nioengine=io_uring_cmd\nrw=write\nbs=4k\nsize=16k\nfdp=1\n");
+    let streams = job("[s]\nioengine=io_uring_cmd\nrw=write\nbs=4k\nsize=16k\ndataplacement=streams\nplids=1\n");
+    let plain = job("[p]\nrw=write\nbs=4k\nsize=16k\n");
+    let p = |placement| SourceParams { ns_bytes: MIB, placement, ..SourceParams::default() };
+    let e = fdp.source_with(p(DevicePlacement::NoPlacement)).err().unwrap().to_string();
+    assert!(e.starts_with("g.fio:1: job \"f\": fdp=1 but the namespace's drive has no FDP (fio fails"), "{e}");
+    let e = streams.source_with(p(DevicePlacement::Fdp)).err().unwrap().to_string();
+    assert!(e.contains("offers FDP, not streams"), "{e}");
+    assert!(fdp.source_with(p(DevicePlacement::Streams)).is_err());
+    assert!(streams.source_with(p(DevicePlacement::NoPlacement)).is_err());
+    for ok in [DevicePlacement::Unknown, DevicePlacement::Fdp] {
+        assert!(fdp.source_with(p(ok)).is_ok());
+    }
+    assert!(streams.source_with(p(DevicePlacement::Streams)).is_ok());
+    for any in [DevicePlacement::Unknown, DevicePlacement::NoPlacement, DevicePlacement::Fdp, DevicePlacement::Streams] {
+        assert!(plain.source_with(p(any)).is_ok());
+    }
+    assert_eq!(SourceParams::default().placement, DevicePlacement::Unknown);
+}
+
+/// Item 2: offset=0% runs (uring-cmd-fdp.fio); percentages round the start up, as fio's
+/// get_start_offset does.
+#[test]
+fn percent_offsets_like_fio() {
+    let v = collect(&job("[w]\nrw=write\nbs=4k\noffset=0%\nsize=30%\n"), MIB, 1);
+    assert_eq!(v[0].offset, 0);
+    assert_eq!(v.len() as u64, (MIB * 30 / 100) / 4096);
+    // 1% of 1 MiB = 10485 bytes, rounded up to the 4k block: 12288
+    assert_eq!(collect(&job("[w]\nrw=write\nbs=4k\noffset=1%\nsize=8k\n"), MIB, 1)[0].offset, 12288);
 }

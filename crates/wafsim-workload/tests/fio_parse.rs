@@ -149,12 +149,12 @@ fn distributions() {
 
 #[test]
 fn placement_options() {
-    let j = one("[a]\nfdp=1\nfdp_pli=0,2,5\nfdp_pli_select=random\ndp_scheme=/tmp/scheme\n");
+    let j = one("[a]\nioengine=io_uring_cmd\nfdp=1\nfdp_pli=0,2,5\nfdp_pli_select=random\ndp_scheme=/tmp/scheme\n");
     assert!(j.fdp);
     assert_eq!(j.plids, Some(vec![0, 2, 5]));
     assert_eq!(j.plid_select, PlidSelect::Random);
     assert_eq!(j.dp_scheme.as_deref(), Some("/tmp/scheme"));
-    let j = one("[a]\ndataplacement=streams\nplids=1-3\nplid_select=roundrobin\n");
+    let j = one("[a]\nioengine=xnvme\ndataplacement=streams\nplids=1-3\nplid_select=roundrobin\n");
     assert_eq!(j.dataplacement, DataPlacement::Streams);
     assert_eq!(j.plids, Some(vec![1, 2, 3]));
     assert_eq!(one("[a]\n").plid_select, PlidSelect::RoundRobin, "default");
@@ -298,4 +298,167 @@ proptest! {
             }
         }
     }
+}
+
+// ---- fio fidelity: each test below failed before the corresponding change ----
+
+/// Item 1: fio refuses a job file without a job ("No job(s) defined"); so must wafsim, naming
+/// the file (a caller used to index phases[0] of an empty result and panic).
+#[test]
+fn no_job_section_is_an_error() {
+    for text in ["", "; only a comment\n# and another\n", "[global]\nbs=4k\nrw=write\n"] {
+        let err = parse_job_str(text, "jobs/empty.fio", Path::new("."), &no_env).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("jobs/empty.fio:") && msg.contains("No job(s) defined"), "{msg}");
+        assert!(matches!(err, FioError::Syntax { line, .. } if line == text.lines().count()));
+    }
+}
+
+/// Item 2: percentages from 0 to 100 are fio's; 0% is "unset" for size and io_size, 0 for
+/// offset and offset_increment (fio 3.33 on a 16 MiB device: size=0% writes it all).
+#[test]
+fn zero_percent_is_accepted_like_fio() {
+    let j = one("[a]\noffset=0%\nsize=30%\n");
+    assert_eq!(j.offset, Some(SizeSpec::Percent(0.0)));
+    assert_eq!(one("[a]\noffset_increment=0%\n").offset_increment, Some(SizeSpec::Percent(0.0)));
+    assert_eq!(one("[a]\nsize=0%\n").size, None, "size=0% means the whole target in fio");
+    assert_eq!(one("[a]\nsize=0\n").size, None);
+    assert_eq!(one("[a]\nio_size=0%\n").io_size, None);
+    assert_eq!(one("[a]\nnumber_ios=0\n").number_ios, None);
+    for bad in ["size=101%", "offset=150%", "io_size=200%", "offset_increment=-1%"] {
+        let e = parse(&format!("[a]\n{bad}\n")).unwrap_err().to_string();
+        assert!(e.starts_with("t.fio:2:") && e.contains("between 0 and 100"), "{e}");
+    }
+}
+
+/// Item 3: engines whose I/O does not reach a block device are refused where ioengine is set
+/// (often in [global]), block engines are accepted.
+#[test]
+fn non_block_engines_are_refused() {
+    let e = parse("[global]\nioengine=net\nhostname=x\n[a]\nrw=write\n").unwrap_err().to_string();
+    assert!(e.starts_with("t.fio:2: job \"a\": ioengine=net sends I/O over the network"), "{e}");
+    assert!(e.contains("wafsim simulates a drive"), "{e}");
+    for engine in ["cpuio", "null", "http", "rados", "filecreate", "dirdelete", "exec", "rdma", "nfs", "dev-dax", "falloc", "ftruncate", "e4defrag", "mtd", "libpmem", "gfapi"] {
+        assert!(parse(&format!("[a]\nioengine={engine}\n")).is_err(), "{engine} must be refused");
+    }
+    for engine in ["sync", "psync", "pvsync2", "libaio", "io_uring", "io_uring_cmd", "posixaio", "mmap", "splice", "sg", "xnvme", "libzbc", "nbd", "libiscsi", "rbd", "windowsaio"] {
+        let jf = parse(&format!("[a]\nioengine={engine}\n")).unwrap_or_else(|e| panic!("{engine}: {e}"));
+        assert!(jf.warnings.is_empty(), "{engine}: {:?}", jf.warnings);
+    }
+    // a job may override the [global] engine
+    assert!(parse("[global]\nioengine=null\n[a]\nioengine=libaio\n").is_ok());
+    // unknown engines may be plugins: a warning, as fio would try to load them
+    let jf = parse("[a]\nioengine=spdk_nvme_custom\n").unwrap();
+    assert!(jf.warnings[0].message.contains("not an engine wafsim knows"), "{:?}", jf.warnings);
+    assert!(parse("[a]\nioengine=external:/opt/spdk/fio_plugin\n").unwrap().warnings.is_empty());
+}
+
+/// Item 5: every alias fio defines is handled exactly as its option; write_iolog is typed.
+#[test]
+fn aliases_behave_as_their_options() {
+    use wafsim_workload::fio::options::ALIASES;
+    let values = ["1", "4k", "write", "0,1", "50", "fdp", "roundrobin", "/tmp/x", "0"];
+    for (alias, option) in ALIASES {
+        for v in values {
+            let a = parse(&format!("[a]\n{alias}={v}\n"));
+            let o = parse(&format!("[a]\n{option}={v}\n"));
+            match (a, o) {
+                (Ok(a), Ok(o)) => {
+                    assert_eq!(a.phases, o.phases, "{alias}={v} vs {option}={v}");
+                    assert_eq!(a.warnings.len(), o.warnings.len(), "{alias}={v}: {:?}", a.warnings);
+                }
+                (Err(_), Err(_)) => {}
+                (a, o) => panic!("{alias}={v}: {a:?} but {option}={v}: {o:?}"),
+            }
+        }
+    }
+    // The ones 1mbs_clients.fio and friends use, spelled out:
+    assert!(parse("[a]\nratemin=1m\n").unwrap().warnings.is_empty(), "ratemin is fio's alias of rate_min");
+    assert_eq!(one("[a]\nnr_files=4\n").nrfiles, 4);
+    assert_eq!(one("[a]\nfileoffset=8k\n").offset, Some(SizeSpec::Bytes(8192)));
+    assert_eq!(one("[a]\ntimeout=10\n").timing.runtime_ns, Some(10_000_000_000));
+    assert_eq!(one("[a]\nfdp_pli=1,2\n").plids, Some(vec![1, 2]));
+    assert_eq!(one("[a]\nwrite_iolog=/tmp/w.log\n").write_iolog.as_deref(), Some("/tmp/w.log"));
+    assert!(one("[a]\nwrite_iolog=/tmp/w.log\n").other.is_empty(), "write_iolog is typed, not kept verbatim");
+    // options fio removed fail as in fio
+    let e = parse("[a]\nrwmixcycle=50\n").unwrap_err().to_string();
+    assert!(e.contains("deprecated"), "{e}");
+}
+
+/// Item 6: fio value syntax that used to be refused.
+#[test]
+fn fio_value_syntax() {
+    // backwards and forward skips
+    assert_eq!(one("[a]\nrw=read:-8k\n").rw_modifier, Some(-8192));
+    assert_eq!(one("[a]\nrw=write:4k\n").rw_modifier, Some(4096));
+    assert!(parse("[a]\nrw=randread:-8\n").is_err(), "a count of random I/Os cannot be negative");
+    // zone counts, resolved with zonesize wherever it is set
+    let j = one("[a]\nsize=4z\noffset=1z\nzonesize=256m\n");
+    assert_eq!((j.size, j.offset), (Some(SizeSpec::Bytes(1 << 30)), Some(SizeSpec::Bytes(256 << 20))));
+    let e = parse("[a]\nrw=write\nsize=4z\n").unwrap_err().to_string();
+    assert!(e.starts_with("t.fio:3: job \"a\": size=4z counts zones") && e.contains("zonesize"), "{e}");
+    // zoned with fio's trailing '/': the remaining size (rand-zones.fio)
+    let d = one("[a]\nrandom_distribution=zoned:50/5:30/15:20/\n").random_distribution[0].clone();
+    assert_eq!(
+        d,
+        Distribution::Zoned(vec![(50.0, SizeSpec::Percent(5.0)), (30.0, SizeSpec::Percent(15.0)), (20.0, SizeSpec::Percent(80.0))])
+    );
+    let d = one("[a]\nrandom_distribution=zoned:50/5:30/15:20\n").random_distribution[0].clone();
+    assert_eq!(d, Distribution::Zoned(vec![(50.0, SizeSpec::Percent(5.0)), (30.0, SizeSpec::Percent(15.0)), (20.0, SizeSpec::Percent(80.0))]));
+    // random_distribution=sequence: not in fio 3.33 (only fio's development tree, after 3.42)
+    let e = parse("[a]\nrandom_distribution=sequence:2,0,1\n").unwrap_err().to_string();
+    assert!(e.contains("sequence") && e.contains("3.42"), "{e}");
+    // fio's keywords with bc arithmetic (page_fault.fio), with wafsim's fixed values
+    let j = one("[a]\nsize=5*1024*1024*$mb_memory/8 # 5/8 of the memory\nbs=$pagesize\n");
+    assert_eq!(j.size, Some(SizeSpec::Bytes(5 * 1024 * 1024 * 16384 / 8)));
+    assert_eq!(j.bs, [Some(4096); 3]);
+    let jf = parse("[a]\nnumjobs=$ncpus\n").unwrap();
+    assert_eq!(jf.jobs().count(), 8);
+    // parenthesised arithmetic (fio's expression parser)
+    assert_eq!(one("[a]\nbs=(4k*2)\niodepth=(8*4)\n").bs, [Some(8192); 3]);
+    assert_eq!(one("[a]\nsize=(2^10)m\n").size, Some(SizeSpec::Bytes(1 << 30)));
+    let e = parse("[a]\nsize=5*1024\n").unwrap_err().to_string();
+    assert!(e.contains("parentheses"), "{e}");
+}
+
+/// Item 4 (parsing): nrfiles, filesize and file_service_type are typed, not ignored.
+#[test]
+fn file_options_are_typed() {
+    use wafsim_workload::fio::FileService;
+    let jf = parse("[a]\nnrfiles=4\nfilesize=1m\nfile_service_type=random:8\n").unwrap();
+    assert!(jf.warnings.is_empty(), "{:?}", jf.warnings);
+    let j = &jf.phases[0][0];
+    assert_eq!((j.nrfiles, j.filesize, j.file_service.clone()), (4, Some((1 << 20, 1 << 20)), FileService::Random(8)));
+    assert_eq!(one("[a]\nfilesize=1m-4m\n").filesize, Some((1 << 20, 4 << 20)));
+    assert_eq!(one("[a]\nfile_service_type=sequential\n").file_service, FileService::Sequential);
+    // filename= names the one file: nrfiles is ignored, as in fio
+    let jf = parse("[a]\nfilename=/dev/nvme0n1\nnrfiles=4\n").unwrap();
+    assert_eq!(jf.phases[0][0].nrfiles, 1);
+    assert!(jf.warnings[0].message.contains("nrfiles=4 is ignored"), "{:?}", jf.warnings);
+    // several files in filename=: refused (escaped colons are part of a name)
+    let e = parse("[a]\nfilename=/dev/sda:/dev/sdb\n").unwrap_err().to_string();
+    assert!(e.starts_with("t.fio:2: job \"a\": filename=/dev/sda:/dev/sdb names 2 files"), "{e}");
+    assert!(parse("[a]\nfilename=/dev/disk/by-path/pci-0000\\:01\\:00.0-nvme-1\n").is_ok());
+}
+
+/// Item 7 (parsing): fio sends placement only through io_uring_cmd and xnvme.
+#[test]
+fn placement_needs_a_passthrough_engine() {
+    let e = parse("[global]\nioengine=io_uring\n[a]\nrw=write\nfdp=1\n").unwrap_err().to_string();
+    assert!(e.starts_with("t.fio:5: job \"a\": fdp=1 needs ioengine=io_uring_cmd or xnvme") && e.contains("lacks fetch ruhs"), "{e}");
+    let e = parse("[a]\nrw=write\ndataplacement=fdp\n").unwrap_err().to_string();
+    assert!(e.contains("psync (fio's default)"), "{e}");
+    let e = parse("[a]\nioengine=io_uring_cmd\ndataplacement=streams\n").unwrap_err().to_string();
+    assert!(e.contains("stream IDs must be provided"), "{e}");
+    let jf = parse("[a]\nioengine=libaio\ndataplacement=streams\nplids=1\n").unwrap();
+    assert_eq!(jf.phases[0][0].dataplacement, DataPlacement::None, "fio's libaio never sends the directive");
+    assert!(jf.warnings[0].message.contains("no effect"), "{:?}", jf.warnings);
+}
+
+/// `filename=` (and the other file options) are modelled, not warned about.
+#[test]
+fn filename_is_not_warned_about() {
+    let jf = parse("[global]\nfilename=/dev/nvme0n1\n[a]\nfilename=/dev/nvme1n1\ndirectory=/mnt\nrw=write\n").unwrap();
+    assert!(jf.warnings.is_empty(), "{:?}", jf.warnings);
+    assert_eq!(jf.phases[0][0].filename.as_deref(), Some("/dev/nvme1n1"));
 }

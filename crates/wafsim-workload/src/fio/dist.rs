@@ -58,20 +58,34 @@ impl Permutation {
 pub struct RandomMap {
     perm: Permutation,
     next: u64,
+    /// A new pass was started ([`RandomMap::restart`]): draw a fresh permutation on next use.
+    stale: bool,
 }
 
 impl RandomMap {
     pub fn new(n: u64, rng: &mut Rng) -> Self {
-        RandomMap { perm: Permutation::new(n, rng), next: 0 }
+        RandomMap { perm: Permutation::new(n, rng), next: 0, stale: false }
     }
+    /// The next unused block; once all are used (or after [`RandomMap::restart`]) a fresh
+    /// permutation starts a new pass.
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
-        if self.next == self.perm.n {
+        if self.stale || self.next == self.perm.n {
             self.perm = Permutation::new(self.perm.n, rng);
             self.next = 0;
+            self.stale = false;
         }
         let v = self.perm.apply(self.next);
         self.next += 1;
         v
+    }
+    /// Every block of this pass was handed out (fio then considers the file done).
+    pub fn exhausted(&self) -> bool {
+        !self.stale && self.next == self.perm.n
+    }
+    /// Start a new pass. The permutation is drawn lazily, at the next [`RandomMap::next`], so a
+    /// job that never uses its map consumes no random numbers for it.
+    pub fn restart(&mut self) {
+        self.stale = true;
     }
 }
 

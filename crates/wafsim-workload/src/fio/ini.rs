@@ -2,11 +2,13 @@
 //!
 //! Handles `[section]` headers, `key=value` and bare `key` lines, full-line `;`/`#` comments
 //! (and trailing ones after whitespace), `include <file>` (resolved relative to the including
-//! file, nested up to [`MAX_INCLUDE_DEPTH`]) and `${NAME}` expansion through a caller-supplied
-//! lookup so that tests stay hermetic.
+//! file, nested up to [`MAX_INCLUDE_DEPTH`]), `${NAME}` expansion through a caller-supplied
+//! lookup so that tests stay hermetic, and fio's `$pagesize`/`$mb_memory`/`$ncpus` keywords
+//! (see [`super::expr`]).
 
 use std::path::{Path, PathBuf};
 
+use super::expr::substitute_keywords;
 use super::FioError;
 
 /// Nesting limit for `include` (guards against include cycles).
@@ -84,6 +86,10 @@ fn lex_into(
         if key.is_empty() || key.contains(char::is_whitespace) {
             return Err(syntax(format!("cannot parse line \"{line}\" (expected key=value, a flag or [section])")));
         }
+        let value = match value {
+            Some(v) => Some(substitute_keywords(&v).map_err(|e| syntax(format!("option {key}: {e}")))?),
+            None => None,
+        };
         out.push(Item::Opt { key: key.to_ascii_lowercase(), value, loc });
     }
     Ok(())

@@ -2,7 +2,9 @@
 //! syntax and turn each job into an [`IoSource`](crate::IoSource).
 //!
 //! * [`ini`]: lexer (sections, `key=value`, flags, comments, `include`, `${ENV}`).
-//! * [`size`]: fio value syntax (sizes with `kb_base`, percentages, ranges, lists, times).
+//! * [`cmdline`]: fio's command-line form (`fio --name=x --rw=write ...`) into the same items.
+//! * [`expr`]: fio's `$keywords` and parenthesised arithmetic in values.
+//! * [`size`]: fio value syntax (sizes with `kb_base`, percentages, zones, ranges, lists, times).
 //! * [`options`]: the typed [`JobOptions`] and the option table.
 //! * [`job`]: `[global]` inheritance, `numjobs` clones, `stonewall` phases.
 //! * [`dist`]: random-map permutation and skewed distributions.
@@ -19,7 +21,9 @@
 //! assert_eq!(job.write_bytes_hint(ns), Some(2 * (ns * 98 / 100) / (128 << 10) * (128 << 10)));
 //! ```
 
+pub mod cmdline;
 pub mod dist;
+pub mod expr;
 pub mod generate;
 pub mod ini;
 pub mod job;
@@ -28,9 +32,10 @@ pub mod size;
 
 use std::path::Path;
 
-pub use generate::{FioSource, SourceParams};
+pub use cmdline::parse_job_args;
+pub use generate::{DevicePlacement, FioSource, SourceParams};
 pub use job::{FioJob, JobFile};
-pub use options::{DataPlacement, Distribution, JobOptions, PlidSelect, RwMode, RwSequencer, Timing};
+pub use options::{DataPlacement, Distribution, FileService, JobOptions, PlidSelect, RwMode, RwSequencer, Timing};
 pub use size::{BlockSize, SizeSpec};
 
 /// Errors of parsing or instantiating a job file. Every variant names the file and line.
@@ -73,7 +78,12 @@ pub fn parse_job_str(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<JobFile, FioError> {
     let items = ini::lex(text, name, base_dir, env)?;
-    job::assemble(items)
+    let no_jobs = job::NoJobs {
+        file: name,
+        line: text.lines().count(),
+        hint: "the file has no job section, only [global] options or comments; add a [job] section",
+    };
+    job::assemble(items, no_jobs)
 }
 
 /// Parse a job file from disk (includes resolve relative to its directory).

@@ -9,22 +9,52 @@
 pub enum SizeSpec {
     /// An absolute number of bytes.
     Bytes(u64),
-    /// A percentage (0 < p <= 100) of the target (namespace) size, resolved later.
+    /// A percentage (0 <= p <= 100) of the target (namespace) size, resolved later.
     Percent(f64),
+    /// A number of zones (fio's `z` suffix, e.g. `size=4z`), turned into bytes with the job's
+    /// `zonesize` when the job is assembled ([`SizeSpec::with_zone_size`]); an assembled
+    /// [`super::FioJob`] never holds one.
+    Zones(u64),
 }
 
 impl SizeSpec {
     /// Resolve against the target size in bytes. Percentages are rounded down to `align`
-    /// (pass 1 for no alignment).
+    /// (pass 1 for no alignment). Zone counts must have been converted with
+    /// [`SizeSpec::with_zone_size`]; an unconverted one resolves to 0.
     pub fn resolve(self, target: u64, align: u64) -> u64 {
         match self {
             SizeSpec::Bytes(b) => b,
             SizeSpec::Percent(p) => {
-                let raw = ((target as f64) * p / 100.0).floor() as u64;
                 let a = align.max(1);
-                raw.min(target) / a * a
+                percent_of(target, p).min(target) / a * a
             }
+            SizeSpec::Zones(_) => 0,
         }
+    }
+
+    /// The raw (unaligned) percentage of `target`, or the byte count.
+    pub fn resolve_raw(self, target: u64) -> u64 {
+        match self {
+            SizeSpec::Percent(p) => percent_of(target, p),
+            other => other.resolve(target, 1),
+        }
+    }
+
+    /// Zones become bytes (`n * zone_size`); other values are unchanged.
+    pub fn with_zone_size(self, zone_size: u64) -> SizeSpec {
+        match self {
+            SizeSpec::Zones(n) => SizeSpec::Bytes(n.saturating_mul(zone_size)),
+            other => other,
+        }
+    }
+}
+
+/// `target * p / 100`, rounded down (fio computes it in integers).
+fn percent_of(target: u64, p: f64) -> u64 {
+    if p.fract() == 0.0 {
+        (target as u128 * p as u128 / 100) as u64
+    } else {
+        ((target as f64) * p / 100.0).floor() as u64
     }
 }
 
@@ -98,6 +128,9 @@ pub fn parse_size(s: &str, kb_base: u32) -> Result<u64, String> {
     if s.is_empty() {
         return Err(SIZE_EXPECTED.into());
     }
+    if s.starts_with('(') {
+        return super::expr::eval_parenthesised(s);
+    }
     let (digits, rest, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         let end = h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len());
         (&h[..end], &h[end..], 16)
@@ -109,9 +142,18 @@ pub fn parse_size(s: &str, kb_base: u32) -> Result<u64, String> {
         return Err(SIZE_EXPECTED.into());
     }
     let n = u64::from_str_radix(digits, radix).map_err(|_| "a size that fits in 64 bits".to_string())?;
-    let mult = suffix_multiplier(rest.trim(), kb_base).ok_or_else(|| SIZE_EXPECTED.to_string())?;
+    let Some(mult) = suffix_multiplier(rest.trim(), kb_base) else {
+        // fio would read just the leading number of "5*1024" (and silently use 5).
+        if rest.contains(['+', '-', '*', '/', '^']) {
+            return Err(ARITH_EXPECTED.into());
+        }
+        return Err(SIZE_EXPECTED.into());
+    };
     n.checked_mul(mult).ok_or_else(|| "a size that fits in 64 bits".to_string())
 }
+
+const ARITH_EXPECTED: &str =
+    "a size: arithmetic must be in parentheses, e.g. (5*1024)k (fio would read only the leading number)";
 
 fn suffix_multiplier(suffix: &str, kb_base: u32) -> Option<u64> {
     let l = suffix.to_ascii_lowercase();
@@ -139,7 +181,8 @@ fn suffix_multiplier(suffix: &str, kb_base: u32) -> Option<u64> {
     Some(base.pow(exp))
 }
 
-/// A size or a percentage (`98%`).
+/// A size or a percentage (`98%`, `0%`). fio takes 0 to 100 percent; above 100 its parser
+/// no longer sees a percentage and reads a huge byte count instead, which is refused here.
 pub fn parse_size_or_percent(s: &str, kb_base: u32) -> Result<SizeSpec, String> {
     let t = s.trim();
     if let Some(p) = t.strip_suffix('%') {
@@ -147,14 +190,32 @@ pub fn parse_size_or_percent(s: &str, kb_base: u32) -> Result<SizeSpec, String> 
             .trim()
             .parse()
             .map_err(|_| "a size or a percentage (expected e.g. 4k, 1g or 50%)".to_string())?;
-        if !(v > 0.0 && v <= 100.0) {
-            return Err("a percentage between 0 and 100".into());
+        if !(0.0..=100.0).contains(&v) {
+            return Err("a percentage between 0 and 100 (fio reads a larger one as a huge byte count)".into());
         }
         return Ok(SizeSpec::Percent(v));
     }
-    parse_size(t, kb_base)
-        .map(SizeSpec::Bytes)
-        .map_err(|_| "a size or a percentage (expected e.g. 4k, 1g or 50%)".into())
+    parse_size(t, kb_base).map(SizeSpec::Bytes).map_err(|e| {
+        if e == ARITH_EXPECTED || t.starts_with('(') {
+            e
+        } else {
+            "a size or a percentage (expected e.g. 4k, 1g or 50%)".into()
+        }
+    })
+}
+
+/// [`parse_size_or_percent`] plus fio's zone count (`4z`, options of type
+/// `FIO_OPT_STR_VAL_ZONE`: size, io_size, offset, offset_increment).
+pub fn parse_size_percent_or_zones(s: &str, kb_base: u32) -> Result<SizeSpec, String> {
+    let t = s.trim();
+    if let Some(n) = t.strip_suffix(['z', 'Z']) {
+        // fio: strtoul up to the 'z', nothing else allowed (parse.c).
+        return n
+            .parse::<u64>()
+            .map(SizeSpec::Zones)
+            .map_err(|_| "a zone count (expected e.g. 4z)".to_string());
+    }
+    parse_size_or_percent(t, kb_base)
 }
 
 /// Split a `read,write,trim` list following fio's rule: a missing trailing value repeats the
@@ -174,7 +235,7 @@ pub fn parse_bs_list(s: &str, kb_base: u32) -> Result<[Option<u64>; 3], String> 
     let mut out = [None; 3];
     for (i, p) in split_ddir(s).iter().enumerate() {
         if let Some(p) = p {
-            let v = parse_size(p, kb_base).map_err(|_| SIZE_EXPECTED.to_string())?;
+            let v = parse_size(p, kb_base).map_err(|e| specific_or(p, e, SIZE_EXPECTED))?;
             if v == 0 {
                 return Err("a non-zero block size".into());
             }
@@ -319,7 +380,16 @@ pub fn parse_bool(s: &str) -> Result<bool, String> {
 
 /// An integer that may carry a size suffix (fio `int` options accept `k`, `m`, ...).
 pub fn parse_int(s: &str, kb_base: u32) -> Result<u64, String> {
-    parse_size(s, kb_base).map_err(|_| "an integer (expected e.g. 8, 1k)".into())
+    parse_size(s, kb_base).map_err(|e| specific_or(s, e, "an integer (expected e.g. 8, 1k)"))
+}
+
+/// Keep the message of an arithmetic problem (it says more than the generic expectation).
+fn specific_or(s: &str, e: String, generic: &str) -> String {
+    if s.trim_start().starts_with('(') || e == ARITH_EXPECTED {
+        e
+    } else {
+        generic.to_string()
+    }
 }
 
 /// Integer list with ranges: `0,2,5` or `0-3` or `1,2-4`.
@@ -395,5 +465,11 @@ mod tests {
         assert!(parse_id_list("x").is_err());
         assert_eq!(parse_size_or_percent("98%", 1024), Ok(SizeSpec::Percent(98.0)));
         assert_eq!(SizeSpec::Percent(50.0).resolve(1 << 20, 4096), 1 << 19);
+        assert_eq!(parse_size_or_percent("0%", 1024), Ok(SizeSpec::Percent(0.0)));
+        assert!(parse_size_or_percent("101%", 1024).is_err());
+        assert_eq!(parse_size_percent_or_zones("4z", 1024), Ok(SizeSpec::Zones(4)));
+        assert!(parse_size_percent_or_zones("4kz", 1024).is_err());
+        assert_eq!(parse_size("(4k*2)", 1024), Ok(8192));
+        assert!(parse_size("5*1024", 1024).unwrap_err().contains("parentheses"));
     }
 }
