@@ -532,8 +532,8 @@ fn run_untimed_phase(
     let mut round_waf: Vec<(f64, u64)> = Vec::new();
     let mut steady_at: Option<usize> = None;
 
-    // Keep a batch below a hundredth of a round (and a tenth of the sampling interval) so
-    // rounds and samples end close to where they are due.
+    // Keep a batch below a hundredth of a round or 256 I/Os, whichever is larger (and below a
+    // tenth of the sampling interval) so rounds and samples end close to where they are due.
     let mut batch = 64;
     let mut buf = Vec::with_capacity(BATCH);
     loop {
@@ -543,7 +543,8 @@ fn run_untimed_phase(
         }
         let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
         let per_io = (bytes / buf.len() as u64).max(1);
-        let mut limit = (round_bytes / 100) / per_io;
+        // Rounds need no batches finer than 256 I/Os (the device prefetches within a batch).
+        let mut limit = ((round_bytes / 100) / per_io).max(256);
         if let Some(every) = opts.sample_every_bytes {
             limit = limit.min((every / 10) / per_io);
         }

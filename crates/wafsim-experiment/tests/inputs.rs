@@ -210,9 +210,10 @@ fn steady_state_phase_stops_when_steady_and_short_phases_warn() {
     assert!(ss.rounds < 200, "stopped early: {} rounds of 0.25x instead of 50x", ss.rounds);
     let round = (0.25 * (256u64 << 20) as f64) as u64;
     assert_eq!(ss.round_bytes, round);
-    // The reported counters are the window's: 5 rounds (a batch may overshoot a round by 1%).
+    // The reported counters are the window's: 5 rounds (a batch of 256 I/Os may overshoot a
+    // round of 16,384 by 1.6%).
     let h = r.hbmw() as f64 / (5 * round) as f64;
-    assert!((1.0..1.011).contains(&h), "{h}");
+    assert!((1.0..1.02).contains(&h), "{h}");
     // The window's WAF is the steady value: near the greedy closed form for OP 12.5%.
     assert!((3.5..5.5).contains(&r.waf()), "{}", r.waf());
     // Without steady_state, phases are judged by 5 rounds of 0.1x: 0.3x of random writes is
@@ -224,9 +225,10 @@ fn steady_state_phase_stops_when_steady_and_short_phases_warn() {
     let r = run_variant(&parse_experiment(&doc("2x"), "t").unwrap().remove(0), RunOptions::default(), &|_| {}).unwrap();
     assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     assert!(r.phases[0].steady.as_ref().unwrap().steady);
-    // Before garbage collection starts WAF is 1.0 and flat, but not steady: the first 0.1x of
-    // random writes after the fill still uses free erase units.
-    let doc = format!("{base}[[phase]]\nname = \"m\"\nsteady_state = {{ round = \"0.02x\", max_rounds = 5 }}\n[[phase.workload]]\nnamespace = \"ns1\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"1x\"\n");
+    // Before garbage collection starts WAF is 1.0 and flat, but not steady: the first 0.075x
+    // (5 rounds of 0.015x, each overshooting by at most 256 I/Os) of random writes after the
+    // fill still uses free erase units (OP 12.5%).
+    let doc = format!("{base}[[phase]]\nname = \"m\"\nsteady_state = {{ round = \"0.015x\", max_rounds = 5 }}\n[[phase.workload]]\nnamespace = \"ns1\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"1x\"\n");
     let r = run_variant(&parse_experiment(&doc, "t").unwrap().remove(0), RunOptions::default(), &|_| {}).unwrap();
     let ss = r.phases[0].steady.clone().unwrap();
     assert!(!ss.steady && ss.window_waf == [1.0; 5], "{ss:?}");

@@ -95,6 +95,8 @@ pub struct Interleave {
     /// (group, stage) per source, and the stage each group is at.
     stage: Vec<(u32, u32)>,
     group_stage: Vec<u32>,
+    /// Some group has more than one stage (otherwise the stage check is skipped).
+    staged: bool,
     rng: Option<wafsim_core::Rng>,
 }
 
@@ -117,7 +119,9 @@ impl Interleave {
         for &(g, st) in &stage {
             group_stage[g as usize] = group_stage[g as usize].min(st);
         }
+        let staged = stage.iter().any(|&(g, st)| st != group_stage[g as usize]);
         Interleave {
+            staged,
             sources,
             weights: weights.into_iter().map(|w| w.max(1) as i64).collect(),
             current: vec![0; n],
@@ -141,14 +145,20 @@ impl Interleave {
 
     /// Make sure source `i` has a buffered I/O; false if it is exhausted or its stage has not
     /// started.
+    #[inline]
     fn ready(&mut self, i: usize) -> bool {
-        let (g, st) = self.stage[i];
-        if self.group_stage[g as usize] != st {
+        if self.staged && self.group_stage[self.stage[i].0 as usize] != self.stage[i].1 {
             return false;
         }
         if self.pos[i] < self.bufs[i].len() {
             return true;
         }
+        self.refill(i)
+    }
+
+    #[cold]
+    fn refill(&mut self, i: usize) -> bool {
+        let g = self.stage[i].0;
         if self.done[i] {
             return false;
         }
