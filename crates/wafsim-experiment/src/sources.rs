@@ -5,9 +5,9 @@ use crate::spec::{ExperimentSpec, FioSpec, PhaseSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_core::{Device, DeviceConfig, Io, Pid, Placement};
-use wafsim_workload::fio::{parse_job_file, FioJob, JobFile, SizeSpec, SourceParams};
+use wafsim_workload::fio::{parse_job_args, parse_job_file, DevicePlacement, FioJob, JobFile, SizeSpec, SourceParams};
 use wafsim_workload::synthetic::{Synthetic, SyntheticSpec};
-use wafsim_workload::trace::{OffsetPolicy, TraceInput, TraceMerge};
+use wafsim_workload::trace::{IologTee, IologWriter, OffsetPolicy, TraceInput, TraceMerge};
 use wafsim_workload::{Interleave, InterleaveMode, IoSource};
 
 /// A parsed fio job file of a phase, with the job options already scaled.
@@ -232,7 +232,7 @@ pub fn load_fio_files(spec: &ExperimentSpec, phases: &[PhaseSpec], warnings: &mu
             let env = |name: &str| f.env.get(name).cloned().or_else(|| std::env::var(name).ok());
             let mut file = match (&f.file, &f.args) {
                 (Some(file), None) => parse_job_file(&spec.base_dir.join(file), &env).map_err(|e| anyhow!("{e}"))?,
-                (None, Some(_args)) => bail!("TODO parse_job_args"),
+                (None, Some(args)) => parse_job_args(args, &f.origin(), &env).map_err(|e| anyhow!("{e}"))?,
                 _ => bail!("phase {:?}: [[phase.fio]] needs file = \"job.fio\" or args = \"--name=... --rw=...\" (one of them)", p.name),
             };
             for w in &file.warnings {
@@ -300,6 +300,16 @@ fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
     sc("offset", &mut job.opts.offset, 0);
     sc("offset_increment", &mut job.opts.offset_increment, 0);
     sc("io_size", &mut job.opts.io_size, floor);
+    if let Some((lo, hi)) = &mut job.opts.filesize {
+        let (a, b) = (((*lo as f64 * s) as u64).max(floor.min(*lo)), ((*hi as f64 * s) as u64).max(floor.min(*hi)));
+        if a != *lo {
+            changed.push(("filesize", *lo, a));
+        }
+        if a != (*lo as f64 * s) as u64 {
+            floored.push(("filesize", *lo, a));
+        }
+        (*lo, *hi) = (a, b.max(a));
+    }
     if let Some(n) = &mut job.opts.number_ios {
         let new = ((*n as f64 * s) as u64).max(1);
         if new != *n {
@@ -308,6 +318,24 @@ fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
         *n = new;
     }
     (changed, floored)
+}
+
+/// fio `write_iolog=PATH`: record what the job issues as a fio iolog v3 (relative paths from
+/// the current directory, as fio; timestamps are 0, so a replay runs as fast as it can). Where
+/// several writers would share the file (variants, namespaces, clones) each gets its own:
+/// `PATH.VARIANT.NAMESPACE.JOB[.CLONE]`.
+fn tee_iolog(spec: &ExperimentSpec, src: Box<dyn IoSource>, path: &str, job: &FioJob, clone: &str, ns: &str, errors: &mut ErrorSlots) -> Result<Box<dyn IoSource>> {
+    let path = if spec.single_writer && job.numjobs == 1 {
+        path.to_string()
+    } else {
+        format!("{path}.{}.{ns}.{}{clone}", spec.variant_name, job.name)
+    };
+    let target = job.filename.clone().unwrap_or_else(|| format!("/dev/{ns}"));
+    let file = std::fs::File::create(&path).with_context(|| format!("{}:{}: write_iolog: cannot create {path}", job.file, job.line))?;
+    let writer = IologWriter::new(std::io::BufWriter::new(file), &target).with_context(|| format!("{}:{}: write_iolog {path}", job.file, job.line))?;
+    let slot = Arc::new(Mutex::new(None));
+    errors.0.push(slot.clone());
+    Ok(Box::new(IologTee::new(src, writer).with_error_slot(&format!("write_iolog {path}"), slot)))
 }
 
 fn ns_index(cfg: &DeviceConfig, name: &str) -> Option<u32> {
@@ -431,7 +459,11 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
                 seed: seed_for(spec, pi, 1, fi * 4096 + job.job_index as usize, g),
                 available_plids: available_plids(cfg, g),
                 timed,
-                ..SourceParams::default()
+                placement: match cfg.placement {
+                    Placement::Fdp { .. } => DevicePlacement::Fdp,
+                    Placement::Streams { .. } => DevicePlacement::Streams,
+                    Placement::Conventional => DevicePlacement::NoPlacement,
+                },
             };
             let file_name = f.spec.origin();
             // One fio process per namespace: its stonewall phases are stages of one group.
@@ -443,6 +475,10 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
                         .map_err(|e| anyhow!("{e}{}", f.scale_note(job, spec.scale, &name, ns_bytes)))
                         .with_context(|| format!("fio {file_name} on {name}"))?;
                     let clone = if job.clone_index > 0 { format!(".{}", job.clone_index) } else { String::new() };
+                    let src = match &job.write_iolog {
+                        Some(path) => tee_iolog(spec, src, path, job, &clone, &name, &mut errors)?,
+                        None => src,
+                    };
                     parts.push(Part {
                         source: src,
                         weight: f.spec.weight,

@@ -383,6 +383,13 @@ pub struct ExperimentSpec {
     /// Capacity scale the spec was scaled to (1 = full scale); see `scale.rs`.
     #[serde(skip, default = "one_f64")]
     pub scale: f64,
+    /// Name of the variant this document was resolved for.
+    #[serde(skip)]
+    pub variant_name: String,
+    /// Only one variant, namespace and job instance could write each fio `write_iolog` file
+    /// (then the file name is used as given).
+    #[serde(skip)]
+    pub single_writer: bool,
     /// OP of the drive as described, before scaling rounded its capacities (None: not scaled).
     #[serde(skip)]
     pub full_scale_op: Option<f64>,
@@ -469,6 +476,9 @@ pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
         toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?
     };
     if spec.variant.is_empty() {
+        let mut spec = spec;
+        spec.variant_name = "default".into();
+        spec.single_writer = spec.single_fio_writer();
         let v = Variant { name: "default".into(), spec };
         v.spec.validate().with_context(|| format!("{origin}"))?;
         return Ok(vec![v]);
@@ -488,9 +498,10 @@ pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
         over.remove("name");
         merge(&mut doc, &over);
         crate::presets::expand(&mut doc).with_context(|| format!("{origin}: variant {name:?}"))?;
-        let spec: ExperimentSpec = toml::Value::Table(doc)
+        let mut spec: ExperimentSpec = toml::Value::Table(doc)
             .try_into()
             .map_err(|e| anyhow!("{origin}: variant {name:?}: {e}"))?;
+        spec.variant_name = name.clone();
         spec.validate().with_context(|| format!("{origin}: variant {name:?}"))?;
         out.push(Variant { name, spec });
     }
@@ -684,6 +695,14 @@ impl ExperimentSpec {
             }
         }
         Ok(())
+    }
+}
+
+impl ExperimentSpec {
+    /// At most one fio source runs on at most one namespace (see `single_writer`).
+    fn single_fio_writer(&self) -> bool {
+        let instances: usize = self.phase.iter().flat_map(|p| p.fio.iter()).map(|f| f.namespace_list().len()).sum();
+        instances <= 1
     }
 }
 

@@ -256,3 +256,48 @@ fn capacity_beyond_64_bits_says_so() {
     let msg = format!("{e:#}");
     assert!(msg.contains("2^64") && !msg.contains("must be > 0"), "{msg}");
 }
+
+const SMALL: &str = "precondition = false\n[device]\ncapacity = \"64MiB\"\nover_provisioning = 0.25\nerase_unit = \"256KiB\"\n[[namespace]]\nname = \"ns1\"\nsize = \"64MiB\"\n";
+
+/// fio's command-line form runs through the same interpreter as a job file.
+#[test]
+fn fio_command_line_form_runs_like_the_job_file() {
+    let d = dir("args");
+    std::fs::write(d.join("j.fio"), "[mix]\nfilename=/dev/vdb\nrw=randrw\nrwmixread=70\nbs=4k\nsize=8M\n").unwrap();
+    let file = run_doc(&format!("{SMALL}{}", fio_phase("j.fio")), &d, 1.0).unwrap();
+    let doc = format!("{SMALL}[[phase]]\nname = \"run\"\n[[phase.fio]]\nargs = \"fio --name=mix --filename=/dev/vdb --rw=randrw --rwmixread=70 --bs=4k --size=8M\"\nnamespace = \"ns1\"\n");
+    let args = run_doc(&doc, &d, 1.0).unwrap();
+    assert_eq!(args.jobs[0].name, "mix");
+    assert_eq!(args.jobs[0].stats, file.jobs[0].stats);
+    assert_eq!(args.mbmw(), file.mbmw());
+    // Errors name the argument.
+    let bad = doc.replace("--rwmixread=70", "--rwmixread=170");
+    let e = run_doc(&bad, &d, 1.0).unwrap_err();
+    assert!(format!("{e:#}").contains("args:") && format!("{e:#}").contains("rwmixread"), "{e:#}");
+}
+
+/// `fdp=1` on a drive without FDP fails, as fio fails there.
+#[test]
+fn fdp_jobs_on_a_drive_without_fdp_are_refused() {
+    let d = dir("fdp-off");
+    std::fs::write(d.join("j.fio"), "[w]\nioengine=io_uring_cmd\nfdp=1\nrw=write\nbs=64k\nsize=1M\n").unwrap();
+    let e = run_doc(&format!("{SMALL}{}", fio_phase("j.fio")), &d, 1.0).unwrap_err();
+    assert!(format!("{e:#}").contains("j.fio:1") && format!("{e:#}").contains("FDP"), "{e:#}");
+}
+
+/// `write_iolog=` writes a fio iolog v3 of what the job issued; replaying it as a trace gives
+/// the same I/O.
+#[test]
+fn write_iolog_records_what_the_job_issued() {
+    let d = dir("iolog");
+    let log = d.join("w.log");
+    std::fs::write(d.join("j.fio"), format!("[w]\nrw=randwrite\nbs=16k\nsize=2M\nwrite_iolog={}\n", log.display())).unwrap();
+    let r = run_doc(&format!("{SMALL}{}", fio_phase("j.fio")), &d, 1.0).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.starts_with("fio version 3 iolog\n"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.contains(" write ")).count() as u64, r.jobs[0].stats.write_ios);
+    let doc = format!("{SMALL}[[phase]]\nname = \"replay\"\n[[phase.trace]]\nfile = \"w.log\"\nnamespace = \"ns1\"\n");
+    let replay = run_doc(&doc, &d, 1.0).unwrap();
+    assert_eq!(replay.hbmw(), r.hbmw());
+    assert_eq!(replay.mbmw(), r.mbmw());
+}

@@ -350,6 +350,12 @@ fn passes_and_amounts_match_fio() {
     assert_eq!(count("[t]\nrw=trimwrite\nbs=4k\nsize=64k\nnumber_ios=6\n"), 12);
     assert_eq!(count("[t]\nrw=trimwrite\nbs=4k\nsize=64k\nio_size=32k\n"), 16);
     assert_eq!(count("[t]\nrw=trimwrite\nbs=4k\nsize=64k\nloops=2\n"), 64);
+    // a fixed block size is not fitted to the region: the last block crosses its end
+    // (fio 3.33: size=671088 bs=32k writes 21 blocks, the last at 655360; 2 loops: 41)
+    let v = offsets_k(&job("[s]\nrw=write\nbs=32k\nsize=671088\n"), ns);
+    assert_eq!((v.len(), v[20]), (21, 640));
+    assert_eq!(count("[s]\nrw=write\nbs=32k\nsize=671088\nloops=2\n"), 41);
+    assert_eq!(offsets_k(&job("[s]\nrw=write:4k\nbs=4k\nsize=10000\n"), ns), [0, 8]);
     // randwrite:0 is never random in fio
     assert_eq!(offsets_k(&job("[r]\nrw=randwrite:0\nbs=4k\nsize=16k\n"), ns), [0, 4, 8, 12]);
     // hints agree with the generated amount
@@ -448,4 +454,11 @@ fn percent_offsets_like_fio() {
     assert_eq!(v.len() as u64, (MIB * 30 / 100) / 4096);
     // 1% of 1 MiB = 10485 bytes, rounded up to the 4k block: 12288
     assert_eq!(collect(&job("[w]\nrw=write\nbs=4k\noffset=1%\nsize=8k\n"), MIB, 1)[0].offset, 12288);
+    // fio 3.33 on a 16 MiB device: the percentages add up before the rounding
+    let jf = parse_job_str("[w]\nrw=write\nbs=4k\noffset=1%\noffset_increment=1%\nnumjobs=2\nsize=8k\n", "g.fio", Path::new("."), &|_| None).unwrap();
+    let starts: Vec<u64> = jf.jobs().map(|j| collect(j, 16 * MIB, 1)[0].offset).collect();
+    assert_eq!(starts, [167936, 335872]);
+    // size=30% from offset=80%: capped to what is left, in whole blocks (819 writes)
+    let v = collect(&job("[w]\nrw=write\nbs=4k\nsize=30%\noffset=80%\n"), 16 * MIB, 1);
+    assert_eq!((v.len(), v[0].offset), (819, 13422592));
 }

@@ -278,7 +278,7 @@ proptest! {
             prop_oneof![
                 Just("[global]".to_string()),
                 "\\[[a-z]{0,4}\\]?",
-                ("(rw|bs|bsrange|bssplit|size|offset|offset_increment|io_size|loops|number_ios|numjobs|rwmixread|random_distribution|percentage_random|randseed|fdp|fdp_pli|plid_select|dataplacement|runtime|rate|kb_base|norandommap|stonewall|time_based)",
+                ("(rw|bs|bsrange|bssplit|size|offset|offset_increment|io_size|loops|number_ios|numjobs|rwmixread|random_distribution|percentage_random|randseed|fdp|fdp_pli|plid_select|dataplacement|runtime|rate|kb_base|norandommap|stonewall|time_based|nrfiles|filesize|file_service_type|zonesize|ioengine|rw_sequencer)",
                  "[-0-9a-zA-Z:/,.%=_]{0,12}").prop_map(|(k, v)| format!("{k}={v}")),
                 "[ -~]{0,30}",
             ],

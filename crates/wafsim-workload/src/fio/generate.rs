@@ -26,7 +26,9 @@
 //!   than `size` wraps. A `time_based` job runs passes until its runtime (timing model) or its
 //!   `io_size`/`number_ios` stand-in (untimed) ends.
 //! * Sequential: fio's `get_next_seq_offset`, per direction and file: the next offset is the
-//!   end of the last I/O plus the `rw=...:<n>` skip; a negative skip reads backwards and wraps
+//!   end of the last I/O plus the `rw=...:<n>` skip, and a pass ends when it is past the
+//!   region (with a fixed block size the last block may cross the region end, as in fio, but
+//!   not the namespace end); a negative skip reads backwards and wraps
 //!   from the start to the region end (`rw=read:-8k` with bs=4k reads 0, then end-8k,
 //!   end-12k, ... down to 0, then end-8k again, verified with fio 3.33).
 //! * Random: offsets aligned to the smallest block size of the job. Without `norandommap`,
@@ -192,7 +194,7 @@ impl FioJob {
             None => room,
         };
         if self.nrfiles <= 1 {
-            return Ok(self.single_target(ns_bytes, start, size).map(|f| (vec![f], size))?);
+            return self.single_target(ns_bytes, start, size).map(|f| (vec![f], size));
         }
         self.laid_out_files(start, room, size, min_bs)
     }
@@ -365,8 +367,14 @@ impl FioJob {
             } else {
                 match (self.rw_modifier.unwrap_or(0), &plan.bs[used[0]]) {
                     (h, _) if h < 0 => return u64::MAX,
-                    // offsets k*(b+h) with room for a block
-                    (h, BlockSize::Fixed(b)) if used.len() == 1 => (f.len.saturating_sub(*b) / (b + h as u64) + 1) * b,
+                    // offsets k*(b+h) inside the region whose block ends on the device
+                    (h, BlockSize::Fixed(b)) if used.len() == 1 => {
+                        let step = b + h as u64;
+                        let inside = f.len.div_ceil(step);
+                        let room = f.real - f.fio_offset;
+                        let on_device = if room >= *b { (room - b) / step + 1 } else { 0 };
+                        inside.min(on_device) * b
+                    }
                     (h, _) => (f.len as f64 * mean / (mean + h as f64)) as u64,
                 }
             };
@@ -608,8 +616,11 @@ impl FileState {
     }
 
     /// fio's `get_next_seq_offset` and the bounds checks of `get_next_offset`, in fio's
-    /// unsigned arithmetic; `None` when the file has no next block this pass.
-    fn seq_offset(&self, d: usize, len: u64, hole: i64) -> Option<u64> {
+    /// unsigned arithmetic; `None` when the file has no next block this pass. A fixed block
+    /// size is not checked against the region end (fio's `get_next_buflen` returns it as is),
+    /// so the last block may run past it, up to the end of the device: fio 3.33 writes 21
+    /// blocks of 32k for size=671088.
+    fn seq_offset(&self, d: usize, len: u64, hole: i64, fixed_bs: bool) -> Option<u64> {
         let FileSpan { len: l, fio_offset: fo, real, .. } = self.span;
         let mut last = fo.wrapping_add(self.last_end[d]);
         if last >= real {
@@ -629,7 +640,7 @@ impl FileState {
                 pos = if hole > 0 { fo } else { end.wrapping_add(hole as u64) };
             }
         }
-        if pos >= l || fo.wrapping_add(pos) >= real || pos + len > l {
+        if pos >= l || fo.wrapping_add(pos).saturating_add(len) > real || (!fixed_bs && pos + len > l) {
             return None;
         }
         Some(pos)
@@ -723,8 +734,9 @@ impl FioSource {
 
     /// fio's `get_next_block` for one file.
     fn offset_in(&mut self, fi: usize, d: usize, len: u64) -> Option<u64> {
+        let fixed = self.bs[d].min() == self.bs[d].max();
         if !self.random {
-            return self.files[fi].seq_offset(d, len, self.hole);
+            return self.files[fi].seq_offset(d, len, self.hole, fixed);
         }
         let sequential = if self.random_turn() {
             self.pct_random[d] < 100 && self.rng.below(100) >= self.pct_random[d] as u64
@@ -739,7 +751,7 @@ impl FioSource {
             true
         };
         if sequential {
-            if let Some(pos) = self.files[fi].seq_offset(d, len, 0) {
+            if let Some(pos) = self.files[fi].seq_offset(d, len, 0, fixed) {
                 return Some(pos);
             }
         }

@@ -616,7 +616,9 @@ fn parse_rw(v: &str, kb: u32) -> Result<(RwMode, Option<i64>), String> {
         if neg {
             return Err("a pattern with a non-negative I/O count (rw=randread:<n> issues n I/Os per random offset)".into());
         }
-        let c: u64 = mag.parse().map_err(|_| "a pattern with an I/O count (expected e.g. randread:8)".to_string())?;
+        // fio reads the count with atoi(): leading digits, the rest ignored
+        let digits = &mag[..mag.find(|c: char| !c.is_ascii_digit()).unwrap_or(mag.len())];
+        let c: u64 = digits.parse().map_err(|_| "a pattern with an I/O count (expected e.g. randread:8)".to_string())?;
         return Ok((rw, Some(i64::try_from(c).map_err(|_| "a smaller I/O count".to_string())?)));
     }
     let bytes = parse_int(mag, kb)?;
@@ -647,7 +649,7 @@ fn parse_file_service(v: &str) -> Result<FileService, String> {
 fn size_or_unset(v: &str, kb: u32) -> Result<Option<SizeSpec>, String> {
     Ok(match parse_size_percent_or_zones(v, kb)? {
         SizeSpec::Bytes(0) | SizeSpec::Zones(0) => None,
-        SizeSpec::Percent(p) if p == 0.0 => None,
+        SizeSpec::Percent(0.0) => None,
         s => Some(s),
     })
 }

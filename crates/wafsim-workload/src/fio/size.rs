@@ -1,5 +1,6 @@
-//! fio value syntax: sizes with unit suffixes (honouring `kb_base`), percentages, ranges,
-//! block-size lists (`read,write,trim`), `bssplit`, times, booleans and integer lists.
+//! fio value syntax: sizes with unit suffixes (honouring `kb_base`) or in parenthesised
+//! arithmetic ([`super::expr`]), percentages, zone counts, ranges, block-size lists
+//! (`read,write,trim`), `bssplit`, times, booleans and integer lists.
 //!
 //! Every function returns `Err(expected)` with a short description of what was expected; the
 //! caller adds file, line, option and value (see [`super::FioError::BadValue`]).
