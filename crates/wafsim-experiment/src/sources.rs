@@ -530,3 +530,62 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
     }
     Ok(Parts { parts, errors, notes: Vec::new() })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wafsim_workload::synthetic::Pattern;
+
+    fn part(ns: u32, rate_iops: Option<f64>, rate_bytes: Option<f64>) -> Part {
+        let s = Synthetic::new(SyntheticSpec {
+            ns,
+            ns_bytes: 1 << 30,
+            pattern: Pattern::Sequential,
+            block_size: 4096,
+            amount: 1 << 30,
+            trim_fraction: 0.0,
+            pid: Pid::NONE,
+            seed: 1,
+        })
+        .unwrap();
+        Part {
+            source: Box::new(s),
+            weight: 1,
+            label: Label { name: format!("w{ns}"), namespace: format!("ns{ns}") },
+            timing: PartTiming { rate_iops, rate_bytes, mean_io_bytes: 4096.0, ..Default::default() },
+            group: ns,
+            stage: 0,
+        }
+    }
+
+    fn first_ns(ps: PhaseSources, n: usize) -> Vec<usize> {
+        let mut src = ps.source;
+        let mut out = Vec::new();
+        while out.len() < n {
+            let want = n - out.len();
+            if src.fill(&mut out, want) == 0 {
+                break;
+            }
+        }
+        let mut counts = vec![0; 3];
+        for io in &out {
+            counts[io.ns as usize] += 1;
+        }
+        counts
+    }
+
+    /// Untimed arrivals follow the sources' rates (an I/O rate, or a byte rate over the mean
+    /// block size), in strict turns or as merged Poisson processes.
+    #[test]
+    fn rates_weight_the_untimed_interleave() {
+        let parts = || Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, Some(3000.0 * 4096.0))], errors: ErrorSlots::default(), notes: vec![] };
+        assert_eq!(first_ns(parts().interleave(InterleaveKind::RoundRobin, 1), 400), [100, 300, 0]);
+        let random = first_ns(parts().interleave(InterleaveKind::Random, 1), 40_000);
+        assert!((9_400..10_600).contains(&random[0]), "{random:?}");
+        // Rates on only some sources: weights (equal here) and a note saying why.
+        let mixed = Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, None)], errors: ErrorSlots::default(), notes: vec![] };
+        let ps = mixed.interleave(InterleaveKind::RoundRobin, 1);
+        assert!(ps.notes[0].contains("w0 have a rate but w1 do not"), "{:?}", ps.notes);
+        assert_eq!(first_ns(ps, 400), [200, 200, 0]);
+    }
+}
