@@ -305,16 +305,11 @@ struct RunState {
     next_sample: u64,
     /// I/Os issued per phase, over all drives.
     phase_ios: Vec<u64>,
-    full_scale_op: Option<f64>,
 }
 
 /// Sum of one counter over the drives.
 fn sum(devs: &[Device], f: impl Fn(&Counters) -> u64) -> u64 {
     devs.iter().map(|d| f(d.counters())).sum()
-}
-
-fn media_bytes(c: &Counters, mu: u64) -> u64 {
-    c.media_units() * mu
 }
 
 /// Run one variant on the calling thread: plan the drives, build them, drive every phase
@@ -363,6 +358,9 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         }
     }
     let mut stack = Stack::new(cfg, drives).with_context(ctx)?;
+    // Timing configs per drive, checked before the (possibly long) precondition; empty untimed.
+    let timings: Vec<wafsim_time::TimingConfig> =
+        stack.devices.iter().map(|d| crate::timing::timing_config(spec, d.config())).collect::<Result<Option<Vec<_>>>>().with_context(ctx)?.unwrap_or_default();
     for dev in &stack.devices {
         result.logical_bytes += dev.config().logical_bytes;
         result.physical_bytes += dev.geometry().physical_units() * mu;
@@ -380,12 +378,10 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         logical_total: stack.logical_bytes(),
         next_sample: 0,
         phase_ios: vec![0; phases.len()],
-        full_scale_op: spec.full_scale_op,
     };
-    let timed = crate::timing::timing_config(spec, stack.devices[0].config()).with_context(ctx)?.is_some();
-    if timed {
-        for d in 0..stack.devices.len() {
-            run_timed_drive(spec, &phases, &fio_files, &mut stack, d, &mut st, &mut result, opts, progress).with_context(ctx)?;
+    if !timings.is_empty() {
+        for (d, tcfg) in timings.into_iter().enumerate() {
+            run_timed_drive(spec, &phases, &fio_files, &mut stack, d, tcfg, &mut st, &mut result, opts, progress).with_context(ctx)?;
         }
         if opts.sample_every_bytes.is_some() {
             aggregate_timed_samples(&mut result);
@@ -412,6 +408,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         }
     }
     collect(&stack, &st, &mut result, mu);
+    result.op_logical_full = spec.full_scale_op.unwrap_or(result.op_logical);
     Ok(result)
 }
 
@@ -453,7 +450,6 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     let mean = erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
     result.erase_count = (min, mean, max);
     result.op_logical = (result.physical_bytes as f64 - result.logical_bytes as f64) / result.logical_bytes as f64;
-    result.op_logical_full = st.full_scale_op.unwrap_or(result.op_logical);
 }
 
 /// Add a phase's per-drive deltas (`end - from`) to the phase and measured counters.
@@ -526,7 +522,8 @@ fn run_untimed_phase(
     let ss = p.steady_state.clone().unwrap_or_default();
     let stop_when_steady = p.steady_state.is_some();
     let round_bytes = ss.round_bytes(st.logical_total)?;
-    let mut snaps: Vec<Vec<Counters>> = vec![phase_start.clone()];
+    // Counters at round ends, kept only where a steady phase reports its window.
+    let mut snaps: Vec<Vec<Counters>> = if stop_when_steady { vec![phase_start.clone()] } else { Vec::new() };
     let erases0 = sum(&stack.devices, |c| c.erases);
     let mut round_end = (host0, media0, erases0);
     let mut round_waf: Vec<(f64, u64)> = Vec::new();
@@ -557,8 +554,8 @@ fn run_untimed_phase(
             let erases = sum(&stack.devices, |c| c.erases);
             round_waf.push((waf((media - round_end.1) * mu, host - round_end.0), erases - round_end.2));
             round_end = (host, media, erases);
-            snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
             if stop_when_steady {
+                snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
                 if crate::steady::judge(&round_waf, round_bytes, &ss).steady {
                     steady_at = Some(round_waf.len());
                     break;
@@ -624,13 +621,13 @@ fn run_timed_drive(
     fio_files: &[Vec<sources::LoadedFio>],
     stack: &mut Stack,
     d: usize,
+    tcfg: wafsim_time::TimingConfig,
     st: &mut RunState,
     result: &mut VariantResult,
     opts: RunOptions,
     progress: &dyn Fn(Progress),
 ) -> Result<()> {
     let mu = stack.cfg.mapping_unit as u64;
-    let tcfg = crate::timing::timing_config(spec, stack.devices[d].config())?.expect("timed run");
     let mut tl = wafsim_time::Timeline::new(tcfg, &mut stack.devices[d]);
     let mut measured_ns = 0u64;
     let mut busy_window_ns = 0u64;
@@ -695,7 +692,7 @@ fn run_timed_drive(
             done_bytes: st.done_before + since.host_write_bytes + since.trim_bytes,
             total_bytes: st.total_planned,
             drive_writes: (st.done_before + since.host_write_bytes) as f64 / st.logical_total as f64,
-            waf: waf(media_bytes(&since, mu), since.host_write_bytes),
+            waf: waf(since.media_units() * mu, since.host_write_bytes),
         });
         if opts.sample_every_bytes.is_some() {
             result.timeseries.push(sample(pi, Some(d as u32), &strip(&since), mu));

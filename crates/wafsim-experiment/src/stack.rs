@@ -68,15 +68,6 @@ impl Stack {
         }
     }
 
-    /// Device-wide counters summed over drives (no per-namespace or per-frontier lists).
-    pub fn totals(&self) -> Counters {
-        let mut t = Counters::default();
-        for d in &self.devices {
-            t.add(&strip(d.counters()));
-        }
-        t
-    }
-
     /// Logical bytes over all drives.
     pub fn logical_bytes(&self) -> u64 {
         self.devices.iter().map(|d| d.config().logical_bytes).sum()

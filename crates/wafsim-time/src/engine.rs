@@ -356,7 +356,7 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
     // Writes waiting for buffer space, in arrival order: (job, io, submitted).
     let mut waiting: std::collections::VecDeque<(u32, Io, u64)> = std::collections::VecDeque::new();
     let mut end = t0;
-    let first: Vec<usize> = (0..states.len()).filter(|&j| is_first_stage(&states, j)).collect();
+    let first = startable(&states);
     start_jobs(dev, tl, &mut states, &mut heap, &mut waiting, &first, t0)?;
     finish_jobs(dev, tl, &mut states, &mut heap, &mut waiting, t0)?;
     let mut last_t = t0;
@@ -460,10 +460,15 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
     })
 }
 
-/// Whether job `j` belongs to the first stage of its group.
-fn is_first_stage(states: &[JobState], j: usize) -> bool {
-    let (g, st) = (states[j].spec.group, states[j].spec.stage);
-    states.iter().all(|s| s.spec.group != g || s.spec.stage >= st)
+/// Jobs not yet started whose group has no unfinished job at an earlier stage (at the start:
+/// the first stage of every group).
+fn startable(states: &[JobState]) -> Vec<usize> {
+    (0..states.len())
+        .filter(|&j| {
+            let (g, st) = (states[j].spec.group, states[j].spec.stage);
+            !states[j].started && !states.iter().any(|s| s.spec.group == g && s.spec.stage < st && !s.finished)
+        })
+        .collect()
 }
 
 /// Start `jobs` at `now`: fill their queues round-robin, one I/O per job at a time, as parallel
@@ -519,18 +524,7 @@ fn finish_jobs(
             return Ok(());
         }
         // Groups whose started jobs have all finished: start their next stage.
-        let mut next = Vec::new();
-        for j in 0..states.len() {
-            let (g, st) = (states[j].spec.group, states[j].spec.stage);
-            if states[j].started {
-                continue;
-            }
-            let blocked = states.iter().any(|s| s.spec.group == g && s.spec.stage < st && !s.finished);
-            let lowest = states.iter().filter(|s| s.spec.group == g && !s.started).all(|s| s.spec.stage >= st);
-            if !blocked && lowest {
-                next.push(j);
-            }
-        }
+        let next = startable(states);
         if next.is_empty() {
             return Ok(());
         }

@@ -145,9 +145,15 @@ impl Interleave {
 
     /// Make sure source `i` has a buffered I/O; false if it is exhausted or its stage has not
     /// started.
+    /// Source `i`'s stage is the current one of its group.
+    #[inline]
+    fn in_stage(&self, i: usize) -> bool {
+        !self.staged || self.group_stage[self.stage[i].0 as usize] == self.stage[i].1
+    }
+
     #[inline]
     fn ready(&mut self, i: usize) -> bool {
-        if self.staged && self.group_stage[self.stage[i].0 as usize] != self.stage[i].1 {
+        if !self.in_stage(i) {
             return false;
         }
         if self.pos[i] < self.bufs[i].len() {
@@ -215,7 +221,7 @@ impl Interleave {
         }
         let mut r = self.rng.as_mut().expect("random mode").below(total as u64) as i64;
         for i in 0..self.sources.len() {
-            if self.pos[i] < self.bufs[i].len() && self.group_stage[self.stage[i].0 as usize] == self.stage[i].1 {
+            if self.in_stage(i) && self.pos[i] < self.bufs[i].len() {
                 if r < self.weights[i] {
                     return Some(i);
                 }
@@ -232,11 +238,8 @@ impl IoSource for Interleave {
         while n < max {
             let pick = if self.rng.is_some() { self.pick_random() } else { self.pick_round_robin() };
             let Some(best) = pick else {
-                // A stage may have just started (its sources are not buffered yet): retry once
-                // unless every source is exhausted.
-                if self.done.iter().all(|&d| d) {
-                    break;
-                }
+                // A stage may have just started (its sources are not buffered yet): retry until
+                // every group is past its last stage, i.e. every source is exhausted.
                 if self.group_stage.iter().all(|&s| s == u32::MAX) {
                     break;
                 }
