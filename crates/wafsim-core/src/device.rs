@@ -91,8 +91,8 @@ pub enum MediaOp {
     ProgramHost { die: u32 },
     /// One program unit of GC copies.
     ProgramGc { die: u32 },
-    /// One page read by GC.
-    ReadGc { die: u32 },
+    /// One page read by GC, holding `units` mapping units of live data to copy.
+    ReadGc { die: u32, units: u32 },
     /// Erase of an erase unit (superblock): one block erase on every die of the reclaim group.
     Erase { rg: u32 },
 }
@@ -532,6 +532,15 @@ impl Device {
         self.unit_rg[u as usize] * m.dies_per_rg + (off / m.units_per_program) % m.dies_per_rg
     }
 
+    /// Die holding physical mapping unit `ppa` and its position (mapping units) inside its
+    /// program unit (timed mode; (0, 0) if the media log is off).
+    pub fn media_pos(&self, ppa: u32) -> (u32, u32) {
+        let Some(m) = self.media else { return (0, 0) };
+        let u = self.div.div(ppa);
+        let off = ppa - u * self.np;
+        (self.unit_rg[u as usize] * m.dies_per_rg + (off / m.units_per_program) % m.dies_per_rg, off % m.units_per_program)
+    }
+
     /// Physical mapping unit holding byte `offset` of namespace `ns`, or None if unmapped or out
     /// of range.
     pub fn lookup(&self, ns: u32, offset: u64) -> Option<u32> {
@@ -728,6 +737,7 @@ impl Device {
         let mut at = if cur == NIL { 0 } else { cur * self.np + self.wp[cur as usize] };
         let mut p = base;
         let mut last_page = u32::MAX;
+        let mut last_read = usize::MAX;
         while p < end && moved < live {
             if p + PREFETCH_DISTANCE < end {
                 let ahead = self.p2l[p + PREFETCH_DISTANCE];
@@ -742,7 +752,10 @@ impl Device {
                     if page != last_page {
                         last_page = page;
                         let die = self.die_of(p as u32);
-                        self.media_ops.push(MediaOp::ReadGc { die });
+                        last_read = self.media_ops.len();
+                        self.media_ops.push(MediaOp::ReadGc { die, units: 1 });
+                    } else if let Some(MediaOp::ReadGc { units, .. }) = self.media_ops.get_mut(last_read) {
+                        *units += 1;
                     }
                 }
                 let new_p = if room > 0 {

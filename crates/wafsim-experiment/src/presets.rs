@@ -12,16 +12,29 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("qlc-15.36tb", include_str!("../../../devices/qlc-15.36tb.toml")),
 ];
 
-/// The `[device]` table of preset `name`.
-pub fn device_table(name: &str) -> Result<toml::Table> {
+fn preset_doc(name: &str) -> Result<toml::Table> {
     let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
         let names: Vec<_> = PRESETS.iter().map(|(n, _)| *n).collect();
         bail!("device preset {name:?} does not exist (presets: {})", names.join(", "));
     };
-    let doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("preset {name}: {e}"))?;
-    match doc.get("device") {
-        Some(toml::Value::Table(t)) => Ok(t.clone()),
+    toml::from_str(text).map_err(|e| anyhow!("preset {name}: {e}"))
+}
+
+/// The `[device]` table of preset `name`.
+pub fn device_table(name: &str) -> Result<toml::Table> {
+    match preset_doc(name)?.remove("device") {
+        Some(toml::Value::Table(t)) => Ok(t),
         _ => bail!("preset {name}: no [device] table"),
+    }
+}
+
+/// The `[timing]` table of preset `name` (its calibrated NAND and controller figures; timing
+/// stays off unless the experiment enables it), if it has one.
+pub fn timing_table(name: &str) -> Result<Option<toml::Table>> {
+    match preset_doc(name)?.remove("timing") {
+        Some(toml::Value::Table(t)) => Ok(Some(t)),
+        None => Ok(None),
+        _ => bail!("preset {name}: [timing] must be a table"),
     }
 }
 
@@ -43,6 +56,14 @@ pub fn expand(doc: &mut toml::Table) -> Result<bool> {
     }
     merge(&mut base, dev);
     *dev = base;
+    // The preset's timing figures go under the experiment's own [timing] keys.
+    if let Some(mut timing) = timing_table(&name)? {
+        timing.remove("enabled");
+        if let Some(toml::Value::Table(own)) = doc.get("timing") {
+            merge(&mut timing, own);
+        }
+        doc.insert("timing".into(), toml::Value::Table(timing));
+    }
     Ok(true)
 }
 

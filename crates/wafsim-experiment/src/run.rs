@@ -640,6 +640,7 @@ fn run_timed_drive(
         let parts = sources::build_parts(spec, pi, p, &fio_files[pi], &stack.device_target(d), true).with_context(pctx)?;
         let mut labels = Vec::new();
         let mut jobs = Vec::new();
+        let per_namespace_queues = spec.timing.as_ref().is_some_and(|t| t.queues == crate::spec::Queues::PerNamespace);
         for x in parts.parts {
             labels.push((x.label.clone(), x.timing.iodepth));
             jobs.push(wafsim_time::JobSpec {
@@ -652,6 +653,7 @@ fn run_timed_drive(
                 ramp_ns: x.timing.ramp_ns,
                 group: x.group,
                 stage: x.stage,
+                queue: per_namespace_queues.then(|| spec.namespace.iter().position(|n| n.name == x.label.namespace).unwrap_or(usize::MAX) as u32),
             });
         }
         let dev = &mut stack.devices[d];

@@ -313,14 +313,50 @@ pub struct TimingSpec {
     /// Write buffer size (writes complete once buffered).
     #[serde(default = "default_write_buffer")]
     pub write_buffer: String,
+    /// Per page type array read times (LSB first), e.g. ["45us", "60us", "75us"] for TLC;
+    /// overrides t_read for host reads (GC reads use t_read).
+    pub t_read_pages: Option<Vec<String>>,
     /// Host reads suspend programs and erases on their die.
     #[serde(default)]
     pub program_suspend: bool,
-    #[serde(default = "default_suspend_overhead")]
-    pub suspend_overhead: String,
+    /// Time from suspend to the read starting (tSUS).
+    #[serde(default = "default_suspend_latency", alias = "suspend_overhead")]
+    pub suspend_latency: String,
+    /// Time from suspending an erase to the read starting.
+    #[serde(default = "default_erase_suspend_latency")]
+    pub erase_suspend_latency: String,
+    /// Time a resume adds to the suspended program or erase.
+    #[serde(default = "default_resume_overhead")]
+    pub resume_overhead: String,
+    /// Suspends one program or erase accepts before reads wait for it.
+    #[serde(default = "default_max_suspends")]
+    pub max_suspends: u32,
+    /// Submission queues: "per-job" (default; every job has its own) or "per-namespace" (the
+    /// jobs of one namespace share a queue that the drive takes in order, as the jobs of one
+    /// VM share its virtual disk: a command behind a write waiting for buffer space waits).
+    #[serde(default)]
+    pub queues: Queues,
+    /// Most dies programming at once (power budget; 0 = no limit).
+    #[serde(default)]
+    pub max_active_programs: u32,
+    /// Controller time per read command (added to every read's latency).
+    #[serde(default = "default_read_overhead")]
+    pub read_overhead: String,
+    /// Controller time per write command (added to every write's latency).
+    #[serde(default = "default_write_overhead")]
+    pub write_overhead: String,
     /// Background GC when the host is idle: keep at least this many free erase units per
     /// reclaim group (default gc_free_target + 2; 0 = off).
     pub background_gc_free: Option<u32>,
+}
+
+/// How jobs map onto submission queues in timed runs (see [`TimingSpec::queues`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Queues {
+    #[default]
+    PerJob,
+    PerNamespace,
 }
 
 fn default_nand() -> String {
@@ -335,8 +371,23 @@ fn default_host_link() -> String {
 fn default_write_buffer() -> String {
     "64MiB".into()
 }
-fn default_suspend_overhead() -> String {
+fn default_suspend_latency() -> String {
     "20us".into()
+}
+fn default_erase_suspend_latency() -> String {
+    "20us".into()
+}
+fn default_resume_overhead() -> String {
+    "20us".into()
+}
+fn default_max_suspends() -> u32 {
+    5
+}
+fn default_read_overhead() -> String {
+    "0us".into()
+}
+fn default_write_overhead() -> String {
+    "0us".into()
 }
 
 /// The experiment document after variant merging.

@@ -72,8 +72,14 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
     if let Some(v) = t.pe_cycles {
         nand.pe_cycles = v;
     }
-    // A scaled erase unit holds fewer pages: scale its erase time by as much as it shrank.
-    nand.t_erase_ns = ((nand.t_erase_ns as f64 * spec.erase_scale).round() as u64).max(1);
+    if let Some(v) = &t.t_read_pages {
+        if v.len() != nand.bits_per_cell as usize {
+            bail!("timing.t_read_pages: {} values for {} bits per cell (one per page type, LSB first)", v.len(), nand.bits_per_cell);
+        }
+        for (i, x) in v.iter().enumerate() {
+            nand.t_read_page_ns[i] = parse_duration_ns(x).map_err(|e| anyhow!("timing.t_read_pages[{i}]: {e}"))?;
+        }
+    }
     let geo = cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
     let dies = (g.dies_per_channel * g.channels) as u32;
     if dies % geo.reclaim_groups != 0 {
@@ -90,9 +96,18 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
         host_link_bytes_per_sec: host_link(&t.host_link)?,
         write_buffer_bytes: parse_bytes(&t.write_buffer).map_err(|e| anyhow!("timing.write_buffer: {e}"))?,
         program_suspend: t.program_suspend,
-        suspend_overhead_ns: parse_duration_ns(&t.suspend_overhead)?,
+        suspend_ns: parse_duration_ns(&t.suspend_latency).map_err(|e| anyhow!("timing.suspend_latency: {e}"))?,
+        erase_suspend_ns: parse_duration_ns(&t.erase_suspend_latency).map_err(|e| anyhow!("timing.erase_suspend_latency: {e}"))?,
+        resume_ns: parse_duration_ns(&t.resume_overhead).map_err(|e| anyhow!("timing.resume_overhead: {e}"))?,
+        max_suspends: t.max_suspends,
+        max_active_programs: t.max_active_programs,
+        read_overhead_ns: parse_duration_ns(&t.read_overhead).map_err(|e| anyhow!("timing.read_overhead: {e}"))?,
+        write_overhead_ns: parse_duration_ns(&t.write_overhead).map_err(|e| anyhow!("timing.write_overhead: {e}"))?,
         mapping_unit: cfg.mapping_unit,
         background_gc_free: t.background_gc_free.unwrap_or(cfg.gc_free_target + 2),
+        // A scaled erase unit is this fraction of a real one: the media erases a real block
+        // (full tBERS) once per 1/erase_scale reclaimed units.
+        erase_scale: spec.erase_scale,
     };
     if tc.page_bytes < cfg.mapping_unit as u64 {
         bail!("timing: page size {} B is below the mapping unit {} B", tc.page_bytes, cfg.mapping_unit);

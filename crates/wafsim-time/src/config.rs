@@ -4,7 +4,13 @@
 /// of a die, times the bits per cell (one-shot programming of a whole wordline).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NandTiming {
+    /// Typical array read time (GC reads, and host reads when no per-page-type times are set).
     pub t_read_ns: u64,
+    /// Array read time by page type of a wordline (LSB, CSB, MSB, TSB: index = bit of the cell
+    /// the page holds), `bits_per_cell` entries used; all zero = `t_read_ns` for every page.
+    /// Reading a TLC/QLC page takes as many sensing steps as its Gray code has read levels,
+    /// so the pages of one wordline read at different speeds.
+    pub t_read_page_ns: [u64; 4],
     pub t_prog_ns: u64,
     pub t_erase_ns: u64,
     pub bits_per_cell: u32,
@@ -21,9 +27,9 @@ impl NandTiming {
     ///   FEMU), tBERS 15 ms (inferred: above TLC), 1,000 P/E (Micron).
     pub fn preset(kind: &str) -> Option<NandTiming> {
         match kind {
-            "slc" => Some(NandTiming { t_read_ns: 25_000, t_prog_ns: 200_000, t_erase_ns: 1_500_000, bits_per_cell: 1, pe_cycles: 100_000 }),
-            "tlc" => Some(NandTiming { t_read_ns: 50_000, t_prog_ns: 937_500, t_erase_ns: 5_000_000, bits_per_cell: 3, pe_cycles: 3_000 }),
-            "qlc" => Some(NandTiming { t_read_ns: 85_000, t_prog_ns: 12_196_000, t_erase_ns: 15_000_000, bits_per_cell: 4, pe_cycles: 1_000 }),
+            "slc" => Some(NandTiming { t_read_ns: 25_000, t_read_page_ns: [0; 4], t_prog_ns: 200_000, t_erase_ns: 1_500_000, bits_per_cell: 1, pe_cycles: 100_000 }),
+            "tlc" => Some(NandTiming { t_read_ns: 50_000, t_read_page_ns: [0; 4], t_prog_ns: 937_500, t_erase_ns: 5_000_000, bits_per_cell: 3, pe_cycles: 3_000 }),
+            "qlc" => Some(NandTiming { t_read_ns: 85_000, t_read_page_ns: [0; 4], t_prog_ns: 12_196_000, t_erase_ns: 15_000_000, bits_per_cell: 4, pe_cycles: 1_000 }),
             _ => None,
         }
     }
@@ -45,14 +51,35 @@ pub struct TimingConfig {
     pub host_link_bytes_per_sec: f64,
     /// Write buffer: host writes complete once buffered; programs free it.
     pub write_buffer_bytes: u64,
-    /// Host reads suspend a program or erase in progress on their die.
+    /// Host reads suspend a program or erase in progress on their die (at most
+    /// `max_suspends` times per operation).
     pub program_suspend: bool,
-    /// Time a suspend (and resume) adds.
-    pub suspend_overhead_ns: u64,
+    /// Time from a suspend command to the die being ready for the read (tSUS).
+    pub suspend_ns: u64,
+    /// Time from suspending an erase to the die being ready for the read.
+    pub erase_suspend_ns: u64,
+    /// Time a resume adds to the suspended operation (on top of the time it was suspended).
+    pub resume_ns: u64,
+    /// Suspends one program or erase accepts; later reads wait for it to finish.
+    pub max_suspends: u32,
+    /// Most dies programming at once (the drive's power budget; 0 = no limit). A die whose next
+    /// operation is a program waits, first come first served, for a program elsewhere to end.
+    pub max_active_programs: u32,
+    /// Controller time per read command before the NAND is accessed (FTL lookup, command
+    /// handling); a latency, not a shared resource.
+    pub read_overhead_ns: u64,
+    /// Controller time per write command (a buffered write completes this long after its data
+    /// has crossed the host link).
+    pub write_overhead_ns: u64,
     pub mapping_unit: u32,
     /// Background GC: when no host I/O is in flight and the next arrives later than
     /// [`IDLE_NS`], reclaim one erase unit if the free pool is below this many (0 = off).
     pub background_gc_free: u32,
+    /// Scaled runs: erase unit size / the real drive's erase unit size (1 at full scale). One
+    /// scaled erase unit reclaimed erases this fraction of a real block on every die, so the
+    /// timing model erases a real block (full tBERS) each time the fractions add up to one:
+    /// erase time per byte and per operation stay those of the real drive.
+    pub erase_scale: f64,
 }
 
 /// Idle time before background GC starts.
@@ -65,6 +92,13 @@ impl TimingConfig {
     }
     pub fn units_per_program(&self) -> u32 {
         (self.program_bytes() / self.mapping_unit as u64).max(1) as u32
+    }
+    /// Array read time of page type `t` (0 = LSB).
+    pub fn t_read_of(&self, t: u32) -> u64 {
+        match self.nand.t_read_page_ns.get(t as usize) {
+            Some(&v) if v > 0 => v,
+            _ => self.nand.t_read_ns,
+        }
     }
     pub fn units_per_page(&self) -> u32 {
         (self.page_bytes / self.mapping_unit as u64).max(1) as u32

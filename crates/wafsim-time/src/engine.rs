@@ -34,12 +34,17 @@ pub struct JobSpec {
     /// stage 0) for plain concurrent jobs.
     pub group: u32,
     pub stage: u32,
+    /// Submission queue: jobs with the same value share one queue, whose commands the drive
+    /// takes in order, so a command behind a write that waits for buffer space waits too
+    /// (head-of-line blocking, as when the jobs of one VM share its virtual disk's queue).
+    /// None: the job has a queue of its own.
+    pub queue: Option<u32>,
 }
 
 impl JobSpec {
     /// A job that starts at once and runs alone in its group.
     pub fn new(name: impl Into<String>, source: Box<dyn IoSource>, iodepth: u32, group: u32) -> JobSpec {
-        JobSpec { name: name.into(), source, iodepth, rate_iops: None, rate_bytes: None, runtime_ns: None, ramp_ns: 0, group, stage: 0 }
+        JobSpec { name: name.into(), source, iodepth, rate_iops: None, rate_bytes: None, runtime_ns: None, ramp_ns: 0, group, stage: 0, queue: None }
     }
 }
 
@@ -100,18 +105,20 @@ pub struct TimedRun {
     pub busy: Busy,
 }
 
-/// Device-side state that lives across phases: media timelines, host link, write buffer, clock.
+/// Device-side state that lives across phases: media, host link, write buffer, clock.
 pub struct Timeline {
     pub cfg: TimingConfig,
     pub media: Media,
     link_in_free: u64,
     link_out_free: u64,
     link_ns_per_byte: f64,
+    /// Bytes in the write buffer: written by the host, not yet programmed.
     buffered: u64,
-    /// Host programs in flight: (completion, bytes, die, the die's suspend delay when booked).
-    releases: BinaryHeap<Reverse<(u64, u64, u32, u64)>>,
     pub now: u64,
     ops: Vec<MediaOp>,
+    /// Mapping units per page type (a program unit holds its pages LSB first, each page on every
+    /// plane: `units_per_program / bits_per_cell` units per page type).
+    units_per_page_type: u32,
 }
 
 impl Timeline {
@@ -124,9 +131,9 @@ impl Timeline {
             link_out_free: 0,
             link_ns_per_byte: 1e9 / cfg.host_link_bytes_per_sec,
             buffered: 0,
-            releases: BinaryHeap::new(),
             now: 0,
             ops: Vec::new(),
+            units_per_page_type: (cfg.units_per_program() / cfg.nand.bits_per_cell.max(1)).max(1),
             cfg,
         }
     }
@@ -135,26 +142,15 @@ impl Timeline {
         (bytes as f64 * self.link_ns_per_byte).round() as u64
     }
 
-    /// Charge the NAND work the FTL logged, with data available at `at`.
+    /// Queue the NAND work the FTL logged; host data is buffered from `at` on.
     fn charge_media(&mut self, dev: &mut Device, at: u64) {
         dev.drain_media_ops(&mut self.ops);
-        let program_bytes = self.cfg.program_bytes();
-        // The FTL logs a GC copy's page reads before the program units they fill: a GC program
-        // starts no earlier than the reads logged before it have their data out.
-        let mut gc_ready = at;
         for op in self.ops.drain(..) {
             match op {
-                MediaOp::ProgramHost { die } => {
-                    let done = self.media.program(at, die, true);
-                    self.releases.push(Reverse((done, program_bytes, die, self.media.suspend_delay(die))));
-                }
-                MediaOp::ProgramGc { die } => {
-                    self.media.program(gc_ready, die, false);
-                }
-                MediaOp::ReadGc { die } => {
-                    gc_ready = gc_ready.max(self.media.read(at, die, 0, false));
-                }
-                MediaOp::Erase { rg } => self.media.erase(at, rg),
+                MediaOp::ProgramHost { die } => self.media.queue_host_program(at, die),
+                MediaOp::ProgramGc { die } => self.media.queue_gc_program(die),
+                MediaOp::ReadGc { die, units } => self.media.queue_gc_read(die, units),
+                MediaOp::Erase { rg } => self.media.queue_erase(rg),
             }
         }
     }
@@ -166,34 +162,23 @@ impl Timeline {
         (last - first + 1) * mu
     }
 
-    /// Free the buffer space of programs finished by `t`.
-    fn release_until(&mut self, t: u64) {
-        while let Some(&Reverse((r, b, die, delay))) = self.releases.peek() {
-            if r > t {
-                break;
-            }
-            self.releases.pop();
-            // Reads that suspended this die since the program was booked pushed it back.
-            let now_delay = self.media.suspend_delay(die);
-            if now_delay > delay {
-                self.releases.push(Reverse((r + (now_delay - delay), b, die, now_delay)));
-                continue;
-            }
-            // Saturating: a program can complete a program unit partly written before the
-            // timeline started (the untimed precondition), whose data was never counted in.
-            self.buffered = self.buffered.saturating_sub(b);
-        }
+    /// Free the buffer space of host programs the media finished.
+    fn release(&mut self) -> bool {
+        let freed = self.media.take_released();
+        // Saturating: a program can complete a program unit partly written before the timeline
+        // started (the untimed precondition), whose data was never counted in.
+        self.buffered = self.buffered.saturating_sub(freed);
+        freed > 0
     }
 
-    /// Whether a write fits in the buffer now (after releasing what finished by `now`).
-    fn fits(&mut self, io: &Io, now: u64) -> bool {
-        self.release_until(now);
+    /// Whether a write fits in the buffer now.
+    fn fits(&self, io: &Io) -> bool {
         // An empty buffer takes any write, so one larger than the buffer cannot wait forever.
         self.buffered == 0 || self.buffered + self.write_need(io) <= self.cfg.write_buffer_bytes
     }
 
     /// Take a write into the buffer at `now` (it fits): transfer over the host link, update the
-    /// FTL, schedule the NAND work it causes. Returns the write's completion time.
+    /// FTL, queue the NAND work it causes. Returns the write's completion time.
     fn admit_write(&mut self, dev: &mut Device, io: &Io, now: u64) -> Result<u64, DeviceError> {
         let start = now.max(self.link_in_free);
         let done = start + self.link_ns(io.len as u64);
@@ -201,10 +186,11 @@ impl Timeline {
         self.buffered += self.write_need(io);
         dev.submit(io)?;
         self.charge_media(dev, done);
-        Ok(done)
+        Ok(done + self.cfg.write_overhead_ns)
     }
 
-    /// Issue one read or trim at `now`; returns its completion time.
+    /// Issue one read or trim at `now` (every media event up to `now` has run); returns its
+    /// completion time.
     fn issue(&mut self, dev: &mut Device, io: &Io, now: u64) -> Result<u64, DeviceError> {
         match io.op {
             Op::Write => unreachable!("writes go through admit_write"),
@@ -214,30 +200,31 @@ impl Timeline {
                 let mut ready = now;
                 let mut off = io.offset - io.offset % mu;
                 let end = io.offset + io.len as u64;
-                // Units on the same die as the previous one are read together.
-                // Consecutive units in one physical page are read with one array read.
+                // Consecutive units in one physical page of one die are read with one array read.
                 let upp = self.cfg.units_per_page();
                 let mut run_die = u32::MAX;
                 let mut run_page = u32::MAX;
+                let mut run_type = 0;
                 let mut run_bytes = 0u64;
                 while off < end {
                     if let Some(p) = dev.lookup(io.ns, off) {
-                        let die = dev.die_of(p);
+                        let (die, pos) = dev.media_pos(p);
                         let page = p / upp;
                         if (die != run_die || page != run_page) && run_bytes > 0 {
-                            ready = ready.max(self.media.read(now, run_die, run_bytes, true));
+                            ready = ready.max(self.media.host_read(now, run_die, run_bytes, run_type));
                             run_bytes = 0;
                         }
                         run_die = die;
                         run_page = page;
+                        run_type = pos / self.units_per_page_type;
                         run_bytes += mu;
                     }
                     off += mu;
                 }
                 if run_bytes > 0 {
-                    ready = ready.max(self.media.read(now, run_die, run_bytes, true));
+                    ready = ready.max(self.media.host_read(now, run_die, run_bytes, run_type));
                 }
-                let start = ready.max(self.link_out_free);
+                let start = (ready + self.cfg.read_overhead_ns).max(self.link_out_free);
                 let done = start + self.link_ns(io.len as u64);
                 self.link_out_free = done;
                 Ok(done)
@@ -248,6 +235,85 @@ impl Timeline {
             }
         }
     }
+}
+
+/// Commands the drive has not taken yet, in arrival order: writes waiting for buffer space and
+/// commands queued behind them in the same submission queue.
+struct Waiting {
+    q: std::collections::VecDeque<(u32, Io, u64)>,
+    /// Submission queue of each job, and writes waiting per queue.
+    queue_of: Vec<u32>,
+    writes: Vec<u32>,
+}
+
+impl Waiting {
+    fn new(jobs: &[JobSpec]) -> Waiting {
+        let mut ids: Vec<Option<u32>> = Vec::new();
+        let queue_of = jobs
+            .iter()
+            .enumerate()
+            .map(|(j, spec)| match spec.queue {
+                Some(q) => match ids.iter().position(|&i| i == Some(q)) {
+                    Some(k) => k as u32,
+                    None => {
+                        ids.push(Some(q));
+                        ids.len() as u32 - 1
+                    }
+                },
+                None => {
+                    let _ = j;
+                    ids.push(None);
+                    ids.len() as u32 - 1
+                }
+            })
+            .collect();
+        Waiting { q: Default::default(), queue_of, writes: vec![0; ids.len()] }
+    }
+    fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    fn len(&self) -> usize {
+        self.q.len()
+    }
+    /// Whether job `j`'s commands must wait (a write of its queue waits).
+    fn blocks(&self, j: u32) -> bool {
+        self.writes[self.queue_of[j as usize] as usize] > 0
+    }
+    fn push(&mut self, j: u32, io: Io, submitted: u64) {
+        if io.op == Op::Write {
+            self.writes[self.queue_of[j as usize] as usize] += 1;
+        }
+        self.q.push_back((j, io, submitted));
+    }
+    fn pop(&mut self) -> Option<(u32, Io, u64)> {
+        let e = self.q.pop_front()?;
+        if e.1.op == Op::Write {
+            self.writes[self.queue_of[e.0 as usize] as usize] -= 1;
+        }
+        Some(e)
+    }
+}
+
+/// Hand waiting commands to the drive at `t`, in order: writes while they fit in the buffer
+/// (the first one regardless when `force`), and the commands queued behind them.
+fn drain_waiting(dev: &mut Device, tl: &mut Timeline, heap: &mut BinaryHeap<Reverse<Event>>, waiting: &mut Waiting, t: u64, mut force: bool) -> Result<(), DeviceError> {
+    while let Some(&(j, io, submitted)) = waiting.q.front() {
+        if io.op == Op::Write {
+            if !force && !tl.fits(&io) {
+                break;
+            }
+            force = false;
+            waiting.pop();
+            let done = tl.admit_write(dev, &io, t)?;
+            heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
+        } else {
+            waiting.pop();
+            let done = tl.issue(dev, &io, t)?;
+            let op = if io.op == Op::Read { 1 } else { 2 };
+            heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op, len: io.len }));
+        }
+    }
+    Ok(())
 }
 
 struct JobState {
@@ -330,6 +396,7 @@ struct Event {
 pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
     let t0 = tl.now;
     let busy0 = tl.media.busy;
+    let mut waiting = Waiting::new(&jobs);
     let mut states: Vec<JobState> = jobs
         .into_iter()
         .map(|spec| JobState {
@@ -354,39 +421,46 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
         .collect();
     let mut heap = BinaryHeap::new();
     // Writes waiting for buffer space, in arrival order: (job, io, submitted).
-    let mut waiting: std::collections::VecDeque<(u32, Io, u64)> = std::collections::VecDeque::new();
     let mut end = t0;
+    // NAND work left from earlier runs runs up to the start.
+    while let Some(mt) = tl.media.next_event() {
+        if mt > t0 {
+            break;
+        }
+        tl.media.advance(mt);
+        tl.media.step();
+        tl.release();
+    }
+    tl.media.advance(t0);
     let first = startable(&states);
     start_jobs(dev, tl, &mut states, &mut heap, &mut waiting, &first, t0)?;
     finish_jobs(dev, tl, &mut states, &mut heap, &mut waiting, t0)?;
     let mut last_t = t0;
     loop {
-        // Nothing in flight can free buffer space (the buffer holds only partly filled program
-        // units): take the front waiting write now rather than let it wait for other jobs.
-        if !waiting.is_empty() && tl.releases.is_empty() {
-            let (j, io, submitted) = waiting.pop_front().expect("non-empty");
-            let done = tl.admit_write(dev, &io, last_t)?;
-            heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
-            continue;
+        if heap.is_empty() && waiting.is_empty() {
+            // Every job is done; queued NAND work carries over to the next run.
+            break;
         }
-        // Buffer space freed before the next event admits waiting writes, in order.
-        if !waiting.is_empty() {
-            let next_ev = heap.peek().map_or(u64::MAX, |Reverse(e)| e.time);
-            if let Some(&Reverse((r, ..))) = tl.releases.peek() {
-                if r <= next_ev {
-                    last_t = last_t.max(r);
-                    tl.release_until(r);
-                    while let Some(&(j, io, submitted)) = waiting.front() {
-                        if !tl.fits(&io, r) {
-                            break;
-                        }
-                        waiting.pop_front();
-                        let done = tl.admit_write(dev, &io, r)?;
-                        heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
-                    }
-                    continue;
+        // Media events up to the next host event run first (so a read arriving at t finds every
+        // operation that started by t); a finished host program frees buffer space and admits
+        // waiting writes, in order.
+        let host_t = heap.peek().map_or(u64::MAX, |Reverse(e)| e.time);
+        if let Some(mt) = tl.media.next_event() {
+            if mt <= host_t {
+                tl.media.advance(mt);
+                tl.media.step();
+                if tl.release() && !waiting.is_empty() {
+                    last_t = last_t.max(mt);
+                    drain_waiting(dev, tl, &mut heap, &mut waiting, mt, false)?;
                 }
+                continue;
             }
+        }
+        // Nothing queued can free buffer space (the buffer holds only partly filled program
+        // units): take the front waiting write now rather than let it wait for other jobs.
+        if !waiting.is_empty() && tl.media.host_programs_pending() == 0 {
+            drain_waiting(dev, tl, &mut heap, &mut waiting, last_t, true)?;
+            continue;
         }
         let Some(Reverse(ev)) = heap.pop() else { break };
         let now = ev.time;
@@ -427,7 +501,7 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
             }
         }
     }
-    debug_assert!(waiting.is_empty());
+    assert!(waiting.is_empty(), "timing engine: {} writes still wait for buffer space with nothing left to free it", waiting.len());
     debug_assert!(states.iter().all(|s| s.started), "every stage started");
     tl.now = end;
     let busy = tl.media.busy;
@@ -450,13 +524,7 @@ pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<Ti
         start_ns: t0,
         end_ns: end,
         drained_ns: end.max(tl.media.drained_at()),
-        busy: Busy {
-            host_program_ns: busy.host_program_ns - busy0.host_program_ns,
-            host_read_ns: busy.host_read_ns - busy0.host_read_ns,
-            gc_program_ns: busy.gc_program_ns - busy0.gc_program_ns,
-            gc_read_ns: busy.gc_read_ns - busy0.gc_read_ns,
-            erase_ns: busy.erase_ns - busy0.erase_ns,
-        },
+        busy: busy.since(&busy0),
     })
 }
 
@@ -478,7 +546,7 @@ fn start_jobs(
     tl: &mut Timeline,
     states: &mut [JobState],
     heap: &mut BinaryHeap<Reverse<Event>>,
-    waiting: &mut std::collections::VecDeque<(u32, Io, u64)>,
+    waiting: &mut Waiting,
     jobs: &[usize],
     now: u64,
 ) -> Result<(), DeviceError> {
@@ -509,7 +577,7 @@ fn finish_jobs(
     tl: &mut Timeline,
     states: &mut [JobState],
     heap: &mut BinaryHeap<Reverse<Event>>,
-    waiting: &mut std::collections::VecDeque<(u32, Io, u64)>,
+    waiting: &mut Waiting,
     now: u64,
 ) -> Result<(), DeviceError> {
     loop {
@@ -538,7 +606,7 @@ fn submit_some(
     tl: &mut Timeline,
     states: &mut [JobState],
     heap: &mut BinaryHeap<Reverse<Event>>,
-    waiting: &mut std::collections::VecDeque<(u32, Io, u64)>,
+    waiting: &mut Waiting,
     j: usize,
     now: u64,
     max: u32,
@@ -574,12 +642,16 @@ fn submit_some(
         }
         issued += 1;
         if io.op == Op::Write {
-            if waiting.is_empty() && tl.fits(&io, now) {
+            if waiting.is_empty() && tl.fits(&io) {
                 let done = tl.admit_write(dev, &io, now)?;
                 heap.push(Reverse(Event { time: done, job: j as u32, kind: 0, submitted: now, op: 0, len: io.len }));
             } else {
-                waiting.push_back((j as u32, io, now));
+                waiting.push(j as u32, io, now);
             }
+            continue;
+        }
+        if waiting.blocks(j as u32) {
+            waiting.push(j as u32, io, now);
             continue;
         }
         let done = tl.issue(dev, &io, now)?;

@@ -1,9 +1,29 @@
-//! Resource timelines: every die and channel is busy until some time; an operation reserves
-//! them in the order the simulation issues it (first come, first served per resource).
+//! NAND scheduling: what each die does when, and the channels that move the data.
+//!
+//! A die serves host reads first: a read is placed on the die when it arrives, ahead of every
+//! operation that has not started, and may suspend a program or erase in progress (at most
+//! `max_suspends` times per operation, each adding tSUS before the read and a resume overhead
+//! after). Everything else waits in per-die queues and is committed only when the die is free
+//! ("lazy" dispatch), so buffered writes wait in the buffer, not on a die timeline booked in
+//! advance:
+//!
+//! - host programs, in buffer order, once their data has crossed the host link;
+//! - GC work (page reads, copy programs, erases) in the order the FTL logged it. A GC program
+//!   needs a program unit of copied data from any GC reads that have finished, not the reads
+//!   of one batch (work-conserving: no die waits for the slowest read of a victim);
+//! - when both kinds wait, the die shares its time between them by weighted fair queueing,
+//!   each kind weighted by the die time it has logged so far. Host writes therefore progress at
+//!   the rate GC lets them in the long run (WAF), without a whole victim's relocation running
+//!   ahead of every host program (which would make write stalls grow with the erase unit).
+//!
+//! Completions that the engine needs (a host program frees its buffer space) come out of an
+//! event queue in time order; the engine advances the media to each host event first.
 
 use crate::config::TimingConfig;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
-/// Die-busy nanoseconds by cause.
+/// Die-busy nanoseconds by cause, and suspend counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Busy {
     pub host_program_ns: u64,
@@ -11,6 +31,10 @@ pub struct Busy {
     pub gc_program_ns: u64,
     pub gc_read_ns: u64,
     pub erase_ns: u64,
+    /// Programs or erases suspended by a host read.
+    pub suspends: u64,
+    /// Host reads that found the operation on their die out of suspends and waited for it.
+    pub suspend_refused: u64,
 }
 
 impl Busy {
@@ -20,6 +44,18 @@ impl Busy {
     /// GC copies and erases (erases happen only to reclaim space).
     pub fn gc_ns(&self) -> u64 {
         self.gc_program_ns + self.gc_read_ns + self.erase_ns
+    }
+    /// `self - earlier`, field by field.
+    pub fn since(&self, earlier: &Busy) -> Busy {
+        Busy {
+            host_program_ns: self.host_program_ns - earlier.host_program_ns,
+            host_read_ns: self.host_read_ns - earlier.host_read_ns,
+            gc_program_ns: self.gc_program_ns - earlier.gc_program_ns,
+            gc_read_ns: self.gc_read_ns - earlier.gc_read_ns,
+            erase_ns: self.erase_ns - earlier.erase_ns,
+            suspends: self.suspends - earlier.suspends,
+            suspend_refused: self.suspend_refused - earlier.suspend_refused,
+        }
     }
 }
 
@@ -108,49 +144,151 @@ impl Channel {
     }
 }
 
+/// What a die is doing (its last committed operation other than a host read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Kind {
+    #[default]
+    Idle,
+    HostProgram,
+    GcProgram,
+    GcRead,
+    Erase,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Current {
+    kind: Kind,
+    /// Array operation start and end (the end moves when host reads suspend it).
+    start: u64,
+    end: u64,
+    suspends: u32,
+    /// A program whose end is still to be processed (a host program frees buffer space; every
+    /// program returns its power token).
+    pending: bool,
+}
+
+/// Queued GC work of one die, in the order the FTL logged it.
+#[derive(Debug, Clone, Copy)]
+enum GcOp {
+    /// A page read yielding `units` mapping units of live data.
+    Read { units: u32 },
+    /// A copy program: ready once `need` GC units have been read (device-wide count).
+    Program { need: u64 },
+    Erase,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Die {
+    /// The die is free for its next queued operation (after the current one and any host reads
+    /// placed behind it).
+    busy_end: u64,
+    cur: Current,
+    /// End of the array time of the last host read placed on this die.
+    read_tail: u64,
+    /// The reads up to `read_tail` run inside a suspension of `cur`.
+    in_suspension: bool,
+    /// Ready times (data in the buffer) of queued host programs, in buffer order.
+    host_q: VecDeque<u64>,
+    gc_q: VecDeque<GcOp>,
+    /// GC reads and erases in `gc_q` (always ready).
+    gc_unblocked: u32,
+    /// Die time logged per kind: the weights of the fair queueing.
+    logged_host: u64,
+    logged_gc: u64,
+    /// Virtual finish tags of the fair queueing.
+    tag_host: f64,
+    tag_gc: f64,
+    /// Waits for a power token with a program ready (in `Media::power_wait`).
+    power_waiting: bool,
+    /// Time of this die's valid event (u64::MAX: none) and its generation.
+    event_at: u64,
+    gen: u32,
+}
+
+/// Marks an event that delivers GC read data rather than waking a die.
+const GC_DATA: u32 = u32::MAX;
+
 pub struct Media {
-    die_free: Vec<u64>,
-    /// When each die's cache register is free for the next program's data (cache programming:
-    /// data-in of the next program overlaps the current tPROG).
-    cache_free: Vec<u64>,
-    /// With program suspend: when each die's last host read is done with the array (reads
-    /// still run one at a time).
-    read_free: Vec<u64>,
-    /// Total time suspending reads added to each die (pushes its booked programs back).
-    suspended: Vec<u64>,
+    dies: Vec<Die>,
     ch: Vec<Channel>,
+    /// (time, die or GC_DATA, generation or delivered units).
+    events: BinaryHeap<Reverse<(u64, u32, u32)>>,
     channels: u32,
     dies_per_rg: u32,
     t_read: u64,
+    t_read_page: [u64; 4],
     t_prog: u64,
     t_erase: u64,
     program_xfer: u64,
     page_xfer: u64,
+    program_bytes: u64,
     ns_per_byte_channel: f64,
     suspend: bool,
-    suspend_overhead: u64,
+    suspend_ns: u64,
+    erase_suspend_ns: u64,
+    resume_ns: u64,
+    max_suspends: u32,
+    units_per_program: u64,
+    /// GC data: units of live data logged for reading, read so far, and GC programs logged.
+    gc_logged: u64,
+    gc_read: u64,
+    gc_programs: u64,
+    /// GC programs whose data is not read yet: (need, die), needs increasing.
+    blocked: VecDeque<(u64, u32)>,
+    erase_scale: f64,
+    erase_credit: Vec<f64>,
+    /// Power budget: dies programming now, the most allowed (0 = no limit), and dies waiting for
+    /// a token in arrival order.
+    programming: u32,
+    max_programming: u32,
+    power_wait: VecDeque<u32>,
+    /// Host programs queued or in progress.
+    host_programs: u64,
+    /// Bytes of host programs finished since the engine last took them.
+    released: u64,
+    now: u64,
     pub busy: Busy,
 }
 
 impl Media {
     pub fn new(cfg: &TimingConfig) -> Media {
         let nspb = 1e9 / cfg.channel_bytes_per_sec;
+        let mut t_read_page = [cfg.nand.t_read_ns; 4];
+        for (i, t) in t_read_page.iter_mut().enumerate() {
+            *t = cfg.t_read_of(i as u32);
+        }
         Media {
-            die_free: vec![0; cfg.dies as usize],
-            cache_free: vec![0; cfg.dies as usize],
-            read_free: vec![0; cfg.dies as usize],
-            suspended: vec![0; cfg.dies as usize],
+            dies: vec![Die { event_at: u64::MAX, ..Die::default() }; cfg.dies as usize],
             ch: vec![Channel::default(); cfg.channels as usize],
+            events: BinaryHeap::new(),
             channels: cfg.channels,
             dies_per_rg: cfg.dies_per_rg(),
             t_read: cfg.nand.t_read_ns,
+            t_read_page,
             t_prog: cfg.nand.t_prog_ns,
             t_erase: cfg.nand.t_erase_ns,
             program_xfer: (cfg.program_bytes() as f64 * nspb).round() as u64,
             page_xfer: (cfg.page_bytes as f64 * nspb).round() as u64,
+            program_bytes: cfg.program_bytes(),
             ns_per_byte_channel: nspb,
             suspend: cfg.program_suspend,
-            suspend_overhead: cfg.suspend_overhead_ns,
+            suspend_ns: cfg.suspend_ns,
+            erase_suspend_ns: cfg.erase_suspend_ns,
+            resume_ns: cfg.resume_ns,
+            max_suspends: cfg.max_suspends,
+            units_per_program: cfg.units_per_program() as u64,
+            gc_logged: 0,
+            gc_read: 0,
+            gc_programs: 0,
+            blocked: VecDeque::new(),
+            erase_scale: if cfg.erase_scale > 0.0 { cfg.erase_scale.min(1.0) } else { 1.0 },
+            erase_credit: vec![0.0; cfg.reclaim_groups.max(1) as usize],
+            programming: 0,
+            max_programming: cfg.max_active_programs,
+            power_wait: VecDeque::new(),
+            host_programs: 0,
+            released: 0,
+            now: 0,
             busy: Busy::default(),
         }
     }
@@ -159,86 +297,362 @@ impl Media {
         (die % self.channels) as usize
     }
 
-    /// The simulation clock advanced to `now`: no request will start earlier.
-    pub fn advance(&mut self, now: u64) {
-        for c in &mut self.ch {
-            c.prune(now);
+    /// Time of the next media event, if any (stale entries dropped).
+    pub fn next_event(&mut self) -> Option<u64> {
+        while let Some(&Reverse((t, d, g))) = self.events.peek() {
+            if d == GC_DATA || self.dies[d as usize].gen == g {
+                return Some(t);
+            }
+            self.events.pop();
         }
+        None
     }
 
-    /// Program one program unit on `die`, data available at `at`: the channel moves the data
-    /// into the die's cache register (as soon as the register is free), then the array programs
-    /// once the previous program is done. Returns the completion time.
-    pub fn program(&mut self, at: u64, die: u32, host: bool) -> u64 {
-        let ch = self.channel_of(die);
-        let d = die as usize;
-        let xfer_start = self.ch[ch].book(at.max(self.cache_free[d]), self.program_xfer);
-        let xfer_done = xfer_start + self.program_xfer;
-        let array_start = xfer_done.max(self.die_free[d]);
-        self.cache_free[d] = array_start;
-        let done = array_start + self.t_prog;
-        self.die_free[d] = done;
-        if host {
-            self.busy.host_program_ns += self.t_prog;
-        } else {
-            self.busy.gc_program_ns += self.t_prog;
+    /// Process the next media event (the one [`Media::next_event`] names).
+    pub fn step(&mut self) {
+        let Some(Reverse((t, d, g))) = self.events.pop() else { return };
+        debug_assert!(t >= self.now, "media events run in time order");
+        self.now = t;
+        if d == GC_DATA {
+            self.gc_read += g as u64;
+            while let Some(&(need, die)) = self.blocked.front() {
+                if need > self.gc_read {
+                    break;
+                }
+                self.blocked.pop_front();
+                self.schedule(die);
+            }
+            return;
         }
-        done
+        if self.dies[d as usize].gen != g {
+            return;
+        }
+        let die = &mut self.dies[d as usize];
+        die.event_at = u64::MAX;
+        if die.cur.pending && die.cur.end <= t {
+            die.cur.pending = false;
+            if die.cur.kind == Kind::HostProgram {
+                self.host_programs -= 1;
+                self.released += self.program_bytes;
+            }
+            self.programming -= 1;
+            if let Some(&w) = self.power_wait.front() {
+                self.schedule(w);
+            }
+        }
+        let die = &self.dies[d as usize];
+        if die.busy_end <= t {
+            debug_assert!(!die.cur.pending, "a die takes its next operation only after the last one ended");
+            self.dispatch(d, t);
+        }
+        self.schedule(d);
     }
 
-    /// Read `bytes` from a page of `die` at `at` (array read, then transfer out over the
-    /// channel). GC reads move a whole page. Returns when the data has left the channel.
-    pub fn read(&mut self, at: u64, die: u32, bytes: u64, host: bool) -> u64 {
-        let ch = self.channel_of(die);
-        let d = die as usize;
-        let xfer = if host { (bytes as f64 * self.ns_per_byte_channel).round() as u64 } else { self.page_xfer };
-        let suspend = host && self.suspend && self.die_free[d] > at.max(self.read_free[d]);
-        let array_start = if suspend {
-            // Suspend the program/erase in progress: the read goes first, the suspended
-            // operation resumes later.
-            at.max(self.read_free[d]) + self.suspend_overhead
-        } else {
-            at.max(self.die_free[d]).max(self.read_free[d])
+    /// Bytes of host programs finished since the last call (buffer space to free).
+    pub fn take_released(&mut self) -> u64 {
+        std::mem::take(&mut self.released)
+    }
+
+    /// Host programs queued or in progress (nothing else frees buffer space).
+    pub fn host_programs_pending(&self) -> u64 {
+        self.host_programs
+    }
+
+    /// The first GC operation of `d`'s queue that may run now: reads and erases always; a copy
+    /// program once its data has been read. Needs grow along the queue, so only leading blocked
+    /// programs are skipped.
+    fn ready_gc(&self, d: usize) -> Option<usize> {
+        let die = &self.dies[d];
+        for (i, op) in die.gc_q.iter().enumerate() {
+            match *op {
+                GcOp::Program { need } if need > self.gc_read => {
+                    if die.gc_unblocked == 0 {
+                        return None;
+                    }
+                }
+                _ => return Some(i),
+            }
+        }
+        None
+    }
+
+    /// Whether die `d` may start a program now: a power token is free and no die waits for one
+    /// ahead of it.
+    fn may_program(&self, d: u32) -> bool {
+        self.max_programming == 0 || (self.programming < self.max_programming && self.power_wait.front().is_none_or(|&w| w == d))
+    }
+
+    /// The first GC read or erase of `d`'s queue (what a die can do without a power token).
+    fn ready_gc_no_program(&self, d: usize) -> Option<usize> {
+        if self.dies[d].gc_unblocked == 0 {
+            return None;
+        }
+        self.dies[d].gc_q.iter().position(|op| !matches!(op, GcOp::Program { .. }))
+    }
+
+    /// Commit die `d`'s next operation at `t` (the die is free).
+    fn dispatch(&mut self, d: u32, t: u64) {
+        let di = d as usize;
+        let host_ready = self.dies[di].host_q.front().is_some_and(|&r| r <= t);
+        let can_program = self.may_program(d);
+        let (host, gc) = if can_program { (host_ready, self.ready_gc(di)) } else { (false, self.ready_gc_no_program(di)) };
+        let take_gc = match (host, gc) {
+            (false, None) => {
+                if !can_program && (host_ready || self.ready_gc(di).is_some()) && !self.dies[di].power_waiting {
+                    self.dies[di].power_waiting = true;
+                    self.power_wait.push_back(d);
+                }
+                return;
+            }
+            (true, None) => false,
+            (false, Some(_)) => true,
+            (true, Some(_)) => self.dies[di].tag_gc < self.dies[di].tag_host,
         };
-        let ready = array_start + self.t_read;
-        let xfer_start = self.ch[ch].book(ready, xfer);
-        let done = xfer_start + xfer;
-        if suspend {
-            self.die_free[d] += self.suspend_overhead + self.t_read;
-            self.suspended[d] += self.suspend_overhead + self.t_read;
-            self.read_free[d] = ready;
+        let ch = self.channel_of(d);
+        let (kind, dur) = if take_gc {
+            let op = self.dies[di].gc_q.remove(gc.expect("chosen")).expect("in range");
+            match op {
+                GcOp::Read { units } => {
+                    self.dies[di].gc_unblocked -= 1;
+                    let done = t + self.t_read;
+                    let out = self.ch[ch].book(done, self.page_xfer) + self.page_xfer;
+                    self.events.push(Reverse((out, GC_DATA, units)));
+                    self.busy.gc_read_ns += self.t_read + self.page_xfer;
+                    self.start(di, Kind::GcRead, t, done);
+                    (Kind::GcRead, self.t_read)
+                }
+                GcOp::Program { .. } => {
+                    let start = self.data_in(ch, t, t);
+                    self.busy.gc_program_ns += self.t_prog;
+                    self.start(di, Kind::GcProgram, start, start + self.t_prog);
+                    (Kind::GcProgram, self.t_prog)
+                }
+                GcOp::Erase => {
+                    self.dies[di].gc_unblocked -= 1;
+                    self.busy.erase_ns += self.t_erase;
+                    self.start(di, Kind::Erase, t, t + self.t_erase);
+                    (Kind::Erase, self.t_erase)
+                }
+            }
         } else {
-            self.die_free[d] = self.die_free[d].max(ready);
-            self.read_free[d] = ready;
+            let ready = self.dies[di].host_q.pop_front().expect("ready host program");
+            let start = self.data_in(ch, ready, t);
+            self.busy.host_program_ns += self.t_prog;
+            self.start(di, Kind::HostProgram, start, start + self.t_prog);
+            (Kind::HostProgram, self.t_prog)
+        };
+        let programs = matches!(kind, Kind::HostProgram | Kind::GcProgram);
+        if programs {
+            self.dies[di].cur.pending = true;
+            self.programming += 1;
         }
-        self.cache_free[d] = self.cache_free[d].max(done);
-        if host {
-            self.busy.host_read_ns += self.t_read + xfer;
+        if self.dies[di].power_waiting && (programs || self.power_wait.front() == Some(&d)) {
+            // The first in line had its turn (with a token or without using one): the next in
+            // line gets it. A die further back that only read or erased keeps its place.
+            debug_assert_eq!(self.power_wait.front(), Some(&d), "only the first in line takes a token");
+            self.power_wait.pop_front();
+            self.dies[di].power_waiting = false;
+            if self.programming < self.max_programming {
+                if let Some(&w) = self.power_wait.front() {
+                    self.schedule(w);
+                }
+            }
+        }
+        // Weighted fair queueing: a kind's tag advances by its service over its weight; a kind
+        // with nothing ready does not bank credit while the other runs.
+        let die = &mut self.dies[di];
+        if kind == Kind::HostProgram {
+            die.tag_host += dur as f64 / die.logged_host.max(1) as f64;
+            if gc.is_none() {
+                die.tag_gc = die.tag_gc.max(die.tag_host);
+            }
         } else {
-            self.busy.gc_read_ns += self.t_read + xfer;
-        }
-        done
-    }
-
-    /// Delay suspending reads have added to `die` so far.
-    pub fn suspend_delay(&self, die: u32) -> u64 {
-        self.suspended[die as usize]
-    }
-
-    /// Erase a superblock: one block erase on every die of reclaim group `rg`.
-    pub fn erase(&mut self, at: u64, rg: u32) {
-        let first = (rg * self.dies_per_rg) as usize;
-        for d in first..first + self.dies_per_rg as usize {
-            let start = at.max(self.die_free[d]);
-            self.die_free[d] = start + self.t_erase;
-            self.cache_free[d] = self.cache_free[d].max(start);
-            self.busy.erase_ns += self.t_erase;
+            die.tag_gc += dur as f64 / die.logged_gc.max(1) as f64;
+            if !host {
+                die.tag_host = die.tag_host.max(die.tag_gc);
+            }
         }
     }
 
-    /// Latest time any die is busy until.
+    /// Move a program unit's data into the die (cache programming: the transfer may overlap
+    /// the end of the die's previous operation, but not start before the data is buffered).
+    /// Returns when the array program can start (not before `free`, when the die is free).
+    fn data_in(&mut self, ch: usize, ready: u64, free: u64) -> u64 {
+        let at = ready.max(free.saturating_sub(self.program_xfer)).max(self.now.saturating_sub(self.program_xfer));
+        let done = self.ch[ch].book(at, self.program_xfer) + self.program_xfer;
+        done.max(free)
+    }
+
+    fn start(&mut self, di: usize, kind: Kind, start: u64, end: u64) {
+        let die = &mut self.dies[di];
+        die.cur = Current { kind, start, end, suspends: 0, pending: false };
+        die.in_suspension = false;
+        die.busy_end = end;
+    }
+
+    /// (Re)schedule die `d`'s event: the end of a host program to report, or the time it can
+    /// take its next queued operation.
+    fn schedule(&mut self, d: u32) {
+        let now = self.now;
+        let die = &mut self.dies[d as usize];
+        let mut next = u64::MAX;
+        if die.cur.pending {
+            next = die.cur.end;
+        }
+        // A die waiting for a power token behind another does not try to program: the token's
+        // release wakes the first in line.
+        let programs_blocked = die.power_waiting && (self.power_wait.front() != Some(&d) || self.programming >= self.max_programming);
+        if !programs_blocked {
+            if let Some(&r) = die.host_q.front() {
+                next = next.min(die.busy_end.max(r));
+            }
+        }
+        // With no read or erase queued, the queue holds only programs, the first needing least.
+        if die.gc_unblocked > 0
+            || (!programs_blocked && matches!(die.gc_q.front(), Some(GcOp::Program { need }) if *need <= self.gc_read))
+        {
+            next = next.min(die.busy_end);
+        }
+        let next = if next == u64::MAX { next } else { next.max(now) };
+        if next != die.event_at {
+            die.gen = die.gen.wrapping_add(1);
+            die.event_at = next;
+            if next != u64::MAX {
+                self.events.push(Reverse((next, d, die.gen)));
+            }
+        }
+    }
+
+    /// The simulation clock advanced to `now`: no request will start earlier than a program's
+    /// data transfer before it.
+    pub fn advance(&mut self, now: u64) {
+        debug_assert!(self.next_event().is_none_or(|t| t >= now), "media events before {now} must run first");
+        self.now = self.now.max(now);
+        let floor = now.saturating_sub(self.program_xfer);
+        for c in &mut self.ch {
+            c.prune(floor);
+        }
+    }
+
+    /// Queue a host program on `die` whose data is buffered at `ready`.
+    pub fn queue_host_program(&mut self, ready: u64, die: u32) {
+        let d = &mut self.dies[die as usize];
+        d.host_q.push_back(ready);
+        d.logged_host += self.t_prog;
+        self.host_programs += 1;
+        self.schedule(die);
+    }
+
+    /// Queue a GC page read on `die` that yields `units` mapping units of live data.
+    pub fn queue_gc_read(&mut self, die: u32, units: u32) {
+        self.gc_logged += units as u64;
+        let d = &mut self.dies[die as usize];
+        d.gc_q.push_back(GcOp::Read { units });
+        d.gc_unblocked += 1;
+        d.logged_gc += self.t_read;
+        self.schedule(die);
+    }
+
+    /// Queue a GC copy program on `die`: it needs a program unit of data read by GC (no more
+    /// than has been logged for reading, which covers a unit partly filled before timing began).
+    pub fn queue_gc_program(&mut self, die: u32) {
+        self.gc_programs += 1;
+        let need = (self.gc_programs * self.units_per_program).min(self.gc_logged);
+        let d = &mut self.dies[die as usize];
+        d.gc_q.push_back(GcOp::Program { need });
+        d.logged_gc += self.t_prog;
+        if need > self.gc_read {
+            self.blocked.push_back((need, die));
+        }
+        self.schedule(die);
+    }
+
+    /// An erase unit of reclaim group `rg` was reclaimed: erase a block on every die of the
+    /// group once the scaled erase units add up to a real one (see `TimingConfig::erase_scale`).
+    pub fn queue_erase(&mut self, rg: u32) {
+        let c = &mut self.erase_credit[rg as usize];
+        *c += self.erase_scale;
+        if *c < 1.0 - 1e-9 {
+            return;
+        }
+        *c -= 1.0;
+        let first = rg * self.dies_per_rg;
+        for die in first..first + self.dies_per_rg {
+            let d = &mut self.dies[die as usize];
+            d.gc_q.push_back(GcOp::Erase);
+            d.gc_unblocked += 1;
+            d.logged_gc += self.t_erase;
+            self.schedule(die);
+        }
+    }
+
+    /// Read `bytes` of a page of type `page_type` (0 = LSB) from `die`, arriving at `t` (no
+    /// earlier than every media event before it has run). The read goes ahead of every queued
+    /// operation; it suspends a program or erase in progress if suspends are on and the
+    /// operation has suspends left, else waits for it. Returns when the data has left the
+    /// channel.
+    pub fn host_read(&mut self, t: u64, die: u32, bytes: u64, page_type: u32) -> u64 {
+        let ch = self.channel_of(die);
+        let t_r = self.t_read_page[(page_type as usize).min(3)];
+        let xfer = (bytes as f64 * self.ns_per_byte_channel).round() as u64;
+        let (suspend, max_suspends, resume_ns) = (self.suspend, self.max_suspends, self.resume_ns);
+        let d = &mut self.dies[die as usize];
+        let suspend_ns = if d.cur.kind == Kind::Erase { self.erase_suspend_ns } else { self.suspend_ns };
+        let suspendable = matches!(d.cur.kind, Kind::HostProgram | Kind::GcProgram | Kind::Erase) && d.cur.start <= t && t < d.cur.end;
+        // Suspending only pays when the operation would run longer than the suspend takes.
+        let suspendable = suspendable && d.cur.end - t > suspend_ns;
+        let array_start = if d.in_suspension && t < d.read_tail {
+            // Join the reads already running inside this suspension.
+            let s = d.read_tail;
+            d.read_tail += t_r;
+            d.cur.end += t_r;
+            d.busy_end += t_r;
+            s
+        } else if suspend && suspendable && d.cur.suspends < max_suspends {
+            let s = t + suspend_ns;
+            d.read_tail = s + t_r;
+            let pushed = suspend_ns + t_r + resume_ns;
+            d.cur.end += pushed;
+            d.busy_end += pushed;
+            d.cur.suspends += 1;
+            d.in_suspension = true;
+            self.busy.suspends += 1;
+            s
+        } else {
+            if suspend && suspendable {
+                self.busy.suspend_refused += 1;
+            }
+            let s = t.max(d.busy_end);
+            d.read_tail = s + t_r;
+            d.busy_end = d.read_tail;
+            d.in_suspension = false;
+            s
+        };
+        self.busy.host_read_ns += t_r + xfer;
+        let out = self.ch[ch].book(array_start + t_r, xfer) + xfer;
+        self.schedule(die);
+        out
+    }
+
+    /// When the dies would finish the work queued so far if no more arrived (an estimate that
+    /// ignores channel contention).
     pub fn drained_at(&self) -> u64 {
-        self.die_free.iter().copied().max().unwrap_or(0)
+        self.dies
+            .iter()
+            .map(|d| {
+                let queued: u64 = d.host_q.len() as u64 * self.t_prog
+                    + d.gc_q
+                        .iter()
+                        .map(|op| match op {
+                            GcOp::Read { .. } => self.t_read,
+                            GcOp::Program { .. } => self.t_prog,
+                            GcOp::Erase => self.t_erase,
+                        })
+                        .sum::<u64>();
+                d.busy_end.max(self.now) + queued
+            })
+            .max()
+            .unwrap_or(0)
     }
 }
 
