@@ -336,9 +336,7 @@ impl Media {
                 self.released += self.program_bytes;
             }
             self.programming -= 1;
-            if let Some(&w) = self.power_wait.front() {
-                self.schedule(w);
-            }
+            self.wake_power_waiter();
         }
         let die = &self.dies[d as usize];
         if die.busy_end <= t {
@@ -376,10 +374,22 @@ impl Media {
         None
     }
 
-    /// Whether die `d` may start a program now: a power token is free and no die waits for one
-    /// ahead of it.
-    fn may_program(&self, d: u32) -> bool {
-        self.max_programming == 0 || (self.programming < self.max_programming && self.power_wait.front().is_none_or(|&w| w == d))
+    /// Whether a die may start a program now (a power token is free).
+    fn may_program(&self) -> bool {
+        self.max_programming == 0 || self.programming < self.max_programming
+    }
+
+    /// A power token came free: wake the die that has waited longest and is still waiting.
+    /// (Dies that turned to a read or an erase meanwhile left the line; they try again when
+    /// they are free, so no token waits for a busy die.)
+    fn wake_power_waiter(&mut self) {
+        while let Some(w) = self.power_wait.pop_front() {
+            if self.dies[w as usize].power_waiting {
+                self.dies[w as usize].power_waiting = false;
+                self.schedule(w);
+                return;
+            }
+        }
     }
 
     /// The first GC read or erase of `d`'s queue (what a die can do without a power token).
@@ -394,7 +404,7 @@ impl Media {
     fn dispatch(&mut self, d: u32, t: u64) {
         let di = d as usize;
         let host_ready = self.dies[di].host_q.front().is_some_and(|&r| r <= t);
-        let can_program = self.may_program(d);
+        let can_program = self.may_program();
         let (host, gc) = if can_program { (host_ready, self.ready_gc(di)) } else { (false, self.ready_gc_no_program(di)) };
         let take_gc = match (host, gc) {
             (false, None) => {
@@ -446,18 +456,9 @@ impl Media {
             self.dies[di].cur.pending = true;
             self.programming += 1;
         }
-        if self.dies[di].power_waiting && (programs || self.power_wait.front() == Some(&d)) {
-            // The first in line had its turn (with a token or without using one): the next in
-            // line gets it. A die further back that only read or erased keeps its place.
-            debug_assert_eq!(self.power_wait.front(), Some(&d), "only the first in line takes a token");
-            self.power_wait.pop_front();
-            self.dies[di].power_waiting = false;
-            if self.programming < self.max_programming {
-                if let Some(&w) = self.power_wait.front() {
-                    self.schedule(w);
-                }
-            }
-        }
+        // Whatever it took, it is no longer waiting for a token (a stale entry stays in the line
+        // and is skipped).
+        self.dies[di].power_waiting = false;
         // Weighted fair queueing: a kind's tag advances by its service over its weight; a kind
         // with nothing ready does not bank credit while the other runs.
         let die = &mut self.dies[di];
@@ -499,9 +500,8 @@ impl Media {
         if die.cur.pending {
             next = die.cur.end;
         }
-        // A die waiting for a power token behind another does not try to program: the token's
-        // release wakes the first in line.
-        let programs_blocked = die.power_waiting && (self.power_wait.front() != Some(&d) || self.programming >= self.max_programming);
+        // A die waiting for a power token does not try to program: a token's release wakes it.
+        let programs_blocked = die.power_waiting;
         if !programs_blocked {
             if let Some(&r) = die.host_q.front() {
                 next = next.min(die.busy_end.max(r));
