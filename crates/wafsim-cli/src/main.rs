@@ -78,7 +78,8 @@ enum Cmd {
         #[arg(long, default_value = "a 2-core AMD EPYC (Zen 3) KVM guest")]
         machine: String,
     },
-    /// Compare the simulator with closed-form WAF (docs/validation.md) and print the markdown.
+    /// Compare the simulator with closed-form WAF (docs/validation.md) and print the markdown;
+    /// then check the timing model against the datasheet figures of each device preset.
     ///
     /// Example: wafsim validate --out docs/validation.md
     Validate {
@@ -88,6 +89,12 @@ enum Cmd {
         /// Larger devices (16,384 erase units) and longer runs.
         #[arg(long)]
         full: bool,
+        /// Skip the datasheet check of the timing model (per device preset).
+        #[arg(long, conflicts_with = "datasheet_only")]
+        no_datasheet: bool,
+        /// Run and print only the datasheet check of the timing model.
+        #[arg(long)]
+        datasheet_only: bool,
     },
     /// Steady-state uniform random 4 KiB writes on a large device: simulator speed and memory.
     ///
@@ -248,12 +255,30 @@ fn real_main() -> Result<()> {
                 None => print!("{md}"),
             }
         }
-        Cmd::Validate { out, full } => {
+        Cmd::Validate { out, full, no_datasheet, datasheet_only } => {
             use wafsim_experiment::validate::{all_cases, markdown, Scale};
             let scale = if full { Scale::FULL } else { Scale::TEST };
-            let cases = all_cases(scale, 1, |name| eprintln!("validate: {name}"));
-            let cmd = if full { "wafsim validate --full --out docs/validation.md" } else { "wafsim validate --out docs/validation.md" };
-            let md = markdown(&cases, scale, cmd);
+            let cmd = match (datasheet_only, full) {
+                (true, _) => "wafsim validate --datasheet-only",
+                (false, true) => "wafsim validate --full --out docs/validation.md",
+                (false, false) => "wafsim validate --out docs/validation.md",
+            };
+            let cases = if datasheet_only { Vec::new() } else { all_cases(scale, 1, |name| eprintln!("validate: {name}")) };
+            let mut md = if datasheet_only { String::new() } else { markdown(&cases, scale, cmd) };
+            if !no_datasheet {
+                use wafsim_experiment::datasheet;
+                let settings = datasheet::Settings::DEFAULT;
+                let t0 = std::time::Instant::now();
+                let results = datasheet::run_all(&settings, &|line| eprintln!("validate: datasheet {line}"))?;
+                eprintln!("validate: datasheet check took {:.1} s (wall clock)", t0.elapsed().as_secs_f64());
+                for (preset, fig) in datasheet::outside(&results) {
+                    eprintln!("validate: datasheet {preset}: {} outside its class range (reported, not a failure)", fig.label());
+                }
+                if !md.is_empty() {
+                    md.push('\n');
+                }
+                md += &datasheet::markdown(&results, &settings, cmd);
+            }
             match out {
                 Some(p) => std::fs::write(&p, md).with_context(|| format!("cannot write {}", p.display()))?,
                 None => print!("{md}"),

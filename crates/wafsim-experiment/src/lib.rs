@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod catalog;
+pub mod datasheet;
 pub mod presets;
 pub mod run;
 pub mod scale;
