@@ -20,6 +20,19 @@ pub struct SizeError {
 /// assert_eq!(parse_bytes("256GiB").unwrap(), 256 << 30);
 /// assert_eq!(parse_bytes("4096").unwrap(), 4096);
 /// ```
+/// `1234567` as `1,234,567` (counts and rates in messages and tables).
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub fn parse_bytes(input: &str) -> Result<u64, SizeError> {
     let err = |reason| SizeError { input: input.to_string(), reason };
     let s = input.trim();

@@ -113,22 +113,9 @@ impl Unit {
     }
 }
 
-/// An integer with thousands separators ("6,500").
+/// A non-negative figure rounded, with thousands separators ("6,500").
 fn thousands(v: f64) -> String {
-    let n = v.round() as i64;
-    let s = n.abs().to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    if n < 0 {
-        format!("-{out}")
-    } else {
-        out
-    }
+    wafsim_core::units::thousands(v.round() as u64)
 }
 
 /// The published range of a figure for the drive class a preset stands for. Values are in the

@@ -320,13 +320,13 @@ pub struct TimingSpec {
     #[serde(default)]
     pub program_suspend: bool,
     /// Time from suspend to the read starting (tSUS).
-    #[serde(default = "default_suspend_latency", alias = "suspend_overhead")]
+    #[serde(default = "twenty_us", alias = "suspend_overhead")]
     pub suspend_latency: String,
     /// Time from suspending an erase to the read starting.
-    #[serde(default = "default_erase_suspend_latency")]
+    #[serde(default = "twenty_us")]
     pub erase_suspend_latency: String,
     /// Time a resume adds to the suspended program or erase.
-    #[serde(default = "default_resume_overhead")]
+    #[serde(default = "twenty_us")]
     pub resume_overhead: String,
     /// Suspends one program or erase accepts before reads wait for it.
     #[serde(default = "default_max_suspends")]
@@ -340,10 +340,10 @@ pub struct TimingSpec {
     #[serde(default)]
     pub max_active_programs: u32,
     /// Controller time per read command (added to every read's latency).
-    #[serde(default = "default_read_overhead")]
+    #[serde(default = "zero_us")]
     pub read_overhead: String,
     /// Controller time per write command (added to every write's latency).
-    #[serde(default = "default_write_overhead")]
+    #[serde(default = "zero_us")]
     pub write_overhead: String,
     /// Background GC when the host is idle: keep at least this many free erase units per
     /// reclaim group (default gc_free_target + 2; 0 = off).
@@ -371,22 +371,15 @@ fn default_host_link() -> String {
 fn default_write_buffer() -> String {
     "64MiB".into()
 }
-fn default_suspend_latency() -> String {
-    "20us".into()
-}
-fn default_erase_suspend_latency() -> String {
-    "20us".into()
-}
-fn default_resume_overhead() -> String {
+/// Default suspend latencies and resume overhead.
+fn twenty_us() -> String {
     "20us".into()
 }
 fn default_max_suspends() -> u32 {
     5
 }
-fn default_read_overhead() -> String {
-    "0us".into()
-}
-fn default_write_overhead() -> String {
+/// Default controller overheads (none unless a preset or the experiment sets them).
+fn zero_us() -> String {
     "0us".into()
 }
 

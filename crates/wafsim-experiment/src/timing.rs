@@ -26,6 +26,11 @@ pub fn parse_duration_ns(s: &str) -> Result<u64> {
     Ok((v * mult).round() as u64)
 }
 
+/// A duration of `[timing]` key `key`; errors name the key.
+fn field_ns(key: &str, v: &str) -> Result<u64> {
+    parse_duration_ns(v).map_err(|e| anyhow!("timing.{key}: {e}"))
+}
+
 /// "1600MT/s" (8-bit NAND bus: bytes/s = MT/s x 1e6), "2.4GB/s", or bytes per second.
 fn parse_rate(field: &str, s: &str) -> Result<f64> {
     let t = s.trim();
@@ -61,13 +66,13 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
     };
     let mut nand = NandTiming::preset(&t.nand).ok_or_else(|| anyhow!("timing.nand {:?}: expected \"slc\", \"tlc\" or \"qlc\"", t.nand))?;
     if let Some(v) = &t.t_read {
-        nand.t_read_ns = parse_duration_ns(v)?;
+        nand.t_read_ns = field_ns("t_read", v)?;
     }
     if let Some(v) = &t.t_prog {
-        nand.t_prog_ns = parse_duration_ns(v)?;
+        nand.t_prog_ns = field_ns("t_prog", v)?;
     }
     if let Some(v) = &t.t_erase {
-        nand.t_erase_ns = parse_duration_ns(v)?;
+        nand.t_erase_ns = field_ns("t_erase", v)?;
     }
     if let Some(v) = t.pe_cycles {
         nand.pe_cycles = v;
@@ -77,7 +82,7 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
             bail!("timing.t_read_pages: {} values for {} bits per cell (one per page type, LSB first)", v.len(), nand.bits_per_cell);
         }
         for (i, x) in v.iter().enumerate() {
-            nand.t_read_page_ns[i] = parse_duration_ns(x).map_err(|e| anyhow!("timing.t_read_pages[{i}]: {e}"))?;
+            nand.t_read_page_ns[i] = field_ns(&format!("t_read_pages[{i}]"), x)?;
         }
     }
     let geo = cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
@@ -96,13 +101,13 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
         host_link_bytes_per_sec: host_link(&t.host_link)?,
         write_buffer_bytes: parse_bytes(&t.write_buffer).map_err(|e| anyhow!("timing.write_buffer: {e}"))?,
         program_suspend: t.program_suspend,
-        suspend_ns: parse_duration_ns(&t.suspend_latency).map_err(|e| anyhow!("timing.suspend_latency: {e}"))?,
-        erase_suspend_ns: parse_duration_ns(&t.erase_suspend_latency).map_err(|e| anyhow!("timing.erase_suspend_latency: {e}"))?,
-        resume_ns: parse_duration_ns(&t.resume_overhead).map_err(|e| anyhow!("timing.resume_overhead: {e}"))?,
+        suspend_ns: field_ns("suspend_latency", &t.suspend_latency)?,
+        erase_suspend_ns: field_ns("erase_suspend_latency", &t.erase_suspend_latency)?,
+        resume_ns: field_ns("resume_overhead", &t.resume_overhead)?,
         max_suspends: t.max_suspends,
         max_active_programs: t.max_active_programs,
-        read_overhead_ns: parse_duration_ns(&t.read_overhead).map_err(|e| anyhow!("timing.read_overhead: {e}"))?,
-        write_overhead_ns: parse_duration_ns(&t.write_overhead).map_err(|e| anyhow!("timing.write_overhead: {e}"))?,
+        read_overhead_ns: field_ns("read_overhead", &t.read_overhead)?,
+        write_overhead_ns: field_ns("write_overhead", &t.write_overhead)?,
         mapping_unit: cfg.mapping_unit,
         background_gc_free: t.background_gc_free.unwrap_or(cfg.gc_free_target + 2),
         // A scaled erase unit is this fraction of a real one: the media erases a real block

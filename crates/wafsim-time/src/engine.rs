@@ -249,20 +249,13 @@ struct Waiting {
 impl Waiting {
     fn new(jobs: &[JobSpec]) -> Waiting {
         let mut ids: Vec<Option<u32>> = Vec::new();
+        // Dense queue indices: a shared id maps to its first index, a job of its own gets one.
         let queue_of = jobs
             .iter()
-            .enumerate()
-            .map(|(j, spec)| match spec.queue {
-                Some(q) => match ids.iter().position(|&i| i == Some(q)) {
-                    Some(k) => k as u32,
-                    None => {
-                        ids.push(Some(q));
-                        ids.len() as u32 - 1
-                    }
-                },
+            .map(|spec| match spec.queue.and_then(|q| ids.iter().position(|&i| i == Some(q))) {
+                Some(k) => k as u32,
                 None => {
-                    let _ = j;
-                    ids.push(None);
+                    ids.push(spec.queue);
                     ids.len() as u32 - 1
                 }
             })
@@ -294,6 +287,16 @@ impl Waiting {
     }
 }
 
+/// Schedule the completion of job `j`'s `io`, submitted at `submitted`, at `done`.
+fn push_completion(heap: &mut BinaryHeap<Reverse<Event>>, j: u32, io: &Io, submitted: u64, done: u64) {
+    let op = match io.op {
+        Op::Write => 0,
+        Op::Read => 1,
+        Op::Trim => 2,
+    };
+    heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op, len: io.len }));
+}
+
 /// Hand waiting commands to the drive at `t`, in order: writes while they fit in the buffer
 /// (the first one regardless when `force`), and the commands queued behind them.
 fn drain_waiting(dev: &mut Device, tl: &mut Timeline, heap: &mut BinaryHeap<Reverse<Event>>, waiting: &mut Waiting, t: u64, mut force: bool) -> Result<(), DeviceError> {
@@ -305,12 +308,11 @@ fn drain_waiting(dev: &mut Device, tl: &mut Timeline, heap: &mut BinaryHeap<Reve
             force = false;
             waiting.pop();
             let done = tl.admit_write(dev, &io, t)?;
-            heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op: 0, len: io.len }));
+            push_completion(heap, j, &io, submitted, done);
         } else {
             waiting.pop();
             let done = tl.issue(dev, &io, t)?;
-            let op = if io.op == Op::Read { 1 } else { 2 };
-            heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op, len: io.len }));
+            push_completion(heap, j, &io, submitted, done);
         }
     }
     Ok(())
@@ -644,7 +646,7 @@ fn submit_some(
         if io.op == Op::Write {
             if waiting.is_empty() && tl.fits(&io) {
                 let done = tl.admit_write(dev, &io, now)?;
-                heap.push(Reverse(Event { time: done, job: j as u32, kind: 0, submitted: now, op: 0, len: io.len }));
+                push_completion(heap, j as u32, &io, now, done);
             } else {
                 waiting.push(j as u32, io, now);
             }
@@ -655,8 +657,7 @@ fn submit_some(
             continue;
         }
         let done = tl.issue(dev, &io, now)?;
-        let op = if io.op == Op::Read { 1 } else { 2 };
-        heap.push(Reverse(Event { time: done, job: j as u32, kind: 0, submitted: now, op, len: io.len }));
+        push_completion(heap, j as u32, &io, now, done);
     }
     Ok(())
 }

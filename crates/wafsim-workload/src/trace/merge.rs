@@ -153,7 +153,7 @@ impl Slot {
                     seen.push_str(", ...");
                 }
                 let noun = self.input.format.map_or("keys", TraceFormat::key_noun);
-                format!("filter \"{f}\" matched none of {} records; {noun} seen: {seen}", thousands(self.read))
+                format!("filter \"{f}\" matched none of {} records; {noun} seen: {seen}", wafsim_core::units::thousands(self.read))
             }
             _ => match self.input.format {
                 Some(TraceFormat::MsrCsv) => "no data rows with Size > 0; only a header, blank or comment lines".into(),
@@ -168,19 +168,6 @@ impl Slot {
         };
         TraceError::NoRecords { file: self.input.name.clone(), reason }
     }
-}
-
-/// `1234567` as `1,234,567` (record counts in messages).
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Timestamp-ordered merge of traces (see the module docs).
