@@ -207,10 +207,11 @@ args = "--name=rw --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 --time_based -
     assert!((iops(&a) - iops(&b)).abs() / iops(&a) < 0.05);
     for (x, y) in a[0].jobs.iter().zip(&b[0].jobs).filter(|(x, _)| x.measured) {
         let (x, y) = (x.timing.unwrap().write, y.timing.unwrap().write);
-        // The tail is looser: the FTL relocates a whole victim at once, so GC work arrives in
-        // chunks that grow with the erase unit; fair sharing smooths most but not all of it
-        // (docs/model.md, "Scaled runs", measured spread).
-        for (what, u, v, tol) in [("mean", x.lat_mean_ns, y.lat_mean_ns, 0.05), ("p99", x.lat_p99_ns as f64, y.lat_p99_ns as f64, 0.15)] {
+        // GC is paced (docs/model.md, "GC pacing"), so the tail no longer grows with the erase
+        // unit's chunk of relocation work; measured p99 1.07 / 1.13 ms at 1/1000 / 1/500 with
+        // seed 1 and 1.09 / 1.11 ms with seeds 2 and 3 (it was 1.30 / 1.43 ms unpaced).
+        for (what, u, v, tol) in [("mean", x.lat_mean_ns, y.lat_mean_ns, 0.05), ("p99", x.lat_p99_ns as f64, y.lat_p99_ns as f64, 0.07)] {
+            eprintln!("write latency {what}: {u:.0} vs {v:.0} ns");
             assert!((u - v).abs() / u < tol, "write latency {what}: {u} vs {v}");
         }
     }

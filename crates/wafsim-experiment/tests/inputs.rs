@@ -301,3 +301,45 @@ fn write_iolog_records_what_the_job_issued() {
     assert_eq!(replay.hbmw(), r.hbmw());
     assert_eq!(replay.mbmw(), r.mbmw());
 }
+
+/// Timing decides when the FTL's NAND work happens, never what it is: the same I/O sequence
+/// (one job, so no interleaving chosen by the queues) gives the same WAF timed and untimed,
+/// including a measurement that starts part-way into GC. (At this scale the erase unit, 6 MiB,
+/// is whole program-unit stripes over the 16 dies, so the timed drive needs no rounding; at
+/// other scales the timed erase unit is rounded to stripes and the run says "as simulated".)
+#[test]
+fn timing_does_not_change_the_waf_of_one_io_sequence() {
+    let body = r#"
+[[phase]]
+name = "fill"
+measure = false
+[[phase.workload]]
+namespace = "ns1"
+pattern = "sequential"
+bs = "128KiB"
+amount = "1x"
+[[phase]]
+name = "season"
+measure = false
+[[phase.workload]]
+namespace = "ns1"
+pattern = "random"
+bs = "4KiB"
+amount = "0.5x"
+[[phase]]
+name = "measure"
+[[phase.workload]]
+namespace = "ns1"
+pattern = "random"
+bs = "4KiB"
+amount = "1.5x"
+"#;
+    let d = dir("timed-vs-untimed");
+    let scale = 0.046875;
+    let timed = run_doc(&format!("{TIMED_DEVICE}{body}"), &d, scale).unwrap();
+    let untimed = run_doc(&format!("{}{body}", TIMED_DEVICE.replace("enabled = true", "enabled = false")), &d, scale).unwrap();
+    assert!(timed.timed.is_some() && untimed.timed.is_none());
+    assert!(timed.waf() > 1.5, "GC ran in the measured phase (WAF {})", timed.waf());
+    assert_eq!(timed.waf(), untimed.waf());
+    assert_eq!((timed.counters.gc_units, timed.counters.erases), (untimed.counters.gc_units, untimed.counters.erases));
+}

@@ -153,6 +153,7 @@ impl Timeline {
                 MediaOp::Erase { rg } => self.media.queue_erase(rg),
             }
         }
+        self.media.end_command();
     }
 
     fn write_need(&self, io: &Io) -> u64 {

@@ -16,6 +16,14 @@
 //!   the rate GC lets them in the long run (WAF), without a whole victim's relocation running
 //!   ahead of every host program (which would make write stalls grow with the erase unit).
 //!
+//! GC work is paced: the FTL relocates a whole victim at once, but the dies get its reads,
+//! copies and erases spread over the host programs that follow, at the rate that finishes the
+//! victim's work by the time the FTL takes the next one (the host program time between the two
+//! previous victims sets it). Firmware balances GC against host writes the same way, by free
+//! space rather than in bursts; without it, GC arrives in chunks as large as an erase unit and
+//! write latency tails would grow with the erase unit, i.e. with `--scale`. When no host program
+//! waits, all logged GC work is released (background GC uses idle dies).
+//!
 //! Completions that the engine needs (a host program frees its buffer space) come out of an
 //! event queue in time order; the engine advances the media to each host event first.
 
@@ -200,19 +208,92 @@ struct Die {
     tag_gc: f64,
     /// Waits for a power token with a program ready (in `Media::power_wait`).
     power_waiting: bool,
-    /// Time of this die's valid event (u64::MAX: none) and its generation.
+    /// Time of this die's event (u64::MAX: none), as in `Media::die_events`.
     event_at: u64,
-    gen: u32,
 }
 
-/// Marks an event that delivers GC read data rather than waking a die.
-const GC_DATA: u32 = u32::MAX;
+/// A logged GC operation and its die, packed in 8 bytes: the backlog holds a victim's whole
+/// relocation (tens of thousands of operations on a large drive), so its size is cache traffic.
+#[derive(Debug, Clone, Copy)]
+struct Logged(u64);
+
+impl Logged {
+    const DIE_BITS: u32 = 16;
+    const KIND_BITS: u32 = 2;
+
+    fn new(die: u32, op: GcOp) -> Logged {
+        debug_assert!(die < 1 << Self::DIE_BITS);
+        let (kind, payload) = match op {
+            GcOp::Read { units } => (0, units as u64),
+            GcOp::Program { need } => (1, need),
+            GcOp::Erase => (2, 0),
+        };
+        debug_assert!(payload < 1 << (64 - Self::DIE_BITS - Self::KIND_BITS), "GC unit count fits");
+        Logged(die as u64 | kind << Self::DIE_BITS | payload << (Self::DIE_BITS + Self::KIND_BITS))
+    }
+
+    fn die(self) -> u32 {
+        (self.0 & ((1 << Self::DIE_BITS) - 1)) as u32
+    }
+
+    fn op(self) -> GcOp {
+        let payload = self.0 >> (Self::DIE_BITS + Self::KIND_BITS);
+        match (self.0 >> Self::DIE_BITS) & ((1 << Self::KIND_BITS) - 1) {
+            0 => GcOp::Read { units: payload as u32 },
+            1 => GcOp::Program { need: payload },
+            _ => GcOp::Erase,
+        }
+    }
+}
+
+/// Each die's next event time, kept in a tournament tree: the earliest (ties to the lower die)
+/// in O(1), an update in O(log dies), and no stale entries (a die's event moves often: every
+/// read placed on it or operation queued can bring it forward).
+#[derive(Debug, Clone)]
+struct DieEvents {
+    /// Leaves from `leaves` on; node i holds the minimum (time, die) of its subtree.
+    tree: Vec<(u64, u32)>,
+    leaves: usize,
+}
+
+impl DieEvents {
+    fn new(dies: usize) -> DieEvents {
+        let leaves = dies.max(1).next_power_of_two();
+        let mut tree = vec![(u64::MAX, u32::MAX); 2 * leaves];
+        for d in 0..leaves {
+            tree[leaves + d].1 = d as u32;
+        }
+        for i in (1..leaves).rev() {
+            tree[i] = tree[2 * i].min(tree[2 * i + 1]);
+        }
+        DieEvents { tree, leaves }
+    }
+
+    fn set(&mut self, die: u32, t: u64) {
+        let mut i = self.leaves + die as usize;
+        self.tree[i].0 = t;
+        while i > 1 {
+            i /= 2;
+            let m = self.tree[2 * i].min(self.tree[2 * i + 1]);
+            if self.tree[i] == m {
+                break;
+            }
+            self.tree[i] = m;
+        }
+    }
+
+    /// The earliest (time, die); time u64::MAX when no die has an event.
+    fn first(&self) -> (u64, u32) {
+        self.tree[1]
+    }
+}
 
 pub struct Media {
     dies: Vec<Die>,
     ch: Vec<Channel>,
-    /// (time, die or GC_DATA, generation or delivered units).
-    events: BinaryHeap<Reverse<(u64, u32, u32)>>,
+    die_events: DieEvents,
+    /// Deliveries of GC read data: (time, units).
+    gc_data: BinaryHeap<Reverse<(u64, u32)>>,
     channels: u32,
     dies_per_rg: u32,
     t_read: u64,
@@ -244,6 +325,16 @@ pub struct Media {
     power_wait: VecDeque<u32>,
     /// Host programs queued or in progress.
     host_programs: u64,
+    /// GC work logged by the FTL, not yet given to the dies, in log order; its die time.
+    backlog: VecDeque<Logged>,
+    backlog_ns: u64,
+    /// GC die time released per host program die time, and the release credit (die ns).
+    pace: f64,
+    credit: f64,
+    /// Host program die time queued since the FTL last logged GC work.
+    host_ns_since_gc: u64,
+    /// GC work was logged by the command being charged.
+    gc_in_command: bool,
     /// Bytes of host programs finished since the engine last took them.
     released: u64,
     now: u64,
@@ -257,10 +348,12 @@ impl Media {
         for (i, t) in t_read_page.iter_mut().enumerate() {
             *t = cfg.t_read_of(i as u32);
         }
+        assert!(cfg.dies < 1 << Logged::DIE_BITS, "at most {} dies", (1u32 << Logged::DIE_BITS) - 1);
         Media {
             dies: vec![Die { event_at: u64::MAX, ..Die::default() }; cfg.dies as usize],
             ch: vec![Channel::default(); cfg.channels as usize],
-            events: BinaryHeap::new(),
+            die_events: DieEvents::new(cfg.dies as usize),
+            gc_data: BinaryHeap::new(),
             channels: cfg.channels,
             dies_per_rg: cfg.dies_per_rg(),
             t_read: cfg.nand.t_read_ns,
@@ -287,6 +380,12 @@ impl Media {
             max_programming: cfg.max_active_programs,
             power_wait: VecDeque::new(),
             host_programs: 0,
+            backlog: VecDeque::new(),
+            backlog_ns: 0,
+            pace: 0.0,
+            credit: 0.0,
+            host_ns_since_gc: 0,
+            gc_in_command: false,
             released: 0,
             now: 0,
             busy: Busy::default(),
@@ -297,24 +396,21 @@ impl Media {
         (die % self.channels) as usize
     }
 
-    /// Time of the next media event, if any (stale entries dropped).
+    /// Time of the next media event, if any.
     pub fn next_event(&mut self) -> Option<u64> {
-        while let Some(&Reverse((t, d, g))) = self.events.peek() {
-            if d == GC_DATA || self.dies[d as usize].gen == g {
-                return Some(t);
-            }
-            self.events.pop();
-        }
-        None
+        let t = self.die_events.first().0.min(self.gc_data.peek().map_or(u64::MAX, |e| e.0 .0));
+        (t != u64::MAX).then_some(t)
     }
 
-    /// Process the next media event (the one [`Media::next_event`] names).
+    /// Process the next media event (the one [`Media::next_event`] names); a die's event goes
+    /// before a delivery of GC data at the same time.
     pub fn step(&mut self) {
-        let Some(Reverse((t, d, g))) = self.events.pop() else { return };
-        debug_assert!(t >= self.now, "media events run in time order");
-        self.now = t;
-        if d == GC_DATA {
-            self.gc_read += g as u64;
+        let (t, d) = self.die_events.first();
+        if self.gc_data.peek().is_some_and(|e| e.0 .0 < t) {
+            let Some(Reverse((t, units))) = self.gc_data.pop() else { unreachable!() };
+            debug_assert!(t >= self.now, "media events run in time order");
+            self.now = t;
+            self.gc_read += units as u64;
             while let Some(&(need, die)) = self.blocked.front() {
                 if need > self.gc_read {
                     break;
@@ -324,16 +420,22 @@ impl Media {
             }
             return;
         }
-        if self.dies[d as usize].gen != g {
+        if t == u64::MAX {
             return;
         }
+        debug_assert!(t >= self.now, "media events run in time order");
+        self.now = t;
+        // The die's event stays booked at `t` until the `schedule` at the end moves it (one
+        // tree update instead of two).
         let die = &mut self.dies[d as usize];
-        die.event_at = u64::MAX;
         if die.cur.pending && die.cur.end <= t {
             die.cur.pending = false;
             if die.cur.kind == Kind::HostProgram {
                 self.host_programs -= 1;
                 self.released += self.program_bytes;
+                if self.host_programs == 0 {
+                    self.release_gc(u64::MAX);
+                }
             }
             self.programming -= 1;
             self.wake_power_waiter();
@@ -426,7 +528,7 @@ impl Media {
                     self.dies[di].gc_unblocked -= 1;
                     let done = t + self.t_read;
                     let out = self.ch[ch].book(done, self.page_xfer) + self.page_xfer;
-                    self.events.push(Reverse((out, GC_DATA, units)));
+                    self.gc_data.push(Reverse((out, units)));
                     self.busy.gc_read_ns += self.t_read + self.page_xfer;
                     self.start(di, Kind::GcRead, t, done);
                     (Kind::GcRead, self.t_read)
@@ -515,11 +617,8 @@ impl Media {
         }
         let next = if next == u64::MAX { next } else { next.max(now) };
         if next != die.event_at {
-            die.gen = die.gen.wrapping_add(1);
             die.event_at = next;
-            if next != u64::MAX {
-                self.events.push(Reverse((next, d, die.gen)));
-            }
+            self.die_events.set(d, next);
         }
     }
 
@@ -534,37 +633,31 @@ impl Media {
         }
     }
 
-    /// Queue a host program on `die` whose data is buffered at `ready`.
+    /// Queue a host program on `die` whose data is buffered at `ready`; it earns the paced GC
+    /// work its share of die time.
     pub fn queue_host_program(&mut self, ready: u64, die: u32) {
         let d = &mut self.dies[die as usize];
         d.host_q.push_back(ready);
         d.logged_host += self.t_prog;
         self.host_programs += 1;
         self.schedule(die);
+        self.host_ns_since_gc += self.t_prog;
+        self.credit += self.pace * self.t_prog as f64;
+        self.release_paced();
     }
 
-    /// Queue a GC page read on `die` that yields `units` mapping units of live data.
+    /// Log a GC page read on `die` that yields `units` mapping units of live data.
     pub fn queue_gc_read(&mut self, die: u32, units: u32) {
         self.gc_logged += units as u64;
-        let d = &mut self.dies[die as usize];
-        d.gc_q.push_back(GcOp::Read { units });
-        d.gc_unblocked += 1;
-        d.logged_gc += self.t_read;
-        self.schedule(die);
+        self.log_gc(die, GcOp::Read { units });
     }
 
-    /// Queue a GC copy program on `die`: it needs a program unit of data read by GC (no more
+    /// Log a GC copy program on `die`: it needs a program unit of data read by GC (no more
     /// than has been logged for reading, which covers a unit partly filled before timing began).
     pub fn queue_gc_program(&mut self, die: u32) {
         self.gc_programs += 1;
         let need = (self.gc_programs * self.units_per_program).min(self.gc_logged);
-        let d = &mut self.dies[die as usize];
-        d.gc_q.push_back(GcOp::Program { need });
-        d.logged_gc += self.t_prog;
-        if need > self.gc_read {
-            self.blocked.push_back((need, die));
-        }
-        self.schedule(die);
+        self.log_gc(die, GcOp::Program { need });
     }
 
     /// An erase unit of reclaim group `rg` was reclaimed: erase a block on every die of the
@@ -578,11 +671,76 @@ impl Media {
         *c -= 1.0;
         let first = rg * self.dies_per_rg;
         for die in first..first + self.dies_per_rg {
+            self.log_gc(die, GcOp::Erase);
+        }
+    }
+
+    /// The engine charged one host command's NAND work: if it logged GC work, set the pace so
+    /// that the backlog is released over as much host program time as passed since the FTL
+    /// last logged GC work (by then it is likely to log more).
+    pub fn end_command(&mut self) {
+        if self.gc_in_command {
+            self.gc_in_command = false;
+            self.pace = self.backlog_ns as f64 / self.host_ns_since_gc.max(self.t_prog) as f64;
+            self.host_ns_since_gc = 0;
+        }
+        if self.host_programs == 0 {
+            self.release_gc(u64::MAX);
+        } else {
+            self.release_paced();
+        }
+    }
+
+    fn gc_op_ns(&self, op: GcOp) -> u64 {
+        match op {
+            GcOp::Read { .. } => self.t_read,
+            GcOp::Program { .. } => self.t_prog,
+            GcOp::Erase => self.t_erase,
+        }
+    }
+
+    fn log_gc(&mut self, die: u32, op: GcOp) {
+        self.backlog_ns += self.gc_op_ns(op);
+        self.backlog.push_back(Logged::new(die, op));
+        self.gc_in_command = true;
+    }
+
+    /// Release as much backlog as the credit pays for (credit is not banked while there is
+    /// nothing to release).
+    fn release_paced(&mut self) {
+        while self.credit > 0.0 {
+            let Some(op) = self.backlog.front().map(|l| l.op()) else {
+                self.credit = 0.0;
+                return;
+            };
+            self.credit -= self.gc_op_ns(op) as f64;
+            self.release_gc(1);
+        }
+    }
+
+    /// Give the first `n` backlog operations to their dies.
+    fn release_gc(&mut self, n: u64) {
+        for _ in 0..n {
+            let Some(l) = self.backlog.pop_front() else { return };
+            let (die, op) = (l.die(), l.op());
+            let ns = self.gc_op_ns(op);
+            self.backlog_ns -= ns;
             let d = &mut self.dies[die as usize];
-            d.gc_q.push_back(GcOp::Erase);
-            d.gc_unblocked += 1;
-            d.logged_gc += self.t_erase;
-            self.schedule(die);
+            d.gc_q.push_back(op);
+            d.logged_gc += ns;
+            match op {
+                GcOp::Program { need } => {
+                    if need > self.gc_read {
+                        self.blocked.push_back((need, die));
+                    }
+                }
+                _ => d.gc_unblocked += 1,
+            }
+            // A queued operation can only bring the die's event forward to when the die is
+            // free; if it is already due by then, there is nothing to reschedule.
+            if d.event_at > d.busy_end.max(self.now) {
+                self.schedule(die);
+            }
         }
     }
 
@@ -640,19 +798,13 @@ impl Media {
         self.dies
             .iter()
             .map(|d| {
-                let queued: u64 = d.host_q.len() as u64 * self.t_prog
-                    + d.gc_q
-                        .iter()
-                        .map(|op| match op {
-                            GcOp::Read { .. } => self.t_read,
-                            GcOp::Program { .. } => self.t_prog,
-                            GcOp::Erase => self.t_erase,
-                        })
-                        .sum::<u64>();
+                let queued: u64 = d.host_q.len() as u64 * self.t_prog + d.gc_q.iter().map(|&op| self.gc_op_ns(op)).sum::<u64>();
                 d.busy_end.max(self.now) + queued
             })
             .max()
             .unwrap_or(0)
+            // The backlog spread evenly over the dies.
+            + self.backlog_ns / self.dies.len().max(1) as u64
     }
 }
 

@@ -214,8 +214,8 @@ fn reads_beside_writes(buffer: u64, suspend: Option<u32>) -> (f64, f64, f64) {
     let r = Box::new(ReadsOf(synthetic(ns / 2, Pattern::Random(Distribution::Uniform), 4096, ns, 6)));
     let mut jw = job("w", w, 64, 20_000_000);
     let mut jr = job("r", r, 8, 20_000_000);
-    jw.runtime_ns = Some(200_000_000);
-    jr.runtime_ns = Some(200_000_000);
+    jw.runtime_ns = Some(600_000_000);
+    jr.runtime_ns = Some(600_000_000);
     let run = run(&mut dev, &mut tl, vec![jw, jr]).unwrap();
     let (w, r) = (&run.jobs[0], &run.jobs[1]);
     (r.iops(&r.read), r.read.lat.mean(), w.bandwidth(&w.write))
