@@ -1,0 +1,291 @@
+//! The simulated flash device: page-mapped FTL (L2P + P2L), erase units, write frontiers,
+//! placement (conventional, streams, FDP) and garbage collection. One concern per file:
+//!
+//! - `mod.rs` (here): the `Device` state, construction and command entry (`submit`);
+//! - [`mapping`]: logical-to-physical mapping, reads, writes, trims, invalidation;
+//! - [`placement`]: write frontiers, which frontier a write goes to (streams, FDP reclaim unit
+//!   handles, FDP events), opening and sealing erase units;
+//! - [`gc`]: garbage collection: victim selection (greedy bucket queue, FIFO, cost-benefit,
+//!   d-choices), relocation of live data, erase, background GC;
+//! - [`media_log`]: the NAND operations the FTL causes, for the timing model;
+//! - [`invariants`]: whole-state consistency checks for tests.
+//!
+//! Layout: erase unit `e` owns physical mapping units `e*Np .. (e+1)*Np`; erase units are split
+//! into contiguous runs, one per reclaim group. Validity of a physical unit `p` is derived, not
+//! stored: `p` is live iff `l2p[p2l[p]] == p`. That keeps memory at 4 B per logical and 4 B per
+//! physical unit and makes trim and overwrite one store each.
+
+mod gc;
+mod invariants;
+mod mapping;
+mod media_log;
+mod placement;
+
+use media_log::MediaLayout;
+pub use media_log::MediaOp;
+pub use placement::{FdpEvent, FdpEventKind, Frontier, FrontierKind, EVENT_LOG_LEN};
+
+use crate::config::{ConfigError, DeviceConfig, GcPolicy, Geometry};
+use crate::counters::{Counters, FrontierCounters, NsCounters};
+use crate::fastdiv::FastDiv;
+use crate::io::{Io, Op};
+use crate::rng::Rng;
+use std::collections::VecDeque;
+
+/// Sentinel for "no mapping" in L2P/P2L and "none" in unit lists.
+pub const NIL: u32 = u32::MAX;
+
+const FREE: u8 = 0;
+const OPEN: u8 = 1;
+const SEALED: u8 = 2;
+
+/// How far ahead the GC scan and batch submission prefetch L2P entries.
+const PREFETCH_DISTANCE: usize = 32;
+
+/// Errors a command can return.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("namespace {0} does not exist")]
+    NoSuchNamespace(u32),
+    #[error("I/O at byte offset {offset} length {len} exceeds namespace {ns} of {size} bytes")]
+    OutOfRange { ns: u32, offset: u64, len: u32, size: u64 },
+    #[error("I/O of length 0")]
+    ZeroLength,
+    #[error("reclaim group {rg}: no free erase unit left (over-provisioning exhausted)")]
+    OutOfSpace { rg: u32 },
+    #[error("reclaim group {rg}: garbage collection cannot reclaim space (every candidate erase unit is full of valid data)")]
+    NoReclaimableSpace { rg: u32 },
+    #[error("RUH update: reclaim group {rg} / RUH {ruh} does not exist")]
+    NoSuchHandle { rg: u32, ruh: u32 },
+}
+
+#[derive(Debug, Clone)]
+struct ReclaimGroup {
+    free: VecDeque<u32>,
+    /// Sealed units in sealing order (FIFO policy only).
+    fifo: VecDeque<u32>,
+    /// Lowest possibly non-empty greedy bucket.
+    bq_min: u32,
+    sealed: u32,
+    first_eu: u32,
+}
+
+/// The simulated device.
+pub struct Device {
+    cfg: DeviceConfig,
+    geo: Geometry,
+    np: u32,
+    div: FastDiv,
+    mu_shift: u32,
+    greedy: bool,
+    fifo: bool,
+
+    l2p: Vec<u32>,
+    p2l: Vec<u32>,
+
+    // Per erase unit, struct-of-arrays.
+    valid: Vec<u32>,
+    wp: Vec<u32>,
+    state: Vec<u8>,
+    owner: Vec<u32>,
+    unit_rg: Vec<u32>,
+    sealed_at: Vec<u64>,
+    erase_count: Vec<u32>,
+    bq_next: Vec<u32>,
+    bq_prev: Vec<u32>,
+    /// Greedy bucket heads, index `rg * (Np + 1) + valid`.
+    bq_heads: Vec<u32>,
+
+    rgs: Vec<ReclaimGroup>,
+    frontiers: Vec<Frontier>,
+    /// Host frontier of (rg, ruh) for FDP or (0, stream) for streams, index `rg * nruh + ruh`.
+    host_frontier: Vec<u32>,
+    nruh: u32,
+
+    ns_base: Vec<u32>,
+    ns_bytes: Vec<u64>,
+    ns_handles: Vec<Vec<u16>>,
+    /// Global LBA where each namespace after the first starts, for attributing GC copies.
+    ns_starts: Vec<u32>,
+
+    counters: Counters,
+    events: VecDeque<FdpEvent>,
+    rng: Rng,
+    /// Media write clock (mapping units programmed), for FIFO/cost-benefit ages.
+    clock: u64,
+    next_rg: u32,
+    media: Option<MediaLayout>,
+    media_ops: Vec<MediaOp>,
+}
+impl Device {
+    /// Build an empty (all unmapped, all erase units free) device.
+    pub fn new(cfg: DeviceConfig) -> Result<Device, ConfigError> {
+        let geo = cfg.geometry()?;
+        let np = geo.units_per_eu;
+        let e = geo.erase_units as usize;
+        let phys = geo.physical_units() as usize;
+        let rg_count = geo.reclaim_groups;
+
+        let mut rgs = Vec::with_capacity(rg_count as usize);
+        let mut unit_rg = vec![0u32; e];
+        for r in 0..rg_count {
+            let first = r * geo.eus_per_rg;
+            let free: VecDeque<u32> = (first..first + geo.eus_per_rg).collect();
+            for u in first..first + geo.eus_per_rg {
+                unit_rg[u as usize] = r;
+            }
+            rgs.push(ReclaimGroup { free, fifo: VecDeque::new(), bq_min: np + 1, sealed: 0, first_eu: first });
+        }
+
+        let (frontiers, host_frontier, nruh) = placement::build_frontiers(&cfg.placement, rg_count);
+
+        let mut ns_base = Vec::new();
+        let mut ns_bytes = Vec::new();
+        let mut ns_handles = Vec::new();
+        let mut base = 0u32;
+        for ns in &cfg.namespaces {
+            let units = (ns.size_bytes / cfg.mapping_unit as u64) as u32;
+            ns_base.push(base);
+            ns_bytes.push(units as u64 * cfg.mapping_unit as u64);
+            ns_handles.push(ns.placement_handles.clone());
+            base += units;
+        }
+        let ns_starts = ns_base[1..].to_vec();
+        let counters = Counters {
+            namespaces: vec![NsCounters::default(); cfg.namespaces.len()],
+            frontiers: vec![FrontierCounters::default(); frontiers.len()],
+            ..Default::default()
+        };
+        Ok(Device {
+            np,
+            div: FastDiv::new(np),
+            mu_shift: cfg.mapping_unit.trailing_zeros(),
+            greedy: cfg.gc_policy == GcPolicy::Greedy,
+            fifo: cfg.gc_policy == GcPolicy::Fifo,
+            l2p: vec![NIL; geo.namespace_units as usize],
+            p2l: vec![NIL; phys],
+            valid: vec![0; e],
+            wp: vec![0; e],
+            state: vec![FREE; e],
+            owner: vec![NIL; e],
+            unit_rg,
+            sealed_at: vec![0; e],
+            erase_count: vec![0; e],
+            bq_next: vec![NIL; e],
+            bq_prev: vec![NIL; e],
+            bq_heads: if cfg.gc_policy == GcPolicy::Greedy { vec![NIL; rg_count as usize * (np as usize + 1)] } else { Vec::new() },
+            rgs,
+            frontiers,
+            host_frontier,
+            nruh,
+            ns_base,
+            ns_bytes,
+            ns_handles,
+            ns_starts,
+            counters,
+            events: VecDeque::new(),
+            rng: Rng::derive(cfg.seed, 0x6763),
+            clock: 0,
+            next_rg: 0,
+            media: None,
+            media_ops: Vec::new(),
+            geo,
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &DeviceConfig {
+        &self.cfg
+    }
+
+    pub fn geometry(&self) -> &Geometry {
+        &self.geo
+    }
+
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    pub fn frontiers(&self) -> &[Frontier] {
+        &self.frontiers
+    }
+
+    /// Most recent FDP events, oldest first.
+    pub fn fdp_events(&self) -> impl Iterator<Item = &FdpEvent> {
+        self.events.iter()
+    }
+
+    /// Namespace size in bytes (whole mapping units).
+    pub fn namespace_bytes(&self, ns: u32) -> u64 {
+        self.ns_bytes[ns as usize]
+    }
+
+    pub fn namespace_count(&self) -> u32 {
+        self.ns_bytes.len() as u32
+    }
+
+    /// Erase count of every erase unit.
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+
+    /// Execute one command.
+    #[inline]
+    pub fn submit(&mut self, io: &Io) -> Result<(), DeviceError> {
+        let (first, count) = self.unit_range(io)?;
+        match io.op {
+            Op::Write => self.write(io, first, count),
+            Op::Read => {
+                self.read(io, first, count);
+                Ok(())
+            }
+            Op::Trim => {
+                self.trim(io, first, count);
+                Ok(())
+            }
+        }
+    }
+
+    /// Hint that `io` will be submitted soon: prefetch its first map entry.
+    #[inline]
+    pub fn prefetch_io(&self, io: &Io) {
+        if let Some(&base) = self.ns_base.get(io.ns as usize) {
+            prefetch(&self.l2p, base as usize + (io.offset >> self.mu_shift) as usize);
+        }
+    }
+
+    /// Execute a batch of commands, prefetching the map entries of commands further ahead so
+    /// random writes overlap their cache misses.
+    pub fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
+        for i in 0..ios.len() {
+            if let Some(ahead) = ios.get(i + PREFETCH_DISTANCE) {
+                self.prefetch_io(ahead);
+            }
+            self.submit(&ios[i])?;
+        }
+        Ok(())
+    }
+
+    /// Free erase units per reclaim group.
+    pub fn free_units(&self) -> Vec<u32> {
+        self.rgs.iter().map(|r| r.free.len() as u32).collect()
+    }
+
+    /// Frontier that wrote erase unit `u` (NIL when free).
+    pub fn unit_owner(&self, u: u32) -> u32 {
+        self.owner[u as usize]
+    }
+}
+
+#[inline(always)]
+fn prefetch(v: &[u32], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < v.len() {
+        // SAFETY: the pointer is in bounds; prefetch has no architectural effect.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(v.as_ptr().add(i) as *const i8);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}

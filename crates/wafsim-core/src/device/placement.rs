@@ -1,0 +1,242 @@
+//! Write frontiers and placement: which open erase unit a host write goes to (the single
+//! conventional frontier, a stream, or an FDP reclaim unit handle per reclaim group), FDP
+//! events, and opening/sealing erase units (opening one can start foreground GC).
+
+use super::{Device, DeviceError, NIL, OPEN, SEALED};
+use crate::config::{Placement, RuhType};
+use crate::io::Pid;
+
+/// What a write frontier is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontierKind {
+    /// Host writes of a reclaim unit handle (FDP), a stream, or the single conventional frontier.
+    Host,
+    /// GC copies; `shared` when several handles' data meet here.
+    Gc { shared: bool },
+}
+
+/// One write frontier: an open erase unit being filled.
+#[derive(Debug, Clone)]
+pub struct Frontier {
+    pub kind: FrontierKind,
+    pub rg: u32,
+    /// RUH (FDP) or stream id this frontier serves; `NIL` for shared GC frontiers.
+    pub ruh: u32,
+    /// Frontier that receives GC copies of data written here.
+    pub gc_dest: u32,
+    /// Currently open erase unit, or `NIL`.
+    pub unit: u32,
+}
+
+/// A logged FDP event (most recent [`EVENT_LOG_LEN`] are kept, counts are kept for all).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FdpEvent {
+    pub kind: FdpEventKind,
+    pub rg: u32,
+    pub ruh: u32,
+    pub ns: u32,
+    /// Mapping units concerned (moved units for media reallocated, unwritten units for RU not
+    /// fully written).
+    pub units: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FdpEventKind {
+    RuNotFullyWritten,
+    InvalidPid,
+    MediaReallocated,
+}
+
+pub const EVENT_LOG_LEN: usize = 64;
+
+/// The frontiers of a placement mode and where GC copies of each go: `(frontiers, host
+/// frontier per (rg, ruh) or stream, handles per reclaim group)`. Conventional: one host and one
+/// GC frontier. Streams: one host frontier per stream and one shared GC frontier. FDP, per
+/// reclaim group: one host frontier per RUH; initially isolated RUHs share one GC frontier,
+/// persistently isolated ones get their own (so GC never mixes their data with others').
+pub(super) fn build_frontiers(placement: &Placement, rg_count: u32) -> (Vec<Frontier>, Vec<u32>, u32) {
+    let mut frontiers = Vec::new();
+    let mut host_frontier = Vec::new();
+    let nruh;
+    match placement {
+        Placement::Conventional => {
+            nruh = 1;
+            frontiers.push(Frontier { kind: FrontierKind::Host, rg: 0, ruh: 0, gc_dest: 1, unit: NIL });
+            frontiers.push(Frontier { kind: FrontierKind::Gc { shared: false }, rg: 0, ruh: 0, gc_dest: 1, unit: NIL });
+            host_frontier.push(0);
+        }
+        Placement::Streams { streams } => {
+            nruh = *streams;
+            let gc = *streams;
+            for s in 0..*streams {
+                frontiers.push(Frontier { kind: FrontierKind::Host, rg: 0, ruh: s, gc_dest: gc, unit: NIL });
+                host_frontier.push(s);
+            }
+            frontiers.push(Frontier { kind: FrontierKind::Gc { shared: true }, rg: 0, ruh: NIL, gc_dest: gc, unit: NIL });
+        }
+        Placement::Fdp { ruh_types, .. } => {
+            nruh = ruh_types.len() as u32;
+            for r in 0..rg_count {
+                let any_ii = ruh_types.contains(&RuhType::InitiallyIsolated);
+                let shared_gc = if any_ii {
+                    let idx = frontiers.len() as u32;
+                    frontiers.push(Frontier { kind: FrontierKind::Gc { shared: true }, rg: r, ruh: NIL, gc_dest: idx, unit: NIL });
+                    idx
+                } else {
+                    NIL
+                };
+                for (h, t) in ruh_types.iter().enumerate() {
+                    let host = frontiers.len() as u32;
+                    host_frontier.push(host);
+                    match t {
+                        RuhType::InitiallyIsolated => {
+                            frontiers.push(Frontier { kind: FrontierKind::Host, rg: r, ruh: h as u32, gc_dest: shared_gc, unit: NIL });
+                        }
+                        RuhType::PersistentlyIsolated => {
+                            let own_gc = host + 1;
+                            frontiers.push(Frontier { kind: FrontierKind::Host, rg: r, ruh: h as u32, gc_dest: own_gc, unit: NIL });
+                            frontiers.push(Frontier { kind: FrontierKind::Gc { shared: false }, rg: r, ruh: h as u32, gc_dest: own_gc, unit: NIL });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (frontiers, host_frontier, nruh)
+}
+
+impl Device {
+    /// Frontier for a host write, per placement mode. FDP: a write without a directive uses
+    /// placement handle 0 of its namespace; an invalid PID is replaced by placement handle 0 in
+    /// reclaim group 0 and logged (NVMe TP4146).
+    #[inline]
+    pub(super) fn resolve_frontier(&mut self, ns: u32, pid: Pid) -> u32 {
+        match self.cfg.placement {
+            Placement::Conventional => 0,
+            Placement::Streams { streams } => {
+                if pid.is_none() || pid.handle() as u32 >= streams || pid.rg() != 0 {
+                    self.host_frontier[0]
+                } else {
+                    self.host_frontier[pid.handle() as usize]
+                }
+            }
+            Placement::Fdp { reclaim_groups, .. } => {
+                let handles = &self.ns_handles[ns as usize];
+                let (rg, ph) = if pid.is_none() {
+                    // No directive: placement handle 0; the controller spreads such writes over
+                    // reclaim groups round-robin.
+                    let rg = self.next_rg;
+                    self.next_rg = (self.next_rg + 1) % reclaim_groups;
+                    (rg, 0usize)
+                } else if pid.rg() as u32 >= reclaim_groups || pid.handle() as usize >= handles.len() {
+                    self.counters.fdp_events.invalid_pid += 1;
+                    self.log_event(FdpEvent { kind: FdpEventKind::InvalidPid, rg: pid.rg() as u32, ruh: pid.handle() as u32, ns, units: 0 });
+                    (0, 0)
+                } else {
+                    (pid.rg() as u32, pid.handle() as usize)
+                };
+                let ruh = self.ns_handles[ns as usize][ph] as u32;
+                self.host_frontier[(rg * self.nruh + ruh) as usize]
+            }
+        }
+    }
+
+    pub(super) fn log_event(&mut self, e: FdpEvent) {
+        if self.events.len() == EVENT_LOG_LEN {
+            self.events.pop_front();
+        }
+        self.events.push_back(e);
+    }
+
+    /// Next physical unit of frontier `f`, opening a fresh erase unit when needed.
+    #[inline(always)]
+    pub(super) fn next_slot(&mut self, f: u32) -> Result<u32, DeviceError> {
+        let u = self.frontiers[f as usize].unit;
+        if u != NIL {
+            let w = self.wp[u as usize];
+            if w < self.np {
+                self.wp[u as usize] = w + 1;
+                self.valid[u as usize] += 1;
+                self.clock += 1;
+                if self.media.is_some() {
+                    self.log_programs(f, u, w, w + 1);
+                }
+                return Ok(u * self.np + w);
+            }
+        }
+        self.open_unit(f)?;
+        let u = self.frontiers[f as usize].unit;
+        self.wp[u as usize] = 1;
+        self.valid[u as usize] = 1;
+        self.clock += 1;
+        if self.media.is_some() {
+            self.log_programs(f, u, 0, 1);
+        }
+        Ok(u * self.np)
+    }
+
+    /// Seal frontier `f`'s unit (if any) and open a free one. Host frontiers trigger GC when the
+    /// free pool falls below `gc_free_min`; GC frontiers never do (no recursion).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn open_unit(&mut self, f: u32) -> Result<(), DeviceError> {
+        let old = self.frontiers[f as usize].unit;
+        if old != NIL {
+            self.seal(old);
+        }
+        let rg = self.frontiers[f as usize].rg;
+        let Some(u) = self.rgs[rg as usize].free.pop_front() else {
+            return Err(DeviceError::OutOfSpace { rg });
+        };
+        self.state[u as usize] = OPEN;
+        self.owner[u as usize] = f;
+        self.wp[u as usize] = 0;
+        self.valid[u as usize] = 0;
+        self.frontiers[f as usize].unit = u;
+        if self.frontiers[f as usize].kind == FrontierKind::Host
+            && (self.rgs[rg as usize].free.len() as u32) < self.cfg.gc_free_min
+        {
+            self.collect(rg)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn seal(&mut self, u: u32) {
+        self.state[u as usize] = SEALED;
+        self.sealed_at[u as usize] = self.clock;
+        let rg = self.unit_rg[u as usize];
+        self.rgs[rg as usize].sealed += 1;
+        if self.greedy {
+            self.bq_link(u, self.valid[u as usize]);
+        } else if self.fifo {
+            self.rgs[rg as usize].fifo.push_back(u);
+        }
+    }
+
+    pub(super) fn is_fdp(&self) -> bool {
+        matches!(self.cfg.placement, Placement::Fdp { .. })
+    }
+
+    /// FDP Reclaim Unit Handle Update: move handle `ruh` of reclaim group `rg` to a fresh
+    /// reclaim unit now. A partly written unit is sealed as is and a "RU not fully written"
+    /// event is logged.
+    pub fn ruh_update(&mut self, rg: u32, ruh: u32) -> Result<(), DeviceError> {
+        let Placement::Fdp { reclaim_groups, .. } = self.cfg.placement else {
+            return Err(DeviceError::NoSuchHandle { rg, ruh });
+        };
+        if rg >= reclaim_groups || ruh >= self.nruh {
+            return Err(DeviceError::NoSuchHandle { rg, ruh });
+        }
+        let f = self.host_frontier[(rg * self.nruh + ruh) as usize];
+        let u = self.frontiers[f as usize].unit;
+        if u == NIL || self.wp[u as usize] == 0 {
+            return Ok(());
+        }
+        let unwritten = self.np - self.wp[u as usize];
+        if unwritten > 0 {
+            self.counters.fdp_events.ru_not_fully_written += 1;
+            self.log_event(FdpEvent { kind: FdpEventKind::RuNotFullyWritten, rg, ruh, ns: NIL, units: unwritten as u64 });
+        }
+        self.open_unit(f)
+    }
+}
