@@ -9,8 +9,17 @@ pub struct NsCounters {
     pub host_units: u64,
     /// Mapping units of this namespace's data copied by GC.
     pub gc_units: u64,
+    /// Mapping units of dummy data programmed to fill this namespace's zones (ZNS Finish).
+    pub pad_units: u64,
     pub host_read_bytes: u64,
     pub trim_bytes: u64,
+}
+
+impl NsCounters {
+    /// Media mapping units programmed for this namespace (host + GC + padding).
+    pub fn media_units(&self) -> u64 {
+        self.host_units + self.gc_units + self.pad_units
+    }
 }
 
 /// Per write-frontier counters (a frontier belongs to one RUH or stream, or is a GC frontier).
@@ -45,6 +54,9 @@ pub struct Counters {
     pub host_units: u64,
     /// Mapping units copied by garbage collection.
     pub gc_units: u64,
+    /// Mapping units of dummy data programmed to fill a partly written zone on Finish (ZNS; the
+    /// device's only writes beyond the host's).
+    pub pad_units: u64,
     /// Erase operations.
     pub erases: u64,
     pub host_read_bytes: u64,
@@ -66,9 +78,9 @@ fn sub(a: u64, b: u64) -> u64 {
 }
 
 impl Counters {
-    /// Media mapping units programmed (host + GC).
+    /// Media mapping units programmed (host + GC + padding).
     pub fn media_units(&self) -> u64 {
-        self.host_units + self.gc_units
+        self.host_units + self.gc_units + self.pad_units
     }
 
     /// `self - earlier`, counter by counter.
@@ -77,6 +89,7 @@ impl Counters {
             host_write_bytes: sub(self.host_write_bytes, earlier.host_write_bytes),
             host_units: sub(self.host_units, earlier.host_units),
             gc_units: sub(self.gc_units, earlier.gc_units),
+            pad_units: sub(self.pad_units, earlier.pad_units),
             erases: sub(self.erases, earlier.erases),
             host_read_bytes: sub(self.host_read_bytes, earlier.host_read_bytes),
             read_units: sub(self.read_units, earlier.read_units),
@@ -92,6 +105,7 @@ impl Counters {
                     host_write_bytes: sub(a.host_write_bytes, b.host_write_bytes),
                     host_units: sub(a.host_units, b.host_units),
                     gc_units: sub(a.gc_units, b.gc_units),
+                    pad_units: sub(a.pad_units, b.pad_units),
                     host_read_bytes: sub(a.host_read_bytes, b.host_read_bytes),
                     trim_bytes: sub(a.trim_bytes, b.trim_bytes),
                 })
@@ -123,6 +137,7 @@ impl Counters {
         self.host_write_bytes += o.host_write_bytes;
         self.host_units += o.host_units;
         self.gc_units += o.gc_units;
+        self.pad_units += o.pad_units;
         self.erases += o.erases;
         self.host_read_bytes += o.host_read_bytes;
         self.read_units += o.read_units;

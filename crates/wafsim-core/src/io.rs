@@ -7,6 +7,12 @@ pub enum Op {
     Read,
     /// Deallocate (NVMe Dataset Management) of the covered mapping units.
     Trim,
+    /// Zone Append (zoned namespaces): `offset` is the zone's start; the data goes to the zone's
+    /// write pointer and the completion says where.
+    Append,
+    /// Flush: make written data durable. Nothing to do in a model with a power-loss-protected
+    /// buffer; `offset` and `len` are ignored.
+    Flush,
 }
 
 /// Placement identifier carried by a write: reclaim group + placement handle (FDP), or a stream

@@ -1,7 +1,9 @@
-//! wafsim-core: the simulated device. Geometry, page-mapped FTL, placement (conventional,
-//! streams, NVMe FDP), garbage collection and counters. No I/O and no printing, so it stays fast
+//! wafsim-core: the simulated devices and the block-device interface they share. Geometry,
+//! page-mapped FTL, placement (conventional, streams, NVMe FDP), garbage collection, zoned
+//! namespaces (ZNS) and counters. No I/O and no printing, so it stays fast
 //! and testable; see docs/architecture.md.
 
+pub mod blockdev;
 pub mod config;
 pub mod counters;
 pub mod device;
@@ -10,8 +12,11 @@ pub mod io;
 pub mod rng;
 pub mod theory;
 pub mod units;
+pub mod zns;
+pub mod zone;
 
 pub use config::{DeviceConfig, GcPolicy, Geometry, NamespaceConfig, Placement, RuhType};
+pub use blockdev::BlockDevice;
 pub use counters::Counters;
 pub use device::{Device, DeviceError};
 pub use io::{Io, Op, Pid};

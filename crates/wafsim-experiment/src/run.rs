@@ -422,7 +422,7 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
                 name: dev.config().namespaces[i].name.clone(),
                 size_bytes: dev.namespace_bytes(i as u32),
                 host_bytes: n.host_write_bytes,
-                media_bytes: (n.host_units + n.gc_units) * mu,
+                media_bytes: n.media_units() * mu,
                 gc_bytes: n.gc_units * mu,
                 read_bytes: n.host_read_bytes,
                 trim_bytes: n.trim_bytes,

@@ -230,10 +230,12 @@ impl Timeline {
                 self.link_out_free = done;
                 Ok(done)
             }
-            Op::Trim => {
+            Op::Trim | Op::Flush => {
                 dev.submit(io)?;
                 Ok(now + TRIM_NS)
             }
+            // The flash FTL refuses it (not zoned); ZNS timing is not modelled yet.
+            Op::Append => dev.submit(io).map(|_| now),
         }
     }
 }
@@ -291,9 +293,10 @@ impl Waiting {
 /// Schedule the completion of job `j`'s `io`, submitted at `submitted`, at `done`.
 fn push_completion(heap: &mut BinaryHeap<Reverse<Event>>, j: u32, io: &Io, submitted: u64, done: u64) {
     let op = match io.op {
-        Op::Write => 0,
+        Op::Write | Op::Append => 0,
         Op::Read => 1,
-        Op::Trim => 2,
+        // Commands without data.
+        Op::Trim | Op::Flush => 2,
     };
     heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op, len: io.len }));
 }

@@ -25,7 +25,8 @@ impl SourceStats {
     fn count(&mut self, io: &Io) {
         self.ios += 1;
         match io.op {
-            Op::Write => {
+            // A zone append writes like a write; a flush moves no data.
+            Op::Write | Op::Append => {
                 self.write_ios += 1;
                 self.write_bytes += io.len as u64;
             }
@@ -37,6 +38,7 @@ impl SourceStats {
                 self.trim_ios += 1;
                 self.trim_bytes += io.len as u64;
             }
+            Op::Flush => {}
         }
     }
 }

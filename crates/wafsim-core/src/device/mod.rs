@@ -57,6 +57,11 @@ pub enum DeviceError {
     NoReclaimableSpace { rg: u32 },
     #[error("RUH update: reclaim group {rg} / RUH {ruh} does not exist")]
     NoSuchHandle { rg: u32, ruh: u32 },
+    #[error("namespace {ns} is not zoned: zone append and zone management need a zoned namespace")]
+    NotZoned { ns: u32 },
+    /// A zoned namespace refused the command with an NVMe ZNS status.
+    #[error("namespace {ns}, byte offset {offset}: {status}")]
+    Zone { ns: u32, offset: u64, status: crate::zone::ZoneStatus },
 }
 
 #[derive(Debug, Clone)]
@@ -232,6 +237,11 @@ impl Device {
     /// Execute one command.
     #[inline]
     pub fn submit(&mut self, io: &Io) -> Result<(), DeviceError> {
+        match io.op {
+            Op::Flush => return Ok(()),
+            Op::Append => return Err(DeviceError::NotZoned { ns: io.ns }),
+            _ => {}
+        }
         let (first, count) = self.unit_range(io)?;
         match io.op {
             Op::Write => self.write(io, first, count),
@@ -243,6 +253,7 @@ impl Device {
                 self.trim(io, first, count);
                 Ok(())
             }
+            Op::Append | Op::Flush => unreachable!("handled above"),
         }
     }
 
@@ -288,4 +299,27 @@ fn prefetch(v: &[u32], i: usize) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (v, i);
+}
+
+impl crate::blockdev::BlockDevice for Device {
+    #[inline]
+    fn submit(&mut self, io: &Io) -> Result<crate::blockdev::Completion, DeviceError> {
+        Device::submit(self, io)?;
+        Ok(crate::blockdev::Completion { offset: io.offset })
+    }
+    fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
+        Device::submit_batch(self, ios)
+    }
+    fn namespace_count(&self) -> u32 {
+        Device::namespace_count(self)
+    }
+    fn namespace_bytes(&self, ns: u32) -> u64 {
+        Device::namespace_bytes(self, ns)
+    }
+    fn block_size(&self) -> u32 {
+        self.cfg.mapping_unit
+    }
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
 }

@@ -161,8 +161,10 @@ impl<R: BufRead> Iterator for IologReader<R> {
 fn action(op: Op) -> &'static str {
     match op {
         Op::Read => "read",
-        Op::Write => "write",
+        // fio logs a zone append as the write it is (DDIR_WRITE) and a flush as a sync.
+        Op::Write | Op::Append => "write",
         Op::Trim => "trim",
+        Op::Flush => "sync",
     }
 }
 

@@ -1,0 +1,128 @@
+//! The block-device interface: what every device implements and every host layer consumes (and,
+//! being a device to the layer above, implements too), so layers stack.
+//!
+//! One call is one command: dispatch is per command (or per batch), never per mapping unit. A
+//! command addresses a namespace by index and bytes by offset and length ([`Io`]); zoned
+//! namespaces add Zone Append (an [`Op::Append`] whose completion carries the assigned offset),
+//! zone management ([`ZoneAction`]) and Report Zones.
+//!
+//! ```
+//! use wafsim_core::blockdev::{BlockDevice, ZoneAction};
+//! use wafsim_core::zns::{ZnsConfig, ZnsDevice};
+//! use wafsim_core::{Io, Op, Pid};
+//!
+//! // A small ZNS drive: 8 zones of 1 MiB (capacity 768 KiB) in 4 KiB blocks.
+//! let mut dev = ZnsDevice::new(ZnsConfig::small(8, 1 << 20, 768 << 10)).unwrap();
+//! let append = Io { op: Op::Append, ns: 0, offset: 1 << 20, len: 8192, pid: Pid::NONE };
+//! assert_eq!(dev.submit(&append).unwrap().offset, 1 << 20);
+//! assert_eq!(dev.submit(&append).unwrap().offset, (1 << 20) + 8192);
+//! dev.zone_mgmt(0, 1 << 20, ZoneAction::Reset).unwrap();
+//! assert_eq!(dev.counters().erases, 1);
+//! ```
+
+use crate::counters::Counters;
+use crate::device::DeviceError;
+use crate::io::Io;
+use crate::zone::{ReportFilter, ZoneDescriptor};
+
+/// What a completed command reports back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    /// Byte offset the data went to: the command's own offset, or for a Zone Append the
+    /// assigned one (the ALBA in bytes).
+    pub offset: u64,
+}
+
+/// A Zone Management Send action (NVMe ZNS 1.1 3.4.3; ZBC OPEN/CLOSE/FINISH/RESET WRITE POINTER).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ZoneAction {
+    Open,
+    Close,
+    Finish,
+    Reset,
+    Offline,
+}
+
+/// Which zones a zone action applies to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneTarget {
+    /// The zone starting at this byte offset.
+    Zone(u64),
+    /// Select All: every zone the action applies to in its state (ZNS 1.1 3.4.3).
+    All,
+}
+
+/// What a zone action did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ZoneMgmtDone {
+    /// Zones that changed state.
+    pub zones: u32,
+    /// Finish: bytes the device padded to fill the zone's capacity; Reset: bytes of data
+    /// dropped; otherwise 0.
+    pub bytes: u64,
+}
+
+/// Zone geometry of a zoned namespace, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ZoneGeometry {
+    pub zone_size: u64,
+    pub zone_capacity: u64,
+    pub zones: u32,
+    /// Leading conventional zones.
+    pub conventional_zones: u32,
+    /// 0 = no limit.
+    pub max_open: u32,
+    /// 0 = no limit.
+    pub max_active: u32,
+}
+
+/// A block device: flash with a device FTL (conventional, streams, FDP), ZNS flash, an SMR disk,
+/// or a host layer over other block devices.
+pub trait BlockDevice {
+    /// Execute one command.
+    fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError>;
+
+    /// Execute commands in order, stopping at the first error.
+    fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
+        for io in ios {
+            self.submit(io)?;
+        }
+        Ok(())
+    }
+
+    /// Zone Management Send on namespace `ns`.
+    fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
+        let _ = (target, action);
+        Err(DeviceError::NotZoned { ns })
+    }
+
+    /// Zone Management Send on the zone of namespace `ns` that starts at byte `offset`.
+    fn zone_mgmt(&mut self, ns: u32, offset: u64, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
+        self.zone_mgmt_target(ns, ZoneTarget::Zone(offset), action)
+    }
+
+    /// Report Zones of namespace `ns` from the zone holding byte `from` on, filtered; empty for
+    /// a namespace that is not zoned.
+    fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
+        let _ = (from, filter);
+        Err(DeviceError::NotZoned { ns })
+    }
+
+    /// Zone geometry of namespace `ns`, `None` when it is not zoned.
+    fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {
+        let _ = ns;
+        None
+    }
+
+    fn namespace_count(&self) -> u32;
+
+    /// Namespace size in bytes.
+    fn namespace_bytes(&self, ns: u32) -> u64;
+
+    /// Logical block size in bytes (the smallest unit a command addresses without a
+    /// read-modify-write): the mapping unit for flash.
+    fn block_size(&self) -> u32;
+
+    /// The device's counters (host and media traffic, erases).
+    fn counters(&self) -> &Counters;
+}

@@ -1,0 +1,307 @@
+//! A ZNS flash device: one zoned namespace whose zones map onto erase units, with no device GC.
+//!
+//! Media model. A zone's capacity is backed by `erase_units_per_zone` whole erase units
+//! (superblocks: one block per plane on every die of the zone's width); the zone size may be
+//! larger than the capacity (the LBA range is rounded up to a power of two, as on the ZN540:
+//! 2,048 MiB zones with 1,077 MiB capacity). The device writes exactly what the host writes, at
+//! the write pointer, so device WAF is 1 except for what Finish costs: when `finish_pads` is on,
+//! finishing a partly written zone programs dummy data up to the zone capacity (counted in
+//! `pad_units`, so in media bytes). A Reset erases every erase unit of the zone that holds
+//! programmed data (host or padding). Zone state and its rules live in [`crate::zone`].
+
+use crate::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
+use crate::counters::{Counters, NsCounters};
+use crate::device::DeviceError;
+use crate::io::{Io, Op};
+use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};
+
+/// Configuration of a ZNS device (one zoned namespace).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZnsConfig {
+    /// Logical block size in bytes (4096: the mapping unit of the flash devices).
+    pub block_size: u32,
+    /// Zones, in logical blocks, with their limits.
+    pub zones: ZoneConfig,
+    /// Erase units backing one zone's capacity (each `zone_capacity / erase_units_per_zone`
+    /// blocks).
+    pub erase_units_per_zone: u32,
+    /// Finish of a partly written zone programs dummy data up to the zone capacity (counted as
+    /// media writes). Off: the rest of the zone's NAND stays erased until the next Reset.
+    pub finish_pads: bool,
+}
+
+impl ZnsConfig {
+    /// `zones` zones of `zone_size` bytes with `zone_capacity` bytes writable, 4 KiB blocks, one
+    /// erase unit per zone, no open/active limits, Finish pads.
+    pub fn small(zones: u32, zone_size: u64, zone_capacity: u64) -> ZnsConfig {
+        ZnsConfig {
+            block_size: 4096,
+            zones: ZoneConfig::new(zone_size / 4096, zone_capacity / 4096, zones),
+            erase_units_per_zone: 1,
+            finish_pads: true,
+        }
+    }
+
+    /// Blocks per erase unit.
+    pub fn blocks_per_erase_unit(&self) -> u64 {
+        self.zones.zone_capacity / self.erase_units_per_zone.max(1) as u64
+    }
+
+    /// Check the configuration (the zone rules, and whole erase units per zone capacity).
+    pub fn validate(&self) -> Result<(), ZoneConfigError> {
+        self.zones.validate()?;
+        if !self.block_size.is_power_of_two() || self.block_size < 512 {
+            return Err(ZoneConfigError("block size must be a power of two of at least 512 bytes"));
+        }
+        if self.erase_units_per_zone == 0 || !self.zones.zone_capacity.is_multiple_of(self.erase_units_per_zone as u64) {
+            return Err(ZoneConfigError("zone capacity must be a whole number of erase units (erase_units_per_zone >= 1 dividing it)"));
+        }
+        Ok(())
+    }
+}
+
+/// A ZNS flash device.
+pub struct ZnsDevice {
+    cfg: ZnsConfig,
+    zones: Zones,
+    shift: u32,
+    counters: Counters,
+    /// Blocks programmed per zone since its last reset (host data and padding): what a Reset
+    /// must erase.
+    programmed: Vec<u64>,
+    erase_count: Vec<u32>,
+}
+
+impl ZnsDevice {
+    pub fn new(cfg: ZnsConfig) -> Result<ZnsDevice, ZoneConfigError> {
+        cfg.validate()?;
+        let zones = Zones::new(cfg.zones.clone())?;
+        let n = cfg.zones.zones as usize;
+        Ok(ZnsDevice {
+            shift: cfg.block_size.trailing_zeros(),
+            counters: Counters { namespaces: vec![NsCounters::default()], ..Default::default() },
+            programmed: vec![0; n],
+            erase_count: vec![0; n * cfg.erase_units_per_zone as usize],
+            zones,
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &ZnsConfig {
+        &self.cfg
+    }
+
+    /// The zone state machine (read-only view: states, write pointers, resources).
+    pub fn zones(&self) -> &Zones {
+        &self.zones
+    }
+
+    /// Erase count of every erase unit (zone-major).
+    pub fn erase_counts(&self) -> &[u32] {
+        &self.erase_count
+    }
+
+    fn zone_err(&self, offset: u64, status: ZoneStatus) -> DeviceError {
+        DeviceError::Zone { ns: 0, offset, status }
+    }
+
+    /// Byte range -> (first block, blocks); commands address whole logical blocks.
+    fn blocks(&self, io: &Io) -> Result<(u64, u64), DeviceError> {
+        if io.ns != 0 {
+            return Err(DeviceError::NoSuchNamespace(io.ns));
+        }
+        let mask = (1u64 << self.shift) - 1;
+        if io.len == 0 || io.offset & mask != 0 || io.len as u64 & mask != 0 {
+            return Err(self.zone_err(io.offset, ZoneStatus::InvalidField));
+        }
+        Ok((io.offset >> self.shift, io.len as u64 >> self.shift))
+    }
+
+    fn count_write(&mut self, zone: u32, blocks: u64, bytes: u64) {
+        let c = &mut self.counters;
+        c.host_write_bytes += bytes;
+        c.host_units += blocks;
+        c.namespaces[0].host_write_bytes += bytes;
+        c.namespaces[0].host_units += blocks;
+        self.programmed[zone as usize] += blocks;
+    }
+
+    fn pad(&mut self, zone: u32, blocks: u64) -> u64 {
+        if !self.cfg.finish_pads || blocks == 0 {
+            return 0;
+        }
+        self.counters.pad_units += blocks;
+        self.counters.namespaces[0].pad_units += blocks;
+        self.programmed[zone as usize] += blocks;
+        blocks << self.shift
+    }
+
+    /// Erase the erase units of `zone` that hold programmed data.
+    fn erase_zone(&mut self, zone: u32) {
+        let per = self.cfg.blocks_per_erase_unit();
+        let used = self.programmed[zone as usize].div_ceil(per);
+        debug_assert!(used <= self.cfg.erase_units_per_zone as u64, "zone {zone} programmed beyond its capacity");
+        let first = zone as usize * self.cfg.erase_units_per_zone as usize;
+        for c in &mut self.erase_count[first..first + used as usize] {
+            *c += 1;
+        }
+        self.counters.erases += used;
+        self.programmed[zone as usize] = 0;
+    }
+
+    /// Invariants of the zones and the media accounting (tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.zones.check_invariants()?;
+        let c = &self.counters;
+        let erased_units: u64 = self.erase_count.iter().map(|&e| e as u64).sum();
+        if erased_units != c.erases {
+            return Err(format!("erase counts add up to {erased_units}, counter says {}", c.erases));
+        }
+        for (z, &p) in self.programmed.iter().enumerate() {
+            if p > self.cfg.zones.zone_capacity && self.cfg.zones.conventional_zones as usize <= z {
+                return Err(format!("zone {z} programmed {p} blocks, capacity {}", self.cfg.zones.zone_capacity));
+            }
+        }
+        if c.gc_units != 0 {
+            return Err("a ZNS device never copies data".into());
+        }
+        Ok(())
+    }
+}
+
+impl BlockDevice for ZnsDevice {
+    fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
+        match io.op {
+            Op::Flush => Ok(Completion { offset: io.offset }),
+            Op::Write => {
+                let (lba, n) = self.blocks(io)?;
+                let r = self.zones.write(lba, n).map_err(|s| self.zone_err(io.offset, s))?;
+                self.count_write(r.zone, n, io.len as u64);
+                Ok(Completion { offset: io.offset })
+            }
+            Op::Append => {
+                let (zslba, n) = self.blocks(io)?;
+                let r = self.zones.append(zslba, n).map_err(|s| self.zone_err(io.offset, s))?;
+                self.count_write(r.zone, n, io.len as u64);
+                Ok(Completion { offset: r.lba << self.shift })
+            }
+            Op::Read => {
+                let (lba, n) = self.blocks(io)?;
+                self.zones.read_check(lba, n).map_err(|s| self.zone_err(io.offset, s))?;
+                let unwritten = (lba..lba + n).filter(|&b| self.zones.is_written(b) == Some(false)).count() as u64;
+                let c = &mut self.counters;
+                c.host_read_bytes += io.len as u64;
+                c.read_units += n;
+                c.unmapped_read_units += unwritten;
+                c.namespaces[0].host_read_bytes += io.len as u64;
+                Ok(Completion { offset: io.offset })
+            }
+            Op::Trim => {
+                // Deallocate does not move a write pointer or change a zone's state; the data stays
+                // until the zone is reset, so the media is unaffected.
+                let (lba, n) = self.blocks(io)?;
+                if lba + n > self.zones.total_blocks() {
+                    return Err(self.zone_err(io.offset, ZoneStatus::LbaOutOfRange));
+                }
+                self.counters.trim_bytes += io.len as u64;
+                self.counters.namespaces[0].trim_bytes += io.len as u64;
+                Ok(Completion { offset: io.offset })
+            }
+        }
+    }
+
+    fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
+        if ns != 0 {
+            return Err(DeviceError::NoSuchNamespace(ns));
+        }
+        let shift = self.shift;
+        let err_at = |offset: u64| move |s: ZoneStatus| DeviceError::Zone { ns: 0, offset, status: s };
+        match target {
+            ZoneTarget::Zone(offset) => {
+                if offset & ((1u64 << shift) - 1) != 0 {
+                    return Err(self.zone_err(offset, ZoneStatus::InvalidField));
+                }
+                let zslba = offset >> shift;
+                let zone = self.zones.zone_index(zslba).ok_or_else(|| self.zone_err(offset, ZoneStatus::LbaOutOfRange))?;
+                let before = self.zones.state(zone);
+                let bytes = match action {
+                    ZoneAction::Open => self.zones.open(zslba).map(|_| 0).map_err(err_at(offset))?,
+                    ZoneAction::Close => self.zones.close(zslba).map(|_| 0).map_err(err_at(offset))?,
+                    ZoneAction::Offline => self.zones.offline(zslba).map(|_| 0).map_err(err_at(offset))?,
+                    ZoneAction::Finish => {
+                        let r = self.zones.finish(zslba).map_err(err_at(offset))?;
+                        self.pad(zone, r.filled)
+                    }
+                    ZoneAction::Reset => {
+                        let r = self.zones.reset(zslba).map_err(err_at(offset))?;
+                        self.erase_zone(zone);
+                        r.written << shift
+                    }
+                };
+                Ok(ZoneMgmtDone { zones: (self.zones.state(zone) != before) as u32, bytes })
+            }
+            ZoneTarget::All => match action {
+                ZoneAction::Open => {
+                    let n = self.zones.open_all().map_err(err_at(0))?;
+                    Ok(ZoneMgmtDone { zones: n, bytes: 0 })
+                }
+                ZoneAction::Close => Ok(ZoneMgmtDone { zones: self.zones.close_all(), bytes: 0 }),
+                ZoneAction::Offline => Ok(ZoneMgmtDone { zones: self.zones.offline_all(), bytes: 0 }),
+                ZoneAction::Finish => {
+                    let mut filled = Vec::new();
+                    let r = self.zones.finish_all_with(|z, f| filled.push((z, f.filled)));
+                    let bytes = filled.into_iter().map(|(z, b)| self.pad(z, b)).sum();
+                    Ok(ZoneMgmtDone { zones: r.zones, bytes })
+                }
+                ZoneAction::Reset => {
+                    let mut reset = Vec::new();
+                    let r = self.zones.reset_all_with(|z, _| reset.push(z));
+                    for z in reset {
+                        self.erase_zone(z);
+                    }
+                    Ok(ZoneMgmtDone { zones: r.zones, bytes: r.blocks << shift })
+                }
+            },
+        }
+    }
+
+    fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
+        if ns != 0 {
+            return Err(DeviceError::NoSuchNamespace(ns));
+        }
+        let it = self.zones.report(from >> self.shift, filter).map_err(|s| self.zone_err(from, s))?;
+        Ok(it.collect())
+    }
+
+    fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {
+        let z = &self.cfg.zones;
+        (ns == 0).then(|| ZoneGeometry {
+            zone_size: z.zone_size << self.shift,
+            zone_capacity: z.zone_capacity << self.shift,
+            zones: z.zones,
+            conventional_zones: z.conventional_zones,
+            max_open: z.max_open,
+            max_active: z.max_active,
+        })
+    }
+
+    fn namespace_count(&self) -> u32 {
+        1
+    }
+
+    fn namespace_bytes(&self, ns: u32) -> u64 {
+        if ns == 0 {
+            self.zones.total_blocks() << self.shift
+        } else {
+            0
+        }
+    }
+
+    fn block_size(&self) -> u32 {
+        self.cfg.block_size
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+}
