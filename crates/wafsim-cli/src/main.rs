@@ -234,6 +234,15 @@ fn real_main() -> Result<()> {
                 (std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?, file.display().to_string())
             };
             let spec = wafsim_experiment::parse_experiment(&text, &origin)?.remove(0).spec;
+            if let Some(z) = spec.device.zns_config(&spec.namespace).with_context(|| origin.clone())? {
+                let ns = spec.namespace.first().map_or("ns1", |n| n.name.as_str());
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&wafsim_report::json::zns_device(&z, ns))?);
+                } else {
+                    print!("{}", wafsim_report::table::zns_device(&z, ns));
+                }
+                return Ok(());
+            }
             let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(|| origin.clone())?;
             let geo = cfg.geometry()?;
             if json {

@@ -13,6 +13,10 @@ pub enum Op {
     /// Flush: make written data durable. Nothing to do in a model with a power-loss-protected
     /// buffer; `offset` and `len` are ignored.
     Flush,
+    /// Zone management (zoned namespaces) of the zone starting at `offset`; `len` is ignored.
+    /// The same command as [`crate::blockdev::BlockDevice::zone_mgmt`], carried in the I/O
+    /// stream so a workload (fio `zonemode=zbd` resetting full zones) can issue it in order.
+    Zone(crate::blockdev::ZoneAction),
 }
 
 /// Placement identifier carried by a write: reclaim group + placement handle (FDP), or a stream

@@ -173,6 +173,7 @@ impl BlockDevice for ZnsDevice {
     fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
         match io.op {
             Op::Flush => Ok(Completion { offset: io.offset }),
+            Op::Zone(action) => self.zone_mgmt(io.ns, io.offset, action).map(|_| Completion { offset: io.offset }),
             Op::Write => {
                 let (lba, n) = self.blocks(io)?;
                 let r = self.zones.write(lba, n).map_err(|s| self.zone_err(io.offset, s))?;

@@ -10,6 +10,8 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("enterprise-tlc-1.92tb", include_str!("../../../devices/enterprise-tlc-1.92tb.toml")),
     ("client-tlc-2tb", include_str!("../../../devices/client-tlc-2tb.toml")),
     ("qlc-15.36tb", include_str!("../../../devices/qlc-15.36tb.toml")),
+    ("zns-zn540", include_str!("../../../devices/zns-zn540.toml")),
+    ("zns-prototype-2tb", include_str!("../../../devices/zns-prototype-2tb.toml")),
 ];
 
 fn preset_doc(name: &str) -> Result<toml::Table> {
@@ -76,6 +78,10 @@ mod tests {
         for (name, _) in PRESETS {
             let t = device_table(name).unwrap();
             let spec: crate::spec::DeviceSpec = toml::Value::Table(t).try_into().unwrap();
+            if let Some(z) = spec.zns_config(&[]).unwrap_or_else(|e| panic!("{name}: {e:#}")) {
+                assert!(z.zones.zones >= 100, "{name}");
+                continue;
+            }
             let cfg = spec.to_config(&[], 1).unwrap_or_else(|e| panic!("{name}: {e:#}"));
             assert!(cfg.geometry().unwrap().erase_units >= 100, "{name}");
         }

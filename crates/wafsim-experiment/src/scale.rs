@@ -17,7 +17,11 @@ use wafsim_core::units::parse_bytes;
 /// Default scale: the largest power of ten (<= 1) that brings the logical capacity to at most
 /// 10 GB.
 pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
-    let logical = parse_bytes(&spec.device.capacity).map_err(|e| anyhow!("device.capacity: {e}"))? as f64;
+    let logical = if spec.device.is_zns()? {
+        spec.device.to_config(&spec.namespace, spec.seed)?.logical_bytes as f64
+    } else {
+        parse_bytes(&spec.device.capacity).map_err(|e| anyhow!("device.capacity: {e}"))? as f64
+    };
     let mut s = 1.0;
     while logical * s > 10e9 {
         s /= 10.0;
@@ -42,6 +46,9 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     spec.scale = s;
     if s == 1.0 {
         return Ok(());
+    }
+    if spec.device.is_zns()? {
+        return scale_zns(spec, s);
     }
     let full = spec.device.to_config(&spec.namespace, spec.seed)?;
     spec.full_scale_op = Some(full.geometry().map_err(|e| anyhow!("device: {e}"))?.op_logical());
@@ -81,6 +88,32 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     for n in &mut spec.namespace {
         n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, mu)?;
     }
+    let workloads = spec.workload.iter_mut().chain(spec.phase.iter_mut().flat_map(|p| p.workload.iter_mut()));
+    for w in workloads {
+        if !w.amount.trim().ends_with('x') {
+            w.amount = scaled("workload amount", &w.amount, s, 1)?;
+        }
+    }
+    Ok(())
+}
+
+/// A ZNS drive keeps its zone count (as a flash drive keeps its erase-unit count, so a host's
+/// free-zone fractions and GC behave the same) and its limits; zone size and capacity shrink,
+/// each kept a whole number of erase units of whole blocks.
+fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
+    spec.device.zns_config(&spec.namespace)?;
+    let d = &mut spec.device;
+    let bs = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
+    let z = d.zones.as_mut().expect("checked by zns_config");
+    let unit = bs * z.erase_units_per_zone.max(1) as u64;
+    let size = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))?;
+    let cap = z.zone_capacity.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("device.zones.zone_capacity: {e}"))?.unwrap_or(size);
+    let scaled_size = ((size as f64 * s) as u64 / bs * bs).max(unit);
+    let scaled_cap = ((cap as f64 * s) as u64 / unit * unit).clamp(unit, scaled_size / unit * unit);
+    z.zone_size = scaled_size.to_string();
+    z.zone_capacity = Some(scaled_cap.to_string());
+    spec.full_scale_op = Some(0.0);
+    spec.erase_scale = scaled_cap as f64 / cap as f64;
     let workloads = spec.workload.iter_mut().chain(spec.phase.iter_mut().flat_map(|p| p.workload.iter_mut()));
     for w in workloads {
         if !w.amount.trim().ends_with('x') {

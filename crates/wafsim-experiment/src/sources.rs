@@ -1,6 +1,7 @@
 //! Turning a phase's workload descriptions (synthetic workloads, fio job files, traces) into I/O
 //! sources bound to one device's namespaces.
 
+use wafsim_core::blockdev::ZoneGeometry;
 use crate::spec::{ExperimentSpec, FioSpec, PhaseSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
@@ -173,13 +174,20 @@ pub struct Target<'a> {
     pub ns_bytes: Vec<u64>,
     /// Per namespace: the `Io::ns` value on this target, or None if it lives elsewhere.
     pub io_ns: Vec<Option<u32>>,
+    /// Per namespace: its zone geometry if it is zoned.
+    pub zones: Vec<Option<ZoneGeometry>>,
 }
 
 impl<'a> Target<'a> {
     /// Every namespace of one device, as the device numbers them.
     pub fn device(dev: &'a Device) -> Target<'a> {
         let n = dev.namespace_count();
-        Target { cfg: dev.config(), ns_bytes: (0..n).map(|i| dev.namespace_bytes(i)).collect(), io_ns: (0..n).map(Some).collect() }
+        Target { cfg: dev.config(), ns_bytes: (0..n).map(|i| dev.namespace_bytes(i)).collect(), io_ns: (0..n).map(Some).collect(), zones: vec![None; n as usize] }
+    }
+
+    /// Zone geometry of experiment namespace `g`, if zoned.
+    fn zones_of(&self, g: u32) -> Option<ZoneGeometry> {
+        self.zones.get(g as usize).copied().flatten()
     }
 
     /// (experiment index, Io index, bytes) of the namespace named `name`, if on this target.
@@ -464,6 +472,7 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
                     Placement::Streams { .. } => DevicePlacement::Streams,
                     Placement::Conventional => DevicePlacement::NoPlacement,
                 },
+                zones: target.zones_of(g),
             };
             let file_name = f.spec.origin();
             // One fio process per namespace: its stonewall phases are stages of one group.

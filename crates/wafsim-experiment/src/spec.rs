@@ -43,6 +43,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
 use wafsim_core::units::{parse_bytes, Bytes};
+use wafsim_core::zns::ZnsConfig;
+use wafsim_core::zone::ZoneConfig;
 use wafsim_core::{DeviceConfig, GcPolicy, NamespaceConfig, Placement, RuhType};
 use wafsim_workload::synthetic::{Distribution, Pattern};
 
@@ -53,7 +55,12 @@ pub struct DeviceSpec {
     /// Name of a built-in device preset whose keys this table extends and overrides (see
     /// `wafsim device presets`); resolved while loading, so it is always None afterwards.
     pub preset: Option<String>,
-    /// Logical capacity, e.g. "7.68TB" (SI) or "256GiB" (binary).
+    /// "flash" (default: an SSD with a device FTL: conventional, streams or FDP) or "zns" (a
+    /// zoned namespace SSD: give `[device.zones]`; no device GC).
+    pub kind: Option<String>,
+    /// Logical capacity, e.g. "7.68TB" (SI) or "256GiB" (binary). A ZNS drive's capacity is
+    /// its zones (zones x zone_size), so it is not given.
+    #[serde(default)]
     pub capacity: String,
     /// (physical - logical) / logical, e.g. 0.07. Give this or `raw_capacity` (or a geometry
     /// with `blocks_per_plane`).
@@ -79,6 +86,45 @@ pub struct DeviceSpec {
     pub streams: Option<u32>,
     /// Seed of the device's own randomness (d-choices), default the experiment seed.
     pub seed: Option<u64>,
+    /// `[device.zones]`: the zones of a ZNS drive (`kind = "zns"`).
+    pub zones: Option<ZonesSpec>,
+}
+
+/// `[device.zones]`: a ZNS drive's zoned namespace.
+///
+/// ```toml
+/// [device]
+/// kind = "zns"
+/// [device.zones]
+/// zones = 904
+/// zone_size = "2GiB"          # LBA stride between zone starts
+/// zone_capacity = "1077MiB"   # writable part of each zone
+/// max_open = 14
+/// max_active = 14
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZonesSpec {
+    pub zones: u32,
+    pub zone_size: String,
+    /// Default: the zone size.
+    pub zone_capacity: Option<String>,
+    /// Erase units (superblocks) backing one zone's capacity; default 1.
+    #[serde(default = "one")]
+    pub erase_units_per_zone: u32,
+    /// Most zones open at once; 0 (default) = no limit.
+    #[serde(default)]
+    pub max_open: u32,
+    /// Most zones open or closed at once; 0 (default) = no limit.
+    #[serde(default)]
+    pub max_active: u32,
+    /// Leading conventional zones (written in place; default 0).
+    #[serde(default)]
+    pub conventional_zones: u32,
+    /// Finish of a partly written zone programs dummy data up to the capacity, counted as media
+    /// writes (default true; docs/model.md "ZNS").
+    #[serde(default = "yes")]
+    pub finish_pads: bool,
 }
 
 /// `[device.geometry]`: NAND geometry. A superblock (erase unit) is one block per plane on every
@@ -123,6 +169,8 @@ pub enum RuhTypeSpec {
 #[serde(deny_unknown_fields)]
 pub struct NamespaceSpec {
     pub name: String,
+    /// Size, e.g. "940GB"; on a ZNS drive omit it (the namespace is the drive's zones).
+    #[serde(default)]
     pub size: String,
     /// RUH ids; placement handle i of the namespace refers to `placement_handles[i]`.
     #[serde(default)]
@@ -555,6 +603,12 @@ pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
 impl DeviceSpec {
     /// Translate to the core's numeric config for the given namespaces.
     pub fn to_config(&self, namespaces: &[NamespaceSpec], seed: u64) -> Result<DeviceConfig> {
+        if let Some(z) = self.zns_config(namespaces)? {
+            return Ok(zns_namespaces(&z, namespaces));
+        }
+        if self.capacity.is_empty() {
+            bail!("device.capacity missing (e.g. capacity = \"7.68TB\")");
+        }
         let logical = size("device.capacity", &self.capacity)?;
         let mapping_unit = size("device.mapping_unit", &self.mapping_unit)?;
         if mapping_unit > u32::MAX as u64 {
@@ -641,6 +695,96 @@ impl DeviceSpec {
         };
         cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
         Ok(cfg)
+    }
+}
+
+impl DeviceSpec {
+    /// Whether this is a ZNS drive (`kind = "zns"`); errors on an unknown kind.
+    pub fn is_zns(&self) -> Result<bool> {
+        match self.kind.as_deref().unwrap_or("flash") {
+            "flash" => Ok(false),
+            "zns" => Ok(true),
+            k => bail!("device.kind {k:?}: expected \"flash\" or \"zns\""),
+        }
+    }
+
+    /// The ZNS device of a `kind = "zns"` drive (None for flash). The drive has one zoned
+    /// namespace: at most one `[[namespace]]`, without a size (or with the zones' size).
+    pub fn zns_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<ZnsConfig>> {
+        if !self.is_zns()? {
+            if self.zones.is_some() {
+                bail!("[device.zones] needs device.kind = \"zns\"");
+            }
+            return Ok(None);
+        }
+        let Some(z) = &self.zones else {
+            bail!("device.kind = \"zns\" needs [device.zones] (zones, zone_size, zone_capacity, ...)");
+        };
+        for (key, set) in [
+            ("capacity", !self.capacity.is_empty()),
+            ("over_provisioning", self.over_provisioning.is_some()),
+            ("raw_capacity", self.raw_capacity.is_some()),
+            ("erase_unit", self.erase_unit.is_some()),
+            ("fdp", self.fdp.as_ref().is_some_and(|f| f.enabled)),
+            ("streams", self.streams.is_some_and(|s| s > 0)),
+        ] {
+            if set {
+                bail!("device.{key}: a ZNS drive's capacity and layout come from [device.zones]; remove device.{key}");
+            }
+        }
+        let bs = size("device.mapping_unit", &self.mapping_unit)?;
+        if bs > u32::MAX as u64 || !bs.is_power_of_two() {
+            bail!("device.mapping_unit {}: the logical block size of a ZNS drive must be a power of two", Bytes(bs));
+        }
+        let zone_size = size("device.zones.zone_size", &z.zone_size)?;
+        let zone_capacity = match &z.zone_capacity {
+            Some(c) => size("device.zones.zone_capacity", c)?,
+            None => zone_size,
+        };
+        for (key, v) in [("zone_size", zone_size), ("zone_capacity", zone_capacity)] {
+            if v % bs != 0 {
+                bail!("device.zones.{key} {} is not a whole number of {} blocks", Bytes(v), Bytes(bs));
+            }
+        }
+        let mut zc = ZoneConfig::new(zone_size / bs, zone_capacity / bs, z.zones);
+        zc.max_open = z.max_open;
+        zc.max_active = z.max_active;
+        zc.conventional_zones = z.conventional_zones;
+        let cfg = ZnsConfig { block_size: bs as u32, zones: zc, erase_units_per_zone: z.erase_units_per_zone, finish_pads: z.finish_pads };
+        cfg.validate().map_err(|e| anyhow!("device.zones: {e}"))?;
+        if namespaces.len() > 1 {
+            bail!("a ZNS drive has one zoned namespace; {} [[namespace]] tables given", namespaces.len());
+        }
+        let total = zone_size * z.zones as u64;
+        if let Some(n) = namespaces.first().filter(|n| !n.size.is_empty()) {
+            if size(&format!("namespace {:?}: size", n.name), &n.size)? != total {
+                bail!("namespace {:?}: size {:?}, but the ZNS drive's namespace is its zones ({} x {} = {}): omit size", n.name, n.size, z.zones, Bytes(zone_size), Bytes(total));
+            }
+        }
+        Ok(Some(cfg))
+    }
+}
+
+/// The namespace list of a ZNS drive, in the flash config's shape the runner reads names, block
+/// size and capacity from (no FTL is built from it).
+fn zns_namespaces(z: &ZnsConfig, namespaces: &[NamespaceSpec]) -> DeviceConfig {
+    let bs = z.block_size as u64;
+    let logical = z.zones.zone_size * z.zones.zones as u64 * bs;
+    DeviceConfig {
+        logical_bytes: logical,
+        physical_bytes: z.zones.zone_capacity * z.zones.zones as u64 * bs,
+        mapping_unit: z.block_size,
+        erase_unit_bytes: z.blocks_per_erase_unit() * bs,
+        gc_policy: GcPolicy::Greedy,
+        gc_free_min: 0,
+        gc_free_target: 0,
+        placement: Placement::Conventional,
+        namespaces: vec![NamespaceConfig {
+            name: namespaces.first().map_or("ns1".into(), |n| n.name.clone()),
+            size_bytes: logical,
+            placement_handles: vec![0],
+        }],
+        seed: 0,
     }
 }
 

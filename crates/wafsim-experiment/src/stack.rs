@@ -2,14 +2,143 @@
 //! drive, or one drive per namespace (dedicated layout). I/O addressed to the experiment's
 //! namespaces is routed to the right drive, so every layout is driven by the same loop and
 //! dedicated drives see their I/O in the same interleaved order as a shared drive would.
+//!
+//! Every drive is driven through the block-device interface ([`BlockDevice`]); [`Drive`] is the
+//! closed set of device kinds, dispatched once per command batch.
 
 use crate::sources::Target;
 use anyhow::{anyhow, Result};
+use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
+use wafsim_core::zns::{ZnsConfig, ZnsDevice};
+use wafsim_core::zone::{ReportFilter, ZoneDescriptor};
 use wafsim_core::{Counters, Device, DeviceConfig, DeviceError, Io};
+
+/// What to build for one drive.
+#[derive(Debug, Clone)]
+pub enum DriveConfig {
+    Flash(DeviceConfig),
+    Zns(ZnsConfig),
+}
+
+/// One drive of a variant.
+pub enum Drive {
+    /// An SSD with a device FTL (conventional, streams, FDP).
+    Flash(Device),
+    /// A zoned namespace SSD.
+    Zns(ZnsDevice),
+}
+
+impl Drive {
+    pub fn new(cfg: DriveConfig) -> Result<Drive> {
+        Ok(match cfg {
+            DriveConfig::Flash(c) => Drive::Flash(Device::new(c).map_err(|e| anyhow!("{e}"))?),
+            DriveConfig::Zns(c) => Drive::Zns(ZnsDevice::new(c).map_err(|e| anyhow!("{e}"))?),
+        })
+    }
+
+    /// The flash FTL, if this is one.
+    pub fn flash(&self) -> Option<&Device> {
+        match self {
+            Drive::Flash(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    pub fn flash_mut(&mut self) -> Option<&mut Device> {
+        match self {
+            Drive::Flash(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Logical capacity in bytes (a ZNS drive: its zones' LBA space).
+    pub fn logical_bytes(&self) -> u64 {
+        match self {
+            Drive::Flash(d) => d.config().logical_bytes,
+            Drive::Zns(z) => z.namespace_bytes(0),
+        }
+    }
+
+    /// Physical (raw) capacity in bytes: a ZNS drive's zone capacities.
+    pub fn physical_bytes(&self) -> u64 {
+        match self {
+            Drive::Flash(d) => d.geometry().physical_units() * d.config().mapping_unit as u64,
+            Drive::Zns(z) => {
+                let c = &z.config().zones;
+                c.zone_capacity * c.zones as u64 * z.config().block_size as u64
+            }
+        }
+    }
+
+    /// Erase count of every erase unit.
+    pub fn erase_counts(&self) -> &[u32] {
+        match self {
+            Drive::Flash(d) => d.erase_counts(),
+            Drive::Zns(z) => z.erase_counts(),
+        }
+    }
+}
+
+impl BlockDevice for Drive {
+    fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
+        match self {
+            Drive::Flash(d) => BlockDevice::submit(d, io),
+            Drive::Zns(z) => z.submit(io),
+        }
+    }
+    fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
+        match self {
+            Drive::Flash(d) => d.submit_batch(ios),
+            Drive::Zns(z) => z.submit_batch(ios),
+        }
+    }
+    fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
+        match self {
+            Drive::Flash(d) => d.zone_mgmt_target(ns, target, action),
+            Drive::Zns(z) => z.zone_mgmt_target(ns, target, action),
+        }
+    }
+    fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
+        match self {
+            Drive::Flash(d) => d.report_zones(ns, from, filter),
+            Drive::Zns(z) => z.report_zones(ns, from, filter),
+        }
+    }
+    fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {
+        match self {
+            Drive::Flash(d) => d.zone_geometry(ns),
+            Drive::Zns(z) => z.zone_geometry(ns),
+        }
+    }
+    fn namespace_count(&self) -> u32 {
+        match self {
+            Drive::Flash(d) => d.namespace_count(),
+            Drive::Zns(z) => z.namespace_count(),
+        }
+    }
+    fn namespace_bytes(&self, ns: u32) -> u64 {
+        match self {
+            Drive::Flash(d) => d.namespace_bytes(ns),
+            Drive::Zns(z) => z.namespace_bytes(ns),
+        }
+    }
+    fn block_size(&self) -> u32 {
+        match self {
+            Drive::Flash(d) => BlockDevice::block_size(d),
+            Drive::Zns(z) => z.block_size(),
+        }
+    }
+    fn counters(&self) -> &Counters {
+        match self {
+            Drive::Flash(d) => d.counters(),
+            Drive::Zns(z) => BlockDevice::counters(z),
+        }
+    }
+}
 
 /// The drives of one variant.
 pub struct Stack {
-    pub devices: Vec<Device>,
+    pub devices: Vec<Drive>,
     /// The experiment's device config (all namespaces, as on a shared drive).
     pub cfg: DeviceConfig,
     /// Per experiment namespace: (drive, namespace index on that drive).
@@ -20,10 +149,10 @@ pub struct Stack {
 impl Stack {
     /// One drive per config; `cfg` is the experiment's config. With one drive the namespaces
     /// keep their indices; with several, drive i holds namespace i alone.
-    pub fn new(cfg: DeviceConfig, drives: Vec<DeviceConfig>) -> Result<Stack> {
+    pub fn new(cfg: DeviceConfig, drives: Vec<DriveConfig>) -> Result<Stack> {
         let shared = drives.len() == 1;
         assert!(shared || drives.len() == cfg.namespaces.len(), "dedicated layout: one drive per namespace");
-        let devices = drives.into_iter().map(|c| Device::new(c).map_err(|e| anyhow!("{e}"))).collect::<Result<Vec<_>>>()?;
+        let devices = drives.into_iter().map(Drive::new).collect::<Result<Vec<_>>>()?;
         let route = (0..cfg.namespaces.len() as u32).map(|i| if shared { (0, i) } else { (i, 0) }).collect();
         let scratch = devices.iter().map(|_| Vec::new()).collect();
         Ok(Stack { devices, cfg, route, scratch })
@@ -55,6 +184,7 @@ impl Stack {
             cfg: &self.cfg,
             ns_bytes: self.route.iter().map(|&(d, ns)| self.devices[d as usize].namespace_bytes(ns)).collect(),
             io_ns: (0..self.route.len() as u32).map(Some).collect(),
+            zones: self.zones(),
         }
     }
 
@@ -65,12 +195,18 @@ impl Stack {
             cfg: &self.cfg,
             ns_bytes: self.route.iter().map(|&(dd, ns)| self.devices[dd as usize].namespace_bytes(ns)).collect(),
             io_ns: self.route.iter().map(|&(dd, ns)| (dd as usize == d).then_some(ns)).collect(),
+            zones: self.zones(),
         }
+    }
+
+    /// Zone geometry per experiment namespace (None where not zoned).
+    fn zones(&self) -> Vec<Option<ZoneGeometry>> {
+        self.route.iter().map(|&(d, ns)| self.devices[d as usize].zone_geometry(ns)).collect()
     }
 
     /// Logical bytes over all drives.
     pub fn logical_bytes(&self) -> u64 {
-        self.devices.iter().map(|d| d.config().logical_bytes).sum()
+        self.devices.iter().map(|d| d.logical_bytes()).sum()
     }
 }
 

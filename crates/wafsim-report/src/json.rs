@@ -217,3 +217,22 @@ mod tests {
         assert!(nulls.contains(&&".variants[0].timing.lifetime_years".to_string()), "{nulls:?}");
     }
 }
+
+/// `wafsim device show --json` for a ZNS drive (sizes in bytes).
+pub fn zns_device(z: &wafsim_core::zns::ZnsConfig, namespace: &str) -> Value {
+    let bs = z.block_size as u64;
+    let c = &z.zones;
+    json!({
+        "kind": "zns",
+        "block_size": bs,
+        "zones": c.zones,
+        "conventional_zones": c.conventional_zones,
+        "zone_size_bytes": c.zone_size * bs,
+        "zone_capacity_bytes": c.zone_capacity * bs,
+        "max_open_zones": c.max_open,
+        "max_active_zones": c.max_active,
+        "erase_units_per_zone": z.erase_units_per_zone,
+        "finish_pads": z.finish_pads,
+        "namespaces": [json!({"name": namespace, "size_bytes": c.zone_size * bs * c.zones as u64, "zoned": true})],
+    })
+}

@@ -453,3 +453,28 @@ pub(crate) mod tests {
         assert!(text.contains("finishes after the last completion)\n"), "{text}");
     }
 }
+
+/// `wafsim device show` for a ZNS drive.
+pub fn zns_device(z: &wafsim_core::zns::ZnsConfig, namespace: &str) -> String {
+    let mut s = String::new();
+    let bs = z.block_size as u64;
+    let c = &z.zones;
+    let limit = |n: u32| if n == 0 { "none".to_string() } else { n.to_string() };
+    let _ = writeln!(s, "kind                 zns (zoned namespace; the host places data and runs GC; no device GC)");
+    let _ = writeln!(s, "block size           {}", Bytes(bs));
+    let _ = writeln!(s, "zones                {} ({} conventional)", c.zones, c.conventional_zones);
+    let _ = writeln!(s, "zone size            {} ({} blocks, the LBA stride between zone starts)", Bytes(c.zone_size * bs), c.zone_size);
+    let _ = writeln!(s, "zone capacity        {} ({} blocks writable per zone)", Bytes(c.zone_capacity * bs), c.zone_capacity);
+    let _ = writeln!(s, "LBA space            {} ({} B)", Bytes(c.zone_size * bs * c.zones as u64), c.zone_size * bs * c.zones as u64);
+    let _ = writeln!(s, "writable capacity    {} ({} B)", Bytes(c.zone_capacity * bs * c.zones as u64), c.zone_capacity * bs * c.zones as u64);
+    let _ = writeln!(s, "open / active limit  {} / {}", limit(c.max_open), limit(c.max_active));
+    let _ = writeln!(s, "erase units          {} per zone of {} each", z.erase_units_per_zone, Bytes(z.blocks_per_erase_unit() * bs));
+    let _ = writeln!(
+        s,
+        "finish               {}",
+        if z.finish_pads { "pads a partly written zone to its capacity (counted as media writes)" } else { "leaves the rest of the zone unwritten" }
+    );
+    let _ = writeln!(s, "namespaces           1");
+    let _ = writeln!(s, "  {:<16} {:>12}  zoned", namespace, Bytes(c.zone_size * bs * c.zones as u64));
+    s
+}

@@ -234,8 +234,8 @@ impl Timeline {
                 dev.submit(io)?;
                 Ok(now + TRIM_NS)
             }
-            // The flash FTL refuses it (not zoned); ZNS timing is not modelled yet.
-            Op::Append => dev.submit(io).map(|_| now),
+            // The flash FTL refuses them (not zoned); ZNS timing is not modelled yet.
+            Op::Append | Op::Zone(_) => dev.submit(io).map(|_| now),
         }
     }
 }
@@ -296,7 +296,7 @@ fn push_completion(heap: &mut BinaryHeap<Reverse<Event>>, j: u32, io: &Io, submi
         Op::Write | Op::Append => 0,
         Op::Read => 1,
         // Commands without data.
-        Op::Trim | Op::Flush => 2,
+        Op::Trim | Op::Flush | Op::Zone(_) => 2,
     };
     heap.push(Reverse(Event { time: done, job: j, kind: 0, submitted, op, len: io.len }));
 }

@@ -38,7 +38,7 @@ impl SourceStats {
                 self.trim_ios += 1;
                 self.trim_bytes += io.len as u64;
             }
-            Op::Flush => {}
+            Op::Flush | Op::Zone(_) => {}
         }
     }
 }

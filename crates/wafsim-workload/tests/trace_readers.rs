@@ -32,7 +32,7 @@ fn op_name(op: Op) -> &'static str {
         Op::Read => "read",
         Op::Write => "write",
         Op::Trim => "trim",
-        Op::Append | Op::Flush => unreachable!("trace readers produce reads, writes and trims"),
+        Op::Append | Op::Flush | Op::Zone(_) => unreachable!("trace readers produce reads, writes and trims"),
     }
 }
 

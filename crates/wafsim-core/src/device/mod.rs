@@ -239,7 +239,7 @@ impl Device {
     pub fn submit(&mut self, io: &Io) -> Result<(), DeviceError> {
         match io.op {
             Op::Flush => return Ok(()),
-            Op::Append => return Err(DeviceError::NotZoned { ns: io.ns }),
+            Op::Append | Op::Zone(_) => return Err(DeviceError::NotZoned { ns: io.ns }),
             _ => {}
         }
         let (first, count) = self.unit_range(io)?;
@@ -253,7 +253,7 @@ impl Device {
                 self.trim(io, first, count);
                 Ok(())
             }
-            Op::Append | Op::Flush => unreachable!("handled above"),
+            Op::Append | Op::Flush | Op::Zone(_) => unreachable!("handled above"),
         }
     }
 

@@ -87,6 +87,8 @@ pub struct SourceParams {
     pub timed: bool,
     /// The placement the namespace's drive supports (default: unknown, anything goes).
     pub placement: DevicePlacement,
+    /// Zone geometry when the namespace is zoned (fio `zonemode=zbd` reads it from the device).
+    pub zones: Option<wafsim_core::blockdev::ZoneGeometry>,
 }
 
 const READ: usize = 0;

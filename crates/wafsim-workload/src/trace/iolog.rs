@@ -165,6 +165,8 @@ fn action(op: Op) -> &'static str {
         Op::Write | Op::Append => "write",
         Op::Trim => "trim",
         Op::Flush => "sync",
+        // Not an iolog action: fio resets zones through ioctls, not as logged I/O.
+        Op::Zone(_) => "",
     }
 }
 
@@ -206,7 +208,7 @@ impl<W: Write> IologWriter<W> {
     /// (fio replays a step back as no delay). A zero-length I/O is not written: fio's reader
     /// and ours would drop it anyway.
     pub fn record(&mut self, ts_ns: u64, io: &Io) -> io::Result<()> {
-        if io.len == 0 {
+        if io.len == 0 || matches!(io.op, Op::Zone(_)) {
             return Ok(());
         }
         let us = ts_ns / 1000;
