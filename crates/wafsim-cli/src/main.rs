@@ -58,6 +58,11 @@ enum Cmd {
         #[arg(long)]
         plot: Option<PathBuf>,
     },
+    /// Zoned drives: reports of their zones after a run.
+    Zone {
+        #[command(subcommand)]
+        cmd: ZoneCmd,
+    },
     /// Inspect device descriptions.
     Device {
         #[command(subcommand)]
@@ -123,6 +128,31 @@ enum Cmd {
 }
 
 #[derive(Subcommand)]
+enum ZoneCmd {
+    /// Run an experiment and print the zones of every zoned namespace at the end, as
+    /// util-linux `blkzone report` or nvme-cli `nvme zns report-zones` prints them.
+    ///
+    /// Example: wafsim zone report experiments/zns-fio.toml --format nvme
+    Report {
+        /// Experiment TOML with a zoned drive (device.kind = "zns").
+        experiment: PathBuf,
+        /// "blkzone" (util-linux 2.42+, 512-byte sectors), "nvme" (nvme-cli text, LBAs),
+        /// "nvme-verbose" (nvme-cli -V) or "nvme-json" (nvme-cli -o json).
+        #[arg(long, default_value = "blkzone")]
+        format: String,
+        /// Run only the named variant(s); repeatable.
+        #[arg(long = "variant")]
+        variants: Vec<String>,
+        /// Capacity scale, 0 < F <= 1 (default as for `wafsim run`).
+        #[arg(long, conflicts_with = "full_scale")]
+        scale: Option<f64>,
+        /// Run at the experiment's real capacities.
+        #[arg(long)]
+        full_scale: bool,
+    },
+}
+
+#[derive(Subcommand)]
 enum DeviceCmd {
     /// Print the figures derived from a device: erase units, Np, OP in both conventions,
     /// spare erase units, memory the simulation needs.
@@ -139,6 +169,29 @@ enum DeviceCmd {
     Presets,
 }
 
+/// Load an experiment, keep the named variants (all if none), and scale each.
+fn load_variants(experiment: &Path, variants: &[String], scale: Option<f64>, full_scale: bool) -> Result<Vec<wafsim_experiment::Variant>> {
+    let mut all = wafsim_experiment::load_experiment(experiment)?;
+    if !variants.is_empty() {
+        for want in variants {
+            if !all.iter().any(|v| &v.name == want) {
+                let names: Vec<_> = all.iter().map(|v| v.name.as_str()).collect();
+                bail!("no variant named {want:?} in {} (variants: {})", experiment.display(), names.join(", "));
+            }
+        }
+        all.retain(|v| variants.contains(&v.name));
+    }
+    for v in &mut all {
+        let s = match (full_scale, scale) {
+            (true, _) => 1.0,
+            (false, Some(s)) => s,
+            (false, None) => auto_scale(&v.spec)?,
+        };
+        scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
+    }
+    Ok(all)
+}
+
 fn main() {
     if let Err(e) = real_main() {
         eprintln!("wafsim: error: {e:#}");
@@ -149,29 +202,40 @@ fn main() {
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
+        Cmd::Zone { cmd: ZoneCmd::Report { experiment, format, variants, scale, full_scale } } => {
+            use wafsim_report::zones;
+            let print: fn(&zones::ZoneReport) -> String = match format.as_str() {
+                "blkzone" => zones::blkzone,
+                "nvme" => |r| zones::nvme_report_zones(r, false),
+                "nvme-verbose" => |r| zones::nvme_report_zones(r, true),
+                "nvme-json" => zones::nvme_report_zones_json,
+                f => bail!("--format {f:?}: expected blkzone, nvme, nvme-verbose or nvme-json"),
+            };
+            let all = load_variants(&experiment, &variants, scale, full_scale)?;
+            let bar = progress::Bar::new(all.iter().map(|v| v.name.clone()).collect());
+            let results = wafsim_experiment::run_variants(&all, RunOptions::default(), &|name: &str, p| bar.update(name, p));
+            bar.finish();
+            let results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
+            if results.iter().all(|r| r.zone_reports.is_empty()) {
+                bail!("{}: no zoned namespace (a zone report needs device.kind = \"zns\")", experiment.display());
+            }
+            let several = results.len() > 1 || results.iter().any(|r| r.zone_reports.len() > 1);
+            for r in &results {
+                for (ns, rep) in &r.zone_reports {
+                    // Headers go to stderr, so stdout stays exactly the tool's output.
+                    if several {
+                        eprintln!("== variant {:?}, namespace {ns:?}", r.name);
+                    }
+                    print!("{}", print(rep));
+                }
+            }
+        }
         Cmd::Run { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot } => {
             let json = json || output_format == "json";
             if output_format != "normal" && output_format != "json" {
                 bail!("--output-format {output_format:?}: expected \"normal\" or \"json\"");
             }
-            let mut all = wafsim_experiment::load_experiment(&experiment)?;
-            if !variants.is_empty() {
-                for want in &variants {
-                    if !all.iter().any(|v| &v.name == want) {
-                        let names: Vec<_> = all.iter().map(|v| v.name.as_str()).collect();
-                        bail!("no variant named {want:?} in {} (variants: {})", experiment.display(), names.join(", "));
-                    }
-                }
-                all.retain(|v| variants.contains(&v.name));
-            }
-            for v in &mut all {
-                let s = match (full_scale, scale) {
-                    (true, _) => 1.0,
-                    (false, Some(s)) => s,
-                    (false, None) => auto_scale(&v.spec)?,
-                };
-                scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
-            }
+            let all = load_variants(&experiment, &variants, scale, full_scale)?;
             let sample_every_bytes = if timeseries.is_some() || plot.is_some() {
                 Some(match &sample_every {
                     Some(s) => parse_bytes(s).map_err(anyhow::Error::msg)?,

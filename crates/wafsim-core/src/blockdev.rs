@@ -76,6 +76,16 @@ pub struct ZoneGeometry {
     pub max_active: u32,
 }
 
+/// A zoned namespace's zones at one moment, as a zone report prints them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ZoneReport {
+    /// Logical block size in bytes (the unit of every LBA in `zones`).
+    pub block_size: u32,
+    /// Zone size in blocks (ZSZE; a zone's `len`).
+    pub zone_size: u64,
+    pub zones: Vec<ZoneDescriptor>,
+}
+
 /// A block device: flash with a device FTL (conventional, streams, FDP), ZNS flash, an SMR disk,
 /// or a host layer over other block devices.
 pub trait BlockDevice {

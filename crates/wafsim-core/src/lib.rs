@@ -10,6 +10,7 @@ pub mod device;
 pub mod fastdiv;
 pub mod io;
 pub mod rng;
+pub mod smr;
 pub mod theory;
 pub mod units;
 pub mod zns;

@@ -226,6 +226,20 @@ pub struct ZoneConfig {
     pub read_across_zones: bool,
     /// Zone Random Write Area support; `None` = not supported.
     pub zrwa: Option<ZrwaConfig>,
+    /// SCSI ZBC / ATA ZAC rules (host-managed SMR disks) where they differ from ZNS; off
+    /// (ZNS) by default. On: CLOSE ZONE of an open zone whose write pointer is at the zone start
+    /// makes it Empty, not Closed (also for Close with Select All and for the implicit close
+    /// that frees an open resource); CLOSE ZONE of an Empty or Full zone and OPEN ZONE of a Full
+    /// zone succeed without a change instead of failing with Invalid Zone State Transition
+    /// (libzbc test suite `02_state_machine_check` cases 002, 021, 022; its former emulation
+    /// `lib/zbc_fake.c`, `zbc_zone_do_close`); the zone capacity must equal the zone size (ZBC
+    /// has no zone capacity) and there is no ZRWA. The limits are set as usual: an SMR disk
+    /// reports a maximum of open sequential-write-required zones and no active limit
+    /// (`max_active` 0; Linux sysfs `max_active_zones` is always 0 for SMR disks). Every other
+    /// rule (write pointer, Finish of an Empty zone -> Full, Reset, Select All, implicit close at
+    /// the open limit, Insufficient Zone Resources when only explicitly opened zones hold the
+    /// open resources) is the same in both.
+    pub zbc: bool,
 }
 
 impl ZoneConfig {
@@ -242,6 +256,7 @@ impl ZoneConfig {
             auto_close: true,
             read_across_zones: false,
             zrwa: None,
+            zbc: false,
         }
     }
 
@@ -273,6 +288,9 @@ impl ZoneConfig {
             if z.size > self.zone_capacity {
                 return err("ZRWA size must not exceed zone_capacity");
             }
+        }
+        if self.zbc && (self.zone_capacity != self.zone_size || self.zrwa.is_some()) {
+            return err("zbc: zone_capacity must equal zone_size and there is no ZRWA (ZBC has neither)");
         }
         Ok(())
     }
@@ -753,6 +771,8 @@ impl Zones {
                 None
             }
             ZoneState::ExplicitlyOpened => None,
+            // ZBC: OPEN ZONE of a Full zone does nothing (libzbc state machine case 021).
+            ZoneState::Full if self.cfg.zbc => None,
             _ => return Err(ZoneStatus::InvalidZoneStateTransition),
         };
         self.debug_check_counts();
@@ -761,13 +781,18 @@ impl Zones {
 
     /// Close Zone action (ZNS 1.1 3.4.3.1.1): opened -> Closed; Closed: no change; Empty, Full,
     /// Read Only, Offline: Invalid Zone State Transition. A ZRWA stays allocated (QEMU
-    /// `nvme_zrm_close`). A zone opened but never written still goes to Closed, as ZNS says
-    /// (ZBC would make it Empty).
+    /// `nvme_zrm_close`). A zone opened but never written still goes to Closed, as ZNS says.
+    /// With [`ZoneConfig::zbc`]: such a zone goes to Empty, and Empty or Full zones are left
+    /// alone without an error.
     pub fn close(&mut self, zslba: u64) -> Result<(), ZoneStatus> {
         let zi = self.mgmt_zone(zslba)?;
         match self.zones[zi].state {
-            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => self.set_state(zi, ZoneState::Closed),
+            ZoneState::ImplicitlyOpened | ZoneState::ExplicitlyOpened => {
+                let to = self.closed_state(zi);
+                self.set_state(zi, to);
+            }
             ZoneState::Closed => {}
+            ZoneState::Empty | ZoneState::Full if self.cfg.zbc => {}
             _ => return Err(ZoneStatus::InvalidZoneStateTransition),
         }
         Ok(())
@@ -813,9 +838,13 @@ impl Zones {
         Ok(n)
     }
 
-    /// Close Zone with Select All: every opened zone -> Closed. Returns how many.
+    /// Close Zone with Select All: every opened zone -> Closed (ZBC: Empty if its write pointer
+    /// is at the zone start). Returns how many.
     pub fn close_all(&mut self) -> u32 {
-        self.for_each_in(ZoneState::is_open, |zs, zi| zs.set_state(zi, ZoneState::Closed))
+        self.for_each_in(ZoneState::is_open, |zs, zi| {
+            let to = zs.closed_state(zi);
+            zs.set_state(zi, to)
+        })
     }
 
     /// Finish Zone with Select All: every opened or Closed zone -> Full (Empty zones are left
@@ -1085,8 +1114,20 @@ impl Zones {
             return Err(ZoneStatus::TooManyOpenZones);
         }
         let victim = self.imp_head;
-        self.set_state(victim as usize, ZoneState::Closed);
+        let to = self.closed_state(victim as usize);
+        self.set_state(victim as usize, to);
         Ok(Some(victim))
+    }
+
+    /// State an opened zone takes when closed: Closed, or under ZBC Empty when nothing was
+    /// written (write pointer at the zone start; ZBC CLOSE ZONE, libzbc `zbc_zone_do_close`).
+    fn closed_state(&self, zi: usize) -> ZoneState {
+        let z = &self.zones[zi];
+        if self.cfg.zbc && z.wp == self.zone_start(zi as u32) && z.hwm == z.wp {
+            ZoneState::Empty
+        } else {
+            ZoneState::Closed
+        }
     }
 
     fn finish_zone(&mut self, zi: usize) -> Result<FinishResult, ZoneStatus> {

@@ -6,7 +6,9 @@ use crate::spec::{ExperimentSpec, PhaseSpec, Variant};
 use crate::stack::{strip, Drive, DriveConfig, Stack};
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
+use wafsim_core::blockdev::ZoneReport;
 use wafsim_core::counters::waf;
+use wafsim_core::zone::ReportFilter;
 use wafsim_core::device::FrontierKind;
 use wafsim_core::{BlockDevice, Counters, DeviceConfig, Io, Op, Pid};
 use wafsim_workload::IoSource;
@@ -175,6 +177,8 @@ pub struct VariantResult {
     /// Non-fatal findings (unknown fio options and the like).
     pub warnings: Vec<String>,
     pub timed: Option<TimedSummary>,
+    /// Zoned namespaces at the end of the run: (namespace name, its zones).
+    pub zone_reports: Vec<(String, wafsim_core::blockdev::ZoneReport)>,
 }
 
 impl VariantResult {
@@ -355,6 +359,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         timeseries: Vec::new(),
         warnings: Vec::new(),
         timed: None,
+        zone_reports: Vec::new(),
     };
     let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
@@ -471,12 +476,24 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
             });
         }
         erase_counts.extend_from_slice(dev.erase_counts());
+        for ns in 0..dev.namespace_count() {
+            if let (Some(g), Ok(zones)) = (dev.zone_geometry(ns), dev.report_zones(ns, 0, ReportFilter::All)) {
+                let bs = dev.block_size();
+                let name = if stack.devices.len() == 1 { stack.cfg.namespaces[ns as usize].name.clone() } else { stack.cfg.namespaces[di].name.clone() };
+                result.zone_reports.push((name, ZoneReport { block_size: bs, zone_size: g.zone_size / bs as u64, zones }));
+            }
+        }
     }
     let min = erase_counts.iter().copied().min().unwrap_or(0);
     let max = erase_counts.iter().copied().max().unwrap_or(0);
     let mean = erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
     result.erase_count = (min, mean, max);
-    result.op_logical = (result.physical_bytes as f64 - result.logical_bytes as f64) / result.logical_bytes as f64;
+    // A ZNS drive exposes no spare: its zone capacity is what it has.
+    result.op_logical = if stack.devices.iter().all(|d| d.flash().is_none()) {
+        0.0
+    } else {
+        (result.physical_bytes as f64 - result.logical_bytes as f64) / result.logical_bytes as f64
+    };
 }
 
 /// Add a phase's per-drive deltas (`end - from`) to the phase and measured counters.
@@ -626,7 +643,9 @@ fn run_untimed_phase(
         account_phase(result, st, pi, p.measure, di, &delta);
     }
     let host_written = sum(&stack.devices, |c| c.host_write_bytes) - host0;
-    if p.measure && host_written > 0 {
+    // Steadiness is about device GC; a drive without it (ZNS) has nothing to settle.
+    let device_gc = stack.devices.iter().any(|d| d.flash().is_some());
+    if p.measure && host_written > 0 && device_gc {
         let verdict = crate::steady::judge(&round_waf, round_bytes, &ss);
         if !verdict.steady {
             result.warnings.push(format!(

@@ -108,8 +108,9 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     let unit = bs * z.erase_units_per_zone.max(1) as u64;
     let size = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))?;
     let cap = z.zone_capacity.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("device.zones.zone_capacity: {e}"))?.unwrap_or(size);
-    let scaled_size = ((size as f64 * s) as u64 / bs * bs).max(unit);
-    let scaled_cap = ((cap as f64 * s) as u64 / unit * unit).clamp(unit, scaled_size / unit * unit);
+    // Both in whole erase units, so a zone whose capacity is its size keeps it so.
+    let scaled_size = ((size as f64 * s) as u64 / unit * unit).max(unit);
+    let scaled_cap = if cap == size { scaled_size } else { ((cap as f64 * s) as u64 / unit * unit).clamp(unit, scaled_size) };
     z.zone_size = scaled_size.to_string();
     z.zone_capacity = Some(scaled_cap.to_string());
     spec.full_scale_op = Some(0.0);

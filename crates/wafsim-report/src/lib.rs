@@ -6,3 +6,4 @@ pub mod json;
 pub mod plots;
 pub mod svg;
 pub mod table;
+pub mod zones;

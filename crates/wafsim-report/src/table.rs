@@ -408,6 +408,7 @@ pub(crate) mod tests {
             timeseries: vec![],
             warnings: vec![],
             timed: Some(t),
+            zone_reports: vec![],
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod hdd;
 pub mod hist;
 pub mod media;
 

@@ -1,0 +1,83 @@
+//! ZNS drives in experiments: the runner drives them through the block-device interface, the
+//! device writes exactly what the host writes, errors carry the NVMe ZNS status, and scaling
+//! keeps the zone count.
+
+use wafsim_core::zone::ZoneState;
+use wafsim_experiment::scale::scale_spec;
+use wafsim_experiment::{parse_experiment, run_variant, RunOptions, VariantResult};
+
+const ZNS: &str = r#"
+name = "zns"
+[device]
+kind = "zns"
+[device.zones]
+zones = 64
+zone_size = "64MiB"
+zone_capacity = "48MiB"
+erase_units_per_zone = 3
+max_open = 8
+[[namespace]]
+name = "z"
+"#;
+
+fn run(doc: &str, scale: f64) -> anyhow::Result<VariantResult> {
+    let mut v = parse_experiment(doc, "zns.toml")?.remove(0);
+    scale_spec(&mut v.spec, scale)?;
+    run_variant(&v, RunOptions::default(), &|_| {})
+}
+
+fn phase(workload: &str) -> String {
+    format!("[[phase]]\nname = \"p\"\n[[phase.workload]]\nnamespace = \"z\"\n{workload}\n")
+}
+
+#[test]
+fn a_zns_drive_writes_what_the_host_writes_and_reports_its_zones() {
+    // Capacity = size here, so a plain sequential writer walks from zone to zone.
+    let doc = ZNS.replace("zone_capacity = \"48MiB\"\n", "").replace("erase_units_per_zone = 3", "erase_units_per_zone = 4");
+    let r = run(&format!("{doc}{}", phase("pattern = \"sequential\"\nbs = \"128KiB\"\namount = \"1GiB\"")), 1.0).unwrap();
+    assert_eq!(r.placement, "zns");
+    assert_eq!(r.counters.host_write_bytes, 1 << 30);
+    assert_eq!(r.waf(), 1.0);
+    assert_eq!((r.logical_bytes, r.physical_bytes), (64 * (64 << 20), 64 * (64 << 20)));
+    let (ns, rep) = &r.zone_reports[0];
+    assert_eq!((ns.as_str(), rep.zones.len(), rep.block_size, rep.zone_size), ("z", 64, 4096, (64 << 20) / 4096));
+    let full = rep.zones.iter().filter(|z| z.state == ZoneState::Full).count();
+    assert_eq!(full, 16, "1 GiB fills 16 zones of 64 MiB");
+    assert!(rep.zones[16..].iter().all(|z| z.state == ZoneState::Empty));
+}
+
+#[test]
+fn a_write_that_breaks_a_zone_rule_fails_with_the_nvme_status() {
+    // A sequential writer of the whole LBA space runs into the first zone's capacity end.
+    let e = run(&format!("{ZNS}{}", phase("pattern = \"sequential\"\nbs = \"128KiB\"\namount = \"1GiB\"")), 1.0).unwrap_err();
+    let msg = format!("{e:#}");
+    // The first zone fills to its 48 MiB capacity; the next write lands in it (QEMU's order of
+    // checks: the zone's state before the write pointer).
+    assert!(msg.contains("byte offset 50331648: Zone Is Full (1B9h)"), "{msg}");
+    // Random writes break the write pointer rule at once.
+    let e = run(&format!("{ZNS}{}", phase("pattern = \"random\"\nbs = \"4KiB\"\namount = \"1MiB\"")), 1.0).unwrap_err();
+    assert!(format!("{e:#}").contains("Zone Invalid Write (1BCh)"), "{e:#}");
+}
+
+#[test]
+fn scaling_a_zns_drive_keeps_its_zone_count() {
+    let doc = format!("{}{}", ZNS.replace("zone_capacity = \"48MiB\"\n", "").replace("erase_units_per_zone = 3", "erase_units_per_zone = 4"), phase("pattern = \"sequential\"\nbs = \"16KiB\"\namount = \"0.25x\""));
+    let r = run(&doc, 0.1).unwrap();
+    let (_, rep) = &r.zone_reports[0];
+    assert_eq!(rep.zones.len(), 64);
+    // 64 MiB x 0.1 in whole erase units (4 blocks of 4 KiB); the capacity stays the size.
+    let zone = rep.zone_size * 4096;
+    assert!(zone <= (64 << 20) / 10 && zone > (64 << 20) / 10 - 4 * 4096 && zone % (4 * 4096) == 0, "{zone}");
+    assert_eq!(rep.zones[0].capacity * 4096, zone);
+    assert_eq!(r.waf(), 1.0);
+}
+
+#[test]
+fn zns_specs_that_cannot_work_are_refused_with_the_reason() {
+    let err = |doc: String| format!("{:#}", run(&format!("{doc}{}", phase("pattern = \"sequential\"\nbs = \"128KiB\"\namount = \"1MiB\"")), 1.0).unwrap_err());
+    assert!(err(ZNS.replace("kind = \"zns\"", "kind = \"zns\"\ncapacity = \"1TB\"")).contains("remove device.capacity"));
+    assert!(err(ZNS.replace("name = \"z\"", "name = \"z\"\nsize = \"1GiB\"")).contains("omit size"));
+    assert!(err(ZNS.replace("zone_capacity = \"48MiB\"", "zone_capacity = \"96MiB\"")).contains("zone_capacity"));
+    assert!(err(format!("{ZNS}[timing]\nenabled = true\n")).contains("does not cover ZNS"));
+    assert!(err(ZNS.replace("kind = \"zns\"", "kind = \"tape\"")).contains("expected \"flash\" or \"zns\""));
+}
