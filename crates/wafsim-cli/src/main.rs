@@ -9,6 +9,7 @@ use wafsim_core::GcPolicy;
 use wafsim_experiment::bench::{run_bench, BenchConfig};
 use wafsim_core::units::parse_bytes;
 use wafsim_experiment::scale::{auto_scale, scale_spec};
+use wafsim_experiment::stack::DriveConfig;
 use wafsim_experiment::RunOptions;
 
 /// wafsim: how much would data placement help my workload? Simulates SSD garbage collection,
@@ -298,13 +299,15 @@ fn real_main() -> Result<()> {
                 (std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?, file.display().to_string())
             };
             let spec = wafsim_experiment::parse_experiment(&text, &origin)?.remove(0).spec;
-            if let Some(z) = spec.device.zns_config(&spec.namespace).with_context(|| origin.clone())? {
-                let ns = spec.namespace.first().map_or("ns1", |n| n.name.as_str());
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&wafsim_report::json::zns_device(&z, ns))?);
-                } else {
-                    print!("{}", wafsim_report::table::zns_device(&z, ns));
-                }
+            let ns = spec.namespace.first().map_or("ns1", |n| n.name.as_str());
+            match spec.device.zoned_config(&spec.namespace).with_context(|| origin.clone())? {
+                Some(DriveConfig::Zns(z)) if json => println!("{}", serde_json::to_string_pretty(&wafsim_report::json::zns_device(&z, ns))?),
+                Some(DriveConfig::Zns(z)) => print!("{}", wafsim_report::table::zns_device(&z, ns)),
+                Some(DriveConfig::Smr(z)) if json => println!("{}", serde_json::to_string_pretty(&wafsim_report::json::smr_device(&z, ns))?),
+                Some(DriveConfig::Smr(z)) => print!("{}", wafsim_report::table::smr_device(&z, ns)),
+                _ => {}
+            }
+            if spec.device.is_zoned()? {
                 return Ok(());
             }
             let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(|| origin.clone())?;

@@ -12,6 +12,7 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("qlc-15.36tb", include_str!("../../../devices/qlc-15.36tb.toml")),
     ("zns-zn540", include_str!("../../../devices/zns-zn540.toml")),
     ("zns-prototype-2tb", include_str!("../../../devices/zns-prototype-2tb.toml")),
+    ("smr-hm-14tb", include_str!("../../../devices/smr-hm-14tb.toml")),
 ];
 
 fn preset_doc(name: &str) -> Result<toml::Table> {
@@ -78,8 +79,9 @@ mod tests {
         for (name, _) in PRESETS {
             let t = device_table(name).unwrap();
             let spec: crate::spec::DeviceSpec = toml::Value::Table(t).try_into().unwrap();
-            if let Some(z) = spec.zns_config(&[]).unwrap_or_else(|e| panic!("{name}: {e:#}")) {
-                assert!(z.zones.zones >= 100, "{name}");
+            if spec.zoned_config(&[]).unwrap_or_else(|e| panic!("{name}: {e:#}")).is_some() {
+                let cfg = spec.to_config(&[], 1).unwrap();
+                assert!(cfg.logical_bytes > 1_000_000_000_000, "{name}");
                 continue;
             }
             let cfg = spec.to_config(&[], 1).unwrap_or_else(|e| panic!("{name}: {e:#}"));

@@ -254,8 +254,8 @@ pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&
 /// namespace's size with the same OP and erase unit (dedicated layout). A ZNS drive has one
 /// namespace, so both layouts are the drive itself.
 fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
-    if let Some(z) = spec.device.zns_config(&spec.namespace)? {
-        return Ok(vec![DriveConfig::Zns(z)]);
+    if let Some(z) = spec.device.zoned_config(&spec.namespace)? {
+        return Ok(vec![z]);
     }
     if spec.layout != "dedicated" {
         return Ok(vec![DriveConfig::Flash(cfg.clone())]);
@@ -368,15 +368,16 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     for d in &drives {
         let d = match d {
             DriveConfig::Flash(c) => c,
-            DriveConfig::Zns(_) => &cfg,
+            DriveConfig::Zns(_) | DriveConfig::Smr(_) => &cfg,
         };
         for (pi, p) in phases.iter().enumerate() {
             total_planned += sources::planned_bytes(p, &fio_files[pi], d)?;
         }
     }
-    if matches!(drives[0], DriveConfig::Zns(_)) {
-        result.placement = "zns".into();
-        result.gc_policy = "none (host)".into();
+    match drives[0] {
+        DriveConfig::Zns(_) => (result.placement, result.gc_policy) = ("zns".into(), "none (host)".into()),
+        DriveConfig::Smr(_) => (result.placement, result.gc_policy) = ("smr (host-managed)".into(), "none (host)".into()),
+        DriveConfig::Flash(_) => {}
     }
     let mut stack = Stack::new(cfg, drives).with_context(ctx)?;
     // Timing configs per drive, checked before the (possibly long) precondition; empty untimed.
@@ -386,7 +387,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         .map(|d| match d.flash() {
             Some(f) => crate::timing::timing_config(spec, f.config()),
             None if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
-                Err(anyhow!("[timing]: the timing model does not cover ZNS drives yet; run with timing off (WAF, zone counters)"))
+                Err(anyhow!("[timing]: the timing model does not cover zoned drives (ZNS, SMR) yet; run with timing off (WAF, zone counters)"))
             }
             None => Ok(None),
         })

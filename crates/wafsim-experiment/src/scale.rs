@@ -17,7 +17,7 @@ use wafsim_core::units::parse_bytes;
 /// Default scale: the largest power of ten (<= 1) that brings the logical capacity to at most
 /// 10 GB.
 pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
-    let logical = if spec.device.is_zns()? {
+    let logical = if spec.device.is_zoned()? {
         spec.device.to_config(&spec.namespace, spec.seed)?.logical_bytes as f64
     } else {
         parse_bytes(&spec.device.capacity).map_err(|e| anyhow!("device.capacity: {e}"))? as f64
@@ -47,7 +47,7 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     if s == 1.0 {
         return Ok(());
     }
-    if spec.device.is_zns()? {
+    if spec.device.is_zoned()? {
         return scale_zns(spec, s);
     }
     let full = spec.device.to_config(&spec.namespace, spec.seed)?;
@@ -101,10 +101,10 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
 /// free-zone fractions and GC behave the same) and its limits; zone size and capacity shrink,
 /// each kept a whole number of erase units of whole blocks.
 fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
-    spec.device.zns_config(&spec.namespace)?;
+    spec.device.zoned_config(&spec.namespace)?;
     let d = &mut spec.device;
     let bs = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
-    let z = d.zones.as_mut().expect("checked by zns_config");
+    let z = d.zones.as_mut().expect("checked by zoned_config");
     let unit = bs * z.erase_units_per_zone.max(1) as u64;
     let size = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))?;
     let cap = z.zone_capacity.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("device.zones.zone_capacity: {e}"))?.unwrap_or(size);

@@ -43,6 +43,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Deserialize;
 use std::path::Path;
 use wafsim_core::units::{parse_bytes, Bytes};
+use wafsim_core::smr::SmrConfig;
 use wafsim_core::zns::ZnsConfig;
 use wafsim_core::zone::ZoneConfig;
 use wafsim_core::{DeviceConfig, GcPolicy, NamespaceConfig, Placement, RuhType};
@@ -55,8 +56,9 @@ pub struct DeviceSpec {
     /// Name of a built-in device preset whose keys this table extends and overrides (see
     /// `wafsim device presets`); resolved while loading, so it is always None afterwards.
     pub preset: Option<String>,
-    /// "flash" (default: an SSD with a device FTL: conventional, streams or FDP) or "zns" (a
-    /// zoned namespace SSD: give `[device.zones]`; no device GC).
+    /// "flash" (default: an SSD with a device FTL: conventional, streams or FDP), "zns" (a
+    /// zoned namespace SSD: give `[device.zones]`; no device GC) or "smr" (a host-managed SMR
+    /// disk: `[device.zones]` with zones, zone_size, conventional_zones, max_open).
     pub kind: Option<String>,
     /// Logical capacity, e.g. "7.68TB" (SI) or "256GiB" (binary). A ZNS drive's capacity is
     /// its zones (zones x zone_size), so it is not given.
@@ -603,8 +605,14 @@ pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
 impl DeviceSpec {
     /// Translate to the core's numeric config for the given namespaces.
     pub fn to_config(&self, namespaces: &[NamespaceSpec], seed: u64) -> Result<DeviceConfig> {
-        if let Some(z) = self.zns_config(namespaces)? {
-            return Ok(zns_namespaces(&z, namespaces));
+        match self.zoned_config(namespaces)? {
+            Some(crate::stack::DriveConfig::Zns(z)) => return Ok(zns_namespaces(&z, namespaces)),
+            Some(crate::stack::DriveConfig::Smr(z)) => {
+                let zc = z.zone_config().map_err(|e| anyhow!("device.zones: {e}"))?;
+                let zns = ZnsConfig { block_size: z.block_size, zones: zc, erase_units_per_zone: 1, finish_pads: false };
+                return Ok(zns_namespaces(&zns, namespaces));
+            }
+            _ => {}
         }
         if self.capacity.is_empty() {
             bail!("device.capacity missing (e.g. capacity = \"7.68TB\")");
@@ -698,28 +706,100 @@ impl DeviceSpec {
     }
 }
 
+/// What kind of drive a `[device]` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriveKind {
+    Flash,
+    Zns,
+    Smr,
+}
+
 impl DeviceSpec {
-    /// Whether this is a ZNS drive (`kind = "zns"`); errors on an unknown kind.
-    pub fn is_zns(&self) -> Result<bool> {
+    /// The drive's kind; errors on an unknown `kind`.
+    pub fn drive_kind(&self) -> Result<DriveKind> {
         match self.kind.as_deref().unwrap_or("flash") {
-            "flash" => Ok(false),
-            "zns" => Ok(true),
-            k => bail!("device.kind {k:?}: expected \"flash\" or \"zns\""),
+            "flash" => Ok(DriveKind::Flash),
+            "zns" => Ok(DriveKind::Zns),
+            "smr" => Ok(DriveKind::Smr),
+            k => bail!("device.kind {k:?}: expected \"flash\", \"zns\" or \"smr\""),
         }
     }
 
-    /// The ZNS device of a `kind = "zns"` drive (None for flash). The drive has one zoned
-    /// namespace: at most one `[[namespace]]`, without a size (or with the zones' size).
-    pub fn zns_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<ZnsConfig>> {
-        if !self.is_zns()? {
-            if self.zones.is_some() {
-                bail!("[device.zones] needs device.kind = \"zns\"");
+    /// Whether the drive is zoned (ZNS or SMR): its capacity comes from `[device.zones]`.
+    pub fn is_zoned(&self) -> Result<bool> {
+        Ok(self.drive_kind()? != DriveKind::Flash)
+    }
+
+    /// The zoned drive to build (None for flash), checked. A zoned drive has one namespace: at
+    /// most one `[[namespace]]`, without a size (or with the zones' size).
+    pub fn zoned_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<crate::stack::DriveConfig>> {
+        Ok(match self.drive_kind()? {
+            DriveKind::Flash => {
+                if self.zones.is_some() {
+                    bail!("[device.zones] needs device.kind = \"zns\" or \"smr\"");
+                }
+                None
             }
+            DriveKind::Zns => self.zns_config(namespaces)?.map(crate::stack::DriveConfig::Zns),
+            DriveKind::Smr => Some(crate::stack::DriveConfig::Smr(self.smr_config(namespaces)?)),
+        })
+    }
+
+    /// The host-managed SMR disk of a `kind = "smr"` drive.
+    pub fn smr_config(&self, namespaces: &[NamespaceSpec]) -> Result<SmrConfig> {
+        let z = self.zoned_common("smr", namespaces)?;
+        let bs = size("device.mapping_unit", &self.mapping_unit)?;
+        let zone_size = size("device.zones.zone_size", &z.zone_size)?;
+        if z.zone_capacity.as_deref().is_some_and(|c| parse_bytes(c).ok() != Some(zone_size)) {
+            bail!("device.zones.zone_capacity: an SMR disk's zones are writable to their end (capacity = zone size); remove it");
+        }
+        if z.max_active != 0 {
+            bail!("device.zones.max_active: ZBC disks have no active-zone limit; remove it");
+        }
+        let cfg = SmrConfig { block_size: bs as u32, zone_size, zones: z.zones, conventional_zones: z.conventional_zones, max_open: z.max_open };
+        cfg.validate().map_err(|e| anyhow!("device.zones: {e}"))?;
+        self.check_namespace_size(namespaces, zone_size * z.zones as u64, z.zones, zone_size)?;
+        Ok(cfg)
+    }
+
+    /// Checks every zoned kind shares; the `[device.zones]` table.
+    fn zoned_common(&self, kind: &str, namespaces: &[NamespaceSpec]) -> Result<&ZonesSpec> {
+        let Some(z) = &self.zones else {
+            bail!("device.kind = \"{kind}\" needs [device.zones] (zones, zone_size, ...)");
+        };
+        for (key, set) in [
+            ("capacity", !self.capacity.is_empty()),
+            ("over_provisioning", self.over_provisioning.is_some()),
+            ("raw_capacity", self.raw_capacity.is_some()),
+            ("erase_unit", self.erase_unit.is_some()),
+            ("fdp", self.fdp.as_ref().is_some_and(|f| f.enabled)),
+            ("streams", self.streams.is_some_and(|s| s > 0)),
+        ] {
+            if set {
+                bail!("device.{key}: a zoned drive's capacity and layout come from [device.zones]; remove device.{key}");
+            }
+        }
+        if namespaces.len() > 1 {
+            bail!("a zoned drive has one zoned namespace; {} [[namespace]] tables given", namespaces.len());
+        }
+        Ok(z)
+    }
+
+    fn check_namespace_size(&self, namespaces: &[NamespaceSpec], total: u64, zones: u32, zone_size: u64) -> Result<()> {
+        if let Some(n) = namespaces.first().filter(|n| !n.size.is_empty()) {
+            if size(&format!("namespace {:?}: size", n.name), &n.size)? != total {
+                bail!("namespace {:?}: size {:?}, but the zoned drive's namespace is its zones ({} x {} = {}): omit size", n.name, n.size, zones, Bytes(zone_size), Bytes(total));
+            }
+        }
+        Ok(())
+    }
+
+    /// The ZNS device of a `kind = "zns"` drive (None for other kinds).
+    pub fn zns_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<ZnsConfig>> {
+        if self.drive_kind()? != DriveKind::Zns {
             return Ok(None);
         }
-        let Some(z) = &self.zones else {
-            bail!("device.kind = \"zns\" needs [device.zones] (zones, zone_size, zone_capacity, ...)");
-        };
+        let z = self.zoned_common("zns", namespaces)?;
         for (key, set) in [
             ("capacity", !self.capacity.is_empty()),
             ("over_provisioning", self.over_provisioning.is_some()),
@@ -752,15 +832,7 @@ impl DeviceSpec {
         zc.conventional_zones = z.conventional_zones;
         let cfg = ZnsConfig { block_size: bs as u32, zones: zc, erase_units_per_zone: z.erase_units_per_zone, finish_pads: z.finish_pads };
         cfg.validate().map_err(|e| anyhow!("device.zones: {e}"))?;
-        if namespaces.len() > 1 {
-            bail!("a ZNS drive has one zoned namespace; {} [[namespace]] tables given", namespaces.len());
-        }
-        let total = zone_size * z.zones as u64;
-        if let Some(n) = namespaces.first().filter(|n| !n.size.is_empty()) {
-            if size(&format!("namespace {:?}: size", n.name), &n.size)? != total {
-                bail!("namespace {:?}: size {:?}, but the ZNS drive's namespace is its zones ({} x {} = {}): omit size", n.name, n.size, z.zones, Bytes(zone_size), Bytes(total));
-            }
-        }
+        self.check_namespace_size(namespaces, zone_size * z.zones as u64, z.zones, zone_size)?;
         Ok(Some(cfg))
     }
 }

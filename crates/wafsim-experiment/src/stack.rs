@@ -9,6 +9,7 @@
 use crate::sources::Target;
 use anyhow::{anyhow, Result};
 use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
+use wafsim_core::smr::{SmrConfig, SmrDevice};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::zone::{ReportFilter, ZoneDescriptor};
 use wafsim_core::{Counters, Device, DeviceConfig, DeviceError, Io};
@@ -18,6 +19,7 @@ use wafsim_core::{Counters, Device, DeviceConfig, DeviceError, Io};
 pub enum DriveConfig {
     Flash(DeviceConfig),
     Zns(ZnsConfig),
+    Smr(SmrConfig),
 }
 
 /// One drive of a variant.
@@ -26,6 +28,8 @@ pub enum Drive {
     Flash(Device),
     /// A zoned namespace SSD.
     Zns(ZnsDevice),
+    /// A host-managed SMR disk.
+    Smr(SmrDevice),
 }
 
 impl Drive {
@@ -33,6 +37,7 @@ impl Drive {
         Ok(match cfg {
             DriveConfig::Flash(c) => Drive::Flash(Device::new(c).map_err(|e| anyhow!("{e}"))?),
             DriveConfig::Zns(c) => Drive::Zns(ZnsDevice::new(c).map_err(|e| anyhow!("{e}"))?),
+            DriveConfig::Smr(c) => Drive::Smr(SmrDevice::new(c).map_err(|e| anyhow!("{e}"))?),
         })
     }
 
@@ -56,6 +61,7 @@ impl Drive {
         match self {
             Drive::Flash(d) => d.config().logical_bytes,
             Drive::Zns(z) => z.namespace_bytes(0),
+            Drive::Smr(z) => z.namespace_bytes(0),
         }
     }
 
@@ -67,6 +73,7 @@ impl Drive {
                 let c = &z.config().zones;
                 c.zone_capacity * c.zones as u64 * z.config().block_size as u64
             }
+            Drive::Smr(z) => z.namespace_bytes(0),
         }
     }
 
@@ -75,6 +82,8 @@ impl Drive {
         match self {
             Drive::Flash(d) => d.erase_counts(),
             Drive::Zns(z) => z.erase_counts(),
+            // A disk erases nothing.
+            Drive::Smr(_) => &[],
         }
     }
 }
@@ -84,54 +93,63 @@ impl BlockDevice for Drive {
         match self {
             Drive::Flash(d) => BlockDevice::submit(d, io),
             Drive::Zns(z) => z.submit(io),
+            Drive::Smr(z) => z.submit(io),
         }
     }
     fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
         match self {
             Drive::Flash(d) => d.submit_batch(ios),
             Drive::Zns(z) => z.submit_batch(ios),
+            Drive::Smr(z) => z.submit_batch(ios),
         }
     }
     fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
         match self {
             Drive::Flash(d) => d.zone_mgmt_target(ns, target, action),
             Drive::Zns(z) => z.zone_mgmt_target(ns, target, action),
+            Drive::Smr(z) => z.zone_mgmt_target(ns, target, action),
         }
     }
     fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
         match self {
             Drive::Flash(d) => d.report_zones(ns, from, filter),
             Drive::Zns(z) => z.report_zones(ns, from, filter),
+            Drive::Smr(z) => z.report_zones(ns, from, filter),
         }
     }
     fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {
         match self {
             Drive::Flash(d) => d.zone_geometry(ns),
             Drive::Zns(z) => z.zone_geometry(ns),
+            Drive::Smr(z) => z.zone_geometry(ns),
         }
     }
     fn namespace_count(&self) -> u32 {
         match self {
             Drive::Flash(d) => d.namespace_count(),
             Drive::Zns(z) => z.namespace_count(),
+            Drive::Smr(z) => z.namespace_count(),
         }
     }
     fn namespace_bytes(&self, ns: u32) -> u64 {
         match self {
             Drive::Flash(d) => d.namespace_bytes(ns),
             Drive::Zns(z) => z.namespace_bytes(ns),
+            Drive::Smr(z) => z.namespace_bytes(ns),
         }
     }
     fn block_size(&self) -> u32 {
         match self {
             Drive::Flash(d) => BlockDevice::block_size(d),
             Drive::Zns(z) => z.block_size(),
+            Drive::Smr(z) => z.block_size(),
         }
     }
     fn counters(&self) -> &Counters {
         match self {
             Drive::Flash(d) => d.counters(),
             Drive::Zns(z) => BlockDevice::counters(z),
+            Drive::Smr(z) => BlockDevice::counters(z),
         }
     }
 }

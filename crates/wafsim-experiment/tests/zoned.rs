@@ -78,6 +78,33 @@ fn zns_specs_that_cannot_work_are_refused_with_the_reason() {
     assert!(err(ZNS.replace("kind = \"zns\"", "kind = \"zns\"\ncapacity = \"1TB\"")).contains("remove device.capacity"));
     assert!(err(ZNS.replace("name = \"z\"", "name = \"z\"\nsize = \"1GiB\"")).contains("omit size"));
     assert!(err(ZNS.replace("zone_capacity = \"48MiB\"", "zone_capacity = \"96MiB\"")).contains("zone_capacity"));
-    assert!(err(format!("{ZNS}[timing]\nenabled = true\n")).contains("does not cover ZNS"));
-    assert!(err(ZNS.replace("kind = \"zns\"", "kind = \"tape\"")).contains("expected \"flash\" or \"zns\""));
+    assert!(err(format!("{ZNS}[timing]\nenabled = true\n")).contains("does not cover zoned drives"));
+    assert!(err(ZNS.replace("kind = \"zns\"", "kind = \"tape\"")).contains("expected \"flash\", \"zns\" or \"smr\""));
+}
+
+#[test]
+fn an_smr_disk_takes_sequential_writes_through_its_conventional_head() {
+    let doc = r#"
+name = "smr"
+[device]
+kind = "smr"
+[device.zones]
+zones = 32
+zone_size = "16MiB"
+conventional_zones = 2
+max_open = 4
+[[namespace]]
+name = "z"
+"#;
+    let r = run(&format!("{doc}{}", phase("pattern = \"sequential\"\nbs = \"64KiB\"\namount = \"0.5x\"")), 1.0).unwrap();
+    assert_eq!(r.placement, "smr (host-managed)");
+    assert_eq!((r.waf(), r.counters.erases, r.counters.host_write_bytes), (1.0, 0, 256 << 20));
+    let (_, rep) = &r.zone_reports[0];
+    assert_eq!(rep.zones.len(), 32);
+    assert!(rep.zones[..2].iter().all(|z| z.state == ZoneState::NotWritePointer));
+    assert_eq!(rep.zones.iter().filter(|z| z.state == ZoneState::Full).count(), 14, "256 MiB = 2 conventional + 14 full zones");
+    // A second pass rewrites the conventional zones in place, then hits a full zone.
+    let two = phase("pattern = \"sequential\"\nbs = \"64KiB\"\namount = \"0.5x\"").replace("name = \"p\"", "name = \"q\"");
+    let e = run(&format!("{doc}{}{two}", phase("pattern = \"sequential\"\nbs = \"64KiB\"\namount = \"0.5x\"")), 1.0).unwrap_err();
+    assert!(format!("{e:#}").contains("byte offset 33554432"), "{e:#}");
 }

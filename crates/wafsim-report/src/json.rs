@@ -236,3 +236,16 @@ pub fn zns_device(z: &wafsim_core::zns::ZnsConfig, namespace: &str) -> Value {
         "namespaces": [json!({"name": namespace, "size_bytes": c.zone_size * bs * c.zones as u64, "zoned": true})],
     })
 }
+
+/// `wafsim device show --json` for a host-managed SMR disk (sizes in bytes).
+pub fn smr_device(z: &wafsim_core::smr::SmrConfig, namespace: &str) -> Value {
+    json!({
+        "kind": "smr",
+        "block_size": z.block_size,
+        "zones": z.zones,
+        "conventional_zones": z.conventional_zones,
+        "zone_size_bytes": z.zone_size,
+        "max_open_zones": z.max_open,
+        "namespaces": [json!({"name": namespace, "size_bytes": z.zone_size * z.zones as u64, "zoned": true})],
+    })
+}

@@ -479,3 +479,18 @@ pub fn zns_device(z: &wafsim_core::zns::ZnsConfig, namespace: &str) -> String {
     let _ = writeln!(s, "  {:<16} {:>12}  zoned", namespace, Bytes(c.zone_size * bs * c.zones as u64));
     s
 }
+
+/// `wafsim device show` for a host-managed SMR disk.
+pub fn smr_device(z: &wafsim_core::smr::SmrConfig, namespace: &str) -> String {
+    let mut s = String::new();
+    let total = z.zone_size * z.zones as u64;
+    let _ = writeln!(s, "kind                 smr (host-managed SMR disk, ZBC; the host writes zones sequentially; no erase, no device GC)");
+    let _ = writeln!(s, "block size           {}", Bytes(z.block_size as u64));
+    let _ = writeln!(s, "zones                {} ({} conventional, {} sequential write required)", z.zones, z.conventional_zones, z.zones - z.conventional_zones);
+    let _ = writeln!(s, "zone size            {} (capacity = size)", Bytes(z.zone_size));
+    let _ = writeln!(s, "capacity             {} ({} B)", Bytes(total), total);
+    let _ = writeln!(s, "open limit           {}", if z.max_open == 0 { "none".to_string() } else { z.max_open.to_string() });
+    let _ = writeln!(s, "namespaces           1");
+    let _ = writeln!(s, "  {:<16} {:>12}  zoned", namespace, Bytes(total));
+    s
+}
