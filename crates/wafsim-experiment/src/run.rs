@@ -487,7 +487,8 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     }
     let min = erase_counts.iter().copied().min().unwrap_or(0);
     let max = erase_counts.iter().copied().max().unwrap_or(0);
-    let mean = erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len().max(1) as f64;
+    // (An empty f64 sum is -0.0; a disk has no erase units at all.)
+    let mean = if erase_counts.is_empty() { 0.0 } else { erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len() as f64 };
     result.erase_count = (min, mean, max);
     // A ZNS drive exposes no spare: its zone capacity is what it has.
     result.op_logical = if stack.devices.iter().all(|d| d.flash().is_none()) {
@@ -730,6 +731,9 @@ fn run_timed_drive(
                     write_bytes: j.write.bytes,
                     read_bytes: j.read.bytes,
                     trim_bytes: j.trim.bytes,
+                    // Timed runs are flash only: no zone commands.
+                    zone_resets: 0,
+                    zone_finishes: 0,
                 };
                 (label, stats, Some(JobTiming::from_engine(j, iodepth)))
             })

@@ -14,14 +14,23 @@ use crate::spec::ExperimentSpec;
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::units::parse_bytes;
 
+/// Smallest zone the default scale shrinks a zoned drive's zones to: room for a few fio blocks
+/// of 128 KiB per zone (a zoned drive costs no memory per block, so capacity is no constraint).
+const MIN_AUTO_ZONE: f64 = 2.0 * 1024.0 * 1024.0;
+
 /// Default scale: the largest power of ten (<= 1) that brings the logical capacity to at most
-/// 10 GB.
+/// 10 GB; for a zoned drive, no smaller than keeps its zones at 2 MiB or more.
 pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
-    let logical = if spec.device.is_zoned()? {
-        spec.device.to_config(&spec.namespace, spec.seed)?.logical_bytes as f64
-    } else {
-        parse_bytes(&spec.device.capacity).map_err(|e| anyhow!("device.capacity: {e}"))? as f64
-    };
+    if let Some(z) = spec.device.zones.as_ref().filter(|_| spec.device.is_zoned().unwrap_or(false)) {
+        let zone = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))? as f64;
+        let logical = zone * z.zones as f64;
+        let mut s = 1.0;
+        while logical * s > 10e9 && zone * s / 10.0 >= MIN_AUTO_ZONE {
+            s /= 10.0;
+        }
+        return Ok(s);
+    }
+    let logical = parse_bytes(&spec.device.capacity).map_err(|e| anyhow!("device.capacity: {e}"))? as f64;
     let mut s = 1.0;
     while logical * s > 10e9 {
         s /= 10.0;

@@ -6,7 +6,7 @@ use crate::spec::{ExperimentSpec, FioSpec, PhaseSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_core::{Device, DeviceConfig, Io, Pid, Placement};
-use wafsim_workload::fio::{parse_job_args, parse_job_file, DevicePlacement, FioJob, JobFile, SizeSpec, SourceParams};
+use wafsim_workload::fio::{parse_job_args, parse_job_file, DevicePlacement, FioJob, JobFile, SizeSpec, SourceParams, ZbdZones, ZoneMode};
 use wafsim_workload::synthetic::{Synthetic, SyntheticSpec};
 use wafsim_workload::trace::{IologTee, IologWriter, OffsetPolicy, TraceInput, TraceMerge};
 use wafsim_workload::{Interleave, InterleaveMode, IoSource};
@@ -176,13 +176,16 @@ pub struct Target<'a> {
     pub io_ns: Vec<Option<u32>>,
     /// Per namespace: its zone geometry if it is zoned.
     pub zones: Vec<Option<ZoneGeometry>>,
+    /// Per zoned namespace: its zones' state now (write pointers, conditions), which fio's
+    /// zonemode=zbd jobs of a phase start from and share.
+    pub zbd: Vec<Option<ZbdZones>>,
 }
 
 impl<'a> Target<'a> {
     /// Every namespace of one device, as the device numbers them.
     pub fn device(dev: &'a Device) -> Target<'a> {
         let n = dev.namespace_count();
-        Target { cfg: dev.config(), ns_bytes: (0..n).map(|i| dev.namespace_bytes(i)).collect(), io_ns: (0..n).map(Some).collect(), zones: vec![None; n as usize] }
+        Target { cfg: dev.config(), ns_bytes: (0..n).map(|i| dev.namespace_bytes(i)).collect(), io_ns: (0..n).map(Some).collect(), zones: vec![None; n as usize], zbd: vec![None; n as usize] }
     }
 
     /// Zone geometry of experiment namespace `g`, if zoned.
@@ -291,9 +294,11 @@ fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
     }
     let bs = job.block_sizes();
     let floor = bs.iter().map(|b| b.max()).max().unwrap_or(4096).max(1);
-    let mut sc = |name: &'static str, v: &mut Option<SizeSpec>, min: u64| {
+    // Scaled offsets stay 4 KiB aligned (an unaligned offset is our artifact, and direct I/O
+    // and zoned drives refuse one); sizes scale exactly.
+    let mut sc = |name: &'static str, v: &mut Option<SizeSpec>, min: u64, align: u64| {
         if let Some(SizeSpec::Bytes(b)) = v {
-            let plain = (*b as f64 * s) as u64;
+            let plain = (*b as f64 * s) as u64 / align * align;
             let new = plain.max(min.min(*b));
             if new != plain {
                 floored.push((name, *b, new));
@@ -304,10 +309,10 @@ fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
             *b = new;
         }
     };
-    sc("size", &mut job.opts.size, floor);
-    sc("offset", &mut job.opts.offset, 0);
-    sc("offset_increment", &mut job.opts.offset_increment, 0);
-    sc("io_size", &mut job.opts.io_size, floor);
+    sc("size", &mut job.opts.size, floor, 1);
+    sc("offset", &mut job.opts.offset, 0, 4096);
+    sc("offset_increment", &mut job.opts.offset_increment, 0, 4096);
+    sc("io_size", &mut job.opts.io_size, floor, 1);
     if let Some((lo, hi)) = &mut job.opts.filesize {
         let (a, b) = (((*lo as f64 * s) as u64).max(floor.min(*lo)), ((*hi as f64 * s) as u64).max(floor.min(*hi)));
         if a != *lo {
@@ -317,6 +322,25 @@ fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
             floored.push(("filesize", *lo, a));
         }
         (*lo, *hi) = (a, b.max(a));
+    }
+    // Zone sizes scale with the drive's zones (scale.rs keeps the zone count): whole 4 KiB
+    // blocks, as the drive rounds its scaled zones, so a zbd job's zonesize still names them.
+    let mut zone = |name: &'static str, v: &mut Option<u64>| {
+        if let Some(b) = v {
+            let new = ((*b as f64 * s) as u64 / 4096 * 4096).max(4096.min(*b));
+            if new != *b {
+                changed.push((name, *b, new));
+            }
+            *b = new;
+        }
+    };
+    zone("zonesize", &mut job.opts.zonesize);
+    zone("zonerange", &mut job.opts.zones.range);
+    zone("zonecapacity", &mut job.opts.zones.capacity);
+    if let Some(SizeSpec::Bytes(b)) = &mut job.opts.zones.skip {
+        let mut v = Some(*b);
+        zone("zoneskip", &mut v);
+        *b = v.unwrap_or(*b);
     }
     if let Some(n) = &mut job.opts.number_ios {
         let new = ((*n as f64 * s) as u64).max(1);
@@ -479,8 +503,12 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
             let grp = next_group();
             for (stage, jobs) in f.file.phases.iter().enumerate() {
                 for job in jobs {
-                    let src = job
-                        .source_with(params(job))
+                    let zbd = target.zbd.get(g as usize).and_then(|z| z.as_ref());
+                    let src = match zbd {
+                        Some(z) if job.zone_mode() == ZoneMode::Zbd => job.source_zbd(params(job), z),
+                        _ => job.source_with(params(job)),
+                    };
+                    let src = src
                         .map_err(|e| anyhow!("{e}{}", f.scale_note(job, spec.scale, &name, ns_bytes)))
                         .with_context(|| format!("fio {file_name} on {name}"))?;
                     let clone = if job.clone_index > 0 { format!(".{}", job.clone_index) } else { String::new() };

@@ -7,6 +7,7 @@
 //! closed set of device kinds, dispatched once per command batch.
 
 use crate::sources::Target;
+use wafsim_workload::fio::ZbdZones;
 use anyhow::{anyhow, Result};
 use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use wafsim_core::smr::{SmrConfig, SmrDevice};
@@ -203,6 +204,7 @@ impl Stack {
             ns_bytes: self.route.iter().map(|&(d, ns)| self.devices[d as usize].namespace_bytes(ns)).collect(),
             io_ns: (0..self.route.len() as u32).map(Some).collect(),
             zones: self.zones(),
+            zbd: self.zbd(),
         }
     }
 
@@ -214,12 +216,28 @@ impl Stack {
             ns_bytes: self.route.iter().map(|&(dd, ns)| self.devices[dd as usize].namespace_bytes(ns)).collect(),
             io_ns: self.route.iter().map(|&(dd, ns)| (dd as usize == d).then_some(ns)).collect(),
             zones: self.zones(),
+            zbd: self.zbd(),
         }
     }
 
     /// Zone geometry per experiment namespace (None where not zoned).
     fn zones(&self) -> Vec<Option<ZoneGeometry>> {
         self.route.iter().map(|&(d, ns)| self.devices[d as usize].zone_geometry(ns)).collect()
+    }
+
+    /// Per zoned experiment namespace, its zones as they are now, for fio zonemode=zbd jobs
+    /// (fio reads the zone report when a job starts).
+    fn zbd(&self) -> Vec<Option<ZbdZones>> {
+        self.route
+            .iter()
+            .map(|&(d, ns)| {
+                let dev = &self.devices[d as usize];
+                let g = dev.zone_geometry(ns)?;
+                let report = dev.report_zones(ns, 0, ReportFilter::All).ok()?;
+                // The drive's own report always fits its geometry; a mismatch is a bug here.
+                Some(ZbdZones::from_report(&g, dev.namespace_bytes(ns), dev.block_size(), &report).unwrap_or_else(|e| panic!("zone report of namespace {ns}: {e}")))
+            })
+            .collect()
     }
 
     /// Logical bytes over all drives.

@@ -108,3 +108,32 @@ name = "z"
     let e = run(&format!("{doc}{}{two}", phase("pattern = \"sequential\"\nbs = \"64KiB\"\namount = \"0.5x\"")), 1.0).unwrap_err();
     assert!(format!("{e:#}").contains("byte offset 33554432"), "{e:#}");
 }
+
+/// experiments/zoned-fio: unchanged fio zonemode=zbd job files on the ZNS and SMR presets.
+#[test]
+fn fio_zbd_jobs_run_on_the_zoned_presets() {
+    for (file, finish_pads) in [("zns.toml", true), ("smr.toml", false)] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/zoned-fio").join(file);
+        let mut v = wafsim_experiment::load_experiment(&path).unwrap().remove(0);
+        let s = wafsim_experiment::scale::auto_scale(&v.spec).unwrap();
+        scale_spec(&mut v.spec, s).unwrap();
+        let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+        let job = r.jobs.iter().find(|j| j.measured).unwrap();
+        assert!(job.stats.write_bytes > r.logical_bytes, "{file}: the overwrite writes the drive over");
+        assert!(job.stats.zone_resets > 0, "{file}: fio reset zones before rewriting them");
+        let c = &r.counters;
+        assert_eq!(c.gc_units, 0, "{file}: no device GC");
+        if finish_pads {
+            // ZNS: one erase unit per zone, so every reset of a written zone is one erase; the
+            // only extra media writes are the padding of zones fio finished.
+            assert_eq!(c.erases, job.stats.zone_resets, "{file}");
+            assert_eq!(c.media_units(), c.host_units + c.pad_units);
+            assert!(r.waf() >= 1.0 && r.waf() < 1.05, "{file}: WAF {}", r.waf());
+        } else {
+            assert_eq!((c.erases, c.pad_units, r.waf()), (0, 0, 1.0), "{file}");
+        }
+        let (_, rep) = &r.zone_reports[0];
+        let open = rep.zones.iter().filter(|z| z.state == ZoneState::ImplicitlyOpened).count();
+        assert!(open <= 8, "{file}: max_open_zones=8 holds ({open} open)");
+    }
+}

@@ -144,6 +144,8 @@ pub fn fio_like(results: &[VariantResult]) -> Value {
                 "read": direction(s.read_ios, s.read_bytes, j.timing.as_ref().map(|t| (&t.read, t.window_ns))),
                 "write": direction(s.write_ios, s.write_bytes, j.timing.as_ref().map(|t| (&t.write, t.window_ns))),
                 "trim": direction(s.trim_ios, s.trim_bytes, j.timing.as_ref().map(|t| (&t.trim, t.window_ns))),
+                // fio's per-job count of zones its zonemode=zbd writes reset.
+                "zone_resets": s.zone_resets,
                 "iodepth": j.timing.map(|t| t.iodepth),
                 "mean_inflight": j.timing.map(|t| num(t.mean_inflight)),
             }));

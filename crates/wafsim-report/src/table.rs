@@ -216,9 +216,12 @@ pub fn variants(results: &[VariantResult]) -> String {
                 );
             }
         } else if !measured_jobs.is_empty() {
-            let _ = writeln!(s, "  {:<32} {:<10} {:>12} {:>12} {:>12} {:>12}", "job", "namespace", "written", "read", "trimmed", "I/Os");
+            // fio prints "N zone resets" for zonemode=zbd jobs; a column when any job reset zones.
+            let zoned = measured_jobs.iter().any(|j| j.stats.zone_resets + j.stats.zone_finishes > 0);
+            let _ = write!(s, "  {:<32} {:<10} {:>12} {:>12} {:>12} {:>12}", "job", "namespace", "written", "read", "trimmed", "I/Os");
+            let _ = writeln!(s, "{}", if zoned { format!(" {:>12}", "zone resets") } else { String::new() });
             for j in measured_jobs {
-                let _ = writeln!(
+                let _ = write!(
                     s,
                     "  {:<32} {:<10} {:>12} {:>12} {:>12} {:>12}",
                     j.name,
@@ -228,6 +231,7 @@ pub fn variants(results: &[VariantResult]) -> String {
                     human(j.stats.trim_bytes),
                     j.stats.ios
                 );
+                let _ = writeln!(s, "{}", if zoned { format!(" {:>12}", j.stats.zone_resets) } else { String::new() });
             }
         }
         if let Some(t) = &r.timed {

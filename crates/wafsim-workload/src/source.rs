@@ -1,5 +1,6 @@
 //! The one interface every workload implements, and the weighted interleaving of several.
 
+use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::{Io, Op};
 
 /// A stream of host I/Os.
@@ -19,10 +20,23 @@ pub struct SourceStats {
     pub write_bytes: u64,
     pub read_bytes: u64,
     pub trim_bytes: u64,
+    /// Zone resets (`Op::Zone(ZoneAction::Reset)`) the source issued, e.g. fio `zonemode=zbd`
+    /// resetting full zones ("N zone resets" in fio's output). Not counted in `ios`.
+    pub zone_resets: u64,
+    /// Zone finishes (`Op::Zone(ZoneAction::Finish)`) the source issued. Not counted in `ios`.
+    pub zone_finishes: u64,
 }
 
 impl SourceStats {
     fn count(&mut self, io: &Io) {
+        if let Op::Zone(action) = io.op {
+            match action {
+                ZoneAction::Reset => self.zone_resets += 1,
+                ZoneAction::Finish => self.zone_finishes += 1,
+                _ => {}
+            }
+            return;
+        }
         self.ios += 1;
         match io.op {
             // A zone append writes like a write; a flush moves no data.

@@ -44,13 +44,23 @@
 //!   round-robin). Without a list, the ids are `0..available_plids` if the caller gives that
 //!   count, else just 0. Reads and trims carry `Pid::NONE`. A drive without the requested kind
 //!   of placement ([`SourceParams::placement`]) is an error, as in fio.
+//! * `zonemode=strided` (also `zonesize` without `zonemode`, as in fio): fio's
+//!   `setup_strided_zone_mode`: after `zonesize` bytes of I/O the region start moves on by
+//!   `zonerange + zoneskip` (back to the job's start past the namespace end); random offsets
+//!   fall in the `zonerange` bytes from there; the random map restarts every `zonerange`
+//!   bytes. A new pass starts again at the job's start.
+//! * `zonemode=zbd`: see [`super::zbd`].
+
+use std::borrow::Cow;
+use std::collections::VecDeque;
 
 use wafsim_core::{Io, Op, Pid, Rng};
 
 use super::dist::{Permutation, Picker, Placement, RandomMap, Zipf};
 use super::job::FioJob;
-use super::options::{DataPlacement, Distribution, FileService, PlidSelect, RwMode, RwSequencer};
+use super::options::{DataPlacement, Distribution, FileService, PlidSelect, RwMode, RwSequencer, ZoneMode};
 use super::size::{BlockSize, SizeSpec};
+use super::zbd::{self, Adjusted, JobIdent, JobZones, Layout, ZbdJob, ZbdZones};
 use super::FioError;
 use crate::IoSource;
 
@@ -190,7 +200,10 @@ impl FioJob {
         }
         let room = ns_bytes - start;
         let size = match self.size {
-            // fio: N% of the device, capped to what is left after the offset, aligned down.
+            // fio: size=100% is the whole device after the offset, not aligned (its setup_files
+            // skips the percentage when it is 100); N% of the device is capped to what is left
+            // after the offset and aligned down to the smallest block size.
+            Some(SizeSpec::Percent(p)) if p >= 100.0 => room,
             Some(SizeSpec::Percent(p)) => SizeSpec::Percent(p).resolve_raw(ns_bytes).min(room) / min_bs * min_bs,
             Some(s) => s.resolve(ns_bytes, 1),
             None => room,
@@ -445,9 +458,171 @@ impl FioJob {
         self.source_with(SourceParams { ns, ns_bytes, seed, ..SourceParams::default() })
     }
 
-    /// [`FioJob::source`] with all parameters.
+    /// [`FioJob::source`] with all parameters. A `zonemode=zbd` job shares its zone state with
+    /// the other sources of this thread on the same namespace (see [`super::zbd`]).
     pub fn source_with(&self, p: SourceParams) -> Result<Box<dyn IoSource>, FioError> {
         Ok(Box::new(self.generator(p)?))
+    }
+
+    /// [`FioJob::source_with`] with the zone state of the namespace given: every
+    /// `zonemode=zbd` job of a namespace should get the same [`ZbdZones`] (built from the
+    /// drive's zone report if earlier I/O has written zones). Other jobs ignore it.
+    pub fn source_zbd(&self, p: SourceParams, zones: &ZbdZones) -> Result<Box<dyn IoSource>, FioError> {
+        Ok(Box::new(self.generator_in(p, Some(zones))?))
+    }
+
+    /// The zone mode fio uses for this job (`zonemode`, else strided with `zonesize`).
+    pub fn zone_mode(&self) -> ZoneMode {
+        match self.zones.mode {
+            ZoneMode::NotSpecified if self.zonesize.is_some() => ZoneMode::Strided,
+            ZoneMode::NotSpecified => ZoneMode::None,
+            // fio: strided works with one file only
+            ZoneMode::Strided if self.nrfiles > 1 => ZoneMode::None,
+            m => m,
+        }
+    }
+
+    /// The zones a `zonemode=zbd` job works on: the drive's, or emulated with `zonesize` on a
+    /// namespace that is not zoned (fio's `parse_zone_info` / `init_zone_info`).
+    fn zbd_layout(&self, p: &SourceParams) -> Result<Layout, FioError> {
+        if let Some(g) = &p.zones {
+            if let Some(zs) = self.zonesize {
+                if zs != g.zone_size {
+                    return Err(self.err(format!(
+                        "zonesize {zs} does not match the device zone size {} (fio: \"zonesize {zs} does not match the device zone size {}\"); drop zonesize= to use the drive's",
+                        g.zone_size, g.zone_size
+                    )));
+                }
+            }
+            return Ok(Layout::device(g, p.ns_bytes));
+        }
+        let Some(zs) = self.zonesize else {
+            return Err(self.err(
+                "zonemode=zbd, but the namespace is not a zoned block device and the job sets no zonesize=: fio then emulates zones of zonesize bytes on the regular device and refuses the job without it (\"Specifying the zone size is mandatory for regular file/block device with --zonemode=zbd\"); run it on a zoned namespace or add zonesize=".into(),
+            ));
+        };
+        if zs < 512 {
+            return Err(self.err(format!("zonesize={zs}: the zone size must be at least 512 bytes for zonemode=zbd (as in fio)")));
+        }
+        let cap = self.zones.capacity.unwrap_or(zs);
+        if cap > zs {
+            return Err(self.err(format!("zonecapacity {cap} is larger than zone size {zs} (as fio refuses it)")));
+        }
+        if p.ns_bytes < zs {
+            return Err(self.err(format!("the namespace ({} bytes) is smaller than zonesize={zs}", p.ns_bytes)));
+        }
+        if p.ns_bytes.div_ceil(zs) > 1 << 24 {
+            return Err(self.err(format!("zonesize={zs} makes {} zones on the namespace; wafsim emulates at most 2^24", p.ns_bytes.div_ceil(zs))));
+        }
+        Ok(Layout::emulated(zs, cap, p.ns_bytes))
+    }
+
+    /// The job with `z` sizes in zones of `zone_size` bytes.
+    fn with_zone_size(&self, zone_size: u64) -> FioJob {
+        let mut j = self.clone();
+        let o = &mut j.opts;
+        for v in [&mut o.size, &mut o.offset, &mut o.io_size, &mut o.offset_increment, &mut o.zones.skip] {
+            *v = v.map(|s| s.with_zone_size(zone_size));
+        }
+        j
+    }
+
+    /// fio's `setup` of a zbd job: block-size and option checks (`zbd_verify_bs`,
+    /// `zbd_setup_files`), the region rounded to whole zones (`zbd_zone_align_file_sizes`),
+    /// then the job joins the namespace's zone state.
+    fn zbd_setup(&self, p: &SourceParams, plan: &mut Plan, zones: &ZbdZones, layout: Layout) -> Result<ZbdJob, FioError> {
+        let zs = layout.zone_size;
+        if plan.files.len() != 1 {
+            return Err(self.err(format!(
+                "zonemode=zbd with nrfiles={}: wafsim models one target per zbd job (the whole namespace); drop nrfiles=",
+                self.nrfiles
+            )));
+        }
+        if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
+            return Err(self.err("rw=trimwrite/randtrimwrite with zonemode=zbd is not modelled (a trim there is a zone reset of a whole zone); use rw=write or rw=trim".into()));
+        }
+        let writes = self.rw.writes();
+        let trims = matches!(self.rw, RwMode::Trim | RwMode::RandTrim);
+        if writes && plan.bs[WRITE].max() > zs {
+            return Err(self.err(format!("block size {} is larger than the zone size {zs} (fio: \"I/O buflen exceeds zone size\")", plan.bs[WRITE].max())));
+        }
+        if trims {
+            if !matches!(plan.bs[TRIM], BlockSize::Fixed(_)) {
+                return Err(self.err("bsrange and bssplit are not allowed for trim with zonemode=zbd (as in fio)".into()));
+            }
+            if plan.bs[TRIM].min() != zs {
+                return Err(self.err(format!(
+                    "trim block size {} is not the zone size {zs} (fio: a trim with zonemode=zbd resets one zone; set bs={zs} for the trims)",
+                    plan.bs[TRIM].min()
+                )));
+            }
+        }
+        if writes && !layout.emulated && !self.timing.direct {
+            let engine = self.timing.ioengine.as_deref().unwrap_or("psync").to_ascii_lowercase();
+            // The passthrough engines reach the drive through a character device or userspace
+            // driver, which fio does not check.
+            if !matches!(engine.as_str(), "io_uring_cmd" | "xnvme" | "spdk" | "spdk_bdev") {
+                return Err(self.err(
+                    "a zbd job writing a zoned drive needs direct=1 (fio: \"Using direct I/O is mandatory for writing to ZBD drives\")".into(),
+                ));
+            }
+        }
+        if let Some(SizeSpec::Bytes(skip)) = self.zones.skip {
+            if skip % zs != 0 {
+                return Err(self.err(format!("zoneskip {skip} is not a multiple of the device zone size {zs} (as fio refuses it)")));
+            }
+        }
+        let f = &mut plan.files[0];
+        let (mut start, mut end) = (f.start, f.start + f.len);
+        let seq_zones = layout.zone_of(end - 1) >= layout.conventional;
+        if seq_zones {
+            let (s0, e0) = (start, end);
+            let too_small = || self.err(format!("the region {s0}..{e0} holds no whole zone of {zs} bytes (fio: \"io_size must be at least one zone\")"));
+            if !writes && !trims {
+                let new_end = end / zs * zs;
+                if end > new_end {
+                    if new_end <= start {
+                        return Err(too_small());
+                    }
+                    end = new_end;
+                }
+            } else {
+                if start % zs != 0 {
+                    start = (start / zs + 1) * zs;
+                    if start >= end {
+                        return Err(too_small());
+                    }
+                }
+                let new_end = end / zs * zs;
+                if new_end <= start {
+                    return Err(too_small());
+                }
+                end = new_end;
+            }
+        }
+        (f.start, f.fio_offset, f.len) = (start, start, end - start);
+        if f.len < plan.max_bs {
+            return Err(self.err(format!("region of {} bytes is smaller than the block size {}", f.len, plan.max_bs)));
+        }
+        let verify = self.other.iter().any(|(k, v)| k == "verify" && v.as_deref().is_some_and(|v| !matches!(v.trim(), "0" | "none")));
+        let jz = JobZones {
+            ns: p.ns,
+            min_zone: layout.zone_of(start),
+            max_zone: layout.zone_of(end),
+            region_start: start,
+            region_len: end - start,
+            min_bs: std::array::from_fn(|d| plan.bs[d].min()),
+            random: self.rw.is_random(),
+            read_beyond_wp: self.zones.read_beyond_wp,
+            job_max_open: self.zones.job_max_open_zones,
+            reset_threshold: self.zones.reset_threshold,
+            reset_frequency: self.zones.reset_frequency,
+            verify,
+            writes,
+            modifies: writes || trims,
+        };
+        let who = JobIdent { name: &self.name, clone: self.clone_index, file: &self.file, job_index: self.job_index, phase: self.phase };
+        zones.attach(who, self.zones.max_open_zones, self.zones.ignore_zone_limits, jz).map_err(|m| self.err(m))
     }
 
     /// The placement the job asks for, checked against the drive's.
@@ -501,16 +676,68 @@ impl FioJob {
 
     /// The concrete generator (same as [`FioJob::source_with`], unboxed).
     pub fn generator(&self, p: SourceParams) -> Result<FioSource, FioError> {
-        let plan = self.plan(p.ns_bytes, p.timed)?;
+        self.generator_in(p, None)
+    }
+
+    /// [`FioJob::generator`] with the zone state of a zbd job given or shared per thread.
+    fn generator_in(&self, p: SourceParams, zones: Option<&ZbdZones>) -> Result<FioSource, FioError> {
+        let mode = self.zone_mode();
+        let mut job = Cow::Borrowed(self);
+        let mut zbd_zones = None;
+        if mode == ZoneMode::Zbd {
+            let layout = self.zbd_layout(&p)?;
+            let book = match zones {
+                Some(z) => z.clone(),
+                None => zbd::shared(p.ns, p.ns_bytes, p.zones),
+            };
+            let layout = book.layout_for(layout).map_err(|m| self.err(m))?;
+            job = Cow::Owned(self.with_zone_size(layout.zone_size));
+            zbd_zones = Some((book, layout));
+        }
+        let job = job.as_ref();
+        let mut plan = job.plan(p.ns_bytes, p.timed)?;
+        let zbd = match &zbd_zones {
+            Some((book, layout)) => Some(job.zbd_setup(&p, &mut plan, book, *layout)?),
+            None => None,
+        };
+        let skip = match job.zones.skip {
+            Some(SizeSpec::Bytes(b)) => b,
+            Some(other) => return Err(self.err(format!("zoneskip={other:?} counts zones, but the job has no zone size (set zonesize= or zonemode=zbd on a zoned namespace)"))),
+            None => 0,
+        };
+        let stride = match (mode, &zbd) {
+            (ZoneMode::Strided, _) => {
+                let size = job.zonesize.expect("strided has a zone size");
+                Some(Stride { size, range: job.zones.range.unwrap_or(size), skip, bytes: 0, base: plan.files[0].start, zbd: false })
+            }
+            (ZoneMode::Zbd, Some(z)) if skip > 0 && !job.rw.is_random() => {
+                let size = z.zone_size();
+                Some(Stride { size, range: size, skip, bytes: 0, base: plan.files[0].start, zbd: true })
+            }
+            _ => None,
+        };
+        self.generator_from(p, plan, zbd, stride)
+    }
+
+    fn generator_from(&self, p: SourceParams, plan: Plan, zbd: Option<ZbdJob>, stride: Option<Stride>) -> Result<FioSource, FioError> {
         let placement = self.placement(p.placement)?;
         let ids = if placement.is_some() { self.placement_ids(&p)? } else { Vec::new() };
         let base = self.randseed.unwrap_or(p.seed);
         let mut rng = Rng::derive(base, 0xF10_0000 + self.job_index as u64);
         // Per file: its random map, then one picker per direction (the draw order of a
-        // single-file job is the one wafsim always had).
-        let files: Vec<FileState> = plan.files.iter().map(|span| self.file_state(*span, plan.align, &mut rng)).collect();
+        // single-file job is the one wafsim always had). Strided jobs draw in the zone range.
+        let rand_len = |span: &FileSpan| match &stride {
+            Some(s) if !s.zbd => s.range.min(span.len).max(plan.align),
+            _ => span.len,
+        };
+        let files: Vec<FileState> = plan.files.iter().map(|span| self.file_state(*span, rand_len(span), plan.align, &mut rng)).collect();
         let random = self.rw.is_random();
         Ok(FioSource {
+            zbd,
+            stride,
+            pre: VecDeque::new(),
+            started: false,
+            rwmix_write: self.rwmixread < 100,
             ns: p.ns,
             rw: self.rw,
             rwmixread: self.rwmixread,
@@ -547,14 +774,14 @@ impl FioJob {
         })
     }
 
-    fn file_state(&self, span: FileSpan, align: u64, rng: &mut Rng) -> FileState {
-        let nblocks = (span.len / align).max(1);
+    fn file_state(&self, span: FileSpan, rand_len: u64, align: u64, rng: &mut Rng) -> FileState {
+        let nblocks = (rand_len / align).max(1);
         let map = RandomMap::new(nblocks, rng);
         let mut pickers: [Picker; 3] = [Picker::Uniform, Picker::Uniform, Picker::Uniform];
         for (d, slot) in pickers.iter_mut().enumerate() {
-            *slot = self.picker(&self.random_distribution[d], nblocks, span.len, align, rng);
+            *slot = self.picker(&self.random_distribution[d], nblocks, rand_len, align, rng);
         }
-        FileState { span, nblocks, map, pickers, last_end: [0; 3], last_start: [None; 3], done: false }
+        FileState { span, rand_len, nblocks, map, pickers, last_end: [0; 3], last_start: [None; 3], done: false }
     }
 
     fn picker(&self, d: &Distribution, n: u64, region_len: u64, align: u64, rng: &mut Rng) -> Picker {
@@ -596,6 +823,8 @@ impl FioJob {
 /// The per-file state of a generator.
 struct FileState {
     span: FileSpan,
+    /// Bytes random offsets fall in (the region; `zonerange` for strided jobs).
+    rand_len: u64,
     nblocks: u64,
     map: RandomMap,
     pickers: [Picker; 3],
@@ -609,6 +838,12 @@ struct FileState {
 }
 
 impl FileState {
+    /// The region now starts at `start` (fio moving `file_offset` in strided and zbd modes).
+    fn move_to(&mut self, start: u64) {
+        self.span.start = start;
+        self.span.fio_offset = start;
+    }
+
     /// A new pass: back to the start (fio's `fio_file_reset`).
     fn reset(&mut self) {
         self.last_end = [0; 3];
@@ -622,7 +857,9 @@ impl FileState {
     /// size is not checked against the region end (fio's `get_next_buflen` returns it as is),
     /// so the last block may run past it, up to the end of the device: fio 3.33 writes 21
     /// blocks of 32k for size=671088.
-    fn seq_offset(&self, d: usize, len: u64, hole: i64, fixed_bs: bool) -> Option<u64> {
+    /// `at_end`: refuse an I/O that would run past the device end here (fio checks that after
+    /// `zbd_adjust_block`, which may finish the last zone first: zbd jobs check it later).
+    fn seq_offset(&self, d: usize, len: u64, hole: i64, fixed_bs: bool, at_end: bool) -> Option<u64> {
         let FileSpan { len: l, fio_offset: fo, real, .. } = self.span;
         let mut last = fo.wrapping_add(self.last_end[d]);
         if last >= real {
@@ -642,7 +879,7 @@ impl FileState {
                 pos = if hole > 0 { fo } else { end.wrapping_add(hole as u64) };
             }
         }
-        if pos >= l || fo.wrapping_add(pos).saturating_add(len) > real || (!fixed_bs && pos + len > l) {
+        if pos >= l || (at_end && fo.wrapping_add(pos).saturating_add(len) > real) || (!fixed_bs && pos + len > l) {
             return None;
         }
         Some(pos)
@@ -654,13 +891,38 @@ impl FileState {
             return None;
         }
         let off = self.pickers[d].pick(self.nblocks, rng, &mut self.map) * align;
-        let l = self.span.len;
+        let l = self.rand_len;
         Some(if off + len > l { (l - len) / align * align } else { off })
     }
 }
 
+/// fio's moving region of `zonemode=strided` (and of `zonemode=zbd` with `zoneskip`).
+#[derive(Debug, Clone, Copy)]
+struct Stride {
+    /// Bytes of I/O in one zone (`zonesize`).
+    size: u64,
+    /// The zone window (`zonerange`; zbd: the zone size).
+    range: u64,
+    /// `zoneskip`.
+    skip: u64,
+    /// fio's `zone_bytes`: I/O bytes in the current zone.
+    bytes: u64,
+    /// Where every pass starts.
+    base: u64,
+    zbd: bool,
+}
+
 /// The generator behind [`FioJob::source`].
 pub struct FioSource {
+    /// The job's handle on the namespace's zone state (`zonemode=zbd`).
+    zbd: Option<ZbdJob>,
+    stride: Option<Stride>,
+    /// Zone commands (and the I/O behind them) to hand out before anything else.
+    pre: VecDeque<Io>,
+    /// The first pass has begun (fio's per-pass zone setup has run).
+    started: bool,
+    /// rwmixwrite > 0.
+    rwmix_write: bool,
     ns: u32,
     rw: RwMode,
     rwmixread: u32,
@@ -737,8 +999,9 @@ impl FioSource {
     /// fio's `get_next_block` for one file.
     fn offset_in(&mut self, fi: usize, d: usize, len: u64) -> Option<u64> {
         let fixed = self.bs[d].min() == self.bs[d].max();
+        let at_end = self.zbd.is_none();
         if !self.random {
-            return self.files[fi].seq_offset(d, len, self.hole, fixed);
+            return self.files[fi].seq_offset(d, len, self.hole, fixed, at_end);
         }
         let sequential = if self.random_turn() {
             self.pct_random[d] < 100 && self.rng.below(100) >= self.pct_random[d] as u64
@@ -753,7 +1016,7 @@ impl FioSource {
             true
         };
         if sequential {
-            if let Some(pos) = self.files[fi].seq_offset(d, len, 0, fixed) {
+            if let Some(pos) = self.files[fi].seq_offset(d, len, 0, fixed, at_end) {
                 return Some(pos);
             }
         }
@@ -826,7 +1089,64 @@ impl FioSource {
             f.reset();
         }
         self.pass_bytes = 0;
+        self.pass_begins();
         true
+    }
+
+    /// Zone setup at the start of every pass (fio's `clear_io_state` and `zbd_file_reset`).
+    fn pass_begins(&mut self) {
+        if let Some(s) = &mut self.stride {
+            s.bytes = 0;
+            self.files[0].move_to(s.base);
+        }
+        if let Some(z) = &self.zbd {
+            let mut pre = Vec::new();
+            z.pass_start(&mut pre);
+            self.pre.extend(pre);
+        }
+    }
+
+    /// fio's `setup_strided_zone_mode` / `setup_zbd_zone_mode` before the next offset of
+    /// direction `d`.
+    fn zone_setup(&mut self, d: usize) {
+        if let (Some(z), false, WRITE) = (&self.zbd, self.random, d) {
+            // A sequential writer jumps from a zone's capacity end to the next zone.
+            let f = &mut self.files[0];
+            let last_pos = f.span.start.wrapping_add(f.last_end[WRITE]);
+            if let Some((cap_end, end)) = z.capacity_gap(last_pos) {
+                if last_pos >= cap_end {
+                    f.last_end[WRITE] = end.wrapping_sub(f.span.start);
+                }
+            }
+        }
+        let Some(mut s) = self.stride else { return };
+        let f = &mut self.files[0];
+        let next_zone = if s.zbd {
+            let z = self.zbd.as_ref().expect("zbd stride has zones");
+            let last_pos = f.span.start.wrapping_add(f.last_end[d]);
+            let (end, wp) = z.zone_end_and_wp(z.zone_of(last_pos));
+            s.bytes >= s.size || last_pos >= end || (d == READ && !z.z.read_beyond_wp && last_pos >= wp)
+        } else {
+            s.bytes >= s.size
+        };
+        if next_zone {
+            s.bytes = 0;
+            let mut fo = f.span.start + s.range + s.skip;
+            if fo >= f.span.real {
+                fo = s.base;
+            }
+            f.move_to(fo);
+            f.last_end[d] = 0;
+        }
+        if !s.zbd {
+            if f.last_end[d] >= s.range {
+                f.last_end[d] = 0;
+            }
+            if s.bytes % s.range == 0 {
+                f.reset();
+            }
+        }
+        self.stride = Some(s);
     }
 
     /// File and offset (relative to the file) of the next I/O, moving on to the next file or
@@ -861,13 +1181,34 @@ impl FioSource {
     }
 
     fn next_io(&mut self) -> Option<Io> {
-        if let Some(io) = self.pending.take() {
-            self.ios_left = self.ios_left.saturating_sub(1);
-            return Some(io);
+        loop {
+            if let Some(io) = self.pre.pop_front() {
+                return Some(io);
+            }
+            if let Some(io) = self.pending.take() {
+                self.ios_left = self.ios_left.saturating_sub(1);
+                return Some(io);
+            }
+            if self.finished || self.bytes_left == 0 || self.ios_left == 0 {
+                return None;
+            }
+            if !self.started {
+                self.started = true;
+                self.pass_begins();
+                continue;
+            }
+            if let Some(io) = self.next_one() {
+                return Some(io);
+            }
+            if self.pre.is_empty() && (self.finished || self.bytes_left == 0 || self.ios_left == 0) {
+                return None;
+            }
         }
-        if self.finished || self.bytes_left == 0 || self.ios_left == 0 {
-            return None;
-        }
+    }
+
+    /// One I/O (after the zone commands it needs, queued in `pre`), or `None` when there is
+    /// none for now (the caller looks at `pre` and whether the job is over).
+    fn next_one(&mut self) -> Option<Io> {
         if self.pass_bytes >= self.pass_cap && !self.next_pass(false) {
             return None;
         }
@@ -884,13 +1225,70 @@ impl FioSource {
             }
             RwMode::TrimWrite | RwMode::RandTrimWrite => (WRITE, Op::Trim),
         };
-        let len = self.pick_len(d);
+        let (d, op) = match &self.zbd {
+            Some(z) if d == READ && matches!(self.rw, RwMode::ReadWrite | RwMode::RandRw) => {
+                if z.adjust_ddir(true, self.files[0].last_start[WRITE].is_some(), self.rwmix_write) {
+                    (d, op)
+                } else {
+                    (WRITE, Op::Write)
+                }
+            }
+            _ => (d, op),
+        };
+        let mut len = self.pick_len(d);
+        self.zone_setup(d);
         let (fi, pos) = self.place(d, len)?;
+        let mut offset = self.files[fi].span.start + pos;
+        if let Some(z) = &self.zbd {
+            let mut pre = Vec::new();
+            let adjusted = z.adjust(d, offset, len, &mut pre);
+            self.pre.extend(pre);
+            match adjusted {
+                Adjusted::Accept(o, l) => (offset, len) = (o, l),
+                Adjusted::Done => {
+                    // a trim of a zone: the reset (if the zone held data) is queued
+                    let f = &mut self.files[fi];
+                    f.last_end[d] = pos + len;
+                    f.last_start[d] = Some(pos);
+                    self.bytes_left = self.bytes_left.saturating_sub(len);
+                    self.pass_bytes = self.pass_bytes.saturating_add(len);
+                    self.ios_left -= 1;
+                    return None;
+                }
+                Adjusted::Eof => {
+                    self.files[fi].done = true;
+                    return None;
+                }
+            }
+            if offset + len > self.files[fi].span.real {
+                // fio's check after zbd_adjust_block: the I/O would run past the device end
+                self.files[fi].done = true;
+                return None;
+            }
+        }
         let f = &mut self.files[fi];
-        f.last_end[d] = pos + len;
-        f.last_start[d] = Some(pos);
-        let offset = f.span.start + pos;
+        let rel = offset.wrapping_sub(f.span.start);
+        f.last_end[d] = rel.wrapping_add(len);
+        f.last_start[d] = Some(rel);
+        if let Some(s) = &mut self.stride {
+            s.bytes += len;
+        }
         let pid = if op == Op::Write { self.next_pid() } else { Pid::NONE };
+        if let (Some(z), Op::Read | Op::Write) = (&self.zbd, op) {
+            // one command per zone, as Linux splits a bio at zone boundaries
+            let (mut at, end) = (offset, offset + len);
+            while let Some(cut) = z.split_at(at, end - at) {
+                self.pre.push_back(Io { op, ns: self.ns, offset: at, len: (cut - at) as u32, pid });
+                at = cut;
+            }
+            if at != offset {
+                self.pre.push_back(Io { op, ns: self.ns, offset: at, len: (end - at) as u32, pid });
+                self.bytes_left = self.bytes_left.saturating_sub(len);
+                self.pass_bytes = self.pass_bytes.saturating_add(len);
+                self.ios_left -= 1;
+                return self.pre.pop_front();
+            }
+        }
         let io = Io { op, ns: self.ns, offset, len: len as u32, pid };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
             let wpid = self.next_pid();
@@ -899,12 +1297,19 @@ impl FioSource {
         self.bytes_left = self.bytes_left.saturating_sub(len);
         self.pass_bytes = self.pass_bytes.saturating_add(len);
         self.ios_left -= 1;
-        Some(io)
+        if self.pre.is_empty() {
+            return Some(io);
+        }
+        self.pre.push_back(io);
+        self.pre.pop_front()
     }
 }
 
 impl IoSource for FioSource {
     fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        if let Some(z) = &self.zbd {
+            z.begin_batch();
+        }
         let mut n = 0;
         while n < max {
             match self.next_io() {
@@ -912,7 +1317,12 @@ impl IoSource for FioSource {
                     out.push(io);
                     n += 1;
                 }
-                None => break,
+                None => {
+                    if let Some(z) = &self.zbd {
+                        z.done();
+                    }
+                    break;
+                }
             }
         }
         n

@@ -3,7 +3,7 @@
 use std::ops::Deref;
 
 use super::ini::{Item, Loc};
-use super::options::{canonical_option, engine_kind, engine_passes_placement, Applied, DataPlacement, EngineKind, JobOptions};
+use super::options::{canonical_option, engine_kind, engine_passes_placement, Applied, DataPlacement, EngineKind, JobOptions, ZoneMode};
 use super::size::SizeSpec;
 use super::{Diagnostic, FioError};
 
@@ -20,6 +20,8 @@ pub struct FioJob {
     /// Position of this job among all jobs of the file (clones included); used to derive an
     /// independent random stream per job.
     pub job_index: u32,
+    /// The `stonewall` phase the job belongs to (its index in [`JobFile::phases`]).
+    pub phase: u32,
     /// Where the job's section starts.
     pub file: String,
     pub line: usize,
@@ -104,8 +106,10 @@ struct SetAt {
 }
 
 impl SetAt {
-    const TRACKED: [&'static str; 9] =
-        ["ioengine", "size", "offset", "io_size", "offset_increment", "filename", "nrfiles", "fdp", "dataplacement"];
+    const TRACKED: [&'static str; 12] = [
+        "ioengine", "size", "offset", "io_size", "offset_increment", "filename", "nrfiles", "fdp", "dataplacement",
+        "zonemode", "zonesize", "zoneskip",
+    ];
 
     fn note(&mut self, key: &str, loc: &Loc) {
         if let Some(k) = Self::TRACKED.iter().find(|k| **k == canonical_option(key)) {
@@ -136,14 +140,36 @@ impl Finisher<'_> {
         Diagnostic { file: loc.file.clone(), line: loc.line, message }
     }
 
-    /// `4z` sizes become bytes with `zonesize`.
-    fn resolve_zones(&self, o: &mut JobOptions) -> Result<(), FioError> {
+    /// fio's `fixup_options` for the zone mode, then `4z` sizes become bytes with `zonesize`
+    /// (with `zonemode=zbd` and no `zonesize`, the drive's zone size does it when the job runs).
+    fn resolve_zones(&self, o: &mut JobOptions, warnings: &mut Vec<Diagnostic>) -> Result<(), FioError> {
+        match o.zones.mode {
+            ZoneMode::NotSpecified => o.zones.mode = if o.zonesize.is_some() { ZoneMode::Strided } else { ZoneMode::None },
+            ZoneMode::None if o.zonesize.is_some() => {
+                return Err(self.err("zonemode", "zonemode=none and zonesize= do not go together (fio: \"--zonemode=none and --zonesize are not compatible\"); drop zonesize= or set zonemode=strided or zbd".into()))
+            }
+            ZoneMode::Strided if o.zonesize.is_none() => {
+                return Err(self.err("zonemode", "zonemode=strided needs zonesize= (fio: \"--zonesize must be specified when using --zonemode=strided\")".into()))
+            }
+            _ => {}
+        }
+        if o.zones.mode == ZoneMode::Strided && o.nrfiles > 1 && o.filename.is_none() {
+            warnings.push(self.warn("zonesize", format!(
+                "zonemode=strided does not apply to a job with nrfiles={} (fio drops it to zonemode=none)",
+                o.nrfiles
+            )));
+        }
+        if o.zones.mode == ZoneMode::Zbd && o.zonesize.is_none() {
+            // the drive's zone size resolves the `z` sizes when the job runs
+            return Ok(());
+        }
         let zone = o.zonesize;
-        let fields: [(&str, &mut Option<SizeSpec>); 4] = [
+        let fields: [(&str, &mut Option<SizeSpec>); 5] = [
             ("size", &mut o.size),
             ("offset", &mut o.offset),
             ("io_size", &mut o.io_size),
             ("offset_increment", &mut o.offset_increment),
+            ("zoneskip", &mut o.zones.skip),
         ];
         for (key, field) in fields {
             let Some(SizeSpec::Zones(n)) = *field else { continue };
@@ -254,7 +280,7 @@ fn finish(job: &PendingJob, globals: &[Entry], warnings: &mut Vec<Diagnostic>) -
         set_at.note(&e.key, &e.loc);
     }
     let f = Finisher { job, name: opts.name.clone().unwrap_or_else(|| job.section.clone()), set_at };
-    f.resolve_zones(&mut opts)?;
+    f.resolve_zones(&mut opts, warnings)?;
     f.check_filename(&mut opts, warnings)?;
     f.check_engine(&opts, warnings)?;
     f.check_placement(&mut opts, warnings)?;
@@ -336,10 +362,12 @@ pub(crate) fn assemble(items: Vec<Item>, no_jobs: NoJobs) -> Result<JobFile, Fio
             if phases.is_empty() || (o.stonewall && !phases.last().is_some_and(Vec::is_empty)) {
                 phases.push(Vec::new());
             }
+            let phase = phases.len() as u32 - 1;
             phases.last_mut().expect("pushed above").push(FioJob {
                 name: name.clone(),
                 clone_index: clone,
                 job_index,
+                phase,
                 file: pending.loc.file.clone(),
                 line: pending.loc.line,
                 opts: o,

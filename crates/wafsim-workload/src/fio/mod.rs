@@ -9,6 +9,7 @@
 //! * [`job`]: `[global]` inheritance, `numjobs` clones, `stonewall` phases.
 //! * [`dist`]: random-map permutation and skewed distributions.
 //! * [`generate`]: the I/O generator.
+//! * [`zbd`]: `zonemode=zbd`, the zone state behind writes at write pointers.
 //!
 //! ```
 //! use std::path::Path;
@@ -29,14 +30,16 @@ pub mod ini;
 pub mod job;
 pub mod options;
 pub mod size;
+pub mod zbd;
 
 use std::path::Path;
 
 pub use cmdline::parse_job_args;
 pub use generate::{DevicePlacement, FioSource, SourceParams};
 pub use job::{FioJob, JobFile};
-pub use options::{DataPlacement, Distribution, FileService, JobOptions, PlidSelect, RwMode, RwSequencer, Timing};
+pub use options::{DataPlacement, Distribution, FileService, JobOptions, PlidSelect, RwMode, RwSequencer, Timing, ZoneMode, ZoneOptions};
 pub use size::{BlockSize, SizeSpec};
+pub use zbd::ZbdZones;
 
 /// Errors of parsing or instantiating a job file. Every variant names the file and line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -103,6 +103,63 @@ pub enum FileService {
     Skewed(String),
 }
 
+/// `zonemode=`: how `zonesize`, `zonerange`, `zoneskip` (and the `z` size suffix) apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ZoneMode {
+    /// Not given: fio makes it `strided` when `zonesize` is set, else `none` (init.c
+    /// `fixup_options`). An assembled job never holds it.
+    #[default]
+    NotSpecified,
+    /// No zoning (`zonesize` with `zonemode=none` is an error in fio).
+    None,
+    /// `zonesize` bytes of I/O in a window of `zonerange` bytes, then skip `zoneskip` bytes.
+    Strided,
+    /// Zoned block device: writes at the write pointers of the device's zones (see
+    /// [`super::zbd`]).
+    Zbd,
+}
+
+/// The zoned-device options (`zonemode=zbd`, and `zonemode=strided` where they apply).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZoneOptions {
+    pub mode: ZoneMode,
+    /// `zonerange=` (strided: the window random offsets fall in; default `zonesize`).
+    pub range: Option<u64>,
+    /// `zonecapacity=` (zbd on a namespace that is not zoned: the writable part of each zone).
+    pub capacity: Option<u64>,
+    /// `zoneskip=` (bytes or `Nz` zones; resolved to bytes once the zone size is known).
+    pub skip: Option<SizeSpec>,
+    /// `read_beyond_wp=`.
+    pub read_beyond_wp: bool,
+    /// `max_open_zones=` (0 = the device's limit, or none).
+    pub max_open_zones: u32,
+    /// `job_max_open_zones=` (0 = none).
+    pub job_max_open_zones: u32,
+    /// `ignore_zone_limits=`.
+    pub ignore_zone_limits: bool,
+    /// `zone_reset_threshold=` (0..=1).
+    pub reset_threshold: f64,
+    /// `zone_reset_frequency=` (0..=1; 0 = off).
+    pub reset_frequency: f64,
+}
+
+impl Default for ZoneOptions {
+    fn default() -> Self {
+        ZoneOptions {
+            mode: ZoneMode::NotSpecified,
+            range: None,
+            capacity: None,
+            skip: None,
+            read_beyond_wp: false,
+            max_open_zones: 0,
+            job_max_open_zones: 0,
+            ignore_zone_limits: false,
+            reset_threshold: 0.0,
+            reset_frequency: 0.0,
+        }
+    }
+}
+
 /// Options that only a timing model will use; parsed and kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timing {
@@ -156,8 +213,11 @@ pub struct JobOptions {
     /// `filesize=`: `(low, high)` bytes per file (equal for a fixed size).
     pub filesize: Option<(u64, u64)>,
     pub file_service: FileService,
-    /// `zonesize=`: turns `z` sizes (`size=4z`) into bytes.
+    /// `zonesize=`: the zone size of `zonemode=strided` (and of zbd on a namespace that is not
+    /// zoned); turns `z` sizes (`size=4z`) into bytes.
     pub zonesize: Option<u64>,
+    /// `zonemode=` and the other zone options.
+    pub zones: ZoneOptions,
     /// `write_iolog=FILE`: where fio would log the job's I/O (wafsim's writer is wired by the
     /// caller).
     pub write_iolog: Option<String>,
@@ -204,6 +264,7 @@ impl Default for JobOptions {
             filesize: None,
             file_service: FileService::RoundRobin(1),
             zonesize: None,
+            zones: ZoneOptions::default(),
             write_iolog: None,
             fdp: false,
             dataplacement: DataPlacement::None,
@@ -240,6 +301,9 @@ pub enum Applied {
     /// A real fio option whose effect wafsim does not model; ignored.
     NotModelled,
 }
+
+/// fio's `ZBD_MAX_WRITE_ZONES`: the largest `max_open_zones` / `job_max_open_zones`.
+pub const MAX_WRITE_ZONES: u32 = 4096;
 
 /// fio's option aliases (`.alias` in fio's options.c, fio 3.33 and later), `(alias, option)`:
 /// an alias is handled exactly as its option, and [`canonical_option`] maps one to the other.
@@ -285,7 +349,9 @@ pub const MODELLED: &[&str] = &[
     "name", "description", "rw", "rw_sequencer", "bs", "bsrange", "bssplit", "size", "offset",
     "offset_increment", "offset_align", "io_size", "loops", "number_ios", "numjobs", "rwmixread",
     "rwmixwrite", "random_distribution", "percentage_random", "randseed", "randrepeat", "norandommap",
-    "filename", "nrfiles", "filesize", "file_service_type", "zonesize", "write_iolog", "fdp", "plids",
+    "filename", "nrfiles", "filesize", "file_service_type", "zonesize", "zonemode", "zonerange", "zonecapacity",
+    "zoneskip", "read_beyond_wp", "max_open_zones", "job_max_open_zones", "ignore_zone_limits",
+    "zone_reset_threshold", "zone_reset_frequency", "write_iolog", "fdp", "plids",
     "plid_select", "dataplacement", "dp_scheme", "kb_base", "stonewall", "new_group", "iodepth", "rate",
     "rate_iops", "time_based", "runtime", "ramp_time", "startdelay", "thinktime", "ioengine", "direct",
     "buffered",
@@ -326,14 +392,13 @@ pub const NOT_MODELLED: &[&str] = &[
     "verify", "do_verify", "verify_only", "verify_backlog", "verify_backlog_batch", "verify_interval",
     "verify_offset", "verify_pattern", "verify_pattern_interval", "verify_fatal", "verify_dump", "verify_async",
     "verify_async_cpus", "verify_policy", "verify_write_sequence", "verify_header_seed", "trim_percentage",
-    "trim_backlog", "trim_backlog_batch", "trim_verify_zero", "zonemode", "zonerange", "zonecapacity",
-    "zoneskip", "read_beyond_wp", "recover_zbd_write_error", "write_zone_remainder", "ba", "bs_unaligned",
+    "trim_backlog", "trim_backlog_batch", "trim_verify_zero", "recover_zbd_write_error", "write_zone_remainder",
+    "ba", "bs_unaligned",
     "bs_is_seq_rand", "fill_device", "file_append", "fsync", "fdatasync", "write_barrier", "sync_file_range",
     "write_hint", "stream_id", "read_iolog", "read_iolog_chunked", "replay_no_stall", "replay_time_scale",
     "replay_redirect", "replay_align", "replay_scale", "replay_skip", "wait_for", "opendir",
     "exitall_on_error", "merge_blktrace_file", "merge_blktrace_scalars", "merge_blktrace_iters",
-    "max_open_zones", "job_max_open_zones", "ignore_zone_limits", "zone_reset_threshold",
-    "zone_reset_frequency", "sprandom", "spr_num_regions", "spr_op", "spr_cs", "num_range",
+    "sprandom", "spr_num_regions", "spr_op", "spr_cs", "num_range",
     "random_sequence_stride",
 ];
 
@@ -721,6 +786,48 @@ impl JobOptions {
             }
             "file_service_type" => self.file_service = parse_file_service(need(value)?)?,
             "zonesize" => self.zonesize = Some(parse_size(need(value)?, kb)?).filter(|&z| z > 0),
+            "zonemode" => {
+                self.zones.mode = match need(value)?.trim().to_ascii_lowercase().as_str() {
+                    "none" => ZoneMode::None,
+                    "strided" => ZoneMode::Strided,
+                    "zbd" => ZoneMode::Zbd,
+                    _ => return Err("none, strided or zbd".into()),
+                }
+            }
+            "zonerange" => self.zones.range = Some(parse_size(need(value)?, kb)?).filter(|&z| z > 0),
+            "zonecapacity" => self.zones.capacity = Some(parse_size(need(value)?, kb)?).filter(|&z| z > 0),
+            "zoneskip" => {
+                self.zones.skip = match parse_size_percent_or_zones(need(value)?, kb)? {
+                    SizeSpec::Percent(_) => return Err("a size or a number of zones (e.g. 256m or 2z)".into()),
+                    SizeSpec::Bytes(0) | SizeSpec::Zones(0) => None,
+                    s => Some(s),
+                }
+            }
+            "read_beyond_wp" => self.zones.read_beyond_wp = flag(value)?,
+            "max_open_zones" | "job_max_open_zones" => {
+                // fio: an int with maxval ZBD_MAX_WRITE_ZONES (zbd_types.h)
+                let n = parse_int(need(value)?, kb)?;
+                if n > MAX_WRITE_ZONES as u64 {
+                    return Err(format!("a zone count of at most {MAX_WRITE_ZONES} (fio's ZBD_MAX_WRITE_ZONES)"));
+                }
+                if key == "max_open_zones" {
+                    self.zones.max_open_zones = n as u32;
+                } else {
+                    self.zones.job_max_open_zones = n as u32;
+                }
+            }
+            "ignore_zone_limits" => self.zones.ignore_zone_limits = flag(value)?,
+            "zone_reset_threshold" | "zone_reset_frequency" => {
+                let v = parse_float(need(value)?, "a number between 0 and 1")?;
+                if !(0.0..=1.0).contains(&v) {
+                    return Err("a number between 0 and 1".into());
+                }
+                if key == "zone_reset_threshold" {
+                    self.zones.reset_threshold = v;
+                } else {
+                    self.zones.reset_frequency = v;
+                }
+            }
             "write_iolog" => self.write_iolog = Some(need(value)?.to_string()),
             "fdp" => self.fdp = flag(value)?,
             "plids" => self.plids = Some(parse_id_list(need(value)?)?),

@@ -14,7 +14,8 @@ pub enum SizeSpec {
     Percent(f64),
     /// A number of zones (fio's `z` suffix, e.g. `size=4z`), turned into bytes with the job's
     /// `zonesize` when the job is assembled ([`SizeSpec::with_zone_size`]); an assembled
-    /// [`super::FioJob`] never holds one.
+    /// [`super::FioJob`] holds one only with `zonemode=zbd` and no `zonesize`, where the
+    /// drive's zone size resolves it when the job's source is built.
     Zones(u64),
 }
 
