@@ -218,7 +218,7 @@ fn real_main() -> Result<()> {
             bar.finish();
             let results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
             if results.iter().all(|r| r.zone_reports.is_empty()) {
-                bail!("{}: no zoned namespace (a zone report needs device.kind = \"zns\")", experiment.display());
+                bail!("{}: no zoned namespace (a zone report needs device.kind = \"zns\" or \"smr\")", experiment.display());
             }
             let several = results.len() > 1 || results.iter().any(|r| r.zone_reports.len() > 1);
             for r in &results {
