@@ -24,6 +24,8 @@ pub enum DriveConfig {
 }
 
 /// One drive of a variant.
+// A run holds a handful of drives; the variants' size difference costs nothing worth a Box.
+#[allow(clippy::large_enum_variant)]
 pub enum Drive {
     /// An SSD with a device FTL (conventional, streams, FDP).
     Flash(Device),
