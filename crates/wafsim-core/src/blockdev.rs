@@ -136,3 +136,44 @@ pub trait BlockDevice {
     /// The device's counters (host and media traffic, erases).
     fn counters(&self) -> &Counters;
 }
+
+/// What the timing model (wafsim-time) needs from a flash device besides commands: the NAND
+/// operations the device causes and where its data lies on the dies. Implemented by the flash
+/// FTL ([`crate::Device`]) and by [`crate::zns::ZnsDevice`]; the timing engine is generic over it
+/// (monomorphized, so the flash path costs what it did before).
+pub trait MediaDevice: BlockDevice {
+    /// Dies are split into `groups` groups of `dies_per_rg` (the reclaim groups of the timing
+    /// configuration). The flash FTL has its own reclaim groups and ignores this; a ZNS device
+    /// spreads its zones over the groups (zone z on group z % groups). Called before
+    /// [`MediaDevice::enable_media_log`].
+    fn set_die_groups(&mut self, groups: u32) {
+        let _ = groups;
+    }
+
+    /// Log media operations from now on. `units_per_program`: blocks (mapping units) per program
+    /// unit of one die; `units_per_page`: blocks per page (the read unit); `dies_per_rg`: dies
+    /// each erase unit spans.
+    fn enable_media_log(&mut self, units_per_program: u32, units_per_page: u32, dies_per_rg: u32);
+
+    /// Take the media operations logged since the last call.
+    fn drain_media_ops(&mut self, out: &mut Vec<crate::device::MediaOp>);
+
+    /// Physical unit holding byte `offset` of namespace `ns`, `None` if unwritten (a read of it
+    /// costs no NAND time).
+    fn lookup(&self, ns: u32, offset: u64) -> Option<u32>;
+
+    /// Die holding physical unit `ppa` and its position (units) inside its program unit.
+    fn media_pos(&self, ppa: u32) -> (u32, u32);
+
+    /// Background GC when the host is idle (see [`crate::Device::background_gc`]); returns the
+    /// victims collected. A device without GC collects none.
+    fn background_gc(&mut self, target_free: u32, max_victims: u32) -> Result<u32, DeviceError> {
+        let _ = (target_free, max_victims);
+        Ok(0)
+    }
+
+    /// Hint that `io` will be submitted soon.
+    fn prefetch_io(&self, io: &Io) {
+        let _ = io;
+    }
+}

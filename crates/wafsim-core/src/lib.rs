@@ -17,7 +17,7 @@ pub mod zns;
 pub mod zone;
 
 pub use config::{DeviceConfig, GcPolicy, Geometry, NamespaceConfig, Placement, RuhType};
-pub use blockdev::BlockDevice;
+pub use blockdev::{BlockDevice, MediaDevice};
 pub use counters::Counters;
 pub use device::{Device, DeviceError};
 pub use io::{Io, Op, Pid};

@@ -8,10 +8,24 @@
 //! finishing a partly written zone programs dummy data up to the zone capacity (counted in
 //! `pad_units`, so in media bytes). A Reset erases every erase unit of the zone that holds
 //! programmed data (host or padding). Zone state and its rules live in [`crate::zone`].
+//!
+//! Timed mode ([`MediaDevice`]): block `b` of zone `z` lies in physical unit
+//! `z * zone_capacity + (b - zslba)`. Each erase unit of the zone is striped over the
+//! `dies_per_rg` dies of one die group in program units of `units_per_program` blocks, as the
+//! flash FTL stripes a superblock (program unit `k` of an erase unit is on die
+//! `first_die + k % dies_per_rg`); zone `z` uses die group `z % groups`, where `groups` is what
+//! [`MediaDevice::set_die_groups`] set (the timing engine passes its reclaim group count; 1 by
+//! default), so die `= (z % groups) * dies_per_rg + k % dies_per_rg`. The log holds a
+//! `ProgramHost` each time a zone's write pointer completes a program unit (Write, Append, or a
+//! Finish completing a program unit partly filled with host data), a `ProgramGc` for each
+//! program unit of Finish padding (device writes), and an `Erase { rg: group }` for each erase
+//! unit a Reset erases. Conventional zones are not modelled on the media (no programs logged,
+//! reads of them cost no NAND time).
 
 use crate::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use crate::counters::{Counters, NsCounters};
-use crate::device::DeviceError;
+use crate::blockdev::MediaDevice;
+use crate::device::{DeviceError, MediaOp};
 use crate::io::{Io, Op};
 use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};
 
@@ -70,6 +84,20 @@ pub struct ZnsDevice {
     /// must erase.
     programmed: Vec<u64>,
     erase_count: Vec<u32>,
+    /// Die groups zones are spread over (timed mode).
+    die_groups: u32,
+    /// Timed mode: the media layout, the operations logged, and each zone's committed write
+    /// pointer (blocks from its start) as the media saw it.
+    media: Option<ZnsMedia>,
+    media_ops: Vec<MediaOp>,
+    media_wp: Vec<u64>,
+}
+
+/// How zone blocks lie on dies (timed mode).
+#[derive(Debug, Clone, Copy)]
+struct ZnsMedia {
+    units_per_program: u64,
+    dies_per_rg: u32,
 }
 
 impl ZnsDevice {
@@ -82,6 +110,10 @@ impl ZnsDevice {
             counters: Counters { namespaces: vec![NsCounters::default()], ..Default::default() },
             programmed: vec![0; n],
             erase_count: vec![0; n * cfg.erase_units_per_zone as usize],
+            die_groups: 1,
+            media: None,
+            media_ops: Vec::new(),
+            media_wp: Vec::new(),
             zones,
             cfg,
         })
@@ -99,6 +131,65 @@ impl ZnsDevice {
     /// Erase count of every erase unit (zone-major).
     pub fn erase_counts(&self) -> &[u32] {
         &self.erase_count
+    }
+
+    /// Spread zones over `groups` die groups (timed mode; zone z on group z % groups).
+    pub fn set_die_groups(&mut self, groups: u32) {
+        self.die_groups = groups.max(1);
+    }
+
+    /// Die of block position `pos` (from the zone start) of zone `zone`, and its position in its
+    /// program unit.
+    #[inline]
+    fn die_at(&self, m: &ZnsMedia, zone: u32, pos: u64) -> (u32, u32) {
+        let off = pos % self.cfg.blocks_per_erase_unit();
+        let group = zone % self.die_groups;
+        (group * m.dies_per_rg + ((off / m.units_per_program) % m.dies_per_rg as u64) as u32, (off % m.units_per_program) as u32)
+    }
+
+    /// Log the program units of `zone` completed when its media write pointer moves to `to`
+    /// (blocks from the zone start): host programs for units holding host data (below `host_end`),
+    /// GC (padding) programs for the others.
+    #[cold]
+    fn log_programs(&mut self, zone: u32, to: u64, host_end: u64) {
+        let Some(m) = self.media else { return };
+        let per = self.cfg.blocks_per_erase_unit();
+        let from = self.media_wp[zone as usize];
+        self.media_wp[zone as usize] = to;
+        // Program unit k of an erase unit is complete when the write pointer passes its end.
+        let mut eu = from / per;
+        while eu * per < to {
+            let base = eu * per;
+            let lf = from.max(base) - base;
+            let lt = to.min(base + per) - base;
+            for pu_end in (lf / m.units_per_program + 1)..=(lt / m.units_per_program) {
+                let start = base + (pu_end - 1) * m.units_per_program;
+                let (die, _) = self.die_at(&m, zone, start);
+                self.media_ops.push(if start < host_end { MediaOp::ProgramHost { die } } else { MediaOp::ProgramGc { die } });
+            }
+            eu += 1;
+        }
+    }
+
+    /// Timed mode: a host write committed `committed` blocks of `zone`.
+    #[inline]
+    fn media_write(&mut self, zone: u32, committed: u64) {
+        if self.media.is_some() && committed > 0 && zone >= self.cfg.zones.conventional_zones {
+            let to = self.media_wp[zone as usize] + committed;
+            self.log_programs(zone, to, to);
+        }
+    }
+
+    /// Timed mode: Finish of `zone`: pad to the capacity (or, without padding, program only the
+    /// program unit partly filled with host data).
+    fn media_finish(&mut self, zone: u32) {
+        let Some(m) = self.media else { return };
+        let from = self.media_wp[zone as usize];
+        let cap = self.cfg.zones.zone_capacity;
+        let to = if self.cfg.finish_pads { cap } else { from.div_ceil(m.units_per_program) * m.units_per_program };
+        if to > from {
+            self.log_programs(zone, to.min(cap), from);
+        }
     }
 
     fn zone_err(&self, offset: u64, status: ZoneStatus) -> DeviceError {
@@ -147,6 +238,13 @@ impl ZnsDevice {
         }
         self.counters.erases += used;
         self.programmed[zone as usize] = 0;
+        if self.media.is_some() {
+            let rg = zone % self.die_groups;
+            for _ in 0..used {
+                self.media_ops.push(MediaOp::Erase { rg });
+            }
+            self.media_wp[zone as usize] = 0;
+        }
     }
 
     /// Invariants of the zones and the media accounting (tests).
@@ -178,12 +276,14 @@ impl BlockDevice for ZnsDevice {
                 let (lba, n) = self.blocks(io)?;
                 let r = self.zones.write(lba, n).map_err(|s| self.zone_err(io.offset, s))?;
                 self.count_write(r.zone, n, io.len as u64);
+                self.media_write(r.zone, r.committed);
                 Ok(Completion { offset: io.offset })
             }
             Op::Append => {
                 let (zslba, n) = self.blocks(io)?;
                 let r = self.zones.append(zslba, n).map_err(|s| self.zone_err(io.offset, s))?;
                 self.count_write(r.zone, n, io.len as u64);
+                self.media_write(r.zone, r.committed);
                 Ok(Completion { offset: r.lba << self.shift })
             }
             Op::Read => {
@@ -231,6 +331,9 @@ impl BlockDevice for ZnsDevice {
                     ZoneAction::Offline => self.zones.offline(zslba).map(|_| 0).map_err(err_at(offset))?,
                     ZoneAction::Finish => {
                         let r = self.zones.finish(zslba).map_err(err_at(offset))?;
+                        if before != self.zones.state(zone) {
+                            self.media_finish(zone);
+                        }
                         self.pad(zone, r.filled)
                     }
                     ZoneAction::Reset => {
@@ -251,7 +354,13 @@ impl BlockDevice for ZnsDevice {
                 ZoneAction::Finish => {
                     let mut filled = Vec::new();
                     let r = self.zones.finish_all_with(|z, f| filled.push((z, f.filled)));
-                    let bytes = filled.into_iter().map(|(z, b)| self.pad(z, b)).sum();
+                    let bytes = filled
+                        .into_iter()
+                        .map(|(z, b)| {
+                            self.media_finish(z);
+                            self.pad(z, b)
+                        })
+                        .sum();
                     Ok(ZoneMgmtDone { zones: r.zones, bytes })
                 }
                 ZoneAction::Reset => {
@@ -304,5 +413,44 @@ impl BlockDevice for ZnsDevice {
 
     fn counters(&self) -> &Counters {
         &self.counters
+    }
+}
+
+impl MediaDevice for ZnsDevice {
+    fn set_die_groups(&mut self, groups: u32) {
+        ZnsDevice::set_die_groups(self, groups);
+    }
+
+    fn enable_media_log(&mut self, units_per_program: u32, units_per_page: u32, dies_per_rg: u32) {
+        assert!(units_per_program > 0 && units_per_page > 0 && dies_per_rg > 0);
+        if self.media.is_none() {
+            // Zones written before timing began: their write pointers as the media saw them.
+            let cap = self.cfg.zones.zone_capacity;
+            self.media_wp = self.programmed.iter().map(|&p| p.min(cap)).collect();
+        }
+        self.media = Some(ZnsMedia { units_per_program: units_per_program as u64, dies_per_rg });
+    }
+
+    fn drain_media_ops(&mut self, out: &mut Vec<MediaOp>) {
+        out.append(&mut self.media_ops);
+    }
+
+    fn lookup(&self, ns: u32, offset: u64) -> Option<u32> {
+        if ns != 0 {
+            return None;
+        }
+        let lba = offset >> self.shift;
+        let zone = self.zones.zone_index(lba)?;
+        if self.zones.is_written(lba) != Some(true) {
+            return None;
+        }
+        Some((zone as u64 * self.cfg.zones.zone_capacity + lba - self.zones.zone_start(zone)) as u32)
+    }
+
+    fn media_pos(&self, ppa: u32) -> (u32, u32) {
+        let Some(m) = self.media else { return (0, 0) };
+        let cap = self.cfg.zones.zone_capacity;
+        let zone = (ppa as u64 / cap) as u32;
+        self.die_at(&m, zone, ppa as u64 % cap)
     }
 }

@@ -8,7 +8,7 @@ use crate::media::{Busy, Media};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use wafsim_core::device::MediaOp;
-use wafsim_core::{Device, DeviceError, Io, Op};
+use wafsim_core::{DeviceError, Io, MediaDevice, Op};
 use wafsim_workload::IoSource;
 
 /// Fixed completion time of a trim (a command without data transfer or NAND work).
@@ -123,7 +123,8 @@ pub struct Timeline {
 
 impl Timeline {
     /// Start the clock at 0 and turn on the device's media log.
-    pub fn new(cfg: TimingConfig, dev: &mut Device) -> Timeline {
+    pub fn new<D: MediaDevice>(cfg: TimingConfig, dev: &mut D) -> Timeline {
+        dev.set_die_groups(cfg.reclaim_groups);
         dev.enable_media_log(cfg.units_per_program(), cfg.units_per_page(), cfg.dies_per_rg());
         Timeline {
             media: Media::new(&cfg),
@@ -143,7 +144,7 @@ impl Timeline {
     }
 
     /// Queue the NAND work the FTL logged; host data is buffered from `at` on.
-    fn charge_media(&mut self, dev: &mut Device, at: u64) {
+    fn charge_media<D: MediaDevice>(&mut self, dev: &mut D, at: u64) {
         dev.drain_media_ops(&mut self.ops);
         for op in self.ops.drain(..) {
             match op {
@@ -180,7 +181,7 @@ impl Timeline {
 
     /// Take a write into the buffer at `now` (it fits): transfer over the host link, update the
     /// FTL, queue the NAND work it causes. Returns the write's completion time.
-    fn admit_write(&mut self, dev: &mut Device, io: &Io, now: u64) -> Result<u64, DeviceError> {
+    fn admit_write<D: MediaDevice>(&mut self, dev: &mut D, io: &Io, now: u64) -> Result<u64, DeviceError> {
         let start = now.max(self.link_in_free);
         let done = start + self.link_ns(io.len as u64);
         self.link_in_free = done;
@@ -192,9 +193,9 @@ impl Timeline {
 
     /// Issue one read or trim at `now` (every media event up to `now` has run); returns its
     /// completion time.
-    fn issue(&mut self, dev: &mut Device, io: &Io, now: u64) -> Result<u64, DeviceError> {
+    fn issue<D: MediaDevice>(&mut self, dev: &mut D, io: &Io, now: u64) -> Result<u64, DeviceError> {
         match io.op {
-            Op::Write => unreachable!("writes go through admit_write"),
+            Op::Write | Op::Append => unreachable!("writes go through admit_write"),
             Op::Read => {
                 dev.submit(io)?;
                 let mu = self.cfg.mapping_unit as u64;
@@ -234,10 +235,21 @@ impl Timeline {
                 dev.submit(io)?;
                 Ok(now + TRIM_NS)
             }
-            // The flash FTL refuses them (not zoned); ZNS timing is not modelled yet.
-            Op::Append | Op::Zone(_) => dev.submit(io).map(|_| now),
+            // Zone management (the flash FTL refuses it: not zoned): a ZNS Finish pads and a
+            // Reset erases; that NAND work is queued like GC work.
+            Op::Zone(_) => {
+                dev.submit(io)?;
+                self.charge_media(dev, now);
+                Ok(now + TRIM_NS)
+            }
         }
     }
+}
+
+/// Writes and Zone Appends: data commands that go through the write buffer.
+#[inline]
+fn is_write(op: Op) -> bool {
+    matches!(op, Op::Write | Op::Append)
 }
 
 /// Commands the drive has not taken yet, in arrival order: writes waiting for buffer space and
@@ -276,14 +288,14 @@ impl Waiting {
         self.writes[self.queue_of[j as usize] as usize] > 0
     }
     fn push(&mut self, j: u32, io: Io, submitted: u64) {
-        if io.op == Op::Write {
+        if is_write(io.op) {
             self.writes[self.queue_of[j as usize] as usize] += 1;
         }
         self.q.push_back((j, io, submitted));
     }
     fn pop(&mut self) -> Option<(u32, Io, u64)> {
         let e = self.q.pop_front()?;
-        if e.1.op == Op::Write {
+        if is_write(e.1.op) {
             self.writes[self.queue_of[e.0 as usize] as usize] -= 1;
         }
         Some(e)
@@ -303,9 +315,9 @@ fn push_completion(heap: &mut BinaryHeap<Reverse<Event>>, j: u32, io: &Io, submi
 
 /// Hand waiting commands to the drive at `t`, in order: writes while they fit in the buffer
 /// (the first one regardless when `force`), and the commands queued behind them.
-fn drain_waiting(dev: &mut Device, tl: &mut Timeline, heap: &mut BinaryHeap<Reverse<Event>>, waiting: &mut Waiting, t: u64, mut force: bool) -> Result<(), DeviceError> {
+fn drain_waiting<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, heap: &mut BinaryHeap<Reverse<Event>>, waiting: &mut Waiting, t: u64, mut force: bool) -> Result<(), DeviceError> {
     while let Some(&(j, io, submitted)) = waiting.q.front() {
-        if io.op == Op::Write {
+        if is_write(io.op) {
             if !force && !tl.fits(&io) {
                 break;
             }
@@ -399,7 +411,7 @@ struct Event {
 }
 
 /// Run `jobs` concurrently from the timeline's current time until every job has finished.
-pub fn run(dev: &mut Device, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
+pub fn run<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
     let t0 = tl.now;
     let busy0 = tl.media.busy;
     let mut waiting = Waiting::new(&jobs);
@@ -547,8 +559,8 @@ fn startable(states: &[JobState]) -> Vec<usize> {
 
 /// Start `jobs` at `now`: fill their queues round-robin, one I/O per job at a time, as parallel
 /// submission queues arbitrated round-robin would (filling job after job would convoy them).
-fn start_jobs(
-    dev: &mut Device,
+fn start_jobs<D: MediaDevice>(
+    dev: &mut D,
     tl: &mut Timeline,
     states: &mut [JobState],
     heap: &mut BinaryHeap<Reverse<Event>>,
@@ -578,8 +590,8 @@ fn start_jobs(
 
 /// Mark jobs that are done as finished and start the next stage of every group whose current
 /// stage has no unfinished job left (repeatedly: a stage may finish at once, e.g. with no I/O).
-fn finish_jobs(
-    dev: &mut Device,
+fn finish_jobs<D: MediaDevice>(
+    dev: &mut D,
     tl: &mut Timeline,
     states: &mut [JobState],
     heap: &mut BinaryHeap<Reverse<Event>>,
@@ -607,8 +619,8 @@ fn finish_jobs(
 }
 
 /// Let job `j` issue up to `max` I/Os at `now` (bounded by its queue depth, rate and runtime).
-fn submit_some(
-    dev: &mut Device,
+fn submit_some<D: MediaDevice>(
+    dev: &mut D,
     tl: &mut Timeline,
     states: &mut [JobState],
     heap: &mut BinaryHeap<Reverse<Event>>,
@@ -647,7 +659,7 @@ fn submit_some(
             s.next_allowed = now + gap.round() as u64;
         }
         issued += 1;
-        if io.op == Op::Write {
+        if is_write(io.op) {
             if waiting.is_empty() && tl.fits(&io) {
                 let done = tl.admit_write(dev, &io, now)?;
                 push_completion(heap, j as u32, &io, now, done);

@@ -72,3 +72,30 @@ impl Device {
         (self.unit_rg[u as usize] * m.dies_per_rg + (off / m.units_per_program) % m.dies_per_rg, off % m.units_per_program)
     }
 }
+
+impl crate::blockdev::MediaDevice for Device {
+    #[inline]
+    fn enable_media_log(&mut self, units_per_program: u32, units_per_page: u32, dies_per_rg: u32) {
+        Device::enable_media_log(self, units_per_program, units_per_page, dies_per_rg)
+    }
+    #[inline]
+    fn drain_media_ops(&mut self, out: &mut Vec<MediaOp>) {
+        Device::drain_media_ops(self, out)
+    }
+    #[inline]
+    fn lookup(&self, ns: u32, offset: u64) -> Option<u32> {
+        Device::lookup(self, ns, offset)
+    }
+    #[inline]
+    fn media_pos(&self, ppa: u32) -> (u32, u32) {
+        Device::media_pos(self, ppa)
+    }
+    #[inline]
+    fn background_gc(&mut self, target_free: u32, max_victims: u32) -> Result<u32, crate::device::DeviceError> {
+        Device::background_gc(self, target_free, max_victims)
+    }
+    #[inline]
+    fn prefetch_io(&self, io: &crate::io::Io) {
+        Device::prefetch_io(self, io)
+    }
+}
