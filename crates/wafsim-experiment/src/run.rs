@@ -384,12 +384,13 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     let timings: Vec<wafsim_time::TimingConfig> = stack
         .devices
         .iter()
-        .map(|d| match d.flash() {
-            Some(f) => crate::timing::timing_config(spec, f.config()),
-            None if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
-                Err(anyhow!("[timing]: the timing model does not cover zoned drives (ZNS, SMR) yet; run with timing off (WAF, zone counters)"))
+        .map(|d| match d {
+            Drive::Flash(f) => crate::timing::timing_config(spec, f.config()),
+            Drive::Zns(z) => crate::timing::timing_config_zns(spec, z.config()),
+            Drive::Smr(_) if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
+                Err(anyhow!("[timing]: the timing model does not cover SMR disks yet; run with timing off (WAF, zone counters)"))
             }
-            None => Ok(None),
+            Drive::Smr(_) => Ok(None),
         })
         .collect::<Result<Option<Vec<_>>>>()
         .with_context(ctx)?
@@ -676,7 +677,11 @@ fn run_timed_drive(
     progress: &dyn Fn(Progress),
 ) -> Result<()> {
     let mu = stack.cfg.mapping_unit as u64;
-    let mut tl = wafsim_time::Timeline::new(tcfg, stack.devices[d].flash_mut().expect("timed drives are flash"));
+    let mut tl = match &mut stack.devices[d] {
+        Drive::Flash(dev) => wafsim_time::Timeline::new(tcfg, dev),
+        Drive::Zns(dev) => wafsim_time::Timeline::new(tcfg, dev),
+        Drive::Smr(_) => unreachable!("timing of SMR disks is refused before the run"),
+    };
     let mut measured_ns = 0u64;
     let mut busy_window_ns = 0u64;
     for (pi, p) in phases.iter().enumerate() {
@@ -704,8 +709,13 @@ fn run_timed_drive(
                 queue: per_namespace_queues.then(|| spec.namespace.iter().position(|n| n.name == x.label.namespace).unwrap_or(usize::MAX) as u32),
             });
         }
-        let dev = stack.devices[d].flash_mut().expect("timed drives are flash");
-        let tr = wafsim_time::run(dev, &mut tl, jobs).with_context(pctx)?;
+        // One match per phase; the engine runs monomorphized for the drive's type.
+        let tr = match &mut stack.devices[d] {
+            Drive::Flash(dev) => wafsim_time::run(dev, &mut tl, jobs),
+            Drive::Zns(dev) => wafsim_time::run(dev, &mut tl, jobs),
+            Drive::Smr(_) => unreachable!("timing of SMR disks is refused before the run"),
+        }
+        .with_context(pctx)?;
         if let Some(e) = parts.errors.first_error() {
             return Err(anyhow!("{}: {e}", pctx()));
         }

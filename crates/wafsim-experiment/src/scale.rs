@@ -114,7 +114,14 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     let d = &mut spec.device;
     let bs = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
     let z = d.zones.as_mut().expect("checked by zoned_config");
-    let unit = bs * z.erase_units_per_zone.max(1) as u64;
+    let mut unit = bs * z.erase_units_per_zone.max(1) as u64;
+    // Timed: an erase unit stays whole program units on each die of the zone's width.
+    if let (Some(t), Some(g)) = (spec.timing.as_ref().filter(|t| t.enabled), &d.geometry) {
+        let bits = wafsim_time::NandTiming::preset(&t.nand).map_or(1, |n| n.bits_per_cell as u64);
+        let page = parse_bytes(&g.page_size).map_err(|e| anyhow!("device.geometry.page_size: {e}"))?;
+        let width = z.dies_per_zone.map_or(g.dies_per_channel * g.channels, |w| w as u64);
+        unit = page * g.planes_per_die * bits * width * z.erase_units_per_zone.max(1) as u64;
+    }
     let size = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))?;
     let cap = z.zone_capacity.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("device.zones.zone_capacity: {e}"))?.unwrap_or(size);
     // Both in whole erase units, so a zone whose capacity is its size keeps it so.

@@ -127,6 +127,9 @@ pub struct ZonesSpec {
     /// writes (default true; docs/model.md "ZNS").
     #[serde(default = "yes")]
     pub finish_pads: bool,
+    /// Timing (ZNS): dies a zone's erase units span (the zone width), default every die of
+    /// `[device.geometry]`; zone z uses die group z mod (dies / dies_per_zone).
+    pub dies_per_zone: Option<u32>,
 }
 
 /// `[device.geometry]`: NAND geometry. A superblock (erase unit) is one block per plane on every

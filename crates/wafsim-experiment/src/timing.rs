@@ -3,6 +3,7 @@
 use crate::spec::ExperimentSpec;
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::units::parse_bytes;
+use wafsim_core::zns::ZnsConfig;
 use wafsim_core::DeviceConfig;
 use wafsim_time::config::pcie_bytes_per_sec;
 use wafsim_time::{NandTiming, TimingConfig};
@@ -55,8 +56,64 @@ fn host_link(s: &str) -> Result<f64> {
     parse_rate("timing.host_link", s)
 }
 
+/// The timing configuration of a ZNS drive, or None when timing is off: the NAND model of
+/// flash drives with the zones' die groups as reclaim groups (zone width `dies_per_zone`).
+pub fn timing_config_zns(spec: &ExperimentSpec, z: &ZnsConfig) -> Result<Option<TimingConfig>> {
+    let Some(mut tc) = nand_timing(spec, z.block_size)? else { return Ok(None) };
+    let width = spec.device.zones.as_ref().and_then(|s| s.dies_per_zone).unwrap_or(tc.dies);
+    if width == 0 || tc.dies % width != 0 {
+        bail!("device.zones.dies_per_zone {width}: must divide the {} dies of [device.geometry]", tc.dies);
+    }
+    tc.reclaim_groups = tc.dies / width;
+    tc.background_gc_free = 0;
+    let stripe = tc.units_per_program() as u64 * width as u64;
+    if z.blocks_per_erase_unit() % stripe != 0 {
+        bail!(
+            "timing: a zone's erase unit of {} blocks is not a whole number of program units ({} blocks) on each of the {width} dies of a zone; at a small --scale it shrinks below that: use a larger --scale",
+            z.blocks_per_erase_unit(),
+            tc.units_per_program()
+        );
+    }
+    let open = if z.zones.max_open == 0 { 1 } else { z.zones.max_open as u64 };
+    if tc.write_buffer_bytes < tc.program_bytes() {
+        bail!("timing.write_buffer: must hold a program unit ({} B; {open} zones may be open)", tc.program_bytes());
+    }
+    Ok(Some(tc))
+}
+
 /// The timing configuration of a (scaled) experiment, or None when timing is off.
 pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option<TimingConfig>> {
+    let Some(mut tc) = nand_timing(spec, cfg.mapping_unit)? else { return Ok(None) };
+    let geo = cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
+    if tc.dies % geo.reclaim_groups != 0 {
+        bail!("timing: {} dies do not split evenly into {} reclaim groups", tc.dies, geo.reclaim_groups);
+    }
+    tc.reclaim_groups = geo.reclaim_groups;
+    tc.background_gc_free = spec.timing.as_ref().and_then(|t| t.background_gc_free).unwrap_or(cfg.gc_free_target + 2);
+    let t = spec.timing.as_ref().expect("timing on");
+    let upp = tc.units_per_program() as u64 * tc.dies_per_rg() as u64;
+    if geo.units_per_eu as u64 % upp != 0 {
+        bail!(
+            "timing: an erase unit of {} mapping units is not a whole number of program units ({} units) on each of the {} dies of a reclaim group; at a small --scale the erase unit shrinks below that: use a larger --scale",
+            geo.units_per_eu,
+            tc.units_per_program(),
+            tc.dies_per_rg()
+        );
+    }
+    if tc.write_buffer_bytes < tc.program_bytes() * geo.open_frontiers as u64 {
+        bail!(
+            "timing.write_buffer {}: must hold a program unit ({} B) for each of the {} open write frontiers",
+            t.write_buffer,
+            tc.program_bytes(),
+            geo.open_frontiers
+        );
+    }
+    Ok(Some(tc))
+}
+
+/// `[timing]` and `[device.geometry]` as the NAND model reads them, with one reclaim group and
+/// no background GC (the callers set both for their kind of drive).
+fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<TimingConfig>> {
     let Some(t) = &spec.timing else { return Ok(None) };
     if !t.enabled {
         return Ok(None);
@@ -85,18 +142,14 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
             nand.t_read_page_ns[i] = field_ns(&format!("t_read_pages[{i}]"), x)?;
         }
     }
-    let geo = cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
     let dies = (g.dies_per_channel * g.channels) as u32;
-    if dies % geo.reclaim_groups != 0 {
-        bail!("timing: {dies} dies do not split evenly into {} reclaim groups", geo.reclaim_groups);
-    }
     let tc = TimingConfig {
         nand,
         page_bytes: parse_bytes(&g.page_size).map_err(|e| anyhow!("device.geometry.page_size: {e}"))?,
         planes_per_die: g.planes_per_die as u32,
         dies,
         channels: g.channels as u32,
-        reclaim_groups: geo.reclaim_groups,
+        reclaim_groups: 1,
         channel_bytes_per_sec: parse_rate("timing.channel_rate", &t.channel_rate)?,
         host_link_bytes_per_sec: host_link(&t.host_link)?,
         write_buffer_bytes: parse_bytes(&t.write_buffer).map_err(|e| anyhow!("timing.write_buffer: {e}"))?,
@@ -108,31 +161,14 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
         max_active_programs: t.max_active_programs,
         read_overhead_ns: field_ns("read_overhead", &t.read_overhead)?,
         write_overhead_ns: field_ns("write_overhead", &t.write_overhead)?,
-        mapping_unit: cfg.mapping_unit,
-        background_gc_free: t.background_gc_free.unwrap_or(cfg.gc_free_target + 2),
+        mapping_unit,
+        background_gc_free: 0,
         // A scaled erase unit is this fraction of a real one: the media erases a real block
         // (full tBERS) once per 1/erase_scale reclaimed units.
         erase_scale: spec.erase_scale,
     };
-    if tc.page_bytes < cfg.mapping_unit as u64 {
-        bail!("timing: page size {} B is below the mapping unit {} B", tc.page_bytes, cfg.mapping_unit);
-    }
-    let upp = tc.units_per_program() as u64 * tc.dies_per_rg() as u64;
-    if geo.units_per_eu as u64 % upp != 0 {
-        bail!(
-            "timing: an erase unit of {} mapping units is not a whole number of program units ({} units) on each of the {} dies of a reclaim group; at a small --scale the erase unit shrinks below that: use a larger --scale",
-            geo.units_per_eu,
-            tc.units_per_program(),
-            tc.dies_per_rg()
-        );
-    }
-    if tc.write_buffer_bytes < tc.program_bytes() * geo.open_frontiers as u64 {
-        bail!(
-            "timing.write_buffer {}: must hold a program unit ({} B) for each of the {} open write frontiers",
-            t.write_buffer,
-            tc.program_bytes(),
-            geo.open_frontiers
-        );
+    if tc.page_bytes < mapping_unit as u64 {
+        bail!("timing: page size {} B is below the mapping unit {} B", tc.page_bytes, mapping_unit);
     }
     Ok(Some(tc))
 }

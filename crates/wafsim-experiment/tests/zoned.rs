@@ -78,7 +78,9 @@ fn zns_specs_that_cannot_work_are_refused_with_the_reason() {
     assert!(err(ZNS.replace("kind = \"zns\"", "kind = \"zns\"\ncapacity = \"1TB\"")).contains("remove device.capacity"));
     assert!(err(ZNS.replace("name = \"z\"", "name = \"z\"\nsize = \"1GiB\"")).contains("omit size"));
     assert!(err(ZNS.replace("zone_capacity = \"48MiB\"", "zone_capacity = \"96MiB\"")).contains("zone_capacity"));
-    assert!(err(format!("{ZNS}[timing]\nenabled = true\n")).contains("does not cover zoned drives"));
+    assert!(err(format!("{ZNS}[timing]\nenabled = true\n")).contains("needs [device.geometry]"));
+    let smr = "name = \"s\"\n[device]\nkind = \"smr\"\n[device.zones]\nzones = 8\nzone_size = \"16MiB\"\n[[namespace]]\nname = \"z\"\n[timing]\nenabled = true\n";
+    assert!(err(smr.to_string()).contains("does not cover SMR disks"));
     assert!(err(ZNS.replace("kind = \"zns\"", "kind = \"tape\"")).contains("expected \"flash\", \"zns\" or \"smr\""));
 }
 
@@ -136,4 +138,59 @@ fn fio_zbd_jobs_run_on_the_zoned_presets() {
         let open = rep.zones.iter().filter(|z| z.state == ZoneState::ImplicitlyOpened).count();
         assert!(open <= 8, "{file}: max_open_zones=8 holds ({open} open)");
     }
+}
+
+/// Timed ZNS: a zone writes at the program bandwidth of the dies it spans, and zones on
+/// different die groups write in parallel (docs/model.md, "ZNS drives").
+#[test]
+fn timed_zns_zones_write_at_their_dies_bandwidth() {
+    let doc = |width: u32, jobs: u32| {
+        format!(
+            r#"
+name = "timed zns"
+[device]
+kind = "zns"
+[device.geometry]
+page_size = "16KiB"
+pages_per_block = 384
+planes_per_die = 1
+dies_per_channel = 4
+channels = 2
+[device.zones]
+zones = 16
+zone_size = "24MiB"
+dies_per_zone = {width}
+[[namespace]]
+name = "z"
+[timing]
+enabled = true
+nand = "tlc"
+write_buffer = "1MiB"
+[[phase]]
+name = "p"
+[[phase.fio]]
+namespace = "z"
+args = "--name=w --rw=write --bs=192k --iodepth=16 --zonemode=zbd --direct=1 --size=1z --numjobs={jobs} --offset_increment=1z"
+"#
+        )
+    };
+    let bw = |width: u32, jobs: u32| {
+        let r = run(&doc(width, jobs), 1.0).unwrap();
+        assert_eq!(r.waf(), 1.0);
+        r.jobs.iter().filter(|j| j.measured).map(|j| j.timing.unwrap().write.bytes_per_sec).sum::<f64>()
+    };
+    let tprog = wafsim_time::NandTiming::preset("tlc").unwrap().t_prog_ns as f64 * 1e-9;
+    // 4 dies x one-shot program unit (16 KiB page x 3 bits x 1 plane) per tPROG; the job's last
+    // 1 MiB (the write buffer) completes into the buffer, so 24 MiB take the dies' time for 23.
+    let dies_bw = 4.0 * 3.0 * 16384.0 / tprog;
+    let expect = dies_bw * 24.0 / 23.0;
+    let one = bw(4, 1);
+    eprintln!("one zone {one:.4e} B/s, expected {expect:.4e}");
+    assert!((one - expect).abs() / expect < 0.02, "one zone of 4 dies: {one:.4e} vs {expect:.4e} B/s");
+    // Zones 0 and 1 lie on die groups 0 and 1 when a zone spans 4 of the 8 dies ...
+    let apart = bw(4, 2);
+    assert!((apart / one - 2.0).abs() < 0.1, "two zones on two die groups: {apart:.4e} vs 2 x {one:.4e}");
+    // ... and share all 8 dies when a zone spans them all (each zone then writes 8 dies wide).
+    let shared = bw(8, 2);
+    assert!((shared / apart - 1.0).abs() < 0.1, "two 8-die zones: {shared:.4e} vs {apart:.4e}");
 }
