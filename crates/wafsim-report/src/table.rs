@@ -158,6 +158,16 @@ pub fn variants(results: &[VariantResult]) -> String {
             r.erase_count.1,
             r.erase_count.2
         );
+        if !r.zone_reports.is_empty() {
+            // Zoned drives: what the host's zone management cost the media.
+            let full = r.zone_reports.iter().flat_map(|(_, z)| &z.zones).filter(|z| z.state == wafsim_core::zone::ZoneState::Full).count();
+            let zones: usize = r.zone_reports.iter().map(|(_, z)| z.zones.len()).sum();
+            let _ = writeln!(
+                s,
+                "  zones: {full} of {zones} full at the end; Finish padding {} (in MBMW)",
+                human(c.pad_units * r.mapping_unit as u64)
+            );
+        }
         let e = &c.fdp_events;
         if r.placement.starts_with("fdp") {
             let _ = writeln!(
