@@ -38,6 +38,8 @@ pub fn variant(r: &VariantResult) -> Value {
         "mbmw": r.mbmw(),
         "mbe": r.mbe(),
         "gc_bytes": c.gc_units * r.mapping_unit as u64,
+        // Zoned drives: dummy data a Finish programmed (part of mbmw).
+        "pad_bytes": c.pad_units * r.mapping_unit as u64,
         "erases": c.erases,
         "smart_data_units_written": smart_data_units(r.hbmw()),
         "physical_media_units_written": r.mbmw(),
