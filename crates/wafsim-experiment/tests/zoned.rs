@@ -194,3 +194,36 @@ args = "--name=w --rw=write --bs=192k --iodepth=16 --zonemode=zbd --direct=1 --s
     let shared = bw(8, 2);
     assert!((shared / apart - 1.0).abs() < 0.1, "two 8-die zones: {shared:.4e} vs {apart:.4e}");
 }
+
+/// The zns-zn540 preset's fitted timing against the drive class's measured write ceiling
+/// (~1,150 MiB/s, flat from 1 to 14 zones written in parallel; docs/presets-research.md).
+#[test]
+fn zn540_preset_writes_at_the_measured_ceiling_whatever_the_zone_count() {
+    let doc = r#"
+name = "zn540 timed"
+[device]
+preset = "zns-zn540"
+[[namespace]]
+name = "z"
+[timing]
+enabled = true
+[[phase]]
+name = "one"
+[[phase.fio]]
+namespace = "z"
+args = "--name=w1 --rw=write --bs=128k --iodepth=16 --zonemode=zbd --direct=1 --size=3z"
+[[phase]]
+name = "four"
+[[phase.fio]]
+namespace = "z"
+args = "--name=w4 --rw=write --bs=128k --iodepth=16 --zonemode=zbd --direct=1 --size=3z --numjobs=4 --offset_increment=3z --offset=4z"
+"#;
+    let r = run(doc, 1.0).unwrap();
+    let mibs = |phase: &str| r.jobs.iter().filter(|j| j.phase == phase).map(|j| j.timing.unwrap().write.bytes_per_sec).sum::<f64>() / (1u64 << 20) as f64;
+    let (one, four) = (mibs("one"), mibs("four"));
+    eprintln!("ZN540 preset: 1 zone {one:.0} MiB/s, 4 zones {four:.0} MiB/s (measured ~1,150)");
+    for v in [one, four] {
+        assert!((v - 1150.0).abs() / 1150.0 < 0.08, "{v:.0} MiB/s vs ~1,150 measured");
+    }
+    assert!((one / four - 1.0).abs() < 0.05, "flat in the zone count: {one:.0} vs {four:.0}");
+}
