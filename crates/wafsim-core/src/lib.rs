@@ -13,6 +13,7 @@ pub mod rng;
 pub mod smr;
 pub mod theory;
 pub mod units;
+mod zoned;
 pub mod zns;
 pub mod zone;
 

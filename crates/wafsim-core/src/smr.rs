@@ -37,6 +37,7 @@ use crate::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgm
 use crate::counters::{Counters, NsCounters};
 use crate::device::DeviceError;
 use crate::io::{Io, Op};
+use crate::zoned::{self, zone_err};
 use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};
 
 /// Configuration of a host-managed SMR disk (one zoned logical unit). Sizes in bytes.
@@ -251,22 +252,12 @@ impl SmrDevice {
         Ok(())
     }
 
-    fn zone_err(&self, offset: u64, status: ZoneStatus) -> DeviceError {
-        DeviceError::Zone { ns: 0, offset, status }
-    }
-
-    /// Byte range -> (first block, blocks); commands address whole blocks.
+    /// Byte range -> (first block, blocks), within the namespace (conventional zones bypass the
+    /// zone machine, which checks the range for the others).
     fn blocks(&self, io: &Io) -> Result<(u64, u64), DeviceError> {
-        if io.ns != 0 {
-            return Err(DeviceError::NoSuchNamespace(io.ns));
-        }
-        let mask = (1u64 << self.shift) - 1;
-        if io.len == 0 || io.offset & mask != 0 || io.len as u64 & mask != 0 {
-            return Err(self.zone_err(io.offset, ZoneStatus::InvalidField));
-        }
-        let (lba, n) = (io.offset >> self.shift, io.len as u64 >> self.shift);
+        let (lba, n) = zoned::blocks(io, self.shift)?;
         if lba.checked_add(n).is_none_or(|end| end > self.zones.total_blocks()) {
-            return Err(self.zone_err(io.offset, ZoneStatus::LbaOutOfRange));
+            return Err(zone_err(io.offset, ZoneStatus::LbaOutOfRange));
         }
         Ok((lba, n))
     }
@@ -278,53 +269,21 @@ impl SmrDevice {
             // Conventional zones: in place, anywhere, across conventional zones; not into a SWR
             // zone.
             if end > self.conventional_end {
-                return Err(self.zone_err(io.offset, ZoneStatus::ZoneBoundaryError));
+                return Err(zone_err(io.offset, ZoneStatus::ZoneBoundaryError));
             }
         } else {
-            self.zones.write(lba, n).map_err(|s| self.zone_err(io.offset, s))?;
+            self.zones.write(lba, n).map_err(|s| zone_err(io.offset, s))?;
         }
-        let c = &mut self.counters;
-        c.host_write_bytes += io.len as u64;
-        c.host_units += n;
-        c.namespaces[0].host_write_bytes += io.len as u64;
-        c.namespaces[0].host_units += n;
+        zoned::count_write(&mut self.counters, n, io.len as u64);
         Ok(())
     }
 
     fn read(&mut self, io: &Io) -> Result<(), DeviceError> {
         let (lba, n) = self.blocks(io)?;
-        self.zones.read_check(lba, n).map_err(|s| self.zone_err(io.offset, s))?;
-        let unwritten = self.unwritten_blocks(lba, lba + n);
-        let c = &mut self.counters;
-        c.host_read_bytes += io.len as u64;
-        c.read_units += n;
-        c.unmapped_read_units += unwritten;
-        c.namespaces[0].host_read_bytes += io.len as u64;
+        self.zones.read_check(lba, n).map_err(|s| zone_err(io.offset, s))?;
+        let unwritten = self.zones.unwritten_blocks(lba, lba + n);
+        zoned::count_read(&mut self.counters, n, io.len as u64, unwritten);
         Ok(())
-    }
-
-    /// Blocks of `[lba, end)` at or beyond the write pointer of their SWR zone (fill data). The
-    /// written part of a zone is a prefix, so each zone takes a binary search.
-    fn unwritten_blocks(&self, lba: u64, end: u64) -> u64 {
-        let zone_blocks = self.zones.config().zone_size;
-        let mut total = 0;
-        let mut a = lba.max(self.conventional_end);
-        while a < end {
-            let b = end.min((a / zone_blocks + 1) * zone_blocks);
-            // First unwritten block in [a, b), by bisection on the prefix property.
-            let (mut lo, mut hi) = (a, b);
-            while lo < hi {
-                let mid = lo + (hi - lo) / 2;
-                if self.zones.is_written(mid) == Some(true) {
-                    lo = mid + 1;
-                } else {
-                    hi = mid;
-                }
-            }
-            total += b - lo;
-            a = b;
-        }
-        total
     }
 
     fn reset_bytes(&self, blocks: u64) -> u64 {
@@ -350,7 +309,7 @@ impl BlockDevice for SmrDevice {
                 if io.ns != 0 {
                     return Err(DeviceError::NoSuchNamespace(io.ns));
                 }
-                return Err(self.zone_err(io.offset, ZoneStatus::InvalidField));
+                return Err(zone_err(io.offset, ZoneStatus::InvalidField));
             }
             Op::Trim => {
                 self.blocks(io)?;
@@ -375,11 +334,11 @@ impl BlockDevice for SmrDevice {
         match target {
             ZoneTarget::Zone(offset) => {
                 if offset & ((1u64 << shift) - 1) != 0 {
-                    return Err(self.zone_err(offset, ZoneStatus::InvalidField));
+                    return Err(zone_err(offset, ZoneStatus::InvalidField));
                 }
                 let zslba = offset >> shift;
                 let zone =
-                    self.zones.zone_index(zslba).ok_or_else(|| self.zone_err(offset, ZoneStatus::LbaOutOfRange))?;
+                    self.zones.zone_index(zslba).ok_or_else(|| zone_err(offset, ZoneStatus::LbaOutOfRange))?;
                 let before = self.zones.state(zone);
                 let bytes = match action {
                     ZoneAction::Open => self.zones.open(zslba).map(|_| 0).map_err(err_at(offset))?,
@@ -390,7 +349,7 @@ impl BlockDevice for SmrDevice {
                         let r = self.zones.reset(zslba).map_err(err_at(offset))?;
                         self.reset_bytes(r.written)
                     }
-                    ZoneAction::Offline => return Err(self.zone_err(offset, ZoneStatus::InvalidField)),
+                    ZoneAction::Offline => return Err(zone_err(offset, ZoneStatus::InvalidField)),
                 };
                 Ok(ZoneMgmtDone { zones: (self.zones.state(zone) != before) as u32, bytes })
             }
@@ -405,17 +364,13 @@ impl BlockDevice for SmrDevice {
                     let r = self.zones.reset_all();
                     Ok(ZoneMgmtDone { zones: r.zones, bytes: self.reset_bytes(r.blocks) })
                 }
-                ZoneAction::Offline => Err(self.zone_err(0, ZoneStatus::InvalidField)),
+                ZoneAction::Offline => Err(zone_err(0, ZoneStatus::InvalidField)),
             },
         }
     }
 
     fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
-        if ns != 0 {
-            return Err(DeviceError::NoSuchNamespace(ns));
-        }
-        let it = self.zones.report(from >> self.shift, filter).map_err(|s| self.zone_err(from, s))?;
-        Ok(it.collect())
+        zoned::report(&self.zones, ns, from, self.shift, filter)
     }
 
     fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {

@@ -27,6 +27,7 @@ use crate::counters::{Counters, NsCounters};
 use crate::blockdev::MediaDevice;
 use crate::device::{DeviceError, MediaOp};
 use crate::io::{Io, Op};
+use crate::zoned::{self, zone_err};
 use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};
 
 /// Configuration of a ZNS device (one zoned namespace).
@@ -192,28 +193,12 @@ impl ZnsDevice {
         }
     }
 
-    fn zone_err(&self, offset: u64, status: ZoneStatus) -> DeviceError {
-        DeviceError::Zone { ns: 0, offset, status }
-    }
-
-    /// Byte range -> (first block, blocks); commands address whole logical blocks.
     fn blocks(&self, io: &Io) -> Result<(u64, u64), DeviceError> {
-        if io.ns != 0 {
-            return Err(DeviceError::NoSuchNamespace(io.ns));
-        }
-        let mask = (1u64 << self.shift) - 1;
-        if io.len == 0 || io.offset & mask != 0 || io.len as u64 & mask != 0 {
-            return Err(self.zone_err(io.offset, ZoneStatus::InvalidField));
-        }
-        Ok((io.offset >> self.shift, io.len as u64 >> self.shift))
+        zoned::blocks(io, self.shift)
     }
 
     fn count_write(&mut self, zone: u32, blocks: u64, bytes: u64) {
-        let c = &mut self.counters;
-        c.host_write_bytes += bytes;
-        c.host_units += blocks;
-        c.namespaces[0].host_write_bytes += bytes;
-        c.namespaces[0].host_units += blocks;
+        zoned::count_write(&mut self.counters, blocks, bytes);
         self.programmed[zone as usize] += blocks;
     }
 
@@ -274,27 +259,23 @@ impl BlockDevice for ZnsDevice {
             Op::Zone(action) => self.zone_mgmt(io.ns, io.offset, action).map(|_| Completion { offset: io.offset }),
             Op::Write => {
                 let (lba, n) = self.blocks(io)?;
-                let r = self.zones.write(lba, n).map_err(|s| self.zone_err(io.offset, s))?;
+                let r = self.zones.write(lba, n).map_err(|s| zone_err(io.offset, s))?;
                 self.count_write(r.zone, n, io.len as u64);
                 self.media_write(r.zone, r.committed);
                 Ok(Completion { offset: io.offset })
             }
             Op::Append => {
                 let (zslba, n) = self.blocks(io)?;
-                let r = self.zones.append(zslba, n).map_err(|s| self.zone_err(io.offset, s))?;
+                let r = self.zones.append(zslba, n).map_err(|s| zone_err(io.offset, s))?;
                 self.count_write(r.zone, n, io.len as u64);
                 self.media_write(r.zone, r.committed);
                 Ok(Completion { offset: r.lba << self.shift })
             }
             Op::Read => {
                 let (lba, n) = self.blocks(io)?;
-                self.zones.read_check(lba, n).map_err(|s| self.zone_err(io.offset, s))?;
-                let unwritten = (lba..lba + n).filter(|&b| self.zones.is_written(b) == Some(false)).count() as u64;
-                let c = &mut self.counters;
-                c.host_read_bytes += io.len as u64;
-                c.read_units += n;
-                c.unmapped_read_units += unwritten;
-                c.namespaces[0].host_read_bytes += io.len as u64;
+                self.zones.read_check(lba, n).map_err(|s| zone_err(io.offset, s))?;
+                let unwritten = self.zones.unwritten_blocks(lba, lba + n);
+                zoned::count_read(&mut self.counters, n, io.len as u64, unwritten);
                 Ok(Completion { offset: io.offset })
             }
             Op::Trim => {
@@ -302,7 +283,7 @@ impl BlockDevice for ZnsDevice {
                 // until the zone is reset, so the media is unaffected.
                 let (lba, n) = self.blocks(io)?;
                 if lba + n > self.zones.total_blocks() {
-                    return Err(self.zone_err(io.offset, ZoneStatus::LbaOutOfRange));
+                    return Err(zone_err(io.offset, ZoneStatus::LbaOutOfRange));
                 }
                 self.counters.trim_bytes += io.len as u64;
                 self.counters.namespaces[0].trim_bytes += io.len as u64;
@@ -320,10 +301,10 @@ impl BlockDevice for ZnsDevice {
         match target {
             ZoneTarget::Zone(offset) => {
                 if offset & ((1u64 << shift) - 1) != 0 {
-                    return Err(self.zone_err(offset, ZoneStatus::InvalidField));
+                    return Err(zone_err(offset, ZoneStatus::InvalidField));
                 }
                 let zslba = offset >> shift;
-                let zone = self.zones.zone_index(zslba).ok_or_else(|| self.zone_err(offset, ZoneStatus::LbaOutOfRange))?;
+                let zone = self.zones.zone_index(zslba).ok_or_else(|| zone_err(offset, ZoneStatus::LbaOutOfRange))?;
                 let before = self.zones.state(zone);
                 let bytes = match action {
                     ZoneAction::Open => self.zones.open(zslba).map(|_| 0).map_err(err_at(offset))?,
@@ -376,11 +357,7 @@ impl BlockDevice for ZnsDevice {
     }
 
     fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
-        if ns != 0 {
-            return Err(DeviceError::NoSuchNamespace(ns));
-        }
-        let it = self.zones.report(from >> self.shift, filter).map_err(|s| self.zone_err(from, s))?;
-        Ok(it.collect())
+        zoned::report(&self.zones, ns, from, self.shift, filter)
     }
 
     fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {

@@ -610,6 +610,27 @@ impl Zones {
         }
     }
 
+    /// Blocks of `[lba, end)` that [`Zones::is_written`] calls unwritten (`Some(false)`): at or
+    /// beyond the write pointer, or in an Offline zone; conventional zones count as written.
+    /// One step per zone: the written part of a zone is a prefix.
+    pub fn unwritten_blocks(&self, lba: u64, end: u64) -> u64 {
+        let end = end.min(self.total_blocks);
+        let mut total = 0;
+        let mut a = lba;
+        while a < end {
+            let zi = self.index_of(a);
+            let b = end.min(self.zone_start(zi as u32) + self.cfg.zone_size);
+            let z = &self.zones[zi];
+            total += match z.state {
+                ZoneState::NotWritePointer => 0,
+                ZoneState::Offline => b - a,
+                _ => b - z.wp.clamp(a, b),
+            };
+            a = b;
+        }
+        total
+    }
+
     /// Checks of a Read (ZNS 1.1 2.1.1.2.1.2): LBA Out of Range, Zone Is Offline, and Zone Boundary
     /// Error for a read spanning zones unless `read_across_zones` (then every zone it touches must
     /// not be Offline). Reading unwritten blocks is not an error.

@@ -973,3 +973,23 @@ proptest! {
         }
     }
 }
+
+/// `unwritten_blocks` counts what `is_written` calls unwritten, over zone boundaries, conventional
+/// and offline zones.
+#[test]
+fn unwritten_blocks_agrees_with_is_written() {
+    let mut cfg = ZoneConfig::new(16, 12, 6);
+    cfg.conventional_zones = 1;
+    let mut z = Zones::new(cfg).unwrap();
+    z.write(16, 5).unwrap();
+    z.write(32, 12).unwrap();
+    z.write(48, 3).unwrap();
+    z.set_offline(3).unwrap();
+    z.finish(64).unwrap();
+    for lba in 0..96 {
+        for end in lba..=96 {
+            let want = (lba..end).filter(|&b| z.is_written(b) == Some(false)).count() as u64;
+            assert_eq!(z.unwritten_blocks(lba, end), want, "[{lba}, {end})");
+        }
+    }
+}

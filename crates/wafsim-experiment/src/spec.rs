@@ -803,18 +803,6 @@ impl DeviceSpec {
             return Ok(None);
         }
         let z = self.zoned_common("zns", namespaces)?;
-        for (key, set) in [
-            ("capacity", !self.capacity.is_empty()),
-            ("over_provisioning", self.over_provisioning.is_some()),
-            ("raw_capacity", self.raw_capacity.is_some()),
-            ("erase_unit", self.erase_unit.is_some()),
-            ("fdp", self.fdp.as_ref().is_some_and(|f| f.enabled)),
-            ("streams", self.streams.is_some_and(|s| s > 0)),
-        ] {
-            if set {
-                bail!("device.{key}: a ZNS drive's capacity and layout come from [device.zones]; remove device.{key}");
-            }
-        }
         let bs = size("device.mapping_unit", &self.mapping_unit)?;
         if bs > u32::MAX as u64 || !bs.is_power_of_two() {
             bail!("device.mapping_unit {}: the logical block size of a ZNS drive must be a power of two", Bytes(bs));
