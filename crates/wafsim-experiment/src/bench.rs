@@ -122,30 +122,9 @@ pub struct TimedBenchResult {
 /// of 2^`mapping_units_log2` mapping units (16 dies, 4 channels, 96 MiB erase units, OP 7%), after a sequential
 /// fill and one capacity of warm-up writes. Measures simulated I/Os per wall-clock second.
 pub fn run_timed_bench(mapping_units_log2: u32, fills: f64, mut progress: impl FnMut(&str)) -> anyhow::Result<TimedBenchResult> {
-    use wafsim_time::{run, JobSpec, NandTiming, Timeline, TimingConfig};
+    use wafsim_time::{run, JobSpec, Timeline, TimingConfig};
     use wafsim_workload::synthetic::{Distribution, Pattern, Synthetic, SyntheticSpec};
-    let tc = TimingConfig {
-        nand: NandTiming::preset("tlc").expect("tlc preset"),
-        page_bytes: 16384,
-        planes_per_die: 4,
-        dies: 16,
-        channels: 4,
-        reclaim_groups: 1,
-        channel_bytes_per_sec: 1.6e9,
-        host_link_bytes_per_sec: wafsim_time::config::pcie_bytes_per_sec(4, 4).expect("pcie4"),
-        write_buffer_bytes: 64 << 20,
-        program_suspend: false,
-        suspend_ns: 0,
-        erase_suspend_ns: 0,
-        resume_ns: 0,
-        max_suspends: 0,
-        max_active_programs: 0,
-        read_overhead_ns: 0,
-        write_overhead_ns: 0,
-        erase_scale: 1.0,
-        mapping_unit: MU,
-        background_gc_free: 0,
-    };
+    let tc = TimingConfig { mapping_unit: MU, ..TimingConfig::plain_tlc(16, 4) };
     // Erase unit: 32 program units on every die (24,576 mapping units, 96 MiB), so erases cost
     // about what they cost on a real superblock per byte written.
     let np = tc.units_per_program() * tc.dies * 32;

@@ -86,6 +86,35 @@ pub struct TimingConfig {
 pub const IDLE_NS: u64 = 100_000;
 
 impl TimingConfig {
+    /// A plain TLC drive of `dies` dies on `channels` channels, for benchmarks and tests: the
+    /// TLC NAND defaults, 16 KiB pages on 4 planes, 1600 MT/s channels, PCIe 4.0 x4, a 64 MiB
+    /// write buffer, 4 KiB mapping units, one reclaim group, and no suspend, controller
+    /// overheads, power budget or background GC. Change fields with struct update syntax.
+    pub fn plain_tlc(dies: u32, channels: u32) -> TimingConfig {
+        TimingConfig {
+            nand: NandTiming::preset("tlc").expect("the tlc preset exists"),
+            page_bytes: 16384,
+            planes_per_die: 4,
+            dies,
+            channels,
+            reclaim_groups: 1,
+            channel_bytes_per_sec: 1.6e9,
+            host_link_bytes_per_sec: pcie_bytes_per_sec(4, 4).expect("PCIe 4.0 x4"),
+            write_buffer_bytes: 64 << 20,
+            program_suspend: false,
+            suspend_ns: 0,
+            erase_suspend_ns: 0,
+            resume_ns: 0,
+            max_suspends: 0,
+            max_active_programs: 0,
+            read_overhead_ns: 0,
+            write_overhead_ns: 0,
+            erase_scale: 1.0,
+            mapping_unit: 4096,
+            background_gc_free: 0,
+        }
+    }
+
     /// Bytes of one program (a page on every plane, times bits per cell).
     pub fn program_bytes(&self) -> u64 {
         self.page_bytes * self.planes_per_die as u64 * self.nand.bits_per_cell as u64

@@ -1,6 +1,5 @@
 //! Timing model against first principles: program bandwidth, QD1 read latency, Little's law.
 use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, Op, Pid};
-use wafsim_time::config::pcie_bytes_per_sec;
 use wafsim_time::{run, JobSpec, NandTiming, TimingConfig, Timeline};
 use wafsim_workload::synthetic::{Distribution, Pattern, Synthetic, SyntheticSpec};
 use wafsim_workload::IoSource;
@@ -8,28 +7,7 @@ use wafsim_workload::IoSource;
 const MU: u32 = 4096;
 
 fn cfg(dies: u32, channels: u32, ch_bw: f64) -> TimingConfig {
-    TimingConfig {
-        nand: NandTiming::preset("tlc").unwrap(),
-        page_bytes: 16384,
-        planes_per_die: 4,
-        dies,
-        channels,
-        reclaim_groups: 1,
-        channel_bytes_per_sec: ch_bw,
-        host_link_bytes_per_sec: pcie_bytes_per_sec(4, 4).unwrap(),
-        write_buffer_bytes: 64 << 20,
-        program_suspend: false,
-        suspend_ns: 0,
-        erase_suspend_ns: 0,
-        resume_ns: 0,
-        max_suspends: 0,
-        max_active_programs: 0,
-        read_overhead_ns: 0,
-        write_overhead_ns: 0,
-        erase_scale: 1.0,
-        mapping_unit: MU,
-        background_gc_free: 0,
-    }
+    TimingConfig { channel_bytes_per_sec: ch_bw, mapping_unit: MU, ..TimingConfig::plain_tlc(dies, channels) }
 }
 
 /// A device whose erase unit spans `dies` dies with 4 blocks of 48 program units... i.e. the

@@ -2,8 +2,7 @@
 use wafsim_core::blockdev::{BlockDevice, ZoneAction};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::{Io, Op, Pid};
-use wafsim_time::config::pcie_bytes_per_sec;
-use wafsim_time::{run, JobSpec, NandTiming, TimedRun, TimingConfig, Timeline};
+use wafsim_time::{run, JobSpec, TimedRun, TimingConfig, Timeline};
 use wafsim_workload::IoSource;
 
 const BS: u32 = 4096;
@@ -15,28 +14,7 @@ const ZONE_SIZE: u64 = 16384;
 
 /// 8 dies on 8 channels in `groups` die groups (reclaim groups of the timing model).
 fn cfg(groups: u32) -> TimingConfig {
-    TimingConfig {
-        nand: NandTiming::preset("tlc").unwrap(),
-        page_bytes: 16384,
-        planes_per_die: 4,
-        dies: 8,
-        channels: 8,
-        reclaim_groups: groups,
-        channel_bytes_per_sec: 1.6e9,
-        host_link_bytes_per_sec: pcie_bytes_per_sec(4, 4).unwrap(),
-        write_buffer_bytes: 2 << 20,
-        program_suspend: false,
-        suspend_ns: 0,
-        erase_suspend_ns: 0,
-        resume_ns: 0,
-        max_suspends: 0,
-        max_active_programs: 0,
-        read_overhead_ns: 0,
-        write_overhead_ns: 0,
-        erase_scale: 1.0,
-        mapping_unit: BS,
-        background_gc_free: 0,
-    }
+    TimingConfig { reclaim_groups: groups, write_buffer_bytes: 2 << 20, mapping_unit: BS, ..TimingConfig::plain_tlc(8, 8) }
 }
 
 fn device(zones: u32) -> ZnsDevice {
