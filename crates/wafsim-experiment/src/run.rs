@@ -453,7 +453,7 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
         let m = st.measured[di].clone().unwrap_or_else(|| dev.counters().delta(dev.counters()));
         for (i, n) in m.namespaces.iter().enumerate() {
             result.namespaces.push(NsResult {
-                name: dev.flash().map_or_else(|| stack.cfg.namespaces[i].name.clone(), |f| f.config().namespaces[i].name.clone()),
+                name: stack.namespace_name(di, i as u32).to_string(),
                 size_bytes: dev.namespace_bytes(i as u32),
                 host_bytes: n.host_write_bytes,
                 media_bytes: n.media_units() * mu,
@@ -481,8 +481,7 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
         for ns in 0..dev.namespace_count() {
             if let (Some(g), Ok(zones)) = (dev.zone_geometry(ns), dev.report_zones(ns, 0, ReportFilter::All)) {
                 let bs = dev.block_size();
-                let name = if stack.devices.len() == 1 { stack.cfg.namespaces[ns as usize].name.clone() } else { stack.cfg.namespaces[di].name.clone() };
-                result.zone_reports.push((name, ZoneReport { block_size: bs, zone_size: g.zone_size / bs as u64, zones }));
+                result.zone_reports.push((stack.namespace_name(di, ns).to_string(), ZoneReport { block_size: bs, zone_size: g.zone_size / bs as u64, zones }));
             }
         }
     }

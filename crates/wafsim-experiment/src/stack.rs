@@ -52,13 +52,6 @@ impl Drive {
         }
     }
 
-    pub fn flash_mut(&mut self) -> Option<&mut Device> {
-        match self {
-            Drive::Flash(d) => Some(d),
-            _ => None,
-        }
-    }
-
     /// Logical capacity in bytes (a ZNS drive: its zones' LBA space).
     pub fn logical_bytes(&self) -> u64 {
         match self {
@@ -240,6 +233,12 @@ impl Stack {
                 Some(ZbdZones::from_report(&g, dev.namespace_bytes(ns), dev.block_size(), &report).unwrap_or_else(|e| panic!("zone report of namespace {ns}: {e}")))
             })
             .collect()
+    }
+
+    /// The experiment's name of namespace `ns` of drive `d`.
+    pub fn namespace_name(&self, d: usize, ns: u32) -> &str {
+        let g = self.route.iter().position(|&r| r == (d as u32, ns)).expect("every drive namespace is an experiment namespace");
+        &self.cfg.namespaces[g].name
     }
 
     /// Logical bytes over all drives.
