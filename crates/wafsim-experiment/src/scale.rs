@@ -97,13 +97,7 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     for n in &mut spec.namespace {
         n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, mu)?;
     }
-    let workloads = spec.workload.iter_mut().chain(spec.phase.iter_mut().flat_map(|p| p.workload.iter_mut()));
-    for w in workloads {
-        if !w.amount.trim().ends_with('x') {
-            w.amount = scaled("workload amount", &w.amount, s, 1)?;
-        }
-    }
-    Ok(())
+    scale_workload_amounts(spec, s)
 }
 
 /// A ZNS drive keeps its zone count (as a flash drive keeps its erase-unit count, so a host's
@@ -131,6 +125,11 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     z.zone_capacity = Some(scaled_cap.to_string());
     spec.full_scale_op = Some(0.0);
     spec.erase_scale = scaled_cap as f64 / cap as f64;
+    scale_workload_amounts(spec, s)
+}
+
+/// Workload amounts given in bytes scale; multiples ("3x") do not.
+fn scale_workload_amounts(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     let workloads = spec.workload.iter_mut().chain(spec.phase.iter_mut().flat_map(|p| p.workload.iter_mut()));
     for w in workloads {
         if !w.amount.trim().ends_with('x') {
