@@ -112,7 +112,43 @@ pub struct TimedSummary {
     pub busy: wafsim_time::media::Busy,
     /// Dies over all devices (busy time is summed over dies).
     pub dies: u32,
+    /// Mechanical disks, and their head-busy time in the measured phases (positioning and
+    /// transfer, summed over disks).
+    pub disks: u32,
+    pub head_busy_ns: u64,
+    /// Rated P/E cycles of the NAND (0 for disks: no wear-out by writes).
     pub pe_cycles: u32,
+}
+
+/// How one drive is timed: a flash model, or a disk with its zone size on the device and on the
+/// full-size disk.
+enum DriveTiming {
+    Flash(wafsim_time::TimingConfig),
+    Disk(wafsim_time::hdd::HddConfig, u64, u64),
+}
+
+/// One drive's clock across the phases of a timed run (one per drive and run: size is no
+/// concern).
+#[allow(clippy::large_enum_variant)]
+enum Clock {
+    Flash(wafsim_time::Timeline),
+    Disk(wafsim_time::DiskTimeline),
+}
+
+impl Clock {
+    fn pe_cycles(&self) -> u32 {
+        match self {
+            Clock::Flash(tl) => tl.cfg.nand.pe_cycles,
+            Clock::Disk(_) => 0,
+        }
+    }
+
+    fn head_busy_ns(&self) -> u64 {
+        match self {
+            Clock::Flash(_) => 0,
+            Clock::Disk(tl) => tl.busy_ns,
+        }
+    }
 }
 
 /// Device-wide counters of one phase (summed over devices).
@@ -201,7 +237,7 @@ impl VariantResult {
     /// measured media write rate (timed runs only).
     pub fn lifetime_years(&self) -> Option<f64> {
         let t = self.timed?;
-        if t.elapsed_ns == 0 || self.mbmw() == 0 {
+        if t.elapsed_ns == 0 || self.mbmw() == 0 || t.pe_cycles == 0 {
             return None;
         }
         let rate = self.mbmw() as f64 / (t.elapsed_ns as f64 * 1e-9); // bytes/s, scale-free
@@ -381,16 +417,13 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     }
     let mut stack = Stack::new(cfg, drives).with_context(ctx)?;
     // Timing configs per drive, checked before the (possibly long) precondition; empty untimed.
-    let timings: Vec<wafsim_time::TimingConfig> = stack
+    let timings: Vec<DriveTiming> = stack
         .devices
         .iter()
         .map(|d| match d {
-            Drive::Flash(f) => crate::timing::timing_config(spec, f.config()),
-            Drive::Zns(z) => crate::timing::timing_config_zns(spec, z.config()),
-            Drive::Smr(_) if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
-                Err(anyhow!("[timing]: the timing model does not cover SMR disks yet; run with timing off (WAF, zone counters)"))
-            }
-            Drive::Smr(_) => Ok(None),
+            Drive::Flash(f) => Ok(crate::timing::timing_config(spec, f.config())?.map(DriveTiming::Flash)),
+            Drive::Zns(z) => Ok(crate::timing::timing_config_zns(spec, z.config())?.map(DriveTiming::Flash)),
+            Drive::Smr(z) => Ok(crate::timing::disk_config(spec, z.config())?.map(|(h, zone)| DriveTiming::Disk(h, z.config().zone_size, zone))),
         })
         .collect::<Result<Option<Vec<_>>>>()
         .with_context(ctx)?
@@ -669,20 +702,26 @@ fn run_timed_drive(
     fio_files: &[Vec<sources::LoadedFio>],
     stack: &mut Stack,
     d: usize,
-    tcfg: wafsim_time::TimingConfig,
+    timing: DriveTiming,
     st: &mut RunState,
     result: &mut VariantResult,
     opts: RunOptions,
     progress: &dyn Fn(Progress),
 ) -> Result<()> {
     let mu = stack.cfg.mapping_unit as u64;
-    let mut tl = match &mut stack.devices[d] {
-        Drive::Flash(dev) => wafsim_time::Timeline::new(tcfg, dev),
-        Drive::Zns(dev) => wafsim_time::Timeline::new(tcfg, dev),
-        Drive::Smr(_) => unreachable!("timing of SMR disks is refused before the run"),
+    let mut clock = match (timing, &mut stack.devices[d]) {
+        (DriveTiming::Flash(tcfg), Drive::Flash(dev)) => Clock::Flash(wafsim_time::Timeline::new(tcfg, dev)),
+        (DriveTiming::Flash(tcfg), Drive::Zns(dev)) => Clock::Flash(wafsim_time::Timeline::new(tcfg, dev)),
+        (DriveTiming::Disk(h, zone, disk_zone), Drive::Smr(dev)) => Clock::Disk(
+            wafsim_time::DiskTimeline::new(h, zone, disk_zone)
+                .map_err(|e| anyhow!("timing.hdd: {e}"))?
+                .with_zone_write_plugging(dev.config().conventional_zones),
+        ),
+        _ => unreachable!("timing configurations are made per kind of drive"),
     };
     let mut measured_ns = 0u64;
     let mut busy_window_ns = 0u64;
+
     for (pi, p) in phases.iter().enumerate() {
         let pctx = || format!("phase {:?}", p.name);
         if p.steady_state.is_some() {
@@ -708,11 +747,13 @@ fn run_timed_drive(
                 queue: per_namespace_queues.then(|| spec.namespace.iter().position(|n| n.name == x.label.namespace).unwrap_or(usize::MAX) as u32),
             });
         }
+        let head_busy0 = clock.head_busy_ns();
         // One match per phase; the engine runs monomorphized for the drive's type.
-        let tr = match &mut stack.devices[d] {
-            Drive::Flash(dev) => wafsim_time::run(dev, &mut tl, jobs),
-            Drive::Zns(dev) => wafsim_time::run(dev, &mut tl, jobs),
-            Drive::Smr(_) => unreachable!("timing of SMR disks is refused before the run"),
+        let tr = match (&mut stack.devices[d], &mut clock) {
+            (Drive::Flash(dev), Clock::Flash(tl)) => wafsim_time::run(dev, tl, jobs),
+            (Drive::Zns(dev), Clock::Flash(tl)) => wafsim_time::run(dev, tl, jobs),
+            (Drive::Smr(dev), Clock::Disk(tl)) => wafsim_time::run_on(&mut wafsim_time::DiskTimed::new(dev, tl), jobs),
+            _ => unreachable!("clocks are made per kind of drive"),
         }
         .with_context(pctx)?;
         if let Some(e) = parts.errors.first_error() {
@@ -721,12 +762,13 @@ fn run_timed_drive(
         if p.measure {
             measured_ns += tr.end_ns - tr.start_ns;
             busy_window_ns += tr.drained_ns - tr.start_ns;
-            let s = result.timed.get_or_insert(TimedSummary { pe_cycles: tl.cfg.nand.pe_cycles, ..Default::default() });
+            let s = result.timed.get_or_insert(TimedSummary { pe_cycles: clock.pe_cycles(), ..Default::default() });
             s.busy.host_program_ns += tr.busy.host_program_ns;
             s.busy.host_read_ns += tr.busy.host_read_ns;
             s.busy.gc_program_ns += tr.busy.gc_program_ns;
             s.busy.gc_read_ns += tr.busy.gc_read_ns;
             s.busy.erase_ns += tr.busy.erase_ns;
+            s.head_busy_ns += clock.head_busy_ns() - head_busy0;
         }
         let rows = labels
             .into_iter()
@@ -740,9 +782,8 @@ fn run_timed_drive(
                     write_bytes: j.write.bytes,
                     read_bytes: j.read.bytes,
                     trim_bytes: j.trim.bytes,
-                    // Timed runs are flash only: no zone commands.
-                    zone_resets: 0,
-                    zone_finishes: 0,
+                    zone_resets: j.zone_resets,
+                    zone_finishes: j.zone_finishes,
                 };
                 (label, stats, Some(JobTiming::from_engine(j, iodepth)))
             })
@@ -765,7 +806,10 @@ fn run_timed_drive(
     if let Some(t) = &mut result.timed {
         t.elapsed_ns = t.elapsed_ns.max(measured_ns);
         t.busy_window_ns = t.busy_window_ns.max(busy_window_ns);
-        t.dies += tl.cfg.dies;
+        match &clock {
+            Clock::Flash(tl) => t.dies += tl.cfg.dies,
+            Clock::Disk(_) => t.disks += 1,
+        }
     }
     let since = stack.devices[d].counters().delta(&st.start[d]);
     st.done_before += since.host_write_bytes + since.trim_bytes;

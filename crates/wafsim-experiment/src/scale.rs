@@ -19,8 +19,15 @@ use wafsim_core::units::parse_bytes;
 const MIN_AUTO_ZONE: f64 = 2.0 * 1024.0 * 1024.0;
 
 /// Default scale: the largest power of ten (<= 1) that brings the logical capacity to at most
-/// 10 GB; for a zoned drive, no smaller than keeps its zones at 2 MiB or more.
+/// 10 GB; for a zoned drive, no smaller than keeps its zones at 2 MiB or more; 1 for a timed
+/// SMR disk.
 pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
+    // A timed disk: the head, its queue and its write cache do not scale, and a scaled run
+    // (fio runtime scales too) would be as short as their transients; a disk's run costs time
+    // per command, not memory per block, so run it at full size.
+    if spec.device.drive_kind()? == crate::spec::DriveKind::Smr && spec.timing.as_ref().is_some_and(|t| t.enabled) {
+        return Ok(1.0);
+    }
     if let Some(z) = spec.device.zones.as_ref().filter(|_| spec.device.is_zoned().unwrap_or(false)) {
         let zone = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))? as f64;
         let logical = zone * z.zones as f64;

@@ -401,6 +401,60 @@ pub struct TimingSpec {
     /// Background GC when the host is idle: keep at least this many free erase units per
     /// reclaim group (default gc_free_target + 2; 0 = off).
     pub background_gc_free: Option<u32>,
+    /// Mechanics of a hard disk (`device.kind = "smr"`): the `smr-hm-14tb` preset gives them.
+    /// The NAND keys above do not apply to a disk.
+    pub hdd: Option<HddSpec>,
+}
+
+/// `[timing.hdd]`: a mechanical disk (wafsim_time::hdd::HddConfig; docs/model.md,
+/// "Host-managed SMR disks"). Capacity and block size come from the device.
+///
+/// ```toml
+/// [timing.hdd]
+/// rpm = 7200
+/// heads = 16
+/// od_rate = "235.7MiB/s"
+/// id_od_ratio = 0.5
+/// command_overhead = "0.5ms"
+/// scheduling = "sptf"
+/// write_cache_cmds = 24
+/// seek_read = { track_to_track = "0.23ms", average = "7.4ms", full_stroke = "15ms" }
+/// seek_write = { track_to_track = "0.32ms", average = "8.2ms", full_stroke = "15.8ms" }
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HddSpec {
+    pub rpm: u32,
+    /// Recording surfaces (one head each).
+    pub heads: u32,
+    /// Sustained media rate at the outer diameter, e.g. "235.7MiB/s".
+    pub od_rate: String,
+    /// Media rate at the inner diameter / at the outer diameter, in (0, 1].
+    pub id_od_ratio: f64,
+    /// Controller time per command (not paid by a command that streams on from the last one).
+    pub command_overhead: String,
+    /// "sptf" (shortest positioning time first, the default) or "fifo".
+    #[serde(default = "default_scheduling")]
+    pub scheduling: String,
+    /// Writes the drive acknowledges before they reach the media (0 = write-through).
+    #[serde(default)]
+    pub write_cache_cmds: u32,
+    pub seek_read: SeekSpec,
+    pub seek_write: SeekSpec,
+}
+
+fn default_scheduling() -> String {
+    "sptf".into()
+}
+
+/// Datasheet seek figures (settling included, command overhead not).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeekSpec {
+    pub track_to_track: String,
+    /// Weighted average over all seek lengths.
+    pub average: String,
+    pub full_stroke: String,
 }
 
 /// How jobs map onto submission queues in timed runs (see [`TimingSpec::queues`]).

@@ -3,9 +3,11 @@
 use crate::spec::ExperimentSpec;
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::units::parse_bytes;
+use wafsim_core::smr::SmrConfig;
 use wafsim_core::zns::ZnsConfig;
 use wafsim_core::DeviceConfig;
 use wafsim_time::config::pcie_bytes_per_sec;
+use wafsim_time::hdd::{HddConfig, Scheduling, SeekFigures};
 use wafsim_time::{NandTiming, TimingConfig};
 
 /// Parse a duration: "50us", "937.5us", "5ms", "21600s", "6h", "2m" (minutes), or plain
@@ -39,7 +41,12 @@ fn parse_rate(field: &str, s: &str) -> Result<f64> {
         return mt.trim().parse::<f64>().map(|v| v * 1e6).map_err(|_| anyhow!("{field}: {s:?} is not a rate"));
     }
     if let Some(b) = t.strip_suffix("/s") {
-        return parse_bytes(b).map(|v| v as f64).map_err(|e| anyhow!("{field}: {e}"));
+        // A rate need not be a whole number of bytes per second ("235.7MiB/s").
+        let b = b.trim();
+        let split = b.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(b.len());
+        let (num, unit) = b.split_at(split);
+        let unit = parse_bytes(&format!("1{}", unit.trim())).map_err(|e| anyhow!("{field}: {s:?}: {e}"))?;
+        return num.parse::<f64>().map(|v| v * unit as f64).map_err(|_| anyhow!("{field}: {s:?}: expected a number before the unit"));
     }
     t.parse::<f64>().map_err(|_| anyhow!("{field}: {s:?}: expected e.g. \"1600MT/s\" or \"2GB/s\""))
 }
@@ -79,6 +86,47 @@ pub fn timing_config_zns(spec: &ExperimentSpec, z: &ZnsConfig) -> Result<Option<
         bail!("timing.write_buffer: must hold a program unit ({} B; {open} zones may be open)", tc.program_bytes());
     }
     Ok(Some(tc))
+}
+
+/// The mechanics of a (scaled) SMR drive, or None when timing is off: `[timing.hdd]` with the
+/// capacity and block size of the full-size drive. A scaled drive keeps its zone count and
+/// shrinks its zones; the disk keeps its real zones, and each zone's blocks sit at the start
+/// of the real zone (see [`wafsim_time::DiskTimeline::new`]), so seeks between zones and the
+/// media rate at each zone are the full-size drive's.
+pub fn disk_config(spec: &ExperimentSpec, z: &SmrConfig) -> Result<Option<(HddConfig, u64)>> {
+    let Some(t) = spec.timing.as_ref().filter(|t| t.enabled) else { return Ok(None) };
+    let Some(h) = &t.hdd else {
+        bail!("timing: an SMR disk needs its mechanics in [timing.hdd] (rpm, heads, od_rate, seeks, ...); the smr-hm-14tb preset has them");
+    };
+    let bs = z.block_size as u64;
+    let full_zone = ((z.zone_size as f64 / spec.erase_scale / bs as f64).round() as u64 * bs).max(z.zone_size);
+    let seek = |key: &str, s: &crate::spec::SeekSpec| -> Result<SeekFigures> {
+        let f = SeekFigures {
+            track_to_track_ns: field_ns(&format!("hdd.{key}.track_to_track"), &s.track_to_track)?,
+            average_ns: field_ns(&format!("hdd.{key}.average"), &s.average)?,
+            full_stroke_ns: field_ns(&format!("hdd.{key}.full_stroke"), &s.full_stroke)?,
+        };
+        Ok(f)
+    };
+    let cfg = HddConfig {
+        capacity: full_zone * z.zones as u64,
+        block_size: z.block_size,
+        rpm: h.rpm,
+        heads: h.heads,
+        od_rate: parse_rate("timing.hdd.od_rate", &h.od_rate)?,
+        id_od_ratio: h.id_od_ratio,
+        seek_read: seek("seek_read", &h.seek_read)?,
+        seek_write: seek("seek_write", &h.seek_write)?,
+        command_overhead_ns: field_ns("hdd.command_overhead", &h.command_overhead)?,
+        scheduling: match h.scheduling.as_str() {
+            "sptf" => Scheduling::Sptf,
+            "fifo" => Scheduling::Fifo,
+            s => bail!("timing.hdd.scheduling {s:?}: expected \"sptf\" or \"fifo\""),
+        },
+        write_cache_cmds: h.write_cache_cmds,
+    };
+    cfg.validate().map_err(|e| anyhow!("timing.hdd: {e}"))?;
+    Ok(Some((cfg, full_zone)))
 }
 
 /// The timing configuration of a (scaled) experiment, or None when timing is off.
@@ -184,6 +232,8 @@ mod tests {
         assert!(parse_duration_ns("5 parsecs").is_err());
         assert_eq!(parse_rate("x", "1600MT/s").unwrap(), 1.6e9);
         assert_eq!(parse_rate("x", "2GB/s").unwrap(), 2e9);
+        assert_eq!(parse_rate("x", "235.7MiB/s").unwrap(), 235.7 * 1048576.0);
+        assert!(parse_rate("x", "fastMiB/s").is_err());
         assert!((host_link("pcie4x4").unwrap() - 7.877e9).abs() < 1e7);
     }
 }

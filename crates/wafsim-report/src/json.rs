@@ -64,6 +64,8 @@ pub fn variant(r: &VariantResult) -> Value {
             "elapsed_ns": t.elapsed_ns,
             "busy_window_ns": t.busy_window_ns,
             "dies": t.dies,
+            "disks": t.disks,
+            "head_busy_ns": t.head_busy_ns,
             "busy_ns": {
                 "host": t.busy.host_ns(),
                 "gc": t.busy.gc_ns(),

@@ -251,7 +251,11 @@ pub fn variants(results: &[VariantResult]) -> String {
                 t.elapsed_ns as f64 * 1e-9,
                 rate(r.hbmw() as f64, t.elapsed_ns),
                 rate(c.host_read_bytes as f64, t.elapsed_ns),
-                die_busy(t.busy.host_ns(), t.busy.gc_ns(), t.dies, t.busy_window_ns.max(t.elapsed_ns))
+                if t.disks > 0 && t.dies == 0 {
+                    format!("head busy {} (positioning and transfer; the last cached writes reach the media after the last completion)", pct(t.head_busy_ns as f64 / (t.disks as f64 * t.busy_window_ns.max(t.elapsed_ns).max(1) as f64)))
+                } else {
+                    die_busy(t.busy.host_ns(), t.busy.gc_ns(), t.dies, t.busy_window_ns.max(t.elapsed_ns))
+                }
             );
             if let (Some(y), Some(dw), Some(sd)) = (r.lifetime_years(), r.measured_dwpd(), r.sustainable_dwpd()) {
                 let _ = writeln!(

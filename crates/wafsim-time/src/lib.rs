@@ -1,13 +1,20 @@
-//! wafsim-time: the optional timing model. The FTL (wafsim-core) decides where data goes and
-//! what GC does; this crate charges the resulting NAND operations to dies and channels, host
-//! transfers to the host link, buffers writes, and runs fio-like closed-loop jobs in simulated
-//! time. See docs/model.md, "Timing model".
+//! wafsim-time: the optional timing model. The devices (wafsim-core) decide where data goes and
+//! what GC does; this crate decides when: a flash model charges the resulting NAND operations to
+//! dies and channels, host transfers to the host link and buffers writes; a disk model seeks,
+//! rotates and caches writes; the engine runs fio-like closed-loop jobs against either in
+//! simulated time. See docs/model.md, "Timing model".
 
 pub mod config;
+pub mod disk;
 pub mod engine;
+pub mod flash;
 pub mod hdd;
 pub mod hist;
 pub mod media;
+pub mod timed;
 
 pub use config::{NandTiming, TimingConfig};
-pub use engine::{run, JobResult, JobSpec, TimedRun, Timeline};
+pub use disk::{DiskTimed, DiskTimeline};
+pub use engine::{run, run_on, JobResult, JobSpec, TimedRun};
+pub use flash::{FlashTimed, Timeline};
+pub use timed::{Cmd, Completions, TimedDevice};
