@@ -5,7 +5,8 @@
 //! larger than the capacity (the LBA range is rounded up to a power of two, as on the ZN540:
 //! 2,048 MiB zones with 1,077 MiB capacity). The device writes exactly what the host writes, at
 //! the write pointer, so device WAF is 1 except for what Finish costs: when `finish_pads` is on,
-//! finishing a partly written zone programs dummy data up to the zone capacity (counted in
+//! finishing a partly written zone programs dummy data up to the zone capacity (a zone without
+//! data is only marked Full) (counted in
 //! `pad_units`, so in media bytes). A Reset erases every erase unit of the zone that holds
 //! programmed data (host or padding). Zone state and its rules live in [`crate::zone`].
 //!
@@ -202,6 +203,18 @@ impl ZnsDevice {
         self.programmed[zone as usize] += blocks;
     }
 
+    /// Media work of finishing `zone`, `filled` blocks short of its capacity: a zone holding
+    /// data is padded (timed: and its last program unit closed); a zone without data just
+    /// becomes Full (the drive records it; nothing to program or, later, to erase). Returns
+    /// the padding in bytes.
+    fn finish_media(&mut self, zone: u32, filled: u64) -> u64 {
+        if self.programmed[zone as usize] == 0 {
+            return 0;
+        }
+        self.media_finish(zone);
+        self.pad(zone, filled)
+    }
+
     fn pad(&mut self, zone: u32, blocks: u64) -> u64 {
         if !self.cfg.finish_pads || blocks == 0 {
             return 0;
@@ -255,6 +268,7 @@ impl ZnsDevice {
 impl BlockDevice for ZnsDevice {
     fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
         match io.op {
+            Op::Flush if io.ns != 0 => Err(DeviceError::NoSuchNamespace(io.ns)),
             Op::Flush => Ok(Completion { offset: io.offset }),
             Op::Zone(action) => self.zone_mgmt(io.ns, io.offset, action).map(|_| Completion { offset: io.offset }),
             Op::Write => {
@@ -313,9 +327,10 @@ impl BlockDevice for ZnsDevice {
                     ZoneAction::Finish => {
                         let r = self.zones.finish(zslba).map_err(err_at(offset))?;
                         if before != self.zones.state(zone) {
-                            self.media_finish(zone);
+                            self.finish_media(zone, r.filled)
+                        } else {
+                            0
                         }
-                        self.pad(zone, r.filled)
                     }
                     ZoneAction::Reset => {
                         let r = self.zones.reset(zslba).map_err(err_at(offset))?;
@@ -337,10 +352,7 @@ impl BlockDevice for ZnsDevice {
                     let r = self.zones.finish_all_with(|z, f| filled.push((z, f.filled)));
                     let bytes = filled
                         .into_iter()
-                        .map(|(z, b)| {
-                            self.media_finish(z);
-                            self.pad(z, b)
-                        })
+                        .map(|(z, b)| self.finish_media(z, b))
                         .sum();
                     Ok(ZoneMgmtDone { zones: r.zones, bytes })
                 }
