@@ -130,10 +130,11 @@ enum Cmd {
 
 #[derive(Subcommand)]
 enum ZoneCmd {
-    /// Run an experiment and print the zones of every zoned namespace at the end, as
-    /// util-linux `blkzone report` or nvme-cli `nvme zns report-zones` prints them.
+    /// Run an experiment and print the zones of every zoned namespace at the end (or at the
+    /// end of a phase), as util-linux `blkzone report` or nvme-cli `nvme zns report-zones`
+    /// prints them.
     ///
-    /// Example: wafsim zone report experiments/zns-fio.toml --format nvme
+    /// Example: wafsim zone report experiments/zoned-fio/zns.toml --format nvme --at-phase fill
     Report {
         /// Experiment TOML with a zoned drive (device.kind = "zns").
         experiment: PathBuf,
@@ -150,6 +151,10 @@ enum ZoneCmd {
         /// Run at the experiment's real capacities.
         #[arg(long)]
         full_scale: bool,
+        /// Stop after this phase and report the zones as it left them (later phases do not
+        /// run).
+        #[arg(long, value_name = "PHASE")]
+        at_phase: Option<String>,
     },
 }
 
@@ -203,7 +208,7 @@ fn main() {
 fn real_main() -> Result<()> {
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::Zone { cmd: ZoneCmd::Report { experiment, format, variants, scale, full_scale } } => {
+        Cmd::Zone { cmd: ZoneCmd::Report { experiment, format, variants, scale, full_scale, at_phase } } => {
             use wafsim_report::zones;
             let print: fn(&zones::ZoneReport) -> String = match format.as_str() {
                 "blkzone" => zones::blkzone,
@@ -212,7 +217,20 @@ fn real_main() -> Result<()> {
                 "nvme-json" => zones::nvme_report_zones_json,
                 f => bail!("--format {f:?}: expected blkzone, nvme, nvme-verbose or nvme-json"),
             };
-            let all = load_variants(&experiment, &variants, scale, full_scale)?;
+            let mut all = load_variants(&experiment, &variants, scale, full_scale)?;
+            if let Some(want) = &at_phase {
+                for v in &mut all {
+                    let phases = v.spec.phases();
+                    let Some(i) = phases.iter().position(|p| &p.name == want) else {
+                        let names: Vec<_> = phases.iter().map(|p| p.name.as_str()).collect();
+                        bail!("--at-phase {want:?}: variant {:?} of {} has no such phase (phases: {})", v.name, experiment.display(), names.join(", "));
+                    };
+                    // Phases run in order and a later one cannot change an earlier one's end.
+                    let mut kept = phases;
+                    kept.truncate(i + 1);
+                    v.spec.phase = kept;
+                }
+            }
             let bar = progress::Bar::new(all.iter().map(|v| v.name.clone()).collect());
             let results = wafsim_experiment::run_variants(&all, RunOptions::default(), &|name: &str, p| bar.update(name, p));
             bar.finish();

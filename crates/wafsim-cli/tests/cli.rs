@@ -166,3 +166,19 @@ fn timed_run_reports_fio_like_latency_keys() {
     assert!(t["lifetime_years"].as_f64().unwrap() > 0.0);
     assert!(t["busy_ns"]["host"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn zone_report_at_a_phase_end() {
+    let count = |out: &str, cond: &str| out.lines().filter(|l| l.contains(cond)).count();
+    let (ok, fill, err) = wafsim(&["zone", "report", "experiments/zoned-fio/zns.toml", "--at-phase", "fill"]);
+    assert!(ok, "{err}");
+    // The fill phase writes half of the 904 zones full and opens none.
+    let (full, empty) = (count(&fill, "(fu)"), count(&fill, "(em)"));
+    assert_eq!(full + empty, 904, "{fill}");
+    assert!((440..=460).contains(&full), "{full} full zones after the fill");
+    let (ok, end, err) = wafsim(&["zone", "report", "experiments/zoned-fio/zns.toml"]);
+    assert!(ok, "{err}");
+    assert!(count(&end, "(fu)") > full, "the overwrite phase fills more zones");
+    let (ok, _, err) = wafsim(&["zone", "report", "experiments/zoned-fio/zns.toml", "--at-phase", "nope"]);
+    assert!(!ok && err.contains("phases: fill, overwrite"), "{err}");
+}

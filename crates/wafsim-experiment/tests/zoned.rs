@@ -229,30 +229,15 @@ args = "--name=w4 --rw=write --bs=128k --iodepth=16 --zonemode=zbd --direct=1 --
 }
 
 /// The smr-hm-14tb preset timed through the engine, with fio as zonedstorage.io ran it on the
-/// drive class (docs/model.md, "Host-managed SMR disks"): 1 GiB of 256 KiB writes at QD8 from
-/// the first sequential zone (measured 235 and 237 MiB/s), and 256 KiB writes at the write
-/// pointers of random zones from 4 jobs at QD4 (measured 40.2 MiB/s; that fio wrote to any zone,
-/// so `ignore_zone_limits=1` lifts the open-zone limit today's fio takes from the drive).
-const SMR_TIMED: &str = r#"
-name = "smr timed"
-seed = 1
-[device]
-preset = "smr-hm-14tb"
-[[namespace]]
-name = "s"
-[timing]
-enabled = true
-[[phase]]
-name = "seq"
-[[phase.fio]]
-namespace = "s"
-args = "--name=seq --rw=write --bs=256k --iodepth=8 --zonemode=zbd --direct=1 --size=1g --offset=524z"
-[[phase]]
-name = "rnd"
-[[phase.fio]]
-namespace = "s"
-args = "--name=rnd --rw=randwrite --bs=256k --iodepth=4 --zonemode=zbd --direct=1 --numjobs=4 --offset=524z --size=12908z --offset_increment=12908z --ignore_zone_limits=1 --time_based --runtime=20s"
-"#;
+/// drive class (experiments/zoned-fio/smr-timed.toml; docs/model.md, "Host-managed SMR disks").
+const SMR_TIMED: &str = include_str!("../../../experiments/zoned-fio/smr-timed.toml");
+
+/// Run variant `name` of `doc` at `scale`.
+fn run_variant_named(doc: &str, name: &str, scale: f64) -> VariantResult {
+    let mut v = parse_experiment(doc, "smr-timed.toml").unwrap().into_iter().find(|v| v.name == name).unwrap();
+    scale_spec(&mut v.spec, scale).unwrap();
+    run_variant(&v, RunOptions::default(), &|_| {}).unwrap()
+}
 
 fn mib_s(r: &VariantResult, phase: &str) -> f64 {
     r.jobs.iter().filter(|j| j.phase == phase).map(|j| j.timing.unwrap().write.bytes_per_sec).sum::<f64>() / (1u64 << 20) as f64
@@ -260,8 +245,8 @@ fn mib_s(r: &VariantResult, phase: &str) -> f64 {
 
 #[test]
 fn timed_smr_preset_writes_at_the_measured_sequential_and_random_zone_rates() {
-    let r = run(SMR_TIMED, 1.0).unwrap();
-    let (seq, rnd) = (mib_s(&r, "seq"), mib_s(&r, "rnd"));
+    let r = run_variant_named(SMR_TIMED, "any-zone", 1.0);
+    let (seq, rnd) = (mib_s(&r, "sequential"), mib_s(&r, "random-zones"));
     eprintln!("SMR preset through the engine: sequential {seq:.1} MiB/s (measured 236), random zones {rnd:.1} MiB/s (measured 40.2)");
     assert!((seq / 236.0 - 1.0).abs() < 0.10, "sequential {seq:.1} MiB/s vs 236");
     assert!((rnd / 40.2 - 1.0).abs() < 0.10, "random zones {rnd:.1} MiB/s vs 40.2");
@@ -278,8 +263,8 @@ fn timed_smr_preset_writes_at_the_measured_sequential_and_random_zone_rates() {
 /// shared by the jobs) writes revisit open zones and often stream on from the previous one.
 #[test]
 fn timed_smr_random_writes_over_fewer_open_zones_stream_more() {
-    let limited = SMR_TIMED.replace(" --ignore_zone_limits=1", "");
-    let (all, open) = (mib_s(&run(SMR_TIMED, 1.0).unwrap(), "rnd"), mib_s(&run(&limited, 1.0).unwrap(), "rnd"));
+    let all = mib_s(&run_variant_named(SMR_TIMED, "any-zone", 1.0), "random-zones");
+    let open = mib_s(&run_variant_named(SMR_TIMED, "open-zones", 1.0), "random-zones");
     eprintln!("random-zone writes: any zone {all:.1} MiB/s, within 128 open zones {open:.1} MiB/s");
     assert!(open > 1.3 * all, "{open:.1} vs {all:.1} MiB/s");
 }
@@ -290,8 +275,8 @@ fn timed_smr_random_writes_over_fewer_open_zones_stream_more() {
 #[test]
 fn timed_smr_rates_do_not_depend_much_on_the_scale() {
     let doc = SMR_TIMED.replace("--runtime=20s", "--runtime=200s");
-    let full = mib_s(&run(&doc, 1.0).unwrap(), "rnd");
-    let tenth = mib_s(&run(&doc, 0.1).unwrap(), "rnd");
+    let full = mib_s(&run_variant_named(&doc, "any-zone", 1.0), "random-zones");
+    let tenth = mib_s(&run_variant_named(&doc, "any-zone", 0.1), "random-zones");
     eprintln!("random zones: scale 1 {full:.1} MiB/s, scale 0.1 {tenth:.1} MiB/s");
     assert!((tenth / full - 1.0).abs() < 0.10, "{tenth:.1} vs {full:.1}");
 }

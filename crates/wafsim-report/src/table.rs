@@ -283,7 +283,8 @@ pub fn variants(results: &[VariantResult]) -> String {
                 let (bw, bri) = timed_totals(base);
                 // Life at equal host writes: the ratio of sustainable DWPD (inverse WAF ratio).
                 let life = match (r.sustainable_dwpd(), base.sustainable_dwpd()) {
-                    (Some(a), Some(b)) => format!("{:.2}x", a / b),
+                    // (A disk has no rated P/E cycles: 0 / 0.)
+                    (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
                     _ => "-".into(),
                 };
                 let _ = writeln!(
