@@ -398,6 +398,16 @@ pub struct TimingSpec {
     /// Controller time per write command (added to every write's latency).
     #[serde(default = "zero_us")]
     pub write_overhead: String,
+    /// Time each write command holds the controller's one command processor (caps small-write
+    /// IOPS at its inverse), e.g. "5.4us"; default none.
+    #[serde(default = "zero_us")]
+    pub write_command_time: String,
+    /// Zone Reset latency (ZNS): fixed part, e.g. "1.58ms", and part per GiB the zone held,
+    /// e.g. "13.1ms"; default the plain command time.
+    #[serde(default = "zero_us")]
+    pub zone_reset_time: String,
+    #[serde(default = "zero_us")]
+    pub zone_reset_time_per_gib: String,
     /// Background GC when the host is idle: keep at least this many free erase units per
     /// reclaim group (default gc_free_target + 2; 0 = off).
     pub background_gc_free: Option<u32>,

@@ -209,6 +209,9 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
         max_active_programs: t.max_active_programs,
         read_overhead_ns: field_ns("read_overhead", &t.read_overhead)?,
         write_overhead_ns: field_ns("write_overhead", &t.write_overhead)?,
+        write_command_ns: field_ns("write_command_time", &t.write_command_time)?,
+        zone_reset_ns: field_ns("zone_reset_time", &t.zone_reset_time)?,
+        zone_reset_ns_per_byte: field_ns("zone_reset_time_per_gib", &t.zone_reset_time_per_gib)? as f64 / (1u64 << 30) as f64,
         mapping_unit,
         background_gc_free: 0,
         // A scaled erase unit is this fraction of a real one: the media erases a real block

@@ -280,3 +280,35 @@ fn timed_smr_rates_do_not_depend_much_on_the_scale() {
     eprintln!("random zones: scale 1 {full:.1} MiB/s, scale 0.1 {tenth:.1} MiB/s");
     assert!((tenth / full - 1.0).abs() < 0.10, "{tenth:.1} vs {full:.1}");
 }
+
+/// The zns-zn540 preset's small-write figures (CLUSTER'23 artifact; docs/presets-research.md):
+/// a QD1 4 KiB write completes in 10.8 us, and 4 KiB writes saturate at ~186K IOPS whatever the
+/// number of zones written at QD1 (712 MiB/s measured with 14 zones).
+#[test]
+fn zn540_preset_small_writes_meet_the_measured_latency_and_command_limit() {
+    let doc = r#"
+name = "zn540 small writes"
+[device]
+preset = "zns-zn540"
+[[namespace]]
+name = "z"
+[timing]
+enabled = true
+[[phase]]
+name = "qd1"
+[[phase.fio]]
+namespace = "z"
+args = "--name=w1 --rw=write --bs=4k --iodepth=1 --zonemode=zbd --direct=1 --size=1z --io_size=64m"
+[[phase]]
+name = "z13"
+[[phase.fio]]
+namespace = "z"
+args = "--name=w13 --rw=write --bs=4k --iodepth=1 --zonemode=zbd --direct=1 --size=1z --io_size=64m --numjobs=13 --offset=1z --offset_increment=1z"
+"#;
+    let r = run(doc, 1.0).unwrap();
+    let lat_us = r.jobs.iter().find(|j| j.phase == "qd1").unwrap().timing.unwrap().write.lat_mean_ns / 1e3;
+    let iops: f64 = r.jobs.iter().filter(|j| j.phase == "z13").map(|j| j.timing.unwrap().write.iops).sum();
+    eprintln!("ZN540 preset: QD1 4 KiB write {lat_us:.2} us (measured 10.8), 13 zones x QD1: {iops:.0} IOPS (measured ~186K)");
+    assert!((lat_us / 10.8 - 1.0).abs() < 0.05, "{lat_us:.2} us");
+    assert!((iops / 186e3 - 1.0).abs() < 0.05, "{iops:.0} IOPS");
+}

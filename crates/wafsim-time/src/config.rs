@@ -71,6 +71,13 @@ pub struct TimingConfig {
     /// Controller time per write command (a buffered write completes this long after its data
     /// has crossed the host link).
     pub write_overhead_ns: u64,
+    /// Controller time each write command occupies a single, shared command processor before
+    /// its data moves (0 = none): caps small writes at 1 / this commands per second.
+    pub write_command_ns: u64,
+    /// Zone Reset latency: a fixed part plus a part per byte of data the zone held (at full
+    /// scale); 0 and 0 = the plain command time. A latency, not a shared resource.
+    pub zone_reset_ns: u64,
+    pub zone_reset_ns_per_byte: f64,
     pub mapping_unit: u32,
     /// Background GC: when no host I/O is in flight and the next arrives later than
     /// [`IDLE_NS`], reclaim one erase unit if the free pool is below this many (0 = off).
@@ -109,6 +116,9 @@ impl TimingConfig {
             max_active_programs: 0,
             read_overhead_ns: 0,
             write_overhead_ns: 0,
+            write_command_ns: 0,
+            zone_reset_ns: 0,
+            zone_reset_ns_per_byte: 0.0,
             erase_scale: 1.0,
             mapping_unit: 4096,
             background_gc_free: 0,

@@ -20,6 +20,8 @@ pub struct Timeline {
     link_in_free: u64,
     link_out_free: u64,
     link_ns_per_byte: f64,
+    /// When the write-command processor is next free.
+    cmd_free: u64,
     /// Bytes in the write buffer: written by the host, not yet programmed.
     buffered: u64,
     pub now: u64,
@@ -42,6 +44,7 @@ impl Timeline {
         Timeline {
             media: Media::new(&cfg),
             link_in_free: 0,
+            cmd_free: 0,
             link_out_free: 0,
             link_ns_per_byte: 1e9 / cfg.host_link_bytes_per_sec,
             buffered: 0,
@@ -97,7 +100,12 @@ impl Timeline {
     /// Take a write into the buffer at `now` (it fits): transfer over the host link, update the
     /// FTL, queue the NAND work it causes. Returns the write's completion time.
     fn admit_write<D: MediaDevice>(&mut self, dev: &mut D, io: &Io, now: u64) -> Result<u64, DeviceError> {
-        let start = now.max(self.link_in_free);
+        let mut start = now;
+        if self.cfg.write_command_ns > 0 {
+            start = now.max(self.cmd_free) + self.cfg.write_command_ns;
+            self.cmd_free = start;
+        }
+        let start = start.max(self.link_in_free);
         let done = start + self.link_ns(io.len as u64);
         self.link_in_free = done;
         self.buffered += self.write_need(io);
@@ -152,9 +160,14 @@ impl Timeline {
             }
             // Zone management (the flash FTL refuses it: not zoned): a ZNS Finish pads and a
             // Reset erases; that NAND work is queued like GC work.
-            Op::Zone(_) => {
-                dev.submit(io)?;
+            Op::Zone(action) => {
+                let done = dev.zone_mgmt(io.ns, io.offset, action)?;
                 self.charge_media(dev, now);
+                if action == wafsim_core::blockdev::ZoneAction::Reset && (self.cfg.zone_reset_ns > 0 || self.cfg.zone_reset_ns_per_byte > 0.0) {
+                    // The data dropped, at full scale (a scaled zone holds erase_scale of it).
+                    let bytes = done.bytes as f64 / self.cfg.erase_scale;
+                    return Ok(now + self.cfg.zone_reset_ns + (bytes * self.cfg.zone_reset_ns_per_byte).round() as u64);
+                }
                 Ok(now + TRIM_NS)
             }
         }

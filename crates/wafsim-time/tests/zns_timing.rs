@@ -177,3 +177,48 @@ fn finish_pads_and_reset_erases_the_zone_dies() {
     assert_eq!(b.erase_ns, EUS_PER_ZONE as u64 * 4 * t.nand.t_erase_ns);
     assert_eq!(dev.counters().erases, EUS_PER_ZONE as u64);
 }
+
+/// A Zone Reset completes after the configured fixed time plus the time per byte the zone held
+/// (counted at full scale: a scaled zone holding `erase_scale` of the data takes as long).
+#[test]
+fn zone_reset_latency_grows_with_the_data_the_zone_held() {
+    let reset = |blocks: u64, erase_scale: f64| {
+        let mut dev = device(4);
+        let c = TimingConfig { zone_reset_ns: 1_580_000, zone_reset_ns_per_byte: 12.8e3 / (1u64 << 20) as f64, erase_scale, ..cfg(1) };
+        let mut tl = Timeline::new(c, &mut dev);
+        let mut ios = zone_writes(1, Op::Write, blocks, 128 << 10);
+        ios.push(Io { op: Op::Zone(ZoneAction::Reset), ns: 0, offset: zone_start(1), len: 0, pid: Pid::NONE });
+        run(&mut dev, &mut tl, vec![job("w", ios, 1, 0, 0)]).unwrap();
+        // Now the reset alone, on a drained drive.
+        let mut ios = zone_writes(2, Op::Write, blocks, 128 << 10);
+        ios.push(Io { op: Op::Zone(ZoneAction::Reset), ns: 0, offset: zone_start(2), len: 0, pid: Pid::NONE });
+        let r = run(&mut dev, &mut tl, vec![job("w", ios, 1, 0, 0)]).unwrap();
+        assert_eq!(r.jobs[0].zone_resets, 1);
+        r.jobs[0].trim.lat.mean()
+    };
+    let mib = |blocks: u64| (blocks * BS as u64) as f64 / (1u64 << 20) as f64;
+    let full = reset(ZONE_CAP, 1.0);
+    let want = 1.58e6 + 12.8e3 * mib(ZONE_CAP);
+    assert!((full - want).abs() / want < 0.01, "full zone: {full:.0} ns vs {want:.0}");
+    let half = reset(ZONE_CAP / 2, 1.0);
+    let want_half = 1.58e6 + 12.8e3 * mib(ZONE_CAP / 2);
+    assert!((half - want_half).abs() / want_half < 0.01, "half zone: {half:.0} ns vs {want_half:.0}");
+    // The same zone seen as a 1/4-scale copy of a zone four times larger.
+    let scaled = reset(ZONE_CAP, 0.25);
+    let want_scaled = 1.58e6 + 12.8e3 * mib(ZONE_CAP) * 4.0;
+    assert!((scaled - want_scaled).abs() / want_scaled < 0.01, "scaled: {scaled:.0} ns vs {want_scaled:.0}");
+}
+
+/// With a write-command processor of 5.4 us, 4 KiB writes from many zones at QD1 saturate at
+/// 1 / 5.4 us = 185K IOPS, whatever else would allow more.
+#[test]
+fn write_command_time_caps_small_write_iops() {
+    let mut dev = device(8);
+    let c = TimingConfig { write_command_ns: 5_400, write_buffer_bytes: 64 << 20, ..cfg(1) };
+    let mut tl = Timeline::new(c, &mut dev);
+    let jobs = (0..8).map(|z| job(&format!("z{z}"), zone_writes(z, Op::Write, 4096, BS), 1, 0, z)).collect();
+    let r = run(&mut dev, &mut tl, jobs).unwrap();
+    let iops: f64 = r.jobs.iter().map(|j| j.iops(&j.write)).sum();
+    eprintln!("8 zones x QD1 4 KiB: {iops:.0} IOPS (cap {:.0})", 1e9 / 5400.0);
+    assert!((iops / (1e9 / 5400.0) - 1.0).abs() < 0.03, "{iops:.0} IOPS");
+}
