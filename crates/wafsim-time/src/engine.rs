@@ -239,7 +239,7 @@ pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun,
         if mt > t0 {
             break;
         }
-        m.step(mt, &mut Completions { heap: &mut h.heap })?;
+        m.step(mt, &mut Completions::engine(&mut h.heap))?;
     }
     m.advance(t0);
     let first = startable(&h.states);
@@ -255,11 +255,11 @@ pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun,
         let host_t = h.heap.peek().map_or(u64::MAX, |Reverse(e)| e.time);
         if let Some(mt) = m.next_event() {
             if mt <= host_t {
-                m.step(mt, &mut Completions { heap: &mut h.heap })?;
+                m.step(mt, &mut Completions::engine(&mut h.heap))?;
                 continue;
             }
         }
-        if m.holding() > 0 && m.unstick(&mut Completions { heap: &mut h.heap })? {
+        if m.holding() > 0 && m.unstick(&mut Completions::engine(&mut h.heap))? {
             continue;
         }
         let Some(Reverse(ev)) = h.heap.pop() else { break };
@@ -425,7 +425,7 @@ fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max:
         issued += 1;
         h.inflight += 1;
         let cmd = Cmd { job: j as u32, queue: h.queue_of[j], submitted: now, io };
-        m.submit(cmd, now, &mut Completions { heap: &mut h.heap })?;
+        m.submit(cmd, now, &mut Completions::engine(&mut h.heap))?;
     }
     Ok(())
 }

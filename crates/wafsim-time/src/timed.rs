@@ -57,17 +57,36 @@ pub(crate) struct Event {
     pub len: u32,
 }
 
-/// Where a model reports completion times (which may lie in the future).
+/// Where a model reports completion times (which may lie in the future): the engine's event
+/// queue, or a list a host-layer model reads back (a host layer's model submits its commands to
+/// the models of the devices below with its own [`Cmd`]s and collects their completions).
 pub struct Completions<'a> {
-    pub(crate) heap: &'a mut BinaryHeap<Reverse<Event>>,
+    sink: Sink<'a>,
 }
 
-impl Completions<'_> {
+enum Sink<'a> {
+    Engine(&'a mut BinaryHeap<Reverse<Event>>),
+    List(&'a mut Vec<(Cmd, u64)>),
+}
+
+impl<'a> Completions<'a> {
+    pub(crate) fn engine(heap: &'a mut BinaryHeap<Reverse<Event>>) -> Self {
+        Completions { sink: Sink::Engine(heap) }
+    }
+
+    /// Completions appended to `list` as (command, completion time).
+    pub fn list(list: &'a mut Vec<(Cmd, u64)>) -> Self {
+        Completions { sink: Sink::List(list) }
+    }
+
     /// `cmd` completes at `done` (no earlier than the current time).
     #[inline]
     pub fn push(&mut self, cmd: &Cmd, done: u64) {
         debug_assert!(done >= cmd.submitted, "a command completes after it was issued");
-        self.heap.push(Reverse(Event { time: done, job: cmd.job, kind: 0, submitted: cmd.submitted, class: Class::of(cmd.io.op), len: cmd.io.len }));
+        match &mut self.sink {
+            Sink::Engine(heap) => heap.push(Reverse(Event { time: done, job: cmd.job, kind: 0, submitted: cmd.submitted, class: Class::of(cmd.io.op), len: cmd.io.len })),
+            Sink::List(list) => list.push((*cmd, done)),
+        }
     }
 }
 
@@ -108,4 +127,23 @@ pub trait TimedDevice {
     }
     /// When work accepted so far (buffered programs, GC, cached writes) is on the media.
     fn drained_at(&self) -> u64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wafsim_core::Pid;
+
+    #[test]
+    fn a_list_sink_collects_what_a_model_reports() {
+        let cmd = Cmd { job: 3, queue: 0, submitted: 10, io: Io { op: Op::Read, ns: 0, offset: 4096, len: 4096, pid: Pid::NONE } };
+        let mut list = Vec::new();
+        let mut done = Completions::list(&mut list);
+        done.push(&cmd, 25);
+        assert_eq!(list, vec![(cmd, 25)]);
+        let mut heap = BinaryHeap::new();
+        Completions::engine(&mut heap).push(&cmd, 25);
+        let Reverse(e) = heap.pop().unwrap();
+        assert_eq!((e.time, e.job, e.kind, e.submitted, e.class, e.len), (25, 3, 0, 10, Class::Read, 4096));
+    }
 }
