@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod catalog;
 pub mod datasheet;
+pub mod files;
 pub mod presets;
 pub mod run;
 pub mod scale;

@@ -215,6 +215,45 @@ pub struct VariantResult {
     pub timed: Option<TimedSummary>,
     /// Zoned namespaces at the end of the run: (namespace name, its zones).
     pub zone_reports: Vec<(String, wafsim_core::blockdev::ZoneReport)>,
+    /// File systems of `[[phase.files]]` workloads, one row per phase and workload.
+    pub filesystems: Vec<FsResult>,
+}
+
+/// What a file system did in one phase: the application's bytes and the bytes it sent to the
+/// device (its own write amplification: a log-structured one's GC copies).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsResult {
+    pub phase: String,
+    pub measured: bool,
+    pub name: String,
+    pub namespace: String,
+    /// "conventional" or "zoned".
+    pub filesystem: String,
+    pub file_write_bytes: u64,
+    pub dev_write_bytes: u64,
+}
+
+impl FsResult {
+    /// Device bytes written / application bytes written.
+    pub fn waf(&self) -> f64 {
+        waf(self.dev_write_bytes, self.file_write_bytes)
+    }
+}
+
+/// One row per file system of the phase.
+fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::files::FsProbe]) {
+    for f in probes {
+        let r = f.report.lock().expect("fs report").clone();
+        result.filesystems.push(FsResult {
+            phase: p.name.clone(),
+            measured: p.measure,
+            name: f.label.name.clone(),
+            namespace: f.label.namespace.clone(),
+            filesystem: f.filesystem.clone(),
+            file_write_bytes: r.file_write_bytes,
+            dev_write_bytes: r.dev_write_bytes,
+        });
+    }
 }
 
 impl VariantResult {
@@ -396,6 +435,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         warnings: Vec::new(),
         timed: None,
         zone_reports: Vec::new(),
+        filesystems: Vec::new(),
     };
     let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
@@ -587,7 +627,7 @@ fn run_untimed_phase(
     progress: &dyn Fn(Progress),
 ) -> Result<()> {
     let mu = stack.cfg.mapping_unit as u64;
-    let PhaseSources { mut source, labels, errors, notes } = sources::build(spec, pi, p, fio, &stack.target())?;
+    let PhaseSources { mut source, labels, errors, notes, fs } = sources::build(spec, pi, p, fio, &stack.target())?;
     for n in notes {
         result.warnings.push(format!("phase {:?}: {n}", p.name));
     }
@@ -665,6 +705,7 @@ fn run_untimed_phase(
     if let Some(e) = errors.first_error() {
         return Err(anyhow!("{e}"));
     }
+    push_fs(result, p, &fs);
     let rows = labels.into_iter().zip(source.stats().iter().copied()).map(|(l, s)| (l, s, None)).collect();
     push_jobs(result, st, pi, p, rows);
 
@@ -759,6 +800,7 @@ fn run_timed_drive(
         if let Some(e) = parts.errors.first_error() {
             return Err(anyhow!("{}: {e}", pctx()));
         }
+        push_fs(result, p, &parts.fs);
         if p.measure {
             measured_ns += tr.end_ns - tr.start_ns;
             busy_window_ns += tr.drained_ns - tr.start_ns;

@@ -2,7 +2,7 @@
 //! experiment on a 7.68 TB drive finishes in seconds. What scales and what does not:
 //!
 //! - scales: logical and raw capacity, erase unit (so the erase-unit count stays the same),
-//!   namespace sizes, workload amounts given in bytes, fio `size`/`offset`/`offset_increment`/
+//!   namespace sizes, workload amounts given in bytes, file workloads' amounts and file sizes, fio `size`/`offset`/`offset_increment`/
 //!   `io_size` given in bytes and `number_ios`; in timed runs also fio runtime and ramp time and
 //!   the erase time tBERS (so time per byte written, and per erase, stays the same);
 //! - stays: over-provisioning, mapping unit, block sizes, amounts given as multiples ("3x") or
@@ -141,6 +141,29 @@ fn scale_workload_amounts(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     for w in workloads {
         if !w.amount.trim().ends_with('x') {
             w.amount = scaled("workload amount", &w.amount, s, 1)?;
+        }
+    }
+    // File workloads: amounts and file sizes scale (so live data keeps its share of the
+    // namespace); write sizes stay, and a file keeps at least one write.
+    for f in spec.phase.iter_mut().flat_map(|p| p.files.iter_mut()) {
+        if !f.amount.trim().ends_with('x') {
+            f.amount = scaled("files amount", &f.amount, s, 1)?;
+        }
+        let unit = parse_bytes(&f.write_size).map_err(|e| anyhow!("files write_size: {e}"))?;
+        for g in &mut f.group {
+            let unit = g.write_size.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("files group write_size: {e}"))?.unwrap_or(unit);
+            let scale_one = |v: &mut String| -> Result<()> {
+                let b = parse_bytes(v).map_err(|e| anyhow!("file_size: {e}"))?;
+                *v = (((b as f64 * s) as u64) / unit * unit).max(unit).to_string();
+                Ok(())
+            };
+            match &mut g.file_size {
+                crate::spec::FileSize::One(v) => scale_one(v)?,
+                crate::spec::FileSize::Range([a, b]) => {
+                    scale_one(a)?;
+                    scale_one(b)?;
+                }
+            }
         }
     }
     Ok(())

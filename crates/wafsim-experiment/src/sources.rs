@@ -47,7 +47,7 @@ pub struct Label {
 
 /// Errors that sources cannot return through `IoSource::fill` (trace parse errors).
 #[derive(Default, Clone)]
-pub struct ErrorSlots(Vec<Arc<Mutex<Option<String>>>>);
+pub struct ErrorSlots(pub(crate) Vec<Arc<Mutex<Option<String>>>>);
 
 impl ErrorSlots {
     pub fn first_error(&self) -> Option<String> {
@@ -95,6 +95,8 @@ pub struct Part {
 pub struct Parts {
     pub parts: Vec<Part>,
     pub errors: ErrorSlots,
+    /// The file systems of `[[phase.files]]` parts, for their byte counts.
+    pub fs: Vec<crate::files::FsProbe>,
     /// Non-fatal findings about how the sources were combined.
     pub notes: Vec<String>,
 }
@@ -104,6 +106,8 @@ pub struct PhaseSources {
     pub source: Interleave,
     pub labels: Vec<Label>,
     pub errors: ErrorSlots,
+    /// The file systems of `[[phase.files]]` parts.
+    pub fs: Vec<crate::files::FsProbe>,
     pub notes: Vec<String>,
 }
 
@@ -161,7 +165,7 @@ impl Parts {
             InterleaveKind::RoundRobin => InterleaveMode::RoundRobin,
             InterleaveKind::Random => InterleaveMode::Random { seed },
         };
-        PhaseSources { source: Interleave::staged(sources, weights, stages, mode), labels, errors: self.errors, notes }
+        PhaseSources { source: Interleave::staged(sources, weights, stages, mode), labels, errors: self.errors, fs: self.fs, notes }
     }
 }
 
@@ -189,12 +193,12 @@ impl<'a> Target<'a> {
     }
 
     /// Zone geometry of experiment namespace `g`, if zoned.
-    fn zones_of(&self, g: u32) -> Option<ZoneGeometry> {
+    pub(crate) fn zones_of(&self, g: u32) -> Option<ZoneGeometry> {
         self.zones.get(g as usize).copied().flatten()
     }
 
     /// (experiment index, Io index, bytes) of the namespace named `name`, if on this target.
-    fn find(&self, name: &str) -> Option<(u32, u32, u64)> {
+    pub(crate) fn find(&self, name: &str) -> Option<(u32, u32, u64)> {
         let g = self.cfg.namespaces.iter().position(|n| n.name == name)?;
         Some((g as u32, self.io_ns[g]?, self.ns_bytes[g]))
     }
@@ -565,7 +569,9 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
             stage: 0,
         });
     }
-    Ok(Parts { parts, errors, notes: Vec::new() })
+    let mut fs = Vec::new();
+    crate::files::file_parts(&phase.files, target, |i, g| seed_for(spec, pi, 3, i, g), &mut parts, &mut errors, &mut fs, next_group)?;
+    Ok(Parts { parts, errors, fs, notes: Vec::new() })
 }
 
 #[cfg(test)]
@@ -615,12 +621,12 @@ mod tests {
     /// block size), in strict turns or as merged Poisson processes.
     #[test]
     fn rates_weight_the_untimed_interleave() {
-        let parts = || Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, Some(3000.0 * 4096.0))], errors: ErrorSlots::default(), notes: vec![] };
+        let parts = || Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, Some(3000.0 * 4096.0))], errors: ErrorSlots::default(), fs: vec![], notes: vec![] };
         assert_eq!(first_ns(parts().interleave(InterleaveKind::RoundRobin, 1), 400), [100, 300, 0]);
         let random = first_ns(parts().interleave(InterleaveKind::Random, 1), 40_000);
         assert!((9_400..10_600).contains(&random[0]), "{random:?}");
         // Rates on only some sources: weights (equal here) and a note saying why.
-        let mixed = Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, None)], errors: ErrorSlots::default(), notes: vec![] };
+        let mixed = Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, None)], errors: ErrorSlots::default(), fs: vec![], notes: vec![] };
         let ps = mixed.interleave(InterleaveKind::RoundRobin, 1);
         assert!(ps.notes[0].contains("w0 have a rate but w1 do not"), "{:?}", ps.notes);
         assert_eq!(first_ns(ps, 400), [200, 200, 0]);

@@ -230,6 +230,9 @@ pub struct PhaseSpec {
     pub fio: Vec<FioSpec>,
     #[serde(default)]
     pub trace: Vec<TraceSpec>,
+    /// File workloads through a file system on a namespace.
+    #[serde(default)]
+    pub files: Vec<FilesSpec>,
     /// Overrides the experiment's `interleave` for this phase.
     pub interleave: Option<String>,
     /// Run until WAF is steady (see [`SteadyStateSpec`]).
@@ -266,6 +269,100 @@ pub struct FioSpec {
     /// Relative I/O rate of each job against other sources (default 1 = equal IOPS per job).
     #[serde(default = "one")]
     pub weight: u32,
+}
+
+/// `[[phase.files]]`: a synthetic file workload through a file system made on a namespace at
+/// the start of the phase (mkfs: a conventional file system discards the namespace when it
+/// discards; a zoned one resets every zone). Groups write files concurrently (directories:
+/// the zoned file system gives each its own zones).
+///
+/// ```toml
+/// [[phase.files]]
+/// namespace = "z"
+/// filesystem = "zoned"        # or "conventional"
+/// amount = "3x"               # bytes or a multiple of the namespace
+/// [[phase.files.group]]
+/// name = "commitlog"
+/// file_size = "32MiB"         # or ["16MiB", "64MiB"], uniform
+/// live_files = 2
+/// weight = 4                  # share of the writes
+/// [[phase.files.group]]
+/// name = "sstables"
+/// file_size = ["64MiB", "256MiB"]
+/// live_files = 24
+/// delete = "random"           # or "oldest"
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilesSpec {
+    pub namespace: String,
+    /// "conventional" (update in place; any drive) or "zoned" (log-structured with host GC;
+    /// a zoned drive).
+    pub filesystem: String,
+    /// Application bytes to write: bytes or a multiple of the namespace ("3x").
+    pub amount: String,
+    /// Bytes per write unless a group says otherwise (default 1 MiB).
+    #[serde(default = "default_file_write")]
+    pub write_size: String,
+    /// Conventional: discard a deleted file's blocks (default true), allocation chunk (default
+    /// 8 MiB).
+    #[serde(default = "yes")]
+    pub discard: bool,
+    #[serde(default = "default_chunk")]
+    pub chunk: String,
+    /// Zoned: GC victim "greedy" (default) or "cost-benefit"; data streams (0 = as many as the
+    /// open-zone limit allows); GC starts below `gc_free_zones` free zones (default 2% of the
+    /// zones, at least 4).
+    #[serde(default = "default_victim")]
+    pub victim: String,
+    #[serde(default)]
+    pub streams: u32,
+    pub gc_free_zones: Option<u32>,
+    /// I/Os in flight (timed runs; default 8).
+    pub iodepth: Option<u32>,
+    pub group: Vec<FileGroupSpec>,
+}
+
+/// `[[phase.files.group]]`: one group (directory) of a file workload.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileGroupSpec {
+    pub name: String,
+    /// A size ("64MiB") or a range (["16MiB", "64MiB"]).
+    pub file_size: FileSize,
+    /// Completed files kept; one more deletes one.
+    pub live_files: u32,
+    #[serde(default = "one_f64")]
+    pub weight: f64,
+    /// "oldest" (default) or "random".
+    #[serde(default = "default_delete")]
+    pub delete: String,
+    /// Fraction of the group's writes that update a live file in place.
+    #[serde(default)]
+    pub overwrite: f64,
+    /// Bytes per write (default the workload's `write_size`).
+    pub write_size: Option<String>,
+}
+
+/// A file size or a range of sizes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum FileSize {
+    One(String),
+    Range([String; 2]),
+}
+
+fn default_file_write() -> String {
+    "1MiB".into()
+}
+fn default_chunk() -> String {
+    "8MiB".into()
+}
+fn default_victim() -> String {
+    "greedy".into()
+}
+fn default_delete() -> String {
+    "oldest".into()
 }
 
 /// `steady_state` of a `[[phase]]`: SNIA PTS-style steady-state detection on WAF. The phase
@@ -629,6 +726,9 @@ pub fn load_experiment(path: &Path) -> Result<Vec<Variant>> {
 /// Like [`load_experiment`] from a string; `origin` names the source in error messages.
 pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
     let mut base: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    // Variants merge over the document as written and expand presets afterwards, so a variant
+    // may name another preset (even another kind of drive) without inheriting the base's.
+    let raw = base.clone();
     // Validate the base document on its own first; parsed from the text (not the table) when
     // no preset is involved, so errors carry line numbers.
     let spec: ExperimentSpec = if crate::presets::expand(&mut base).with_context(|| origin.to_string())? {
@@ -653,8 +753,13 @@ pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
         if out.iter().any(|v: &Variant| v.name == name) {
             bail!("{origin}: two variants are named {name:?}");
         }
-        let mut doc = base.clone();
+        let mut doc = raw.clone();
         doc.remove("variant");
+        if over.get("device").and_then(|d| d.get("preset")).is_some() {
+            if let Some(toml::Value::Table(dev)) = doc.get_mut("device") {
+                dev.remove("preset");
+            }
+        }
         let mut over = over.clone();
         over.remove("name");
         merge(&mut doc, &over);
@@ -965,8 +1070,8 @@ impl ExperimentSpec {
             if let Some(ss) = &p.steady_state {
                 ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
             }
-            if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() {
-                bail!("phase {:?} has no workload, fio job or trace: it would do no I/O", p.name);
+            if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() && p.files.is_empty() {
+                bail!("phase {:?} has no workload, fio job, trace or file workload: it would do no I/O", p.name);
             }
             for f in &p.fio {
                 let what = f.origin();

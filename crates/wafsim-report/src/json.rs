@@ -41,6 +41,17 @@ pub fn variant(r: &VariantResult) -> Value {
         // Zoned drives: dummy data a Finish programmed (part of mbmw).
         "pad_bytes": c.pad_units * r.mapping_unit as u64,
         "erases": c.erases,
+        // File systems of file workloads: application bytes and bytes sent to the device.
+        "filesystems": r.filesystems.iter().map(|f| json!({
+            "phase": f.phase,
+            "measured": f.measured,
+            "name": f.name,
+            "namespace": f.namespace,
+            "filesystem": f.filesystem,
+            "file_write_bytes": f.file_write_bytes,
+            "dev_write_bytes": f.dev_write_bytes,
+            "waf": num(f.waf()),
+        })).collect::<Vec<_>>(),
         "smart_data_units_written": smart_data_units(r.hbmw()),
         "physical_media_units_written": r.mbmw(),
         "host_read_bytes": c.host_read_bytes,

@@ -168,6 +168,21 @@ pub fn variants(results: &[VariantResult]) -> String {
                 human(c.pad_units * r.mapping_unit as u64)
             );
         }
+        // File systems: application -> file system -> device -> media, per level and in total.
+        for f in r.filesystems.iter().filter(|f| f.measured) {
+            let media = r.waf();
+            let _ = writeln!(
+                s,
+                "  file system {} on {} (phase {}): application wrote {}, file system wrote {} (file system WAF {:.3}); total WAF (media / application) {:.3}",
+                f.filesystem,
+                f.namespace,
+                f.phase,
+                human(f.file_write_bytes),
+                human(f.dev_write_bytes),
+                f.waf(),
+                f.waf() * media
+            );
+        }
         let e = &c.fdp_events;
         if r.placement.starts_with("fdp") {
             let _ = writeln!(
@@ -428,6 +443,7 @@ pub(crate) mod tests {
             warnings: vec![],
             timed: Some(t),
             zone_reports: vec![],
+            filesystems: vec![],
         }
     }
 

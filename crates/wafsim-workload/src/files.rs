@@ -19,6 +19,9 @@ pub enum FileOp {
     Write { file: FileId, offset: u64, len: u32 },
     /// Read `len` bytes at `offset`.
     Read { file: FileId, offset: u64, len: u32 },
+    /// The application is done writing the file for now (a file system drops space it had
+    /// reserved for the file to grow).
+    Close { file: FileId },
     /// Delete the file (a file system may discard its blocks).
     Delete { file: FileId },
 }
@@ -195,6 +198,7 @@ impl SyntheticFiles {
         self.stats.write_bytes += len as u64;
         if o.size == o.target {
             let done = (o.file, o.size);
+            out.push(FileOp::Close { file: done.0 });
             let st = &mut self.groups[g];
             st.open = None;
             st.live.push(done);
@@ -214,8 +218,8 @@ impl SyntheticFiles {
 impl FileSource for SyntheticFiles {
     fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
         let before = out.len();
-        // A step emits at most three operations (create, write, delete).
-        while out.len() - before + 3 <= max.max(3) && self.stats.write_bytes < self.amount {
+        // A step emits at most four operations (create, write, close, delete).
+        while out.len() - before + 4 <= max.max(4) && self.stats.write_bytes < self.amount {
             let g = self.pick_group();
             self.step(g, out);
         }
@@ -253,6 +257,7 @@ mod tests {
                     files.remove(&file).expect("delete of a live file");
                 }
                 FileOp::Read { .. } => {}
+                FileOp::Close { file } => assert!(files.contains_key(&file), "close of a live file"),
             }
         }
         files

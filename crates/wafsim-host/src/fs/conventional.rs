@@ -196,6 +196,30 @@ impl ConvFs {
                 self.emit(Op::Read, &pieces, out);
                 self.counters.file_read_bytes += len as u64;
             }
+            FileOp::Close { file } => {
+                // Unused preallocation goes back to free space (ext4 discards a file's
+                // preallocation when it is closed).
+                let b = self.cfg.block_bytes as u64;
+                let f = self.files.get_mut(&file).ok_or(FsError::NoSuchFile(file))?;
+                let keep = f.size.div_ceil(b) * b;
+                let mut freed = Vec::new();
+                while let Some(e) = f.extents.last_mut() {
+                    if e.at >= keep {
+                        freed.push((e.dev, e.len));
+                        f.extents.pop();
+                    } else {
+                        if e.at + e.len > keep {
+                            let cut = e.at + e.len - keep;
+                            freed.push((e.dev + e.len - cut, cut));
+                            e.len -= cut;
+                        }
+                        break;
+                    }
+                }
+                for (dev, len) in freed {
+                    self.release(dev, len);
+                }
+            }
             FileOp::Delete { file } => {
                 let f = self.files.remove(&file).ok_or(FsError::NoSuchFile(file))?;
                 let data = clip(&f.extents, 0, f.size);
@@ -392,6 +416,19 @@ mod tests {
             assert_eq!(trimmed, if discard { 3 * MIB / 2 } else { 0 }, "discard {discard}: only the data is trimmed");
             assert_eq!(f.free.len(), 1, "free space merged back into one extent");
         }
+    }
+
+    #[test]
+    fn close_returns_the_unused_preallocation() {
+        let mut f = fs(true);
+        create(&mut f, 1, 0);
+        write(&mut f, 1, 0, 3 * (MIB as u32) / 2);
+        assert_eq!(f.free_bytes(), 62 * MIB);
+        f.apply(&FileOp::Close { file: 1 }, &mut Vec::new()).unwrap();
+        assert_eq!(f.free_bytes(), 64 * MIB - 3 * MIB / 2);
+        assert_eq!(f.extents(1).unwrap().iter().map(|e| e.len).sum::<u64>(), 3 * MIB / 2);
+        // The freed tail joins the free space after it.
+        assert_eq!(f.free.get(&(3 * MIB / 2)), Some(&(64 * MIB - 3 * MIB / 2)));
     }
 
     #[test]

@@ -247,6 +247,10 @@ impl ZonedFs {
                 self.emit_runs(Op::Read, &blocks, out);
                 self.counters.file_read_bytes += len as u64;
             }
+            // Nothing reserved: blocks are placed as they are written.
+            FileOp::Close { file } => {
+                self.files.get(&file).ok_or(FsError::NoSuchFile(file))?;
+            }
             FileOp::Delete { file } => {
                 let s = self.files.remove(&file).ok_or(FsError::NoSuchFile(file))?;
                 let f = self.slots[s as usize].take().expect("live slot");

@@ -1,0 +1,185 @@
+//! `[[phase.files]]`: a synthetic file workload through a file system (wafsim-host's `fs`) on one
+//! namespace, as one source of a phase. The file system is made at the start of the phase
+//! (mkfs: discard the namespace, or reset every zone) and reports what the application wrote
+//! and what it sent down, so results show the file system's own write amplification.
+
+use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::spec::{FileSize, FilesSpec};
+use anyhow::{anyhow, bail, Context, Result};
+use std::sync::{Arc, Mutex};
+use wafsim_core::blockdev::ZoneAction;
+use wafsim_core::units::parse_bytes;
+use wafsim_core::{Io, Op, Pid};
+use wafsim_host::fs::{ConvFs, ConvFsConfig, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
+use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
+use wafsim_workload::{Chain, IoSource};
+
+/// A file system's report, for the results: which workload, on which namespace.
+#[derive(Debug, Clone)]
+pub struct FsProbe {
+    pub label: Label,
+    pub filesystem: String,
+    pub report: Arc<Mutex<FsReport>>,
+}
+
+/// Default queue depth of a file workload in timed runs.
+const DEFAULT_IODEPTH: u32 = 8;
+
+fn bytes(field: &str, v: &str) -> Result<u64> {
+    parse_bytes(v).map_err(|e| anyhow!("{field}: {e}"))
+}
+
+/// The groups of `f`, with sizes in bytes.
+fn groups(f: &FilesSpec) -> Result<Vec<FileGroup>> {
+    if f.group.is_empty() {
+        bail!("needs at least one [[phase.files.group]]");
+    }
+    let write = bytes("write_size", &f.write_size)?;
+    f.group
+        .iter()
+        .map(|g| {
+            let ctx = || format!("group {:?}", g.name);
+            let (lo, hi) = match &g.file_size {
+                FileSize::One(s) => {
+                    let v = bytes("file_size", s).with_context(ctx)?;
+                    (v, v)
+                }
+                FileSize::Range([a, b]) => (bytes("file_size", a).with_context(ctx)?, bytes("file_size", b).with_context(ctx)?),
+            };
+            let w = match &g.write_size {
+                Some(s) => bytes("write_size", s).with_context(ctx)?,
+                None => write,
+            };
+            if w == 0 || w > u32::MAX as u64 / 2 {
+                bail!("group {:?}: write_size must be between 1 B and 2 GiB", g.name);
+            }
+            let order = match g.delete.as_str() {
+                "oldest" => DeleteOrder::Oldest,
+                "random" => DeleteOrder::Random,
+                d => bail!("group {:?}: delete {d:?}: expected \"oldest\" or \"random\"", g.name),
+            };
+            Ok(FileGroup { file_bytes: (lo, hi), live_files: g.live_files, write_bytes: w as u32, weight: g.weight, order, overwrite: g.overwrite })
+        })
+        .collect()
+}
+
+/// A fixed list of commands (mkfs).
+struct Script(Vec<Io>, usize);
+
+impl IoSource for Script {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let n = max.min(self.0.len() - self.1);
+        out.extend_from_slice(&self.0[self.1..self.1 + n]);
+        self.1 += n;
+        n
+    }
+}
+
+/// Passes the file system's first refusal to the phase's error slots.
+struct Checked<S: IoSource> {
+    inner: S,
+    report: Arc<Mutex<FsReport>>,
+    slot: Arc<Mutex<Option<String>>>,
+}
+
+impl<S: IoSource> IoSource for Checked<S> {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let n = self.inner.fill(out, max);
+        if n == 0 {
+            if let Some(e) = self.report.lock().expect("report").error.clone() {
+                *self.slot.lock().expect("slot") = Some(e);
+            }
+        }
+        n
+    }
+}
+
+/// The parts of `[[phase.files]]` entries on `target`.
+#[allow(clippy::too_many_arguments)]
+pub fn file_parts(
+    files: &[FilesSpec],
+    target: &Target,
+    seed: impl Fn(usize, u32) -> u64,
+    parts: &mut Vec<Part>,
+    errors: &mut ErrorSlots,
+    probes: &mut Vec<FsProbe>,
+    mut next_group: impl FnMut() -> u32,
+) -> Result<()> {
+    for (i, f) in files.iter().enumerate() {
+        let ctx = || format!("[[phase.files]] #{} on {}", i + 1, f.namespace);
+        let Some((g, ns, ns_bytes)) = target.find(&f.namespace) else { continue };
+        let amount = if let Some(m) = f.amount.trim().strip_suffix('x') {
+            let m: f64 = m.trim().parse().map_err(|_| anyhow!("amount {:?}: expected bytes or a multiple (\"3x\")", f.amount)).with_context(ctx)?;
+            // A multiple of what the file system can hold: a zoned namespace's sequential
+            // zones' capacity, not its LBA range.
+            let room = target.zones_of(g).map_or(ns_bytes, |z| (z.zones - z.conventional_zones) as u64 * z.zone_capacity);
+            (m * room as f64) as u64
+        } else {
+            bytes("amount", &f.amount).with_context(ctx)?
+        };
+        let synthetic = SyntheticFiles::new(groups(f).with_context(ctx)?, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+        let mut mkfs = Vec::new();
+        let (source, report): (Box<dyn IoSource>, _) = match f.filesystem.as_str() {
+            "conventional" => {
+                let chunk = bytes("chunk", &f.chunk).with_context(ctx)?;
+                let fs = ConvFs::new(ConvFsConfig { discard: f.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) })
+                    .map_err(|e| anyhow!("{e}"))
+                    .with_context(ctx)?;
+                if f.discard {
+                    // mkfs.ext4 and mkfs.xfs discard the whole device first.
+                    let mut off = 0;
+                    while off < ns_bytes {
+                        let len = (ns_bytes - off).min(1 << 30);
+                        mkfs.push(Io { op: Op::Trim, ns, offset: off, len: len as u32, pid: Pid::NONE });
+                        off += len;
+                    }
+                }
+                let (src, report) = FsSource::new(synthetic, fs);
+                (Box::new(src), report)
+            }
+            "zoned" => {
+                let Some(z) = target.zones_of(g) else {
+                    bail!("{}: filesystem = \"zoned\" needs a zoned namespace (device.kind = \"zns\" or \"smr\")", ctx());
+                };
+                let budget = match (z.max_open, z.max_active) {
+                    (0, 0) => 16,
+                    (0, a) | (a, 0) => a,
+                    (o, a) => o.min(a),
+                };
+                let mut c = ZonedFsConfig::new(ns, z.zones, z.zone_size, z.zone_capacity, budget);
+                c.first_zone = z.conventional_zones;
+                c.streams = f.streams;
+                c.victim = match f.victim.as_str() {
+                    "greedy" => GcVictim::Greedy,
+                    "cost-benefit" => GcVictim::CostBenefit,
+                    v => bail!("{}: victim {v:?}: expected \"greedy\" or \"cost-benefit\"", ctx()),
+                };
+                if let Some(low) = f.gc_free_zones {
+                    c.gc_low_zones = low;
+                    c.gc_high_zones = low + (z.zones / 100).max(2);
+                }
+                let fs = ZonedFs::new(c).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+                for zone in z.conventional_zones..z.zones {
+                    mkfs.push(Io { op: Op::Zone(ZoneAction::Reset), ns, offset: zone as u64 * z.zone_size, len: 0, pid: Pid::NONE });
+                }
+                let (src, report) = FsSource::new(synthetic, fs);
+                (Box::new(src), report)
+            }
+            other => bail!("{}: filesystem {other:?}: expected \"conventional\" or \"zoned\"", ctx()),
+        };
+        let slot = Arc::new(Mutex::new(None));
+        errors.0.push(slot.clone());
+        let source = Checked { inner: Chain::new(vec![Box::new(Script(mkfs, 0)), source]), report: report.clone(), slot };
+        let label = Label { name: format!("files{} ({})", i + 1, f.filesystem), namespace: f.namespace.clone() };
+        probes.push(FsProbe { label: label.clone(), filesystem: f.filesystem.clone(), report });
+        parts.push(Part {
+            source: Box::new(source),
+            weight: 1,
+            label,
+            timing: PartTiming { iodepth: f.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: bytes("write_size", &f.write_size)? as f64, ..Default::default() },
+            group: next_group(),
+            stage: 0,
+        });
+    }
+    Ok(())
+}
