@@ -187,11 +187,18 @@ fn load_variants(experiment: &Path, variants: &[String], scale: Option<f64>, ful
         }
         all.retain(|v| variants.contains(&v.name));
     }
+    // Variants of one experiment run at one scale, so they compare: the default is the largest
+    // any variant needs (a zoned drive keeps its zones at 2 MiB or more, a timed disk runs at
+    // full size).
+    let mut auto = 0f64;
+    for v in &all {
+        auto = auto.max(auto_scale(&v.spec)?);
+    }
     for v in &mut all {
         let s = match (full_scale, scale) {
             (true, _) => 1.0,
             (false, Some(s)) => s,
-            (false, None) => auto_scale(&v.spec)?,
+            (false, None) => auto,
         };
         scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
     }
