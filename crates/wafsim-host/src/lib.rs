@@ -35,8 +35,10 @@
 
 pub mod dmzoned;
 pub mod fs;
+pub mod tiering;
 
 pub use dmzoned::{
     ConfigError, DevId, DevIo, DmZoned, DmZonedConfig, DmZonedDevice, HostError, IoClass, MapStatus, ReclaimCase,
     ReclaimProgress, StallReason,
 };
+pub use tiering::{Tier, TierCounters, TierIo, Tiering, TieringConfig, TieringDevice};

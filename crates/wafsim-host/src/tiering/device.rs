@@ -1,0 +1,167 @@
+//! The untimed tiering driver: owns both devices, submits every command the layer emits at
+//! once, and migrates synchronously after each user command while the watermark says so.
+
+use super::{Tier, TierIo, Tiering, TieringConfig, TieringConfigError, TieringError};
+use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneMgmtDone, ZoneTarget};
+use wafsim_core::counters::Counters;
+use wafsim_core::device::DeviceError;
+use wafsim_core::{Io, Op};
+
+/// The tiering layer over owned hot and cold devices, as a block device: the untimed driver of
+/// [`Tiering`].
+pub struct TieringDevice<H: BlockDevice, C: BlockDevice> {
+    layer: Tiering,
+    hot: H,
+    cold: C,
+    buf: Vec<TierIo>,
+    log: Option<Vec<TierIo>>,
+}
+
+impl<H: BlockDevice, C: BlockDevice> TieringDevice<H, C> {
+    /// The layer over `hot` and `cold`, sized from their namespace 0.
+    pub fn new(hot: H, cold: C, cfg: &TieringConfig) -> Result<Self, TieringConfigError> {
+        let layer = Tiering::from_devices(&hot, &cold, cfg)?;
+        Ok(TieringDevice {
+            layer,
+            hot,
+            cold,
+            buf: Vec::new(),
+            log: None,
+        })
+    }
+
+    /// The layer (map, watermarks, per-tier counters, [`Tiering::locate`]).
+    pub fn layer(&self) -> &Tiering {
+        &self.layer
+    }
+
+    /// The hot device.
+    pub fn hot(&self) -> &H {
+        &self.hot
+    }
+
+    /// The cold device.
+    pub fn cold(&self) -> &C {
+        &self.cold
+    }
+
+    /// Give back the layer and the devices.
+    pub fn into_parts(self) -> (Tiering, H, C) {
+        (self.layer, self.hot, self.cold)
+    }
+
+    /// Record every device command from now on (`true`) or stop and drop the record (`false`).
+    pub fn set_io_log(&mut self, on: bool) {
+        self.log = on.then(Vec::new);
+    }
+
+    /// Take the commands recorded since the last call (empty when logging is off).
+    pub fn take_io_log(&mut self) -> Vec<TierIo> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Migrate every hot slot to the cold tier. Returns the slots migrated.
+    pub fn migrate_all(&mut self) -> Result<u32, DeviceError> {
+        let n = self.layer.migrate_all(&mut self.buf);
+        self.dispatch()?;
+        Ok(n)
+    }
+
+    fn dispatch(&mut self) -> Result<(), DeviceError> {
+        for t in self.buf.drain(..) {
+            match t.tier {
+                Tier::Hot => self.hot.submit(&t.io)?,
+                Tier::Cold => self.cold.submit(&t.io)?,
+            };
+            if let Some(log) = self.log.as_mut() {
+                log.push(t);
+            }
+        }
+        Ok(())
+    }
+
+    fn run_user(
+        &mut self,
+        io: &Io,
+        f: fn(&mut Tiering, &Io, &mut Vec<TierIo>) -> Result<(), TieringError>,
+    ) -> Result<(), DeviceError> {
+        let r = f(&mut self.layer, io, &mut self.buf);
+        // Commands emitted before a refusal (none today: checks come first) still go out.
+        self.dispatch()?;
+        r.map_err(tier_err)?;
+        self.layer.migrate_to_watermark(&mut self.buf);
+        self.dispatch()
+    }
+}
+
+/// The device error a layer refusal maps to.
+fn tier_err(e: TieringError) -> DeviceError {
+    match e {
+        TieringError::NoSuchNamespace(ns) => DeviceError::NoSuchNamespace(ns),
+        TieringError::ZeroLength => DeviceError::ZeroLength,
+        TieringError::Misaligned { offset, .. } => DeviceError::Zone {
+            ns: 0,
+            offset,
+            status: wafsim_core::zone::ZoneStatus::InvalidField,
+        },
+        TieringError::OutOfRange { offset, len, size } => DeviceError::OutOfRange {
+            ns: 0,
+            offset,
+            len,
+            size,
+        },
+        TieringError::NoSlot => DeviceError::OutOfSpace { rg: 0 },
+    }
+}
+
+impl<H: BlockDevice, C: BlockDevice> BlockDevice for TieringDevice<H, C> {
+    /// Read, Write, Trim and Flush (passed to both devices); Zone Append and zone management are
+    /// refused with `NotZoned` (the layer exposes a regular device).
+    fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
+        match io.op {
+            Op::Write => self.run_user(io, Tiering::map_write)?,
+            Op::Read => self.run_user(io, Tiering::map_read)?,
+            Op::Trim => self.run_user(io, Tiering::map_trim)?,
+            Op::Flush => {
+                if io.ns != 0 {
+                    return Err(DeviceError::NoSuchNamespace(io.ns));
+                }
+                let f = Io {
+                    offset: 0,
+                    len: 0,
+                    ..*io
+                };
+                self.hot.submit(&f)?;
+                self.cold.submit(&f)?;
+            }
+            Op::Append | Op::Zone(_) => return Err(DeviceError::NotZoned { ns: io.ns }),
+        }
+        Ok(Completion { offset: io.offset })
+    }
+
+    fn zone_mgmt_target(&mut self, ns: u32, _: ZoneTarget, _: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
+        Err(DeviceError::NotZoned { ns })
+    }
+
+    fn namespace_count(&self) -> u32 {
+        1
+    }
+
+    fn namespace_bytes(&self, ns: u32) -> u64 {
+        if ns == 0 {
+            self.layer.capacity()
+        } else {
+            0
+        }
+    }
+
+    fn block_size(&self) -> u32 {
+        super::BLOCK_SIZE as u32
+    }
+
+    /// The layer's user-level counters (see [`Tiering::counters`]); per-tier traffic is in
+    /// [`Tiering::tier_counters`] and the devices keep their own.
+    fn counters(&self) -> &Counters {
+        self.layer.counters()
+    }
+}
