@@ -9,6 +9,7 @@ pub mod counters;
 pub mod device;
 pub mod fastdiv;
 pub mod io;
+pub mod plain;
 pub mod rng;
 pub mod smr;
 pub mod theory;

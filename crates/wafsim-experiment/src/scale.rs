@@ -126,12 +126,21 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     let size = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))?;
     let cap = z.zone_capacity.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("device.zones.zone_capacity: {e}"))?.unwrap_or(size);
     // Both in whole erase units, so a zone whose capacity is its size keeps it so.
-    let scaled_size = ((size as f64 * s) as u64 / unit * unit).max(unit);
+    let mut scaled_size = ((size as f64 * s) as u64 / unit * unit).max(unit);
+    // dm-zoned takes power-of-two zones only (as Linux's zoned block devices).
+    if spec.host.is_some() && !scaled_size.is_power_of_two() {
+        scaled_size = (1u64 << (63 - scaled_size.leading_zeros())).max(unit);
+    }
     let scaled_cap = if cap == size { scaled_size } else { ((cap as f64 * s) as u64 / unit * unit).clamp(unit, scaled_size) };
     z.zone_size = scaled_size.to_string();
     z.zone_capacity = Some(scaled_cap.to_string());
     spec.full_scale_op = Some(0.0);
     spec.erase_scale = scaled_cap as f64 / cap as f64;
+    // A dm-zoned cache device keeps its zone count: it shrinks with the zones.
+    if let Some(c) = spec.host.as_mut().and_then(|h| h.cache_size.as_mut()).filter(|c| *c != "none") {
+        let b = parse_bytes(c).map_err(|e| anyhow!("host.cache_size: {e}"))?;
+        *c = ((b as f64 * scaled_size as f64 / size as f64) as u64).to_string();
+    }
     scale_workload_amounts(spec, s)
 }
 

@@ -271,6 +271,37 @@ pub struct FioSpec {
     pub weight: u32,
 }
 
+/// `[host]`: a host block layer. `layer = "dm-zoned"`: Linux dm-zoned over `disks` copies of
+/// the experiment's SMR drive (`device.kind = "smr"`), with a regular cache device of
+/// `cache_size` in front (multi-device mode; its own FTL is not modelled) or, without one
+/// (`cache_size` absent or "none"), the disks' conventional zones as cache (single-device mode). The experiment's one namespace is
+/// the dm-zoned target (omit its size).
+///
+/// ```toml
+/// [host]
+/// layer = "dm-zoned"
+/// disks = 4
+/// cache_size = "1TB"
+/// reserved_zones = 16     # dmzadm --seq (default 16)
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub layer: String,
+    #[serde(default = "one_u32")]
+    pub disks: u32,
+    pub cache_size: Option<String>,
+    #[serde(default = "sixteen")]
+    pub reserved_zones: u32,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+fn sixteen() -> u32 {
+    16
+}
+
 /// `[[phase.files]]`: a synthetic file workload through a file system made on a namespace at
 /// the start of the phase (mkfs: a conventional file system discards the namespace when it
 /// discards; a zoned one resets every zone). Groups write files concurrently (directories:
@@ -629,6 +660,8 @@ pub struct ExperimentSpec {
     pub phase: Vec<PhaseSpec>,
     #[serde(default)]
     pub timing: Option<TimingSpec>,
+    /// A host block layer between the namespace and the drives (`[host]`).
+    pub host: Option<HostSpec>,
     /// Published figures, for docs/experiments.md (free-form; not used by the simulation).
     #[serde(default)]
     pub published: Option<toml::Table>,
@@ -1050,6 +1083,14 @@ impl ExperimentSpec {
     pub fn validate(&self) -> Result<()> {
         if self.layout != "shared" && self.layout != "dedicated" {
             bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
+        }
+        if let Some(h) = &self.host {
+            if h.layer != "dm-zoned" {
+                bail!("host.layer {:?}: expected \"dm-zoned\"", h.layer);
+            }
+            if self.device.drive_kind()? != DriveKind::Smr {
+                bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
+            }
         }
         for (i, n) in self.namespace.iter().enumerate() {
             if self.namespace[..i].iter().any(|m| m.name == n.name) {

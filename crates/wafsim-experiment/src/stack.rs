@@ -13,7 +13,9 @@ use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, Z
 use wafsim_core::smr::{SmrConfig, SmrDevice};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::zone::{ReportFilter, ZoneDescriptor};
+use wafsim_core::plain::PlainDevice;
 use wafsim_core::{Counters, Device, DeviceConfig, DeviceError, Io};
+use wafsim_host::{DmZonedConfig, DmZonedDevice};
 
 /// What to build for one drive.
 #[derive(Debug, Clone)]
@@ -21,6 +23,8 @@ pub enum DriveConfig {
     Flash(DeviceConfig),
     Zns(ZnsConfig),
     Smr(SmrConfig),
+    /// Linux dm-zoned over `disks` SMR disks, with a regular cache device of `cache_bytes`.
+    DmZoned { disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32 },
 }
 
 /// One drive of a variant.
@@ -33,6 +37,42 @@ pub enum Drive {
     Zns(ZnsDevice),
     /// A host-managed SMR disk.
     Smr(SmrDevice),
+    /// A host layer over several devices: dm-zoned.
+    DmZoned(Box<DmZonedDrive>),
+}
+
+/// dm-zoned over SMR disks (and a cache device), as one drive of a variant. Its counters are
+/// the layer's: host bytes are what the user wrote to the target; media units are every byte the
+/// layer wrote to its devices (user data, reclaim copies and zero-fill, metadata), so the
+/// variant's WAF is the host layer's.
+pub struct DmZonedDrive {
+    pub dev: DmZonedDevice<PlainDevice, SmrDevice>,
+    counters: Counters,
+}
+
+impl DmZonedDrive {
+    fn new(disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32) -> Result<DmZonedDrive> {
+        let cache = cache_bytes.map(|b| PlainDevice::new(b, disk.block_size).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
+        let disks = (0..disks).map(|_| SmrDevice::new(disk.clone()).map_err(|e| anyhow!("{e}"))).collect::<Result<Vec<_>>>()?;
+        let dev = DmZonedDevice::new(cache, disks, &DmZonedConfig::with_reserved(reserved_zones)).map_err(|e| anyhow!("[host] dm-zoned: {e} (a scaled run shrinks the zones, not dm-zoned's metadata per zone: a larger --scale may help)"))?;
+        let mut d = DmZonedDrive { dev, counters: Counters::default() };
+        d.refresh();
+        Ok(d)
+    }
+
+    /// Rebuild the counters from the layer's (after every batch).
+    fn refresh(&mut self) {
+        let layer = self.dev.layer();
+        let mut c = layer.counters().clone();
+        let mu = 4096;
+        c.host_units = c.host_write_bytes.div_ceil(mu);
+        c.gc_units = layer.device_bytes_written().div_ceil(mu).saturating_sub(c.host_units);
+        if let Some(n) = c.namespaces.first_mut() {
+            n.host_units = c.host_units;
+            n.gc_units = c.gc_units;
+        }
+        self.counters = c;
+    }
 }
 
 impl Drive {
@@ -41,6 +81,7 @@ impl Drive {
             DriveConfig::Flash(c) => Drive::Flash(Device::new(c).map_err(|e| anyhow!("{e}"))?),
             DriveConfig::Zns(c) => Drive::Zns(ZnsDevice::new(c).map_err(|e| anyhow!("{e}"))?),
             DriveConfig::Smr(c) => Drive::Smr(SmrDevice::new(c).map_err(|e| anyhow!("{e}"))?),
+            DriveConfig::DmZoned { disk, disks, cache_bytes, reserved_zones } => Drive::DmZoned(Box::new(DmZonedDrive::new(disk, disks, cache_bytes, reserved_zones)?)),
         })
     }
 
@@ -58,6 +99,7 @@ impl Drive {
             Drive::Flash(d) => d.config().logical_bytes,
             Drive::Zns(z) => z.namespace_bytes(0),
             Drive::Smr(z) => z.namespace_bytes(0),
+            Drive::DmZoned(d) => d.dev.namespace_bytes(0),
         }
     }
 
@@ -70,6 +112,7 @@ impl Drive {
                 c.zone_capacity * c.zones as u64 * z.config().block_size as u64
             }
             Drive::Smr(z) => z.namespace_bytes(0),
+            Drive::DmZoned(d) => d.dev.disks().iter().map(|z| z.namespace_bytes(0)).sum::<u64>() + d.dev.cache_device().map_or(0, |c| c.namespace_bytes(0)),
         }
     }
 
@@ -79,7 +122,7 @@ impl Drive {
             Drive::Flash(d) => d.erase_counts(),
             Drive::Zns(z) => z.erase_counts(),
             // A disk erases nothing.
-            Drive::Smr(_) => &[],
+            Drive::Smr(_) | Drive::DmZoned(_) => &[],
         }
     }
 }
@@ -90,6 +133,11 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => BlockDevice::submit(d, io),
             Drive::Zns(z) => z.submit(io),
             Drive::Smr(z) => z.submit(io),
+            Drive::DmZoned(d) => {
+                let r = d.dev.submit(io);
+                d.refresh();
+                r
+            }
         }
     }
     fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
@@ -97,6 +145,11 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.submit_batch(ios),
             Drive::Zns(z) => z.submit_batch(ios),
             Drive::Smr(z) => z.submit_batch(ios),
+            Drive::DmZoned(d) => {
+                let r = d.dev.submit_batch(ios);
+                d.refresh();
+                r
+            }
         }
     }
     fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
@@ -104,6 +157,7 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.zone_mgmt_target(ns, target, action),
             Drive::Zns(z) => z.zone_mgmt_target(ns, target, action),
             Drive::Smr(z) => z.zone_mgmt_target(ns, target, action),
+            Drive::DmZoned(d) => d.dev.zone_mgmt_target(ns, target, action),
         }
     }
     fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
@@ -111,6 +165,7 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.report_zones(ns, from, filter),
             Drive::Zns(z) => z.report_zones(ns, from, filter),
             Drive::Smr(z) => z.report_zones(ns, from, filter),
+            Drive::DmZoned(d) => d.dev.report_zones(ns, from, filter),
         }
     }
     fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {
@@ -118,6 +173,7 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.zone_geometry(ns),
             Drive::Zns(z) => z.zone_geometry(ns),
             Drive::Smr(z) => z.zone_geometry(ns),
+            Drive::DmZoned(d) => d.dev.zone_geometry(ns),
         }
     }
     fn namespace_count(&self) -> u32 {
@@ -125,6 +181,7 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.namespace_count(),
             Drive::Zns(z) => z.namespace_count(),
             Drive::Smr(z) => z.namespace_count(),
+            Drive::DmZoned(d) => d.dev.namespace_count(),
         }
     }
     fn namespace_bytes(&self, ns: u32) -> u64 {
@@ -132,6 +189,7 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.namespace_bytes(ns),
             Drive::Zns(z) => z.namespace_bytes(ns),
             Drive::Smr(z) => z.namespace_bytes(ns),
+            Drive::DmZoned(d) => d.dev.namespace_bytes(ns),
         }
     }
     fn block_size(&self) -> u32 {
@@ -139,6 +197,7 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => BlockDevice::block_size(d),
             Drive::Zns(z) => z.block_size(),
             Drive::Smr(z) => z.block_size(),
+            Drive::DmZoned(d) => d.dev.block_size(),
         }
     }
     fn counters(&self) -> &Counters {
@@ -146,6 +205,7 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.counters(),
             Drive::Zns(z) => BlockDevice::counters(z),
             Drive::Smr(z) => BlockDevice::counters(z),
+            Drive::DmZoned(d) => &d.counters,
         }
     }
 }
