@@ -217,6 +217,22 @@ pub struct VariantResult {
     pub zone_reports: Vec<(String, wafsim_core::blockdev::ZoneReport)>,
     /// File systems of `[[phase.files]]` workloads, one row per phase and workload.
     pub filesystems: Vec<FsResult>,
+    /// A host layer's devices (dm-zoned: the cache device and every disk): what the layer
+    /// wrote to and read from each over the whole run.
+    pub host_devices: Vec<HostDeviceRow>,
+}
+
+/// Traffic a host layer sent to one of its devices over the whole run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostDeviceRow {
+    /// "cache" or "disk N" (from 1).
+    pub device: String,
+    pub user_write_bytes: u64,
+    pub user_read_bytes: u64,
+    pub reclaim_read_bytes: u64,
+    /// Reclaim copies and zero-fill.
+    pub reclaim_write_bytes: u64,
+    pub metadata_write_bytes: u64,
 }
 
 /// What a file system did in one phase: the application's bytes and the bytes it sent to the
@@ -453,6 +469,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         timed: None,
         zone_reports: Vec::new(),
         filesystems: Vec::new(),
+        host_devices: Vec::new(),
     };
     let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
@@ -547,6 +564,26 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
 /// Per-namespace and per-frontier results, erase counts and OP.
 fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     let mut erase_counts: Vec<u32> = Vec::new();
+    for dev in &stack.devices {
+        if let Drive::DmZoned(d) = dev {
+            let layer = d.dev.layer();
+            let ids = d.dev.cache_device().map(|_| wafsim_host::DevId::Cache).into_iter().chain((0..d.dev.disks().len() as u32).map(wafsim_host::DevId::Disk));
+            for id in ids {
+                let t = layer.traffic(id);
+                result.host_devices.push(HostDeviceRow {
+                    device: match id {
+                        wafsim_host::DevId::Cache => "cache".into(),
+                        wafsim_host::DevId::Disk(i) => format!("disk {}", i + 1),
+                    },
+                    user_write_bytes: t.user_write_bytes,
+                    user_read_bytes: t.user_read_bytes,
+                    reclaim_read_bytes: t.reclaim_read_bytes,
+                    reclaim_write_bytes: t.reclaim_write_bytes + t.zero_fill_bytes,
+                    metadata_write_bytes: t.metadata_write_bytes,
+                });
+            }
+        }
+    }
     for (di, dev) in stack.devices.iter().enumerate() {
         let m = st.measured[di].clone().unwrap_or_else(|| dev.counters().delta(dev.counters()));
         for (i, n) in m.namespaces.iter().enumerate() {

@@ -18,6 +18,17 @@ fn dm_zoned_sequential_fill_writes_everything_twice() {
         eprintln!("{}: dm-zoned WAF {waf:.3}", v.name);
         assert!(r.counters.host_write_bytes > 0);
         assert!((1.95..2.1).contains(&waf), "{}: WAF {waf:.3}, expected 2 plus metadata", v.name);
+        if v.name == "cache+2" {
+            // Every user byte enters through the cache device; reclaim copies it onto the disks,
+            // about evenly (chunks go to whichever disk's worker takes their cache zone).
+            let (cache, disks) = (&r.host_devices[0], &r.host_devices[1..]);
+            assert_eq!((cache.device.as_str(), disks.len()), ("cache", 2));
+            assert_eq!(cache.user_write_bytes, r.counters.host_write_bytes);
+            let copied: u64 = disks.iter().map(|d| d.reclaim_write_bytes).sum();
+            assert!((copied as f64 / cache.reclaim_read_bytes as f64 - 1.0).abs() < 0.01, "{copied} written vs {} read", cache.reclaim_read_bytes);
+            let share = disks[0].reclaim_write_bytes as f64 / copied as f64;
+            assert!((share - 0.5).abs() < 0.05, "disk 1 took {share:.3} of the copies");
+        }
     }
 }
 

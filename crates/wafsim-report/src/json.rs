@@ -52,6 +52,15 @@ pub fn variant(r: &VariantResult) -> Value {
             "dev_write_bytes": f.dev_write_bytes,
             "waf": num(f.waf()),
         })).collect::<Vec<_>>(),
+        // Host layer (dm-zoned): traffic to each of its devices over the whole run.
+        "host_devices": r.host_devices.iter().map(|d| json!({
+            "device": d.device,
+            "user_write_bytes": d.user_write_bytes,
+            "user_read_bytes": d.user_read_bytes,
+            "reclaim_read_bytes": d.reclaim_read_bytes,
+            "reclaim_write_bytes": d.reclaim_write_bytes,
+            "metadata_write_bytes": d.metadata_write_bytes,
+        })).collect::<Vec<_>>(),
         "smart_data_units_written": smart_data_units(r.hbmw()),
         "physical_media_units_written": r.mbmw(),
         "host_read_bytes": c.host_read_bytes,

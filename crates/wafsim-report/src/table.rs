@@ -168,6 +168,20 @@ pub fn variants(results: &[VariantResult]) -> String {
                 human(c.pad_units * r.mapping_unit as u64)
             );
         }
+        if !r.host_devices.is_empty() {
+            let _ = writeln!(s, "  host layer devices (whole run)    user written   reclaim read  reclaim written       metadata");
+            for d in &r.host_devices {
+                let _ = writeln!(
+                    s,
+                    "  {:<30} {:>14} {:>14} {:>16} {:>14}",
+                    d.device,
+                    human(d.user_write_bytes),
+                    human(d.reclaim_read_bytes),
+                    human(d.reclaim_write_bytes),
+                    human(d.metadata_write_bytes)
+                );
+            }
+        }
         // File systems: application -> file system -> device -> media, per level and in total.
         for f in r.filesystems.iter().filter(|f| f.measured) {
             let media = r.waf();
@@ -444,6 +458,7 @@ pub(crate) mod tests {
             timed: Some(t),
             zone_reports: vec![],
             filesystems: vec![],
+            host_devices: vec![],
         }
     }
 
