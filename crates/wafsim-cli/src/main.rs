@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use wafsim_core::GcPolicy;
 use wafsim_experiment::bench::{run_bench, BenchConfig};
 use wafsim_core::units::parse_bytes;
-use wafsim_experiment::scale::{auto_scale, scale_spec};
+use wafsim_experiment::scale::{auto_scale_all, scale_spec};
 use wafsim_experiment::stack::DriveConfig;
 use wafsim_experiment::RunOptions;
 
@@ -187,13 +187,9 @@ fn load_variants(experiment: &Path, variants: &[String], scale: Option<f64>, ful
         }
         all.retain(|v| variants.contains(&v.name));
     }
-    // Variants of one experiment run at one scale, so they compare: the default is the largest
-    // any variant needs (a zoned drive keeps its zones at 2 MiB or more, a timed disk runs at
-    // full size).
-    let mut auto = 0f64;
-    for v in &all {
-        auto = auto.max(auto_scale(&v.spec)?);
-    }
+    // Variants of one experiment run at one scale, so they compare (a zoned drive keeps its
+    // zones at 2 MiB or more, a timed disk runs at full size).
+    let auto = auto_scale_all(all.iter().map(|v| &v.spec))?;
     for v in &mut all {
         let s = match (full_scale, scale) {
             (true, _) => 1.0,

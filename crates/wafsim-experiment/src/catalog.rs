@@ -2,7 +2,7 @@
 //! results next to the published figures the experiment file records under `[published]`.
 
 use crate::run::{run_variants, RunOptions, VariantResult};
-use crate::scale::{auto_scale, label, scale_spec};
+use crate::scale::{auto_scale_all, label, scale_spec};
 use crate::spec::load_experiment;
 use anyhow::{Context, Result};
 use std::fmt::Write;
@@ -49,9 +49,8 @@ pub const RANDOM_SEEDS: [u64; 3] = [1, 2, 3];
 /// Run one experiment at its default scale.
 pub fn run_entry(path: &Path) -> Result<Entry> {
     let mut variants = load_experiment(path)?;
-    let mut scale = 1.0;
+    let scale = auto_scale_all(variants.iter().map(|v| &v.spec))?;
     for v in &mut variants {
-        scale = auto_scale(&v.spec)?;
         scale_spec(&mut v.spec, scale)?;
     }
     let t0 = Instant::now();

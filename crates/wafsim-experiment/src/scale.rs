@@ -45,6 +45,16 @@ pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
     Ok(s)
 }
 
+/// The default scale of an experiment's variants, shared so they compare: the largest any of
+/// them needs.
+pub fn auto_scale_all<'a>(specs: impl IntoIterator<Item = &'a ExperimentSpec>) -> Result<f64> {
+    let mut s = 0f64;
+    for spec in specs {
+        s = s.max(auto_scale(spec)?);
+    }
+    Ok(if s > 0.0 { s } else { 1.0 })
+}
+
 fn scaled(field: &str, value: &str, s: f64, align: u64) -> Result<String> {
     let b = parse_bytes(value).map_err(|e| anyhow!("{field}: {e}"))?;
     let v = ((b as f64 * s) as u64) / align * align;
