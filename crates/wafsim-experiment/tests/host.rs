@@ -53,3 +53,41 @@ fn dm_zoned_specs_that_cannot_work_are_refused_with_the_reason() {
     assert!(err(doc(smr, "layer = \"dm-zoned\"\ndisks = 0", "")).contains("at least one disk"));
     assert!(err(doc(smr, "layer = \"dm-zoned\"", "[timing]\nenabled = true\n")).contains("does not cover the dm-zoned host layer"));
 }
+
+/// Layers stack: a conventional file system on the dm-zoned target. The file system writes what
+/// the application writes; dm-zoned about doubles it; the variant's WAF is dm-zoned's, and the
+/// total (media / application) is the product.
+#[test]
+fn a_file_system_on_dm_zoned_stacks_the_layers() {
+    let doc = r#"
+name = "fs on dm-zoned"
+precondition = false
+[device]
+preset = "smr-hm-14tb"
+[host]
+layer = "dm-zoned"
+disks = 2
+cache_size = "1TB"
+[[namespace]]
+name = "t"
+[[phase]]
+name = "load"
+[[phase.files]]
+namespace = "t"
+filesystem = "conventional"
+amount = "1x"
+[[phase.files.group]]
+name = "a"
+file_size = ["1GiB", "4GiB"]
+live_files = 5000
+"#;
+    let mut v = parse_experiment(doc, "fs.toml").unwrap().remove(0);
+    scale_spec(&mut v.spec, 0.01).unwrap();
+    let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+    let fs = &r.filesystems[0];
+    assert_eq!(fs.dev_write_bytes, r.counters.host_write_bytes, "dm-zoned got what the file system sent");
+    assert_eq!(fs.waf(), 1.0);
+    let copied: u64 = r.host_devices.iter().map(|d| d.reclaim_write_bytes).sum();
+    assert!(copied > 0, "reclaim ran");
+    assert!((1.95..2.1).contains(&r.waf()), "dm-zoned WAF {:.3}", r.waf());
+}
