@@ -193,9 +193,11 @@ impl IoSource for Synthetic {
             } else {
                 Op::Write
             };
-            let len = (bs as u64).min(self.left) as u32;
+            // The last I/O takes what is left of the amount, in whole 4 KiB (a device takes whole
+            // blocks: a zoned one refuses anything else).
+            let len = (bs as u64).min(self.left.div_ceil(4096) * 4096) as u32;
             out.push(Io { op, ns: self.spec.ns, offset: block * bs as u64, len, pid: self.spec.pid });
-            self.left -= len as u64;
+            self.left = self.left.saturating_sub(len as u64);
             n += 1;
         }
         n
@@ -223,6 +225,15 @@ mod tests {
         assert_eq!(ios[0].offset, 0);
         assert_eq!(ios[255].offset, 255 * 4096);
         assert_eq!(ios[256].offset, 0);
+    }
+
+    /// An amount that is not whole blocks ends with a write of whole 4 KiB blocks (a zoned or
+    /// host-layer device refuses anything else), at least the amount.
+    #[test]
+    fn the_last_io_of_an_odd_amount_is_whole_4k_blocks() {
+        let ios = drain(Synthetic::new(SyntheticSpec { block_size: 1 << 20, ns_bytes: 64 << 20, ..spec(Pattern::Sequential, (3 << 20) + 5000) }).unwrap());
+        let lens: Vec<u32> = ios.iter().map(|i| i.len).collect();
+        assert_eq!(lens, vec![1 << 20, 1 << 20, 1 << 20, 8192]);
     }
 
     #[test]
