@@ -63,6 +63,13 @@ fn groups(f: &FilesSpec) -> Result<Vec<FileGroup>> {
         .collect()
 }
 
+/// Mean write size over the groups, weighted by their shares of the writes.
+fn mean_write(f: &FilesSpec) -> Result<f64> {
+    let g = groups(f)?;
+    let w: f64 = g.iter().map(|g| g.weight).sum();
+    Ok(g.iter().map(|g| g.weight * g.write_bytes as f64).sum::<f64>() / w.max(f64::MIN_POSITIVE))
+}
+
 /// A fixed list of commands (mkfs).
 struct Script(Vec<Io>, usize);
 
@@ -176,7 +183,7 @@ pub fn file_parts(
             source: Box::new(source),
             weight: 1,
             label,
-            timing: PartTiming { iodepth: f.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: bytes("write_size", &f.write_size)? as f64, ..Default::default() },
+            timing: PartTiming { iodepth: f.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: mean_write(f)?, ..Default::default() },
             group: next_group(),
             stage: 0,
         });

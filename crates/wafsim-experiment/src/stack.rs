@@ -48,6 +48,8 @@ pub enum Drive {
 pub struct DmZonedDrive {
     pub dev: DmZonedDevice<PlainDevice, SmrDevice>,
     counters: Counters,
+    /// The counting unit of the experiment (the disks' block size), bytes.
+    unit: u64,
 }
 
 impl DmZonedDrive {
@@ -55,7 +57,7 @@ impl DmZonedDrive {
         let cache = cache_bytes.map(|b| PlainDevice::new(b, disk.block_size).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
         let disks = (0..disks).map(|_| SmrDevice::new(disk.clone()).map_err(|e| anyhow!("{e}"))).collect::<Result<Vec<_>>>()?;
         let dev = DmZonedDevice::new(cache, disks, &DmZonedConfig::with_reserved(reserved_zones)).map_err(|e| anyhow!("[host] dm-zoned: {e} (a scaled run shrinks the zones, not dm-zoned's metadata per zone: a larger --scale may help)"))?;
-        let mut d = DmZonedDrive { dev, counters: Counters::default() };
+        let mut d = DmZonedDrive { dev, counters: Counters::default(), unit: disk.block_size as u64 };
         d.refresh();
         Ok(d)
     }
@@ -64,7 +66,7 @@ impl DmZonedDrive {
     fn refresh(&mut self) {
         let layer = self.dev.layer();
         let mut c = layer.counters().clone();
-        let mu = 4096;
+        let mu = self.unit;
         c.host_units = c.host_write_bytes.div_ceil(mu);
         c.gc_units = layer.device_bytes_written().div_ceil(mu).saturating_sub(c.host_units);
         if let Some(n) = c.namespaces.first_mut() {

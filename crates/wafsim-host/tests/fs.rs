@@ -135,3 +135,43 @@ fn zoned_fs_grouping_separates_lifetimes() {
     assert!(grouped < mixed, "grouped {grouped:.3} vs mixed {mixed:.3}");
 }
 
+
+/// Zones whose capacity is their size (SMR, or ZNS without a smaller capacity) put the last
+/// block of a zone right before the first of the next: a write of the file system that fills a
+/// zone and goes on in the next one must be two commands (one command is a Zone Boundary Error).
+#[test]
+fn zoned_fs_writes_never_cross_a_zone_boundary() {
+    use wafsim_core::smr::{SmrConfig, SmrDevice};
+    let (zones, zone) = (64u32, 16 * MIB);
+    let mut dev = SmrDevice::new(SmrConfig::small(zones, zone, 0, 8)).unwrap();
+    let g = FileGroup { file_bytes: (48 * MIB, 96 * MIB), live_files: 4, write_bytes: 3 << 20, ..FileGroup::default() };
+    let files = SyntheticFiles::new(vec![g], 1024 * MIB, 1).unwrap();
+    let fs = ZonedFs::new(ZonedFsConfig::new(0, zones, zone, zone, 8)).unwrap();
+    let (src, report) = FsSource::new(files, fs);
+    drive(src, &mut dev);
+    let r = report.lock().unwrap().clone();
+    assert!(r.error.is_none(), "{:?}", r.error);
+    assert_eq!(dev.counters().host_write_bytes, r.dev_write_bytes);
+}
+
+/// An update larger than the free space GC can make is refused (no space), never a panic.
+#[test]
+fn zoned_fs_refuses_an_update_it_has_no_room_for() {
+    use wafsim_workload::files::FileOp;
+    let b = 4096u64;
+    let mut c = ZonedFsConfig::new(0, 16, 16 * b, 12 * b, 2);
+    c.gc_low_zones = 2;
+    c.gc_high_zones = 3;
+    let mut fs = ZonedFs::new(c).unwrap();
+    let mut out = Vec::new();
+    for f in [1, 2] {
+        fs.apply(&FileOp::Create { file: f, group: 0 }, &mut out).unwrap();
+    }
+    for k in 0..72u64 {
+        for f in [1, 2] {
+            fs.apply(&FileOp::Write { file: f, offset: k * b, len: b as u32 }, &mut out).unwrap();
+        }
+    }
+    let r = fs.apply(&FileOp::Write { file: 1, offset: 0, len: 72 * b as u32 }, &mut out);
+    assert!(matches!(r, Err(wafsim_host::fs::FsError::NoSpace { .. })), "{r:?}");
+}
