@@ -230,7 +230,7 @@ pub struct HostDeviceRow {
     pub user_write_bytes: u64,
     pub user_read_bytes: u64,
     pub reclaim_read_bytes: u64,
-    /// Reclaim copies and zero-fill.
+    /// dm-zoned: reclaim copies and zero-fill; tiering: migrations (`reclaim_read_bytes` too).
     pub reclaim_write_bytes: u64,
     pub metadata_write_bytes: u64,
 }
@@ -345,9 +345,17 @@ pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&
 /// namespace's size with the same OP and erase unit (dedicated layout). A ZNS drive has one
 /// namespace, so both layouts are the drive itself.
 fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
-    if let Some(h) = &spec.host {
+    if let Some(h) = spec.host.as_ref().filter(|h| h.layer == "tiering") {
+        if spec.namespace.len() != 1 {
+            bail!("host.layer = \"tiering\": one namespace (the tiered volume), not {}", spec.namespace.len());
+        }
+        let hot = crate::stack::hot_device(spec, h.hot.as_deref().expect("validated"))?;
+        let extent_bytes = h.extent.as_deref().map_or(Ok(1 << 20), wafsim_core::units::parse_bytes).map_err(|e| anyhow!("host.extent: {e}"))?;
+        return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
+    }
+    if let Some(h) = spec.host.as_ref().filter(|h| h.layer != "none") {
         if h.layer != "dm-zoned" {
-            bail!("host.layer {:?}: expected \"dm-zoned\"", h.layer);
+            bail!("host.layer {:?}: expected \"dm-zoned\" or \"tiering\"", h.layer);
         }
         let Some(DriveConfig::Smr(disk)) = spec.device.zoned_config(&spec.namespace)? else {
             bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
@@ -479,6 +487,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         let d = match d {
             DriveConfig::Flash(c) => c,
             DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => &cfg,
+            DriveConfig::Tiering { cold, .. } => cold,
         };
         for (pi, p) in phases.iter().enumerate() {
             total_planned += sources::planned_bytes(p, &fio_files[pi], d)?;
@@ -487,6 +496,10 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     match drives[0] {
         DriveConfig::Zns(_) => (result.placement, result.gc_policy) = ("zns".into(), "none (host)".into()),
         DriveConfig::Smr(_) => (result.placement, result.gc_policy) = ("smr (host-managed)".into(), "none (host)".into()),
+        DriveConfig::Tiering { .. } => {
+            result.placement = format!("tiering (hot {})", spec.host.as_ref().and_then(|h| h.hot.as_deref()).unwrap_or("?"));
+            result.gc_policy = format!("{} (both drives) + migration (host)", cfg.gc_policy);
+        }
         DriveConfig::DmZoned { disks, cache_bytes, .. } => {
             result.placement = format!("dm-zoned over {disks} SMR disk(s){}", if cache_bytes.is_some() { " and a cache device" } else { "" });
             result.gc_policy = "dm-zoned reclaim (host)".into();
@@ -502,10 +515,10 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
             Drive::Flash(f) => Ok(crate::timing::timing_config(spec, f.config())?.map(DriveTiming::Flash)),
             Drive::Zns(z) => Ok(crate::timing::timing_config_zns(spec, z.config())?.map(DriveTiming::Flash)),
             Drive::Smr(z) => Ok(crate::timing::disk_config(spec, z.config())?.map(|(h, zone)| DriveTiming::Disk(h, z.config().zone_size, zone))),
-            Drive::DmZoned(_) if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
-                Err(anyhow!("[timing]: the timing model does not cover the dm-zoned host layer yet; run with timing off (WAF, reclaim)"))
+            Drive::DmZoned(_) | Drive::Tiering(_) if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
+                Err(anyhow!("[timing]: the timing model does not cover host layers (dm-zoned, tiering) yet; run with timing off (WAF, per-device traffic)"))
             }
-            Drive::DmZoned(_) => Ok(None),
+            Drive::DmZoned(_) | Drive::Tiering(_) => Ok(None),
         })
         .collect::<Result<Option<Vec<_>>>>()
         .with_context(ctx)?
@@ -565,6 +578,19 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
 fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     let mut erase_counts: Vec<u32> = Vec::new();
     for dev in &stack.devices {
+        if let Drive::Tiering(d) = dev {
+            for (name, tier) in [("hot", wafsim_host::Tier::Hot), ("cold", wafsim_host::Tier::Cold)] {
+                let t = d.dev.layer().tier_counters(tier);
+                result.host_devices.push(HostDeviceRow {
+                    device: name.into(),
+                    user_write_bytes: t.user_write_bytes,
+                    user_read_bytes: t.user_read_bytes,
+                    reclaim_read_bytes: t.migration_read_bytes,
+                    reclaim_write_bytes: t.migration_write_bytes,
+                    metadata_write_bytes: 0,
+                });
+            }
+        }
         if let Drive::DmZoned(d) = dev {
             let layer = d.dev.layer();
             let ids = d.dev.cache_device().map(|_| wafsim_host::DevId::Cache).into_iter().chain((0..d.dev.disks().len() as u32).map(wafsim_host::DevId::Disk));

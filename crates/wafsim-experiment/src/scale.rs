@@ -138,7 +138,7 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     // Both in whole erase units, so a zone whose capacity is its size keeps it so.
     let mut scaled_size = ((size as f64 * s) as u64 / unit * unit).max(unit);
     // dm-zoned takes power-of-two zones only (as Linux's zoned block devices).
-    if spec.host.is_some() && !scaled_size.is_power_of_two() {
+    if spec.host.as_ref().is_some_and(|h| h.layer == "dm-zoned") && !scaled_size.is_power_of_two() {
         scaled_size = (1u64 << (63 - scaled_size.leading_zeros())).max(unit);
     }
     let scaled_cap = if cap == size { scaled_size } else { ((cap as f64 * s) as u64 / unit * unit).clamp(unit, scaled_size) };

@@ -287,7 +287,13 @@ pub struct FioSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
+    /// "dm-zoned", "tiering" or "none" (a variant without the experiment's layer).
     pub layer: String,
+    /// tiering: the hot (staging) drive, a preset name (e.g. "enterprise-tlc-1.92tb"); the
+    /// experiment's `[device]` is the cold (capacity) drive.
+    pub hot: Option<String>,
+    /// tiering: extent size (default 1 MiB).
+    pub extent: Option<String>,
     #[serde(default = "one_u32")]
     pub disks: u32,
     pub cache_size: Option<String>,
@@ -1085,11 +1091,22 @@ impl ExperimentSpec {
             bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
         }
         if let Some(h) = &self.host {
-            if h.layer != "dm-zoned" {
-                bail!("host.layer {:?}: expected \"dm-zoned\"", h.layer);
-            }
-            if self.device.drive_kind()? != DriveKind::Smr {
-                bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
+            match h.layer.as_str() {
+                "dm-zoned" => {
+                    if self.device.drive_kind()? != DriveKind::Smr {
+                        bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
+                    }
+                }
+                "tiering" => {
+                    if self.device.drive_kind()? != DriveKind::Flash {
+                        bail!("host.layer = \"tiering\": the capacity drive ([device]) must be a conventional flash drive (the layer writes it in place)");
+                    }
+                    if h.hot.is_none() {
+                        bail!("host.layer = \"tiering\" needs host.hot, the staging drive's preset (e.g. \"enterprise-tlc-1.92tb\")");
+                    }
+                }
+                "none" => {}
+                l => bail!("host.layer {l:?}: expected \"dm-zoned\", \"tiering\" or \"none\""),
             }
         }
         for (i, n) in self.namespace.iter().enumerate() {

@@ -8,14 +8,14 @@
 
 use crate::sources::Target;
 use wafsim_workload::fio::ZbdZones;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use wafsim_core::smr::{SmrConfig, SmrDevice};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::zone::{ReportFilter, ZoneDescriptor};
 use wafsim_core::plain::PlainDevice;
 use wafsim_core::{Counters, Device, DeviceConfig, DeviceError, Io};
-use wafsim_host::{DmZonedConfig, DmZonedDevice};
+use wafsim_host::{DmZonedConfig, DmZonedDevice, TieringConfig, TieringDevice};
 
 /// What to build for one drive.
 #[derive(Debug, Clone)]
@@ -25,6 +25,8 @@ pub enum DriveConfig {
     Smr(SmrConfig),
     /// Linux dm-zoned over `disks` SMR disks, with a regular cache device of `cache_bytes`.
     DmZoned { disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32 },
+    /// Hot/cold tiering over two flash drives.
+    Tiering { hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64 },
 }
 
 /// One drive of a variant.
@@ -39,6 +41,46 @@ pub enum Drive {
     Smr(SmrDevice),
     /// A host layer over several devices: dm-zoned.
     DmZoned(Box<DmZonedDrive>),
+    /// A host layer over two flash drives: hot/cold tiering.
+    Tiering(Box<TieringDrive>),
+}
+
+/// Tiering over a hot and a cold flash drive, as one drive of a variant. Host bytes are what
+/// the user wrote to the layer; media units are both drives' NAND programs (user data, the
+/// layer's migrations and each drive's own GC), so the variant's WAF is application to NAND.
+pub struct TieringDrive {
+    pub dev: TieringDevice<Device, Device>,
+    counters: Counters,
+    unit: u64,
+}
+
+impl TieringDrive {
+    fn new(hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64) -> Result<TieringDrive> {
+        // The experiment counts in the cold drive's mapping unit.
+        let unit = cold.mapping_unit as u64;
+        let hot = Device::new(hot).map_err(|e| anyhow!("host.hot: {e}"))?;
+        let cold = Device::new(cold).map_err(|e| anyhow!("{e}"))?;
+        let cfg = TieringConfig { extent_bytes, ..TieringConfig::default() };
+        let dev = TieringDevice::new(hot, cold, &cfg).map_err(|e| anyhow!("[host] tiering: {e}"))?;
+        let mut d = TieringDrive { dev, counters: Counters::default(), unit };
+        d.refresh();
+        Ok(d)
+    }
+
+    fn refresh(&mut self) {
+        let mut c = self.dev.layer().counters().clone();
+        // NAND bytes of both drives (each counts in its own mapping unit), in the cold's unit.
+        let bytes = |d: &Device| d.counters().media_units() * d.config().mapping_unit as u64;
+        let media = (bytes(self.dev.hot()) + bytes(self.dev.cold())).div_ceil(self.unit);
+        c.host_units = c.host_write_bytes.div_ceil(self.unit);
+        c.gc_units = media.saturating_sub(c.host_units);
+        c.erases = self.dev.hot().counters().erases + self.dev.cold().counters().erases;
+        if let Some(n) = c.namespaces.first_mut() {
+            n.host_units = c.host_units;
+            n.gc_units = c.gc_units;
+        }
+        self.counters = c;
+    }
 }
 
 /// dm-zoned over SMR disks (and a cache device), as one drive of a variant. Its counters are
@@ -84,6 +126,7 @@ impl Drive {
             DriveConfig::Zns(c) => Drive::Zns(ZnsDevice::new(c).map_err(|e| anyhow!("{e}"))?),
             DriveConfig::Smr(c) => Drive::Smr(SmrDevice::new(c).map_err(|e| anyhow!("{e}"))?),
             DriveConfig::DmZoned { disk, disks, cache_bytes, reserved_zones } => Drive::DmZoned(Box::new(DmZonedDrive::new(disk, disks, cache_bytes, reserved_zones)?)),
+            DriveConfig::Tiering { hot, cold, extent_bytes } => Drive::Tiering(Box::new(TieringDrive::new(hot, cold, extent_bytes)?)),
         })
     }
 
@@ -102,6 +145,7 @@ impl Drive {
             Drive::Zns(z) => z.namespace_bytes(0),
             Drive::Smr(z) => z.namespace_bytes(0),
             Drive::DmZoned(d) => d.dev.namespace_bytes(0),
+            Drive::Tiering(d) => d.dev.namespace_bytes(0),
         }
     }
 
@@ -115,6 +159,7 @@ impl Drive {
             }
             Drive::Smr(z) => z.namespace_bytes(0),
             Drive::DmZoned(d) => d.dev.disks().iter().map(|z| z.namespace_bytes(0)).sum::<u64>() + d.dev.cache_device().map_or(0, |c| c.namespace_bytes(0)),
+            Drive::Tiering(d) => [d.dev.hot(), d.dev.cold()].iter().map(|x| x.geometry().physical_units() * x.config().mapping_unit as u64).sum(),
         }
     }
 
@@ -125,6 +170,8 @@ impl Drive {
             Drive::Zns(z) => z.erase_counts(),
             // A disk erases nothing.
             Drive::Smr(_) | Drive::DmZoned(_) => &[],
+            // Two drives: their erase counts are reported separately (not yet).
+            Drive::Tiering(_) => &[],
         }
     }
 }
@@ -136,6 +183,11 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => z.submit(io),
             Drive::Smr(z) => z.submit(io),
             Drive::DmZoned(d) => {
+                let r = d.dev.submit(io);
+                d.refresh();
+                r
+            }
+            Drive::Tiering(d) => {
                 let r = d.dev.submit(io);
                 d.refresh();
                 r
@@ -152,6 +204,11 @@ impl BlockDevice for Drive {
                 d.refresh();
                 r
             }
+            Drive::Tiering(d) => {
+                let r = d.dev.submit_batch(ios);
+                d.refresh();
+                r
+            }
         }
     }
     fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
@@ -160,6 +217,7 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => z.zone_mgmt_target(ns, target, action),
             Drive::Smr(z) => z.zone_mgmt_target(ns, target, action),
             Drive::DmZoned(d) => d.dev.zone_mgmt_target(ns, target, action),
+            Drive::Tiering(d) => d.dev.zone_mgmt_target(ns, target, action),
         }
     }
     fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
@@ -168,6 +226,7 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => z.report_zones(ns, from, filter),
             Drive::Smr(z) => z.report_zones(ns, from, filter),
             Drive::DmZoned(d) => d.dev.report_zones(ns, from, filter),
+            Drive::Tiering(d) => d.dev.report_zones(ns, from, filter),
         }
     }
     fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {
@@ -176,6 +235,7 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => z.zone_geometry(ns),
             Drive::Smr(z) => z.zone_geometry(ns),
             Drive::DmZoned(d) => d.dev.zone_geometry(ns),
+            Drive::Tiering(d) => d.dev.zone_geometry(ns),
         }
     }
     fn namespace_count(&self) -> u32 {
@@ -184,6 +244,7 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => z.namespace_count(),
             Drive::Smr(z) => z.namespace_count(),
             Drive::DmZoned(d) => d.dev.namespace_count(),
+            Drive::Tiering(d) => d.dev.namespace_count(),
         }
     }
     fn namespace_bytes(&self, ns: u32) -> u64 {
@@ -192,6 +253,7 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => z.namespace_bytes(ns),
             Drive::Smr(z) => z.namespace_bytes(ns),
             Drive::DmZoned(d) => d.dev.namespace_bytes(ns),
+            Drive::Tiering(d) => d.dev.namespace_bytes(ns),
         }
     }
     fn block_size(&self) -> u32 {
@@ -200,6 +262,7 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => z.block_size(),
             Drive::Smr(z) => z.block_size(),
             Drive::DmZoned(d) => d.dev.block_size(),
+            Drive::Tiering(d) => d.dev.block_size(),
         }
     }
     fn counters(&self) -> &Counters {
@@ -208,6 +271,7 @@ impl BlockDevice for Drive {
             Drive::Zns(z) => BlockDevice::counters(z),
             Drive::Smr(z) => BlockDevice::counters(z),
             Drive::DmZoned(d) => &d.counters,
+            Drive::Tiering(d) => &d.counters,
         }
     }
 }
@@ -315,4 +379,15 @@ pub fn strip(c: &Counters) -> Counters {
     t.namespaces.clear();
     t.frontiers.clear();
     t
+}
+
+/// The hot drive of a tiering layer: preset `name` as one namespace of its whole capacity, at
+/// the experiment's scale.
+pub fn hot_device(spec: &crate::spec::ExperimentSpec, name: &str) -> Result<wafsim_core::DeviceConfig> {
+    let table = crate::presets::device_table(name).with_context(|| "host.hot".to_string())?;
+    let capacity = table.get("capacity").and_then(|v| v.as_str()).ok_or_else(|| anyhow!("host.hot: preset {name:?} has no capacity (a tiering drive must be a flash drive)"))?;
+    let doc = format!("name = \"hot\"\n[device]\npreset = \"{name}\"\n[[namespace]]\nname = \"hot\"\nsize = \"{capacity}\"\n[[workload]]\nnamespace = \"hot\"\npattern = \"sequential\"\nbs = \"4KiB\"\namount = \"1x\"\n");
+    let mut v = crate::spec::parse_experiment(&doc, "host.hot").map_err(|e| anyhow!("{e:#}"))?.remove(0);
+    crate::scale::scale_spec(&mut v.spec, spec.scale)?;
+    v.spec.device.to_config(&v.spec.namespace, spec.seed).with_context(|| format!("host.hot {name:?}"))
 }

@@ -169,7 +169,8 @@ pub fn variants(results: &[VariantResult]) -> String {
             );
         }
         if !r.host_devices.is_empty() {
-            let _ = writeln!(s, "  host layer devices (whole run)    user written   reclaim read  reclaim written       metadata");
+            // Copies: dm-zoned reclaim (and zero-fill), tiering migration.
+            let _ = writeln!(s, "  host layer devices (whole run)    user written    copies read   copies written       metadata");
             for d in &r.host_devices {
                 let _ = writeln!(
                     s,
