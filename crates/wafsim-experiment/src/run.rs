@@ -570,7 +570,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         }
     }
     collect(&stack, &st, &mut result, mu);
-    result.op_logical_full = spec.full_scale_op.unwrap_or(result.op_logical);
+    result.op_logical_full = if result.op_logical.is_nan() { f64::NAN } else { spec.full_scale_op.unwrap_or(result.op_logical) };
     Ok(result)
 }
 
@@ -651,8 +651,11 @@ fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     // (An empty f64 sum is -0.0; a disk has no erase units at all.)
     let mean = if erase_counts.is_empty() { 0.0 } else { erase_counts.iter().map(|&c| c as f64).sum::<f64>() / erase_counts.len() as f64 };
     result.erase_count = (min, mean, max);
-    // A ZNS drive exposes no spare: its zone capacity is what it has.
-    result.op_logical = if stack.devices.iter().all(|d| d.flash().is_none()) {
+    // A ZNS drive exposes no spare: its zone capacity is what it has. A host layer over several
+    // devices has no single OP: not a number ("-" in the table, null in JSON).
+    result.op_logical = if stack.devices.iter().any(|d| matches!(d, Drive::DmZoned(_) | Drive::Tiering(_))) {
+        f64::NAN
+    } else if stack.devices.iter().all(|d| d.flash().is_none()) {
         0.0
     } else {
         (result.physical_bytes as f64 - result.logical_bytes as f64) / result.logical_bytes as f64
