@@ -311,21 +311,16 @@ impl BlockDevice for ZnsDevice {
             return Err(DeviceError::NoSuchNamespace(ns));
         }
         let shift = self.shift;
-        let err_at = |offset: u64| move |s: ZoneStatus| DeviceError::Zone { ns: 0, offset, status: s };
         match target {
             ZoneTarget::Zone(offset) => {
-                if offset & ((1u64 << shift) - 1) != 0 {
-                    return Err(zone_err(offset, ZoneStatus::InvalidField));
-                }
-                let zslba = offset >> shift;
-                let zone = self.zones.zone_index(zslba).ok_or_else(|| zone_err(offset, ZoneStatus::LbaOutOfRange))?;
+                let (zslba, zone) = zoned::zone_at(&self.zones, offset, shift)?;
                 let before = self.zones.state(zone);
                 let bytes = match action {
-                    ZoneAction::Open => self.zones.open(zslba).map(|_| 0).map_err(err_at(offset))?,
-                    ZoneAction::Close => self.zones.close(zslba).map(|_| 0).map_err(err_at(offset))?,
-                    ZoneAction::Offline => self.zones.offline(zslba).map(|_| 0).map_err(err_at(offset))?,
+                    ZoneAction::Open => self.zones.open(zslba).map(|_| 0).map_err(zoned::err_at(offset))?,
+                    ZoneAction::Close => self.zones.close(zslba).map(|_| 0).map_err(zoned::err_at(offset))?,
+                    ZoneAction::Offline => self.zones.offline(zslba).map(|_| 0).map_err(zoned::err_at(offset))?,
                     ZoneAction::Finish => {
-                        let r = self.zones.finish(zslba).map_err(err_at(offset))?;
+                        let r = self.zones.finish(zslba).map_err(zoned::err_at(offset))?;
                         if before != self.zones.state(zone) {
                             self.finish_media(zone, r.filled)
                         } else {
@@ -333,7 +328,7 @@ impl BlockDevice for ZnsDevice {
                         }
                     }
                     ZoneAction::Reset => {
-                        let r = self.zones.reset(zslba).map_err(err_at(offset))?;
+                        let r = self.zones.reset(zslba).map_err(zoned::err_at(offset))?;
                         self.erase_zone(zone);
                         r.written << shift
                     }
@@ -342,7 +337,7 @@ impl BlockDevice for ZnsDevice {
             }
             ZoneTarget::All => match action {
                 ZoneAction::Open => {
-                    let n = self.zones.open_all().map_err(err_at(0))?;
+                    let n = self.zones.open_all().map_err(zoned::err_at(0))?;
                     Ok(ZoneMgmtDone { zones: n, bytes: 0 })
                 }
                 ZoneAction::Close => Ok(ZoneMgmtDone { zones: self.zones.close_all(), bytes: 0 }),

@@ -12,6 +12,23 @@ pub(crate) fn zone_err(offset: u64, status: ZoneStatus) -> DeviceError {
     DeviceError::Zone { ns: 0, offset, status }
 }
 
+/// `zone_err` at `offset`, as a function of the status (for `map_err`).
+pub(crate) fn err_at(offset: u64) -> impl Fn(ZoneStatus) -> DeviceError {
+    move |s| zone_err(offset, s)
+}
+
+/// The zone a Zone Management Send addresses by byte `offset` of namespace 0: (the LBA, the
+/// zone holding it). A misaligned offset (Invalid Field) and an offset past the zones (LBA Out of
+/// Range) are refused; whether the LBA starts the zone is the zone machine's check.
+pub(crate) fn zone_at(zones: &Zones, offset: u64, shift: u32) -> Result<(u64, u32), DeviceError> {
+    if offset & ((1u64 << shift) - 1) != 0 {
+        return Err(zone_err(offset, ZoneStatus::InvalidField));
+    }
+    let zslba = offset >> shift;
+    let zone = zones.zone_index(zslba).ok_or_else(|| zone_err(offset, ZoneStatus::LbaOutOfRange))?;
+    Ok((zslba, zone))
+}
+
 /// Byte range of `io` -> (first block, blocks) for blocks of `1 << shift` bytes; commands
 /// address whole blocks (Invalid Field otherwise, as a misaligned LBA range cannot be sent).
 pub(crate) fn blocks(io: &Io, shift: u32) -> Result<(u64, u64), DeviceError> {

@@ -12,7 +12,7 @@ use wafsim_core::units::parse_bytes;
 use wafsim_core::{Io, Op, Pid};
 use wafsim_host::fs::{ConvFs, ConvFsConfig, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
-use wafsim_workload::{Chain, IoSource};
+use wafsim_workload::{Chain, IoSource, Script};
 
 /// A file system's report, for the results: which workload, on which namespace.
 #[derive(Debug, Clone)]
@@ -68,18 +68,6 @@ fn mean_write(f: &FilesSpec) -> Result<f64> {
     let g = groups(f)?;
     let w: f64 = g.iter().map(|g| g.weight).sum();
     Ok(g.iter().map(|g| g.weight * g.write_bytes as f64).sum::<f64>() / w.max(f64::MIN_POSITIVE))
-}
-
-/// A fixed list of commands (mkfs).
-struct Script(Vec<Io>, usize);
-
-impl IoSource for Script {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        let n = max.min(self.0.len() - self.1);
-        out.extend_from_slice(&self.0[self.1..self.1 + n]);
-        self.1 += n;
-        n
-    }
 }
 
 /// Passes the file system's first refusal to the phase's error slots.
@@ -176,7 +164,7 @@ pub fn file_parts(
         };
         let slot = Arc::new(Mutex::new(None));
         errors.0.push(slot.clone());
-        let source = Checked { inner: Chain::new(vec![Box::new(Script(mkfs, 0)), source]), report: report.clone(), slot };
+        let source = Checked { inner: Chain::new(vec![Box::new(Script::new(mkfs)), source]), report: report.clone(), slot };
         let label = Label { name: format!("files{} ({})", i + 1, f.filesystem), namespace: f.namespace.clone() };
         probes.push(FsProbe { label: label.clone(), filesystem: f.filesystem.clone(), report });
         parts.push(Part {

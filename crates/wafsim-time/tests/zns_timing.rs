@@ -3,7 +3,7 @@ use wafsim_core::blockdev::{BlockDevice, ZoneAction};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::{Io, Op, Pid};
 use wafsim_time::{run, JobSpec, TimedRun, TimingConfig, Timeline};
-use wafsim_workload::IoSource;
+use wafsim_workload::Script;
 
 const BS: u32 = 4096;
 /// Erase unit: 32 program units on each of 4 dies (48 blocks of 4 KiB per TLC program unit).
@@ -27,18 +27,6 @@ fn zone_start(z: u32) -> u64 {
     z as u64 * ZONE_SIZE * BS as u64
 }
 
-/// A fixed list of commands.
-struct Script(Vec<Io>, usize);
-
-impl IoSource for Script {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        let n = max.min(self.0.len() - self.1);
-        out.extend_from_slice(&self.0[self.1..self.1 + n]);
-        self.1 += n;
-        n
-    }
-}
-
 /// `op` (Write or Append) of `blocks` blocks into zone `z`, `bs` bytes per command.
 fn zone_writes(z: u32, op: Op, blocks: u64, bs: u32) -> Vec<Io> {
     let bytes = blocks * BS as u64;
@@ -52,7 +40,7 @@ fn zone_writes(z: u32, op: Op, blocks: u64, bs: u32) -> Vec<Io> {
 }
 
 fn job(name: &str, ios: Vec<Io>, iodepth: u32, ramp_ns: u64, group: u32) -> JobSpec {
-    JobSpec { ramp_ns, ..JobSpec::new(name, Box::new(Script(ios, 0)), iodepth, group) }
+    JobSpec { ramp_ns, ..JobSpec::new(name, Box::new(Script::new(ios)), iodepth, group) }
 }
 
 fn write_bw(r: &TimedRun, j: usize) -> f64 {

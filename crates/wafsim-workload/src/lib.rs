@@ -8,4 +8,4 @@ pub mod source;
 pub mod synthetic;
 pub mod trace;
 
-pub use source::{Chain, Interleave, InterleaveMode, IoSource, SourceStats};
+pub use source::{Chain, Interleave, InterleaveMode, IoSource, Script, SourceStats};

@@ -57,6 +57,27 @@ impl SourceStats {
     }
 }
 
+/// A fixed list of I/Os, in order (a file system's mkfs commands, a test's script).
+pub struct Script {
+    ios: Vec<Io>,
+    next: usize,
+}
+
+impl Script {
+    pub fn new(ios: Vec<Io>) -> Script {
+        Script { ios, next: 0 }
+    }
+}
+
+impl IoSource for Script {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        let n = max.min(self.ios.len() - self.next);
+        out.extend_from_slice(&self.ios[self.next..self.next + n]);
+        self.next += n;
+        n
+    }
+}
+
 /// Runs sources one after another (fio `stonewall` phases inside one job file).
 pub struct Chain {
     parts: Vec<Box<dyn IoSource>>,
@@ -276,17 +297,8 @@ mod tests {
     use super::*;
     use wafsim_core::Pid;
 
-    struct Fixed(Vec<Io>);
-    impl IoSource for Fixed {
-        fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-            let n = max.min(self.0.len());
-            out.extend(self.0.drain(..n));
-            n
-        }
-    }
-
     fn ios(ns: u32, n: usize, len: u32) -> Box<dyn IoSource> {
-        Box::new(Fixed((0..n).map(|i| Io { op: Op::Write, ns, offset: i as u64 * len as u64, len, pid: Pid::NONE }).collect()))
+        Box::new(Script::new((0..n).map(|i| Io { op: Op::Write, ns, offset: i as u64 * len as u64, len, pid: Pid::NONE }).collect()))
     }
 
     #[test]

@@ -73,6 +73,16 @@ pub enum FsError {
     Unaligned { file: FileId, offset: u64, len: u32, block: u32 },
 }
 
+/// A write of `len` bytes at `offset` of `file` in whole blocks of `block` bytes, or the error
+/// both file systems refuse it with.
+pub(crate) fn check_blocks(file: FileId, offset: u64, len: u32, block: u32) -> Result<(), FsError> {
+    let b = block as u64;
+    if !offset.is_multiple_of(b) || !(len as u64).is_multiple_of(b) || len == 0 {
+        return Err(FsError::Unaligned { file, offset, len, block });
+    }
+    Ok(())
+}
+
 /// One extent of a file: `len` bytes of the file from file offset `at` lie at device offset
 /// `dev`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,10 +246,7 @@ impl ConvFs {
     }
 
     fn write(&mut self, file: FileId, offset: u64, len: u32, out: &mut Vec<Io>) -> Result<(), FsError> {
-        let b = self.cfg.block_bytes as u64;
-        if !offset.is_multiple_of(b) || !(len as u64).is_multiple_of(b) || len == 0 {
-            return Err(FsError::Unaligned { file, offset, len, block: self.cfg.block_bytes });
-        }
+        check_blocks(file, offset, len, self.cfg.block_bytes)?;
         let f = self.files.get(&file).ok_or(FsError::NoSuchFile(file))?;
         if offset > f.size {
             return Err(FsError::Hole { file, offset, size: f.size });

@@ -22,7 +22,7 @@ use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::{Io, Op, Pid};
 use wafsim_workload::files::{FileId, FileOp};
 
-use super::conventional::FsError;
+use super::conventional::{check_blocks, FsError};
 
 /// Victim choice of the file system's GC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,9 +269,7 @@ impl ZonedFs {
 
     fn write(&mut self, file: FileId, offset: u64, len: u32, out: &mut Vec<Io>) -> Result<(), FsError> {
         let b = self.cfg.block_bytes as u64;
-        if !offset.is_multiple_of(b) || !(len as u64).is_multiple_of(b) || len == 0 {
-            return Err(FsError::Unaligned { file, offset, len, block: self.cfg.block_bytes });
-        }
+        check_blocks(file, offset, len, self.cfg.block_bytes)?;
         let s = *self.files.get(&file).ok_or(FsError::NoSuchFile(file))?;
         let (group, size) = {
             let f = self.slots[s as usize].as_ref().expect("live slot");
