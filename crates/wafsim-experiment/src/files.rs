@@ -64,10 +64,9 @@ fn groups(f: &FilesSpec) -> Result<Vec<FileGroup>> {
 }
 
 /// Mean write size over the groups, weighted by their shares of the writes.
-fn mean_write(f: &FilesSpec) -> Result<f64> {
-    let g = groups(f)?;
-    let w: f64 = g.iter().map(|g| g.weight).sum();
-    Ok(g.iter().map(|g| g.weight * g.write_bytes as f64).sum::<f64>() / w.max(f64::MIN_POSITIVE))
+fn mean_write(groups: &[FileGroup]) -> f64 {
+    let w: f64 = groups.iter().map(|g| g.weight).sum();
+    groups.iter().map(|g| g.weight * g.write_bytes as f64).sum::<f64>() / w.max(f64::MIN_POSITIVE)
 }
 
 /// Passes the file system's first refusal to the phase's error slots.
@@ -103,16 +102,13 @@ pub fn file_parts(
     for (i, f) in files.iter().enumerate() {
         let ctx = || format!("[[phase.files]] #{} on {}", i + 1, f.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&f.namespace) else { continue };
-        let amount = if let Some(m) = f.amount.trim().strip_suffix('x') {
-            let m: f64 = m.trim().parse().map_err(|_| anyhow!("amount {:?}: expected bytes or a multiple (\"3x\")", f.amount)).with_context(ctx)?;
-            // A multiple of what the file system can hold: a zoned namespace's sequential
-            // zones' capacity, not its LBA range.
-            let room = target.zones_of(g).map_or(ns_bytes, |z| (z.zones - z.conventional_zones) as u64 * z.zone_capacity);
-            (m * room as f64) as u64
-        } else {
-            bytes("amount", &f.amount).with_context(ctx)?
-        };
-        let synthetic = SyntheticFiles::new(groups(f).with_context(ctx)?, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+        // A multiple of what the file system can hold: a zoned namespace's sequential zones'
+        // capacity, not its LBA range.
+        let room = target.zones_of(g).map_or(ns_bytes, |z| (z.zones - z.conventional_zones) as u64 * z.zone_capacity);
+        let amount = crate::spec::amount_bytes(&f.amount, room).with_context(ctx)?;
+        let groups = groups(f).with_context(ctx)?;
+        let mean_write = mean_write(&groups);
+        let synthetic = SyntheticFiles::new(groups, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
         let mut mkfs = Vec::new();
         let (source, report): (Box<dyn IoSource>, _) = match f.filesystem.as_str() {
             "conventional" => {
@@ -171,7 +167,7 @@ pub fn file_parts(
             source: Box::new(source),
             weight: 1,
             label,
-            timing: PartTiming { iodepth: f.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: mean_write(f)?, ..Default::default() },
+            timing: PartTiming { iodepth: f.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: mean_write, ..Default::default() },
             group: next_group(),
             stage: 0,
         });

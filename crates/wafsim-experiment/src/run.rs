@@ -345,30 +345,22 @@ pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&
 /// namespace's size with the same OP and erase unit (dedicated layout). A ZNS drive has one
 /// namespace, so both layouts are the drive itself.
 fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
-    if let Some(h) = spec.host.as_ref().filter(|h| h.layer == "tiering") {
-        if spec.namespace.len() != 1 {
-            bail!("host.layer = \"tiering\": one namespace (the tiered volume), not {}", spec.namespace.len());
+    // The host layer's spec is checked when the experiment is parsed (`ExperimentSpec::validate`).
+    match spec.host.as_ref().map(|h| (h, h.layer.as_str())) {
+        Some((h, "tiering")) => {
+            let hot = crate::stack::hot_device(spec, h.hot.as_deref().expect("validated: tiering names its hot drive"))?;
+            let extent_bytes = h.extent.as_deref().map_or(Ok(1 << 20), wafsim_core::units::parse_bytes).map_err(|e| anyhow!("host.extent: {e}"))?;
+            return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
         }
-        let hot = crate::stack::hot_device(spec, h.hot.as_deref().expect("validated"))?;
-        let extent_bytes = h.extent.as_deref().map_or(Ok(1 << 20), wafsim_core::units::parse_bytes).map_err(|e| anyhow!("host.extent: {e}"))?;
-        return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
-    }
-    if let Some(h) = spec.host.as_ref().filter(|h| h.layer != "none") {
-        if h.layer != "dm-zoned" {
-            bail!("host.layer {:?}: expected \"dm-zoned\" or \"tiering\"", h.layer);
+        Some((h, "dm-zoned")) => {
+            let Some(DriveConfig::Smr(disk)) = spec.device.zoned_config(&spec.namespace)? else {
+                unreachable!("validated: dm-zoned runs over an SMR drive")
+            };
+            // "none" (or no key): single-device mode, the disks' conventional zones are the cache.
+            let cache_bytes = h.cache_size.as_deref().filter(|c| *c != "none").map(|c| wafsim_core::units::parse_bytes(c).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
+            return Ok(vec![DriveConfig::DmZoned { disk, disks: h.disks, cache_bytes, reserved_zones: h.reserved_zones }]);
         }
-        let Some(DriveConfig::Smr(disk)) = spec.device.zoned_config(&spec.namespace)? else {
-            bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
-        };
-        if h.disks == 0 {
-            bail!("host.disks: at least one disk");
-        }
-        if spec.namespace.len() != 1 {
-            bail!("host.layer = \"dm-zoned\": one namespace (the dm-zoned target), not {}", spec.namespace.len());
-        }
-        // "none" (or no key): single-device mode, the disks' conventional zones are the cache.
-        let cache_bytes = h.cache_size.as_deref().filter(|c| *c != "none").map(|c| wafsim_core::units::parse_bytes(c).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
-        return Ok(vec![DriveConfig::DmZoned { disk, disks: h.disks, cache_bytes, reserved_zones: h.reserved_zones }]);
+        _ => {}
     }
     if let Some(z) = spec.device.zoned_config(&spec.namespace)? {
         return Ok(vec![z]);

@@ -1090,11 +1090,17 @@ impl ExperimentSpec {
         if self.layout != "shared" && self.layout != "dedicated" {
             bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
         }
-        if let Some(h) = &self.host {
+        if let Some(h) = self.host.as_ref().filter(|h| h.layer != "none") {
+            if self.namespace.len() != 1 {
+                bail!("host.layer = {:?}: one namespace (the layer's volume), not {}", h.layer, self.namespace.len());
+            }
             match h.layer.as_str() {
                 "dm-zoned" => {
                     if self.device.drive_kind()? != DriveKind::Smr {
                         bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
+                    }
+                    if h.disks == 0 {
+                        bail!("host.disks: at least one disk");
                     }
                 }
                 "tiering" => {
@@ -1105,7 +1111,6 @@ impl ExperimentSpec {
                         bail!("host.layer = \"tiering\" needs host.hot, the staging drive's preset (e.g. \"enterprise-tlc-1.92tb\")");
                     }
                 }
-                "none" => {}
                 l => bail!("host.layer {l:?}: expected \"dm-zoned\", \"tiering\" or \"none\""),
             }
         }
@@ -1292,15 +1297,20 @@ impl WorkloadSpec {
     }
     /// Bytes to issue: "3x" means three times the namespace size.
     pub fn amount_bytes(&self, ns_bytes: u64) -> Result<u64> {
-        if let Some(m) = self.amount.trim().strip_suffix('x') {
-            let m: f64 = m.trim().parse().map_err(|_| anyhow!("amount {:?}: expected bytes (\"100GiB\") or a multiple of the namespace (\"3x\")", self.amount))?;
-            if !(m > 0.0) || !m.is_finite() {
-                bail!("amount {:?}: multiple must be > 0", self.amount);
-            }
-            return Ok((m * ns_bytes as f64) as u64);
-        }
-        size("amount", &self.amount)
+        amount_bytes(&self.amount, ns_bytes)
     }
+}
+
+/// An amount of bytes: bytes ("100GiB") or a multiple of `base` ("3x").
+pub fn amount_bytes(amount: &str, base: u64) -> Result<u64> {
+    if let Some(m) = amount.trim().strip_suffix('x') {
+        let m: f64 = m.trim().parse().map_err(|_| anyhow!("amount {amount:?}: expected bytes (\"100GiB\") or a multiple of the namespace (\"3x\")"))?;
+        if !(m > 0.0) || !m.is_finite() {
+            bail!("amount {amount:?}: multiple must be > 0");
+        }
+        return Ok((m * base as f64) as u64);
+    }
+    size("amount", amount)
 }
 
 #[cfg(test)]
