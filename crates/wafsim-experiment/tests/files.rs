@@ -1,23 +1,22 @@
 //! File workloads through file systems in experiments (`[[phase.files]]`): the section 5
 //! comparison (experiments/zoned-fs/lsm-files.toml) at a small scale.
 
-use wafsim_experiment::scale::scale_spec;
-use wafsim_experiment::{load_experiment, run_variant, RunOptions};
+mod common;
+use common::{experiment, run_at};
 
 #[test]
 fn lsm_files_on_zns_with_a_zoned_fs_against_a_conventional_ssd() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/zoned-fs/lsm-files.toml");
     let mut waf = std::collections::HashMap::new();
-    for mut v in load_experiment(&path).unwrap() {
-        scale_spec(&mut v.spec, 0.01).unwrap();
-        let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+    for v in experiment("zoned-fs/lsm-files.toml") {
+        let name = v.name.clone();
+        let r = run_at(v, 0.01).unwrap();
         let fs = &r.filesystems[0];
-        assert!(fs.file_write_bytes > 50 << 30, "{}: the application wrote 3x the drive", v.name);
+        assert!(fs.file_write_bytes > 50 << 30, "{}: the application wrote 3x the drive", name);
         // Neither file system amplifies here: the zoned one's groups die whole (no host GC).
-        assert!(fs.waf() >= 1.0 && fs.waf() < 1.02, "{}: file system WAF {}", v.name, fs.waf());
-        assert_eq!(r.counters.host_write_bytes, fs.dev_write_bytes, "{}: the device got what the file system sent", v.name);
-        eprintln!("{}: device WAF {:.3}, file system WAF {:.3}", v.name, r.waf(), fs.waf());
-        waf.insert(v.name.clone(), r.waf() * fs.waf());
+        assert!(fs.waf() >= 1.0 && fs.waf() < 1.02, "{}: file system WAF {}", name, fs.waf());
+        assert_eq!(r.counters.host_write_bytes, fs.dev_write_bytes, "{}: the device got what the file system sent", name);
+        eprintln!("{}: device WAF {:.3}, file system WAF {:.3}", name, r.waf(), fs.waf());
+        waf.insert(name.clone(), r.waf() * fs.waf());
     }
     let (zns, on, off) = (waf["zns-zoned-fs"], waf["ssd-fs-discard"], waf["ssd-fs-no-discard"]);
     assert!(zns < 1.02, "ZNS total WAF {zns:.3}");

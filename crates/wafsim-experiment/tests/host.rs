@@ -1,24 +1,24 @@
 //! Host layers in experiments (`[host]`): dm-zoned over SMR disks.
 
-use wafsim_experiment::scale::scale_spec;
-use wafsim_experiment::{load_experiment, parse_experiment, run_variant, RunOptions};
+mod common;
+use common::{experiment, run_at, run_doc};
+use wafsim_experiment::parse_experiment;
 
 /// A sequential fill through dm-zoned writes every chunk twice: first to a cache zone (a write
 /// to an unmapped chunk always goes there), then reclaim copies it to a sequential zone; the
 /// metadata flushes add a little (dm-zoned-target.c dmz_handle_write, dm-zoned-reclaim.c).
 #[test]
 fn dm_zoned_sequential_fill_writes_everything_twice() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/dm-zoned/smr.toml");
-    for mut v in load_experiment(&path).unwrap().into_iter().filter(|v| v.name == "cache+2" || v.name == "one-disk") {
+    for v in experiment("dm-zoned/smr.toml").into_iter().filter(|v| v.name == "cache+2" || v.name == "one-disk") {
+        let name = v.name.clone();
         // The default scale (2 MiB zones): metadata flushed per reclaimed zone does not shrink
         // with the zones, so much smaller zones inflate its share.
-        scale_spec(&mut v.spec, 0.01).unwrap();
-        let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+        let r = run_at(v, 0.01).unwrap();
         let waf = r.waf();
-        eprintln!("{}: dm-zoned WAF {waf:.3}", v.name);
+        eprintln!("{}: dm-zoned WAF {waf:.3}", name);
         assert!(r.counters.host_write_bytes > 0);
-        assert!((1.95..2.1).contains(&waf), "{}: WAF {waf:.3}, expected 2 plus metadata", v.name);
-        if v.name == "cache+2" {
+        assert!((1.95..2.1).contains(&waf), "{}: WAF {waf:.3}, expected 2 plus metadata", name);
+        if name == "cache+2" {
             // Every user byte enters through the cache device; reclaim copies it onto the disks,
             // about evenly (chunks go to whichever disk's worker takes their cache zone).
             let (cache, disks) = (&r.host_devices[0], &r.host_devices[1..]);
@@ -37,15 +37,10 @@ fn dm_zoned_specs_that_cannot_work_are_refused_with_the_reason() {
     let doc = |device: &str, host: &str, extra: &str| {
         format!("name = \"d\"\nprecondition = false\n[device]\n{device}\n[host]\n{host}\n[[namespace]]\nname = \"t\"\n[[workload]]\nnamespace = \"t\"\npattern = \"sequential\"\nbs = \"1MiB\"\namount = \"1GiB\"\n{extra}")
     };
-    let err = |d: String| {
-        let mut v = parse_experiment(&d, "d.toml").map(|mut v| v.remove(0));
-        match &mut v {
-            Ok(v) => {
-                scale_spec(&mut v.spec, 0.01).unwrap();
-                format!("{:#}", run_variant(v, RunOptions::default(), &|_| {}).unwrap_err())
-            }
-            Err(e) => format!("{e:#}"),
-        }
+    // Refused when parsed, or when run.
+    let err = |d: String| match parse_experiment(&d, "d.toml") {
+        Ok(mut v) => format!("{:#}", run_at(v.remove(0), 0.01).unwrap_err()),
+        Err(e) => format!("{e:#}"),
     };
     let smr = "preset = \"smr-hm-14tb\"";
     assert!(err(doc("preset = \"client-tlc-2tb\"", "layer = \"dm-zoned\"", "")).contains("device.kind = \"smr\""));
@@ -81,9 +76,7 @@ name = "a"
 file_size = ["1GiB", "4GiB"]
 live_files = 5000
 "#;
-    let mut v = parse_experiment(doc, "fs.toml").unwrap().remove(0);
-    scale_spec(&mut v.spec, 0.01).unwrap();
-    let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+    let r = run_doc(doc, 0.01).unwrap();
     let fs = &r.filesystems[0];
     assert_eq!(fs.dev_write_bytes, r.counters.host_write_bytes, "dm-zoned got what the file system sent");
     assert_eq!(fs.waf(), 1.0);
@@ -97,10 +90,8 @@ live_files = 5000
 /// counts both drives' NAND programs.
 #[test]
 fn tiering_writes_land_hot_and_migrations_move_hot_to_cold() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/tiering/hot-cold.toml");
-    let mut v = load_experiment(&path).unwrap().into_iter().find(|v| v.name == "tiered").unwrap();
-    scale_spec(&mut v.spec, 0.001).unwrap();
-    let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+    let v = experiment("tiering/hot-cold.toml").into_iter().find(|v| v.name == "tiered").unwrap();
+    let r = run_at(v, 0.001).unwrap();
     let (hot, cold) = (&r.host_devices[0], &r.host_devices[1]);
     assert_eq!((hot.device.as_str(), cold.device.as_str()), ("hot", "cold"));
     assert_eq!(cold.user_write_bytes, 0, "user writes go to the hot drive");

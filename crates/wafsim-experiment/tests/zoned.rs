@@ -3,8 +3,8 @@
 //! keeps the zone count.
 
 use wafsim_core::zone::ZoneState;
-use wafsim_experiment::scale::scale_spec;
-use wafsim_experiment::{parse_experiment, run_variant, RunOptions, VariantResult};
+mod common;
+use common::{experiment, run_at, run_doc as run, run_named, write_mib_s};
 
 const ZNS: &str = r#"
 name = "zns"
@@ -19,12 +19,6 @@ max_open = 8
 [[namespace]]
 name = "z"
 "#;
-
-fn run(doc: &str, scale: f64) -> anyhow::Result<VariantResult> {
-    let mut v = parse_experiment(doc, "zns.toml")?.remove(0);
-    scale_spec(&mut v.spec, scale)?;
-    run_variant(&v, RunOptions::default(), &|_| {})
-}
 
 fn phase(workload: &str) -> String {
     format!("[[phase]]\nname = \"p\"\n[[phase.workload]]\nnamespace = \"z\"\n{workload}\n")
@@ -115,11 +109,9 @@ name = "z"
 #[test]
 fn fio_zbd_jobs_run_on_the_zoned_presets() {
     for (file, finish_pads) in [("zns.toml", true), ("smr.toml", false)] {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/zoned-fio").join(file);
-        let mut v = wafsim_experiment::load_experiment(&path).unwrap().remove(0);
+        let v = experiment(&format!("zoned-fio/{file}")).remove(0);
         let s = wafsim_experiment::scale::auto_scale(&v.spec).unwrap();
-        scale_spec(&mut v.spec, s).unwrap();
-        let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+        let r = run_at(v, s).unwrap();
         let job = r.jobs.iter().find(|j| j.measured).unwrap();
         assert!(job.stats.write_bytes > r.logical_bytes, "{file}: the overwrite writes the drive over");
         assert!(job.stats.zone_resets > 0, "{file}: fio reset zones before rewriting them");
@@ -219,8 +211,7 @@ namespace = "z"
 args = "--name=w4 --rw=write --bs=128k --iodepth=16 --zonemode=zbd --direct=1 --size=3z --numjobs=4 --offset_increment=3z --offset=4z"
 "#;
     let r = run(doc, 1.0).unwrap();
-    let mibs = |phase: &str| r.jobs.iter().filter(|j| j.phase == phase).map(|j| j.timing.unwrap().write.bytes_per_sec).sum::<f64>() / (1u64 << 20) as f64;
-    let (one, four) = (mibs("one"), mibs("four"));
+    let (one, four) = (write_mib_s(&r, "one"), write_mib_s(&r, "four"));
     eprintln!("ZN540 preset: 1 zone {one:.0} MiB/s, 4 zones {four:.0} MiB/s (measured ~1,150)");
     for v in [one, four] {
         assert!((v - 1150.0).abs() / 1150.0 < 0.08, "{v:.0} MiB/s vs ~1,150 measured");
@@ -232,21 +223,10 @@ args = "--name=w4 --rw=write --bs=128k --iodepth=16 --zonemode=zbd --direct=1 --
 /// drive class (experiments/zoned-fio/smr-timed.toml; docs/model.md, "Host-managed SMR disks").
 const SMR_TIMED: &str = include_str!("../../../experiments/zoned-fio/smr-timed.toml");
 
-/// Run variant `name` of `doc` at `scale`.
-fn run_variant_named(doc: &str, name: &str, scale: f64) -> VariantResult {
-    let mut v = parse_experiment(doc, "smr-timed.toml").unwrap().into_iter().find(|v| v.name == name).unwrap();
-    scale_spec(&mut v.spec, scale).unwrap();
-    run_variant(&v, RunOptions::default(), &|_| {}).unwrap()
-}
-
-fn mib_s(r: &VariantResult, phase: &str) -> f64 {
-    r.jobs.iter().filter(|j| j.phase == phase).map(|j| j.timing.unwrap().write.bytes_per_sec).sum::<f64>() / (1u64 << 20) as f64
-}
-
 #[test]
 fn timed_smr_preset_writes_at_the_measured_sequential_and_random_zone_rates() {
-    let r = run_variant_named(SMR_TIMED, "any-zone", 1.0);
-    let (seq, rnd) = (mib_s(&r, "sequential"), mib_s(&r, "random-zones"));
+    let r = run_named(SMR_TIMED, "any-zone", 1.0);
+    let (seq, rnd) = (write_mib_s(&r, "sequential"), write_mib_s(&r, "random-zones"));
     eprintln!("SMR preset through the engine: sequential {seq:.1} MiB/s (measured 236), random zones {rnd:.1} MiB/s (measured 40.2)");
     assert!((seq / 236.0 - 1.0).abs() < 0.10, "sequential {seq:.1} MiB/s vs 236");
     assert!((rnd / 40.2 - 1.0).abs() < 0.10, "random zones {rnd:.1} MiB/s vs 40.2");
@@ -263,8 +243,8 @@ fn timed_smr_preset_writes_at_the_measured_sequential_and_random_zone_rates() {
 /// shared by the jobs) writes revisit open zones and often stream on from the previous one.
 #[test]
 fn timed_smr_random_writes_over_fewer_open_zones_stream_more() {
-    let all = mib_s(&run_variant_named(SMR_TIMED, "any-zone", 1.0), "random-zones");
-    let open = mib_s(&run_variant_named(SMR_TIMED, "open-zones", 1.0), "random-zones");
+    let all = write_mib_s(&run_named(SMR_TIMED, "any-zone", 1.0), "random-zones");
+    let open = write_mib_s(&run_named(SMR_TIMED, "open-zones", 1.0), "random-zones");
     eprintln!("random-zone writes: any zone {all:.1} MiB/s, within 128 open zones {open:.1} MiB/s");
     assert!(open > 1.3 * all, "{open:.1} vs {all:.1} MiB/s");
 }
@@ -275,8 +255,8 @@ fn timed_smr_random_writes_over_fewer_open_zones_stream_more() {
 #[test]
 fn timed_smr_rates_do_not_depend_much_on_the_scale() {
     let doc = SMR_TIMED.replace("--runtime=20s", "--runtime=200s");
-    let full = mib_s(&run_variant_named(&doc, "any-zone", 1.0), "random-zones");
-    let tenth = mib_s(&run_variant_named(&doc, "any-zone", 0.1), "random-zones");
+    let full = write_mib_s(&run_named(&doc, "any-zone", 1.0), "random-zones");
+    let tenth = write_mib_s(&run_named(&doc, "any-zone", 0.1), "random-zones");
     eprintln!("random zones: scale 1 {full:.1} MiB/s, scale 0.1 {tenth:.1} MiB/s");
     assert!((tenth / full - 1.0).abs() < 0.10, "{tenth:.1} vs {full:.1}");
 }
