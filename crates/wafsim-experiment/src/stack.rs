@@ -40,83 +40,109 @@ pub enum Drive {
     /// A host-managed SMR disk.
     Smr(SmrDevice),
     /// A host layer over several devices: dm-zoned.
-    DmZoned(Box<DmZonedDrive>),
+    DmZoned(Box<LayerDrive<DmZonedDevice<PlainDevice, SmrDevice>>>),
     /// A host layer over two flash drives: hot/cold tiering.
-    Tiering(Box<TieringDrive>),
+    Tiering(Box<LayerDrive<TieringDevice<Device, Device>>>),
 }
 
-/// Tiering over a hot and a cold flash drive, as one drive of a variant. Host bytes are what
-/// the user wrote to the layer; media units are both drives' NAND programs (user data, the
-/// layer's migrations and each drive's own GC), so the variant's WAF is application to NAND.
-pub struct TieringDrive {
-    pub dev: TieringDevice<Device, Device>,
+/// A host layer over several devices, as one drive of a variant. Its counters are the layer's
+/// user-level ones, with media units standing for every byte the layer's devices took: host
+/// bytes are what the user wrote to the layer, so the variant's WAF is the layer's (dm-zoned:
+/// user data, reclaim copies, zero-fill and metadata sent to its devices; tiering: both drives'
+/// NAND programs, i.e. application to NAND).
+pub struct LayerDrive<D> {
+    pub dev: D,
     counters: Counters,
+    /// The experiment's counting unit (the disks' block size; the capacity drive's mapping
+    /// unit), bytes.
     unit: u64,
 }
 
-impl TieringDrive {
-    fn new(hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64) -> Result<TieringDrive> {
-        // The experiment counts in the cold drive's mapping unit.
-        let unit = cold.mapping_unit as u64;
-        let hot = Device::new(hot).map_err(|e| anyhow!("host.hot: {e}"))?;
-        let cold = Device::new(cold).map_err(|e| anyhow!("{e}"))?;
-        let cfg = TieringConfig { extent_bytes, ..TieringConfig::default() };
-        let dev = TieringDevice::new(hot, cold, &cfg).map_err(|e| anyhow!("[host] tiering: {e}"))?;
-        let mut d = TieringDrive { dev, counters: Counters::default(), unit };
+/// What a [`LayerDrive`] counts from its layer.
+pub trait LayerMedia {
+    /// The layer's user-level counters.
+    fn user_counters(&self) -> &Counters;
+    /// Bytes the layer's devices took (see [`LayerDrive`]).
+    fn media_bytes(&self) -> u64;
+    /// Erases on the layer's devices.
+    fn erases(&self) -> u64;
+}
+
+impl LayerMedia for DmZonedDevice<PlainDevice, SmrDevice> {
+    fn user_counters(&self) -> &Counters {
+        self.layer().counters()
+    }
+    fn media_bytes(&self) -> u64 {
+        self.layer().device_bytes_written()
+    }
+    fn erases(&self) -> u64 {
+        0
+    }
+}
+
+impl LayerMedia for TieringDevice<Device, Device> {
+    fn user_counters(&self) -> &Counters {
+        self.layer().counters()
+    }
+    /// NAND bytes of both drives (each counts in its own mapping unit).
+    fn media_bytes(&self) -> u64 {
+        [self.hot(), self.cold()].iter().map(|d| d.counters().media_units() * d.config().mapping_unit as u64).sum()
+    }
+    fn erases(&self) -> u64 {
+        self.hot().counters().erases + self.cold().counters().erases
+    }
+}
+
+impl<D: BlockDevice + LayerMedia> LayerDrive<D> {
+    fn new(dev: D, unit: u64) -> LayerDrive<D> {
+        let mut d = LayerDrive { dev, counters: Counters::default(), unit };
         d.refresh();
-        Ok(d)
+        d
     }
 
+    /// Rebuild the counters from the layer's (after every command batch).
     fn refresh(&mut self) {
-        let mut c = self.dev.layer().counters().clone();
-        // NAND bytes of both drives (each counts in its own mapping unit), in the cold's unit.
-        let bytes = |d: &Device| d.counters().media_units() * d.config().mapping_unit as u64;
-        let media = (bytes(self.dev.hot()) + bytes(self.dev.cold())).div_ceil(self.unit);
+        let mut c = self.dev.user_counters().clone();
         c.host_units = c.host_write_bytes.div_ceil(self.unit);
-        c.gc_units = media.saturating_sub(c.host_units);
-        c.erases = self.dev.hot().counters().erases + self.dev.cold().counters().erases;
+        c.gc_units = self.dev.media_bytes().div_ceil(self.unit).saturating_sub(c.host_units);
+        c.erases = self.dev.erases();
         if let Some(n) = c.namespaces.first_mut() {
             n.host_units = c.host_units;
             n.gc_units = c.gc_units;
         }
         self.counters = c;
     }
-}
 
-/// dm-zoned over SMR disks (and a cache device), as one drive of a variant. Its counters are
-/// the layer's: host bytes are what the user wrote to the target; media units are every byte the
-/// layer wrote to its devices (user data, reclaim copies and zero-fill, metadata), so the
-/// variant's WAF is the host layer's.
-pub struct DmZonedDrive {
-    pub dev: DmZonedDevice<PlainDevice, SmrDevice>,
-    counters: Counters,
-    /// The counting unit of the experiment (the disks' block size), bytes.
-    unit: u64,
-}
-
-impl DmZonedDrive {
-    fn new(disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32) -> Result<DmZonedDrive> {
-        let cache = cache_bytes.map(|b| PlainDevice::new(b, disk.block_size).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
-        let disks = (0..disks).map(|_| SmrDevice::new(disk.clone()).map_err(|e| anyhow!("{e}"))).collect::<Result<Vec<_>>>()?;
-        let dev = DmZonedDevice::new(cache, disks, &DmZonedConfig::with_reserved(reserved_zones)).map_err(|e| anyhow!("[host] dm-zoned: {e} (a scaled run shrinks the zones, not dm-zoned's metadata per zone: a larger --scale may help)"))?;
-        let mut d = DmZonedDrive { dev, counters: Counters::default(), unit: disk.block_size as u64 };
-        d.refresh();
-        Ok(d)
+    fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
+        let r = self.dev.submit(io);
+        self.refresh();
+        r
     }
 
-    /// Rebuild the counters from the layer's (after every batch).
-    fn refresh(&mut self) {
-        let layer = self.dev.layer();
-        let mut c = layer.counters().clone();
-        let mu = self.unit;
-        c.host_units = c.host_write_bytes.div_ceil(mu);
-        c.gc_units = layer.device_bytes_written().div_ceil(mu).saturating_sub(c.host_units);
-        if let Some(n) = c.namespaces.first_mut() {
-            n.host_units = c.host_units;
-            n.gc_units = c.gc_units;
-        }
-        self.counters = c;
+    fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
+        let r = self.dev.submit_batch(ios);
+        self.refresh();
+        r
     }
+}
+
+/// dm-zoned over `disks` copies of the SMR disk `disk`, with a plain cache device of
+/// `cache_bytes` or none.
+fn dm_zoned(disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32) -> Result<LayerDrive<DmZonedDevice<PlainDevice, SmrDevice>>> {
+    let cache = cache_bytes.map(|b| PlainDevice::new(b, disk.block_size).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
+    let disks = (0..disks).map(|_| SmrDevice::new(disk.clone()).map_err(|e| anyhow!("{e}"))).collect::<Result<Vec<_>>>()?;
+    let dev = DmZonedDevice::new(cache, disks, &DmZonedConfig::with_reserved(reserved_zones)).map_err(|e| anyhow!("[host] dm-zoned: {e} (a scaled run shrinks the zones, not dm-zoned's metadata per zone: a larger --scale may help)"))?;
+    Ok(LayerDrive::new(dev, disk.block_size as u64))
+}
+
+/// Tiering over a hot and a cold flash drive; the experiment counts in the cold drive's unit.
+fn tiering(hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64) -> Result<LayerDrive<TieringDevice<Device, Device>>> {
+    let unit = cold.mapping_unit as u64;
+    let hot = Device::new(hot).map_err(|e| anyhow!("host.hot: {e}"))?;
+    let cold = Device::new(cold).map_err(|e| anyhow!("{e}"))?;
+    let cfg = TieringConfig { extent_bytes, ..TieringConfig::default() };
+    let dev = TieringDevice::new(hot, cold, &cfg).map_err(|e| anyhow!("[host] tiering: {e}"))?;
+    Ok(LayerDrive::new(dev, unit))
 }
 
 impl Drive {
@@ -125,8 +151,8 @@ impl Drive {
             DriveConfig::Flash(c) => Drive::Flash(Device::new(c).map_err(|e| anyhow!("{e}"))?),
             DriveConfig::Zns(c) => Drive::Zns(ZnsDevice::new(c).map_err(|e| anyhow!("{e}"))?),
             DriveConfig::Smr(c) => Drive::Smr(SmrDevice::new(c).map_err(|e| anyhow!("{e}"))?),
-            DriveConfig::DmZoned { disk, disks, cache_bytes, reserved_zones } => Drive::DmZoned(Box::new(DmZonedDrive::new(disk, disks, cache_bytes, reserved_zones)?)),
-            DriveConfig::Tiering { hot, cold, extent_bytes } => Drive::Tiering(Box::new(TieringDrive::new(hot, cold, extent_bytes)?)),
+            DriveConfig::DmZoned { disk, disks, cache_bytes, reserved_zones } => Drive::DmZoned(Box::new(dm_zoned(disk, disks, cache_bytes, reserved_zones)?)),
+            DriveConfig::Tiering { hot, cold, extent_bytes } => Drive::Tiering(Box::new(tiering(hot, cold, extent_bytes)?)),
         })
     }
 
@@ -182,16 +208,8 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => BlockDevice::submit(d, io),
             Drive::Zns(z) => z.submit(io),
             Drive::Smr(z) => z.submit(io),
-            Drive::DmZoned(d) => {
-                let r = d.dev.submit(io);
-                d.refresh();
-                r
-            }
-            Drive::Tiering(d) => {
-                let r = d.dev.submit(io);
-                d.refresh();
-                r
-            }
+            Drive::DmZoned(d) => d.submit(io),
+            Drive::Tiering(d) => d.submit(io),
         }
     }
     fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
@@ -199,16 +217,8 @@ impl BlockDevice for Drive {
             Drive::Flash(d) => d.submit_batch(ios),
             Drive::Zns(z) => z.submit_batch(ios),
             Drive::Smr(z) => z.submit_batch(ios),
-            Drive::DmZoned(d) => {
-                let r = d.dev.submit_batch(ios);
-                d.refresh();
-                r
-            }
-            Drive::Tiering(d) => {
-                let r = d.dev.submit_batch(ios);
-                d.refresh();
-                r
-            }
+            Drive::DmZoned(d) => d.submit_batch(ios),
+            Drive::Tiering(d) => d.submit_batch(ios),
         }
     }
     fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
