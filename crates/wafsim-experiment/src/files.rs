@@ -4,11 +4,10 @@
 //! and what it sent down, so results show the file system's own write amplification.
 
 use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
-use crate::spec::{FileSize, FilesSpec};
+use crate::spec::{size, FileSize, FilesSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_core::blockdev::ZoneAction;
-use wafsim_core::units::parse_bytes;
 use wafsim_core::{Io, Op, Pid};
 use wafsim_host::fs::{ConvFs, ConvFsConfig, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
@@ -25,29 +24,25 @@ pub struct FsProbe {
 /// Default queue depth of a file workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;
 
-fn bytes(field: &str, v: &str) -> Result<u64> {
-    parse_bytes(v).map_err(|e| anyhow!("{field}: {e}"))
-}
-
 /// The groups of `f`, with sizes in bytes.
 fn groups(f: &FilesSpec) -> Result<Vec<FileGroup>> {
     if f.group.is_empty() {
         bail!("needs at least one [[phase.files.group]]");
     }
-    let write = bytes("write_size", &f.write_size)?;
+    let write = size("write_size", &f.write_size)?;
     f.group
         .iter()
         .map(|g| {
             let ctx = || format!("group {:?}", g.name);
             let (lo, hi) = match &g.file_size {
                 FileSize::One(s) => {
-                    let v = bytes("file_size", s).with_context(ctx)?;
+                    let v = size("file_size", s).with_context(ctx)?;
                     (v, v)
                 }
-                FileSize::Range([a, b]) => (bytes("file_size", a).with_context(ctx)?, bytes("file_size", b).with_context(ctx)?),
+                FileSize::Range([a, b]) => (size("file_size", a).with_context(ctx)?, size("file_size", b).with_context(ctx)?),
             };
             let w = match &g.write_size {
-                Some(s) => bytes("write_size", s).with_context(ctx)?,
+                Some(s) => size("write_size", s).with_context(ctx)?,
                 None => write,
             };
             if w == 0 || w > u32::MAX as u64 / 2 {
@@ -112,7 +107,7 @@ pub fn file_parts(
         let mut mkfs = Vec::new();
         let (source, report): (Box<dyn IoSource>, _) = match f.filesystem.as_str() {
             "conventional" => {
-                let chunk = bytes("chunk", &f.chunk).with_context(ctx)?;
+                let chunk = size("chunk", &f.chunk).with_context(ctx)?;
                 let fs = ConvFs::new(ConvFsConfig { discard: f.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) })
                     .map_err(|e| anyhow!("{e}"))
                     .with_context(ctx)?;

@@ -349,7 +349,7 @@ fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
     match spec.host.as_ref().map(|h| (h, h.layer.as_str())) {
         Some((h, "tiering")) => {
             let hot = crate::stack::hot_device(spec, h.hot.as_deref().expect("validated: tiering names its hot drive"))?;
-            let extent_bytes = h.extent.as_deref().map_or(Ok(1 << 20), wafsim_core::units::parse_bytes).map_err(|e| anyhow!("host.extent: {e}"))?;
+            let extent_bytes = h.extent.as_deref().map_or(Ok(1 << 20), |e| crate::spec::size("host.extent", e))?;
             return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
         }
         Some((h, "dm-zoned")) => {
@@ -357,7 +357,7 @@ fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
                 unreachable!("validated: dm-zoned runs over an SMR drive")
             };
             // "none" (or no key): single-device mode, the disks' conventional zones are the cache.
-            let cache_bytes = h.cache_size.as_deref().filter(|c| *c != "none").map(|c| wafsim_core::units::parse_bytes(c).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
+            let cache_bytes = h.cache_size.as_deref().filter(|c| *c != "none").map(|c| crate::spec::size("host.cache_size", c)).transpose()?;
             return Ok(vec![DriveConfig::DmZoned { disk, disks: h.disks, cache_bytes, reserved_zones: h.reserved_zones }]);
         }
         _ => {}

@@ -735,7 +735,8 @@ pub struct Variant {
     pub spec: ExperimentSpec,
 }
 
-fn size(field: &str, s: &str) -> Result<u64> {
+/// A size in bytes ("256MiB"); errors name `field`.
+pub(crate) fn size(field: &str, s: &str) -> Result<u64> {
     parse_bytes(s).map_err(|e| anyhow!("{field}: {e}"))
 }
 
