@@ -187,18 +187,17 @@ args = "--name=w --rw=write --bs=192k --iodepth=16 --zonemode=zbd --direct=1 --s
     assert!((shared / apart - 1.0).abs() < 0.1, "two 8-die zones: {shared:.4e} vs {apart:.4e}");
 }
 
+/// The zns-zn540 preset, timed, with one namespace "z" and `phases`.
+fn zn540_timed(phases: &str) -> String {
+    format!("name = \"zn540 timed\"\n[device]\npreset = \"zns-zn540\"\n[[namespace]]\nname = \"z\"\n[timing]\nenabled = true\n{phases}")
+}
+
 /// The zns-zn540 preset's fitted timing against the drive class's measured write ceiling
 /// (~1,150 MiB/s, flat from 1 to 14 zones written in parallel; docs/presets-research.md).
 #[test]
 fn zn540_preset_writes_at_the_measured_ceiling_whatever_the_zone_count() {
-    let doc = r#"
-name = "zn540 timed"
-[device]
-preset = "zns-zn540"
-[[namespace]]
-name = "z"
-[timing]
-enabled = true
+    let doc = zn540_timed(
+        r#"
 [[phase]]
 name = "one"
 [[phase.fio]]
@@ -209,8 +208,9 @@ name = "four"
 [[phase.fio]]
 namespace = "z"
 args = "--name=w4 --rw=write --bs=128k --iodepth=16 --zonemode=zbd --direct=1 --size=3z --numjobs=4 --offset_increment=3z --offset=4z"
-"#;
-    let r = run(doc, 1.0).unwrap();
+"#,
+    );
+    let r = run(&doc, 1.0).unwrap();
     let (one, four) = (write_mib_s(&r, "one"), write_mib_s(&r, "four"));
     eprintln!("ZN540 preset: 1 zone {one:.0} MiB/s, 4 zones {four:.0} MiB/s (measured ~1,150)");
     for v in [one, four] {
@@ -266,14 +266,8 @@ fn timed_smr_rates_do_not_depend_much_on_the_scale() {
 /// number of zones written at QD1 (712 MiB/s measured with 14 zones).
 #[test]
 fn zn540_preset_small_writes_meet_the_measured_latency_and_command_limit() {
-    let doc = r#"
-name = "zn540 small writes"
-[device]
-preset = "zns-zn540"
-[[namespace]]
-name = "z"
-[timing]
-enabled = true
+    let doc = zn540_timed(
+        r#"
 [[phase]]
 name = "qd1"
 [[phase.fio]]
@@ -284,8 +278,9 @@ name = "z13"
 [[phase.fio]]
 namespace = "z"
 args = "--name=w13 --rw=write --bs=4k --iodepth=1 --zonemode=zbd --direct=1 --size=1z --io_size=64m --numjobs=13 --offset=1z --offset_increment=1z"
-"#;
-    let r = run(doc, 1.0).unwrap();
+"#,
+    );
+    let r = run(&doc, 1.0).unwrap();
     let lat_us = r.jobs.iter().find(|j| j.phase == "qd1").unwrap().timing.unwrap().write.lat_mean_ns / 1e3;
     let iops: f64 = r.jobs.iter().filter(|j| j.phase == "z13").map(|j| j.timing.unwrap().write.iops).sum();
     eprintln!("ZN540 preset: QD1 4 KiB write {lat_us:.2} us (measured 10.8), 13 zones x QD1: {iops:.0} IOPS (measured ~186K)");
