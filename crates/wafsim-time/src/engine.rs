@@ -104,6 +104,98 @@ pub struct TimedRun {
     pub drained_ns: u64,
     /// Die-busy time during the run, by cause.
     pub busy: Busy,
+    /// Bandwidth over time (fio's `write_bw_log` with `log_avg_msec`): the completions of all
+    /// jobs, ramp time included (a log, not a statistic), by completion time in consecutive
+    /// intervals of [`EngineOptions::sample_ns`] from `start_ns`. Interval `k` holds the
+    /// completions in `(start_ns + k*sample_ns, start_ns + (k+1)*sample_ns]` (the first one
+    /// also those at `start_ns` itself). Every interval up to the one holding the last
+    /// completion is present, empty ones zero-filled; the last one is partial when the run
+    /// ends inside it (its `end_ns` is then `end_ns` of the run). Empty when sampling is off or
+    /// nothing completed.
+    pub series: Vec<Interval>,
+}
+
+/// Options of a timed run that do not change what the device does, only what is recorded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Length in ns of the intervals of [`TimedRun::series`] (fio `log_avg_msec` x 10^6);
+    /// None (the default): no series. Must not be zero.
+    pub sample_ns: Option<u64>,
+}
+
+/// Completions in one interval of [`TimedRun::series`]. The interval starts where the
+/// previous one ends (the first at [`TimedRun::start_ns`]), so its length is `sample_ns`
+/// except for a partial last one. Reads and writes (Zone Append included) only: trims, flushes
+/// and zone management commands move no data and are not counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Interval {
+    /// Absolute model time (ns) at which the interval ends.
+    pub end_ns: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub read_ios: u64,
+    pub write_ios: u64,
+}
+
+/// The series being recorded: closed intervals and the open one, which ends at `cur_end`.
+struct SeriesLog {
+    sample_ns: u64,
+    cur_end: u64,
+    cur: Interval,
+    /// A completion has been recorded (the open interval belongs in the series).
+    any: bool,
+    closed: Vec<Interval>,
+}
+
+impl SeriesLog {
+    fn new(t0: u64, sample_ns: u64) -> SeriesLog {
+        assert!(sample_ns > 0, "timing engine: the sampling interval must be at least 1 ns");
+        SeriesLog { sample_ns, cur_end: t0.saturating_add(sample_ns), cur: Interval::default(), any: false, closed: Vec::new() }
+    }
+
+    /// A completion at `now` (never earlier than the previous one: events run in time order).
+    /// Out of line: the event loop keeps only the test whether sampling is on.
+    #[inline(never)]
+    fn record(&mut self, now: u64, class: Class, len: u32) {
+        if now > self.cur_end {
+            self.roll(now);
+        }
+        self.any = true;
+        match class {
+            Class::Write => {
+                self.cur.write_ios += 1;
+                self.cur.write_bytes += len as u64;
+            }
+            Class::Read => {
+                self.cur.read_ios += 1;
+                self.cur.read_bytes += len as u64;
+            }
+            Class::Other | Class::ZoneReset | Class::ZoneFinish => {}
+        }
+    }
+
+    /// Close the open interval and the empty ones up to the interval holding `now`.
+    #[cold]
+    #[inline(never)]
+    fn roll(&mut self, now: u64) {
+        let empty = (now - self.cur_end - 1) / self.sample_ns;
+        self.cur.end_ns = self.cur_end;
+        self.closed.push(std::mem::take(&mut self.cur));
+        for _ in 0..empty {
+            self.cur_end = self.cur_end.saturating_add(self.sample_ns);
+            self.closed.push(Interval { end_ns: self.cur_end, ..Interval::default() });
+        }
+        self.cur_end = self.cur_end.saturating_add(self.sample_ns);
+    }
+
+    /// The series of a run that ended at `end` (no earlier than the last completion).
+    fn finish(mut self, end: u64) -> Vec<Interval> {
+        if self.any {
+            self.cur.end_ns = self.cur_end.min(end);
+            self.closed.push(self.cur);
+        }
+        self.closed
+    }
 }
 
 struct JobState {
@@ -191,7 +283,12 @@ fn queue_indices(jobs: &[JobSpec]) -> Vec<u32> {
 /// Run `jobs` concurrently on a flash device from the timeline's current time until every job
 /// has finished.
 pub fn run<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
-    run_on(&mut FlashTimed::new(dev, tl), jobs)
+    run_with(dev, tl, jobs, &EngineOptions::default())
+}
+
+/// [`run`] with options (e.g. a bandwidth series).
+pub fn run_with<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, jobs: Vec<JobSpec>, opts: &EngineOptions) -> Result<TimedRun, DeviceError> {
+    run_on_with(&mut FlashTimed::new(dev, tl), jobs, opts)
 }
 
 /// The host side of a run: jobs, their events, and the commands in flight.
@@ -201,10 +298,17 @@ struct Host {
     heap: BinaryHeap<Reverse<Event>>,
     /// Commands issued and not completed, over all jobs.
     inflight: u64,
+    /// The bandwidth series, when sampling is on.
+    series: Option<SeriesLog>,
 }
 
 /// Run `jobs` concurrently on `m` from its clock until every job has finished.
 pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
+    run_on_with(m, jobs, &EngineOptions::default())
+}
+
+/// [`run_on`] with options (e.g. a bandwidth series). Panics if `opts.sample_ns` is `Some(0)`.
+pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineOptions) -> Result<TimedRun, DeviceError> {
     let t0 = m.clock();
     let busy0 = m.busy();
     let queue_of = queue_indices(&jobs);
@@ -232,7 +336,9 @@ pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun,
             zone_finishes: 0,
         })
         .collect();
-    let mut h = Host { states, queue_of, heap: BinaryHeap::new(), inflight: 0 };
+    // Sampling off costs one predictable branch per completion.
+    let series = opts.sample_ns.map(|s| SeriesLog::new(t0, s));
+    let mut h = Host { states, queue_of, heap: BinaryHeap::new(), inflight: 0, series };
     let mut end = t0;
     // Device work left from earlier runs runs up to the start.
     while let Some(mt) = m.next_event() {
@@ -270,6 +376,9 @@ pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun,
         {
             let s = &mut h.states[j];
             if ev.kind == 0 {
+                if let Some(log) = h.series.as_mut() {
+                    log.record(now, ev.class, ev.len);
+                }
                 s.advance(now);
                 s.inflight -= 1;
                 h.inflight -= 1;
@@ -326,7 +435,8 @@ pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun,
             }
         })
         .collect();
-    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0) })
+    let series = h.series.take().map_or_else(Vec::new, |log| log.finish(end));
+    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0), series })
 }
 
 /// Jobs not yet started whose group has no unfinished job at an earlier stage (at the start:
@@ -428,4 +538,144 @@ fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max:
         m.submit(cmd, now, &mut Completions::engine(&mut h.heap))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wafsim_core::blockdev::ZoneAction;
+    use wafsim_core::{Op, Pid};
+
+    /// Completes every command a fixed latency after it is taken; no internal events.
+    struct FixedLatency {
+        clock: u64,
+        lat: u64,
+    }
+
+    impl TimedDevice for FixedLatency {
+        fn next_event(&mut self) -> Option<u64> {
+            None
+        }
+        fn step(&mut self, _t: u64, _done: &mut Completions) -> Result<(), DeviceError> {
+            Ok(())
+        }
+        fn advance(&mut self, _now: u64) {}
+        fn submit(&mut self, cmd: Cmd, now: u64, done: &mut Completions) -> Result<(), DeviceError> {
+            done.push(&cmd, now + self.lat);
+            Ok(())
+        }
+        fn holding(&self) -> usize {
+            0
+        }
+        fn clock(&self) -> u64 {
+            self.clock
+        }
+        fn set_clock(&mut self, t: u64) {
+            self.clock = t;
+        }
+        fn drained_at(&self) -> u64 {
+            self.clock
+        }
+    }
+
+    /// Plays back a fixed list of I/Os.
+    struct Listed(std::vec::IntoIter<Io>);
+
+    impl IoSource for Listed {
+        fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+            let n = out.len();
+            out.extend(self.0.by_ref().take(max));
+            out.len() - n
+        }
+    }
+
+    fn io(op: Op, len: u32) -> Io {
+        Io { op, ns: 0, offset: 0, len, pid: Pid::NONE }
+    }
+
+    const BS: u32 = 4096;
+
+    /// `n` I/Os alternating write and read, `BS` bytes each, at `iops` per second.
+    fn paced(n: usize, iops: f64, ramp_ns: u64) -> JobSpec {
+        let ios = (0..n).map(|i| io(if i % 2 == 0 { Op::Write } else { Op::Read }, BS)).collect::<Vec<_>>();
+        JobSpec { rate_iops: Some(iops), ramp_ns, ..JobSpec::new("paced", Box::new(Listed(ios.into_iter())), 8, 0) }
+    }
+
+    fn sampled(ns: u64) -> EngineOptions {
+        EngineOptions { sample_ns: Some(ns) }
+    }
+
+    #[test]
+    fn a_constant_rate_gives_constant_intervals_and_the_series_sums_to_every_completion() {
+        // 100k IOPS for 10.5 ms (ramp 2 ms included) in 1 ms intervals: 100 I/Os per interval,
+        // 50 in the last, partial one.
+        let t0 = 5_000;
+        let mut m = FixedLatency { clock: t0, lat: 3_000 };
+        let s = 1_000_000;
+        let r = run_on_with(&mut m, vec![paced(1050, 1e5, 2_000_000)], &sampled(s)).unwrap();
+        let series = &r.series;
+        assert_eq!(series.len(), 11);
+        let mut start = r.start_ns;
+        for (k, iv) in series.iter().enumerate() {
+            let want_end = if k + 1 < series.len() { t0 + (k as u64 + 1) * s } else { r.end_ns };
+            assert_eq!(iv.end_ns, want_end, "interval {k}");
+            // rate x interval length, within one I/O.
+            let want = 1e5 * (iv.end_ns - start) as f64 * 1e-9 * BS as f64;
+            let got = (iv.read_bytes + iv.write_bytes) as f64;
+            assert!((got - want).abs() <= BS as f64, "interval {k}: {got} B vs {want}");
+            assert_eq!(iv.read_ios + iv.write_ios, (iv.read_bytes + iv.write_bytes) / BS as u64);
+            start = iv.end_ns;
+        }
+        assert!(r.end_ns - series[series.len() - 2].end_ns < s, "the last interval is partial");
+        // Every completion, ramp included; the job's statistics leave the ramp out.
+        let j = &r.jobs[0];
+        let (w, rd) = (series.iter().map(|i| i.write_bytes).sum::<u64>(), series.iter().map(|i| i.read_bytes).sum::<u64>());
+        assert_eq!((w, rd), (525 * BS as u64, 525 * BS as u64));
+        assert!(j.write.bytes + j.read.bytes < w + rd, "ramp left out of the job statistics");
+        assert_eq!(series.iter().map(|i| i.write_ios + i.read_ios).sum::<u64>(), 1050);
+    }
+
+    #[test]
+    fn no_sampling_gives_an_empty_series() {
+        let mut m = FixedLatency { clock: 0, lat: 3_000 };
+        assert!(run_on_with(&mut m, vec![paced(100, 1e5, 0)], &EngineOptions::default()).unwrap().series.is_empty());
+        assert!(run_on(&mut m, vec![paced(100, 1e5, 0)]).unwrap().series.is_empty());
+    }
+
+    #[test]
+    fn a_gap_in_completions_gives_zero_filled_intervals() {
+        // 1000 IOPS, 3 I/Os: completions at 3 us, 1.003 ms and 2.003 ms; 100 us intervals.
+        let mut m = FixedLatency { clock: 7, lat: 3_000 };
+        let s = 100_000;
+        let r = run_on_with(&mut m, vec![paced(3, 1e3, 0)], &sampled(s)).unwrap();
+        assert_eq!(r.series.len(), 21);
+        for (k, iv) in r.series.iter().enumerate() {
+            if k < 20 {
+                assert_eq!(iv.end_ns, 7 + (k as u64 + 1) * s);
+            }
+            let n = if k % 10 == 0 { 1 } else { 0 };
+            assert_eq!(iv.read_ios + iv.write_ios, n, "interval {k}");
+            assert_eq!(iv.read_bytes + iv.write_bytes, n * BS as u64, "interval {k}");
+        }
+        assert_eq!(r.series[20].end_ns, r.end_ns.min(7 + 21 * s));
+    }
+
+    #[test]
+    fn zone_append_counts_as_a_write_and_commands_without_data_are_not_counted() {
+        let ios = vec![
+            io(Op::Append, BS),
+            io(Op::Write, BS),
+            io(Op::Read, 2 * BS),
+            io(Op::Trim, 8 * BS),
+            io(Op::Flush, 0),
+            io(Op::Zone(ZoneAction::Reset), 0),
+            io(Op::Zone(ZoneAction::Finish), 0),
+        ];
+        let mut m = FixedLatency { clock: 0, lat: 10 };
+        let job = JobSpec::new("mix", Box::new(Listed(ios.into_iter())), 1, 0);
+        let r = run_on_with(&mut m, vec![job], &sampled(1_000_000)).unwrap();
+        let want = Interval { end_ns: r.end_ns, read_bytes: 2 * BS as u64, write_bytes: 2 * BS as u64, read_ios: 1, write_ios: 2 };
+        assert_eq!(r.series, vec![want]);
+        assert_eq!(r.jobs[0].trim.ios, 4);
+    }
 }

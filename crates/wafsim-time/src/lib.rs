@@ -15,6 +15,6 @@ pub mod timed;
 
 pub use config::{NandTiming, TimingConfig};
 pub use disk::{DiskTimed, DiskTimeline};
-pub use engine::{run, run_on, JobResult, JobSpec, TimedRun};
+pub use engine::{run, run_on, run_on_with, run_with, EngineOptions, Interval, JobResult, JobSpec, TimedRun};
 pub use flash::{FlashTimed, Timeline};
 pub use timed::{Cmd, Completions, TimedDevice};
