@@ -38,7 +38,7 @@ pub mod fs;
 pub mod tiering;
 
 pub use dmzoned::{
-    ConfigError, DevId, DevIo, DmZoned, DmZonedConfig, DmZonedDevice, HostError, IoClass, MapStatus, ReclaimCase,
-    ReclaimProgress, StallReason,
+    ConfigError, DevId, DevIo, DmZoned, DmZonedClock, DmZonedConfig, DmZonedDevice, DmZonedTimed, DmzSample, HostError,
+    IoClass, MapStatus, ReclaimCase, ReclaimProgress, StallReason,
 };
 pub use tiering::{Tier, TierCounters, TierIo, Tiering, TieringConfig, TieringDevice};

@@ -11,10 +11,12 @@ pub mod flash;
 pub mod hdd;
 pub mod hist;
 pub mod media;
+pub mod plain;
 pub mod timed;
 
 pub use config::{NandTiming, TimingConfig};
 pub use disk::{DiskTimed, DiskTimeline};
 pub use engine::{run, run_on, run_on_with, run_with, EngineOptions, Interval, JobResult, JobSpec, TimedRun};
 pub use flash::{FlashTimed, Timeline};
+pub use plain::{PlainTimed, PlainTimeline, PlainTiming};
 pub use timed::{Cmd, Completions, TimedDevice};

@@ -85,6 +85,11 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
         &self.disks
     }
 
+    /// The layer and the devices, to drive them from outside (the timed driver).
+    pub fn parts_mut(&mut self) -> (&mut DmZoned, Option<&mut C>, &mut [Z]) {
+        (&mut self.layer, self.cache.as_mut(), &mut self.disks)
+    }
+
     /// Give back the layer and the devices.
     pub fn into_parts(self) -> (DmZoned, Option<C>, Vec<Z>) {
         (self.layer, self.cache, self.disks)
@@ -226,7 +231,7 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
 
 /// The device error a layer refusal maps to. A misaligned command becomes Invalid Field (the
 /// generic NVMe status the zoned devices use for it; the kernel kills the BIO).
-fn host_err(e: HostError) -> DeviceError {
+pub(crate) fn host_err(e: HostError) -> DeviceError {
     match e {
         HostError::NoSuchNamespace(ns) => DeviceError::NoSuchNamespace(ns),
         HostError::ZeroLength => DeviceError::ZeroLength,

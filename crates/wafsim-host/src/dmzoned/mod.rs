@@ -68,12 +68,14 @@ mod device;
 mod mapping;
 mod metadata;
 mod reclaim;
+pub mod timed;
 pub mod zones;
 
 pub use config::{ConfigError, DeviceShape, DmZonedConfig, Layout};
 pub use device::DmZonedDevice;
 pub use metadata::MetadataStats;
 pub use reclaim::{ReclaimCase, ReclaimProgress, ReclaimStats};
+pub use timed::{DmZonedClock, DmZonedTimed, DmzSample};
 pub use zones::ZoneKind;
 
 use config::{BLOCK_SHIFT, BLOCK_SIZE};

@@ -236,6 +236,13 @@ impl DmZoned {
         self.reclaim.jobs[worker as usize].is_some()
     }
 
+    /// Whether worker `worker`'s job is inside a valid extent (more kcopyd pieces of the same
+    /// extent follow). A kcopyd job is one extent; its pieces may run concurrently, extents run
+    /// one after another.
+    pub fn reclaim_in_extent(&self, worker: u32) -> bool {
+        self.reclaim.jobs[worker as usize].as_ref().is_some_and(|j| j.ext.is_some())
+    }
+
     /// One piece of reclaim work on any worker, emitted to `out`: continue the first job in
     /// progress, else start a zone on the next worker (round robin) that should reclaim. `None`
     /// when nothing is due. Jobs run one after the other; use
