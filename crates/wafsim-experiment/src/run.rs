@@ -125,6 +125,8 @@ pub struct TimedSummary {
 enum DriveTiming {
     Flash(wafsim_time::TimingConfig),
     Disk(wafsim_time::hdd::HddConfig, u64, u64),
+    /// dm-zoned: the cache device's rates (if it has one) and every disk's mechanics.
+    DmZoned { cache: Option<wafsim_time::PlainTiming>, hdd: wafsim_time::hdd::HddConfig, zone: u64, disk_zone: u64, conventional: u32 },
 }
 
 /// One drive's clock across the phases of a timed run (one per drive and run: size is no
@@ -133,13 +135,14 @@ enum DriveTiming {
 enum Clock {
     Flash(wafsim_time::Timeline),
     Disk(wafsim_time::DiskTimeline),
+    DmZoned { layer: wafsim_host::DmZonedClock, cache: Option<wafsim_time::PlainTimeline>, disks: Vec<wafsim_time::DiskTimeline> },
 }
 
 impl Clock {
     fn pe_cycles(&self) -> u32 {
         match self {
             Clock::Flash(tl) => tl.cfg.nand.pe_cycles,
-            Clock::Disk(_) => 0,
+            Clock::Disk(_) | Clock::DmZoned { .. } => 0,
         }
     }
 
@@ -147,6 +150,16 @@ impl Clock {
         match self {
             Clock::Flash(_) => 0,
             Clock::Disk(tl) => tl.busy_ns,
+            Clock::DmZoned { disks, .. } => disks.iter().map(|d| d.busy_ns).sum(),
+        }
+    }
+
+    /// Mechanical disks on this clock.
+    fn disks(&self) -> u32 {
+        match self {
+            Clock::Flash(_) => 0,
+            Clock::Disk(_) => 1,
+            Clock::DmZoned { disks, .. } => disks.len() as u32,
         }
     }
 }
@@ -220,6 +233,36 @@ pub struct VariantResult {
     /// A host layer's devices (dm-zoned: the cache device and every disk): what the layer
     /// wrote to and read from each over the whole run.
     pub host_devices: Vec<HostDeviceRow>,
+    /// Timed runs with `[timing] log_interval`: completed bytes of each drive per interval.
+    pub bandwidth: Vec<BwPoint>,
+    /// Timed dm-zoned with `[timing] log_interval`: the target's state at every interval end.
+    pub host_timeline: Vec<HostPoint>,
+}
+
+/// Bytes one drive completed in one log interval (fio's bandwidth log).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BwPoint {
+    pub phase: usize,
+    pub device: u32,
+    /// Interval end, seconds from the drive's first phase start (the last interval of a phase
+    /// may be shorter).
+    pub t_s: f64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+/// dm-zoned's state at one moment of a timed run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostPoint {
+    /// Seconds of model time (from the start of the run).
+    pub t_s: f64,
+    /// Cache (or single-device random) zones free, and in all.
+    pub cache_free: u32,
+    pub cache_total: u32,
+    /// User bytes written so far.
+    pub user_write_bytes: u64,
+    /// Bytes each disk's reclaim worker has written so far (copies and zero-fill).
+    pub reclaim_write_bytes: Vec<u64>,
 }
 
 /// Traffic a host layer sent to one of its devices over the whole run.
@@ -353,9 +396,15 @@ fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
             return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
         }
         Some((h, "dm-zoned")) => {
-            let Some(DriveConfig::Smr(disk)) = spec.device.zoned_config(&spec.namespace)? else {
+            let Some(DriveConfig::Smr(mut disk)) = spec.device.zoned_config(&spec.namespace)? else {
                 unreachable!("validated: dm-zoned runs over an SMR drive")
             };
+            if let Some(n) = h.disk_zones {
+                if n > disk.zones || n <= disk.conventional_zones {
+                    bail!("host.disk_zones = {n}: expected more than the disk's {} conventional zones and at most its {} zones", disk.conventional_zones, disk.zones);
+                }
+                disk.zones = n;
+            }
             // "none" (or no key): single-device mode, the disks' conventional zones are the cache.
             let cache_bytes = h.cache_size.as_deref().filter(|c| *c != "none").map(|c| crate::spec::size("host.cache_size", c)).transpose()?;
             return Ok(vec![DriveConfig::DmZoned { disk, disks: h.disks, cache_bytes, reserved_zones: h.reserved_zones }]);
@@ -470,6 +519,8 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         zone_reports: Vec::new(),
         filesystems: Vec::new(),
         host_devices: Vec::new(),
+        bandwidth: Vec::new(),
+        host_timeline: Vec::new(),
     };
     let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
@@ -507,10 +558,21 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
             Drive::Flash(f) => Ok(crate::timing::timing_config(spec, f.config())?.map(DriveTiming::Flash)),
             Drive::Zns(z) => Ok(crate::timing::timing_config_zns(spec, z.config())?.map(DriveTiming::Flash)),
             Drive::Smr(z) => Ok(crate::timing::disk_config(spec, z.config())?.map(|(h, zone)| DriveTiming::Disk(h, z.config().zone_size, zone))),
-            Drive::DmZoned(_) | Drive::Tiering(_) if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
-                Err(anyhow!("[timing]: the timing model does not cover host layers (dm-zoned, tiering) yet; run with timing off (WAF, per-device traffic)"))
+            Drive::DmZoned(ld) => {
+                let disk = ld.dev.disk(0).config();
+                // The mechanics of the whole disk, also when the target uses its first zones only.
+                let mut whole = disk.clone();
+                if let Some(DriveConfig::Smr(z)) = spec.device.zoned_config(&spec.namespace)? {
+                    whole.zones = z.zones;
+                }
+                let Some((h, full_zone)) = crate::timing::disk_config(spec, &whole)? else { return Ok(None) };
+                let cache = if ld.dev.cache_device().is_some() { crate::timing::cache_config(spec)? } else { None };
+                Ok(Some(DriveTiming::DmZoned { cache, hdd: h, zone: disk.zone_size, disk_zone: full_zone, conventional: disk.conventional_zones }))
             }
-            Drive::DmZoned(_) | Drive::Tiering(_) => Ok(None),
+            Drive::Tiering(_) if spec.timing.as_ref().is_some_and(|t| t.enabled) => {
+                Err(anyhow!("[timing]: the timing model does not cover tiering yet; run with timing off (WAF, per-device traffic)"))
+            }
+            Drive::Tiering(_) => Ok(None),
         })
         .collect::<Result<Option<Vec<_>>>>()
         .with_context(ctx)?
@@ -833,6 +895,8 @@ fn run_timed_drive(
     progress: &dyn Fn(Progress),
 ) -> Result<()> {
     let mu = stack.cfg.mapping_unit as u64;
+    let log_ns = crate::timing::log_interval_ns(spec)?;
+    let engine_opts = wafsim_time::EngineOptions { sample_ns: log_ns };
     let mut clock = match (timing, &mut stack.devices[d]) {
         (DriveTiming::Flash(tcfg), Drive::Flash(dev)) => Clock::Flash(wafsim_time::Timeline::new(tcfg, dev)),
         (DriveTiming::Flash(tcfg), Drive::Zns(dev)) => Clock::Flash(wafsim_time::Timeline::new(tcfg, dev)),
@@ -841,10 +905,23 @@ fn run_timed_drive(
                 .map_err(|e| anyhow!("timing.hdd: {e}"))?
                 .with_zone_write_plugging(dev.config().conventional_zones),
         ),
+        (DriveTiming::DmZoned { cache, hdd, zone, disk_zone, conventional }, Drive::DmZoned(ld)) => {
+            let disks = (0..ld.dev.disks().len())
+                .map(|_| {
+                    wafsim_time::DiskTimeline::new(hdd.clone(), zone, disk_zone)
+                        .map(|t| t.with_zone_write_plugging(conventional))
+                        .map_err(|e| anyhow!("timing.hdd: {e}"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let cache = cache.map(|c| wafsim_time::PlainTimeline::new(c).map_err(|e| anyhow!("timing.cache: {e}"))).transpose()?;
+            Clock::DmZoned { layer: wafsim_host::DmZonedClock::new(ld.dev.layer(), log_ns), cache, disks }
+        }
         _ => unreachable!("timing configurations are made per kind of drive"),
     };
     let mut measured_ns = 0u64;
     let mut busy_window_ns = 0u64;
+    // Time of the drive's first phase start: bandwidth points count from it.
+    let mut run_origin: Option<u64> = None;
 
     for (pi, p) in phases.iter().enumerate() {
         let pctx = || format!("phase {:?}", p.name);
@@ -874,12 +951,36 @@ fn run_timed_drive(
         let head_busy0 = clock.head_busy_ns();
         // One match per phase; the engine runs monomorphized for the drive's type.
         let tr = match (&mut stack.devices[d], &mut clock) {
-            (Drive::Flash(dev), Clock::Flash(tl)) => wafsim_time::run(dev, tl, jobs),
-            (Drive::Zns(dev), Clock::Flash(tl)) => wafsim_time::run(dev, tl, jobs),
-            (Drive::Smr(dev), Clock::Disk(tl)) => wafsim_time::run_on(&mut wafsim_time::DiskTimed::new(dev, tl), jobs),
+            (Drive::Flash(dev), Clock::Flash(tl)) => wafsim_time::run_with(dev, tl, jobs, &engine_opts).map_err(anyhow::Error::from),
+            (Drive::Zns(dev), Clock::Flash(tl)) => wafsim_time::run_with(dev, tl, jobs, &engine_opts).map_err(anyhow::Error::from),
+            (Drive::Smr(dev), Clock::Disk(tl)) => {
+                wafsim_time::run_on_with(&mut wafsim_time::DiskTimed::new(dev, tl), jobs, &engine_opts).map_err(anyhow::Error::from)
+            }
+            (Drive::DmZoned(ld), Clock::DmZoned { layer, cache, disks }) => {
+                let (dmz, cache_dev, disk_devs) = ld.dev.parts_mut();
+                let cache_m = cache_dev.zip(cache.as_mut()).map(|(dev, tl)| wafsim_time::PlainTimed::new(dev, tl));
+                let disk_ms = disk_devs.iter_mut().zip(disks.iter_mut()).map(|(dev, tl)| wafsim_time::DiskTimed::new(dev, tl)).collect();
+                let r = wafsim_time::run_on_with(&mut wafsim_host::DmZonedTimed::new(dmz, cache_m, disk_ms, layer), jobs, &engine_opts)
+                    .map_err(|e| dmz_error(e, p));
+                ld.refresh();
+                for s in layer.take_samples() {
+                    result.host_timeline.push(HostPoint {
+                        t_s: s.t_ns as f64 * 1e-9,
+                        cache_free: s.cache_free,
+                        cache_total: s.cache_total,
+                        user_write_bytes: s.user_write_bytes,
+                        reclaim_write_bytes: s.reclaim_write_bytes,
+                    });
+                }
+                r
+            }
             _ => unreachable!("clocks are made per kind of drive"),
         }
         .with_context(pctx)?;
+        let origin = *run_origin.get_or_insert(tr.start_ns);
+        for iv in &tr.series {
+            result.bandwidth.push(BwPoint { phase: pi, device: d as u32, t_s: (iv.end_ns - origin) as f64 * 1e-9, read_bytes: iv.read_bytes, write_bytes: iv.write_bytes });
+        }
         if let Some(e) = parts.errors.first_error() {
             return Err(anyhow!("{}: {e}", pctx()));
         }
@@ -933,12 +1034,23 @@ fn run_timed_drive(
         t.busy_window_ns = t.busy_window_ns.max(busy_window_ns);
         match &clock {
             Clock::Flash(tl) => t.dies += tl.cfg.dies,
-            Clock::Disk(_) => t.disks += 1,
+            c => t.disks += c.disks(),
         }
     }
     let since = stack.devices[d].counters().delta(&st.start[d]);
     st.done_before += since.host_write_bytes + since.trim_bytes;
     Ok(())
+}
+
+/// A timed dm-zoned run that cannot free a zone for waiting writes, explained.
+fn dmz_error(e: wafsim_core::DeviceError, p: &PhaseSpec) -> anyhow::Error {
+    match e {
+        wafsim_core::DeviceError::NoReclaimableSpace { .. } => anyhow!(
+            "phase {:?}: dm-zoned: user writes waited more than 600 s (simulated) for a free zone that reclaim could not make; the target is too full for this workload (write less of it, or give it more reserved zones)",
+            p.name
+        ),
+        e => anyhow!(e),
+    }
 }
 
 /// Timed runs sample each drive at its phase ends; the drives run side by side, so the sample

@@ -283,7 +283,13 @@ pub struct FioSpec {
 /// disks = 4
 /// cache_size = "1TB"
 /// reserved_zones = 16     # dmzadm --seq (default 16)
+/// disk_zones = 1024       # optional: use only each disk's first 1024 zones (see below)
 /// ```
+///
+/// `disk_zones` builds the target over the first zones of each disk only (as if the disks were
+/// that small), while a timed run keeps the full disk's mechanics: those zones sit at the outer
+/// diameter where dm-zoned allocates first on an empty disk. It keeps a timed run at full zone
+/// size affordable (a full 14 TB disk has 52,156 zones).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
@@ -299,6 +305,8 @@ pub struct HostSpec {
     pub cache_size: Option<String>,
     #[serde(default = "sixteen")]
     pub reserved_zones: u32,
+    /// dm-zoned: zones of each disk the target uses, from zone 0 (default: all).
+    pub disk_zones: Option<u32>,
 }
 
 fn one_u32() -> u32 {
@@ -548,6 +556,33 @@ pub struct TimingSpec {
     /// Mechanics of a hard disk (`device.kind = "smr"`): the `smr-hm-14tb` preset gives them.
     /// The NAND keys above do not apply to a disk.
     pub hdd: Option<HddSpec>,
+    /// The regular cache device in front of the disks of `[host] layer = "dm-zoned"` (a
+    /// device without a media model: rate and latency). Required when the layer has one.
+    pub cache: Option<CacheTimingSpec>,
+    /// Log bandwidth over time in intervals of this length (fio's `log_avg_msec`), e.g. "1s";
+    /// with dm-zoned also the free cache zones and each disk's reclaim writes. Default: no log.
+    pub log_interval: Option<String>,
+}
+
+/// `[timing.cache]`: the cache device of dm-zoned (wafsim_time::plain; docs/model.md, "Cache
+/// device"). Rates are sustained transfer rates; `latency` is added to every read and write.
+///
+/// ```toml
+/// [timing.cache]
+/// write = "2.5GB/s"
+/// read = "3.2GB/s"
+/// latency = "20us"
+/// shared = false      # reads and writes use separate pipes (true: one pipe for both)
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheTimingSpec {
+    pub write: String,
+    pub read: String,
+    #[serde(default = "zero_us")]
+    pub latency: String,
+    #[serde(default)]
+    pub shared: bool,
 }
 
 /// `[timing.hdd]`: a mechanical disk (wafsim_time::hdd::HddConfig; docs/model.md,

@@ -101,7 +101,7 @@ impl<D: BlockDevice + LayerMedia> LayerDrive<D> {
     }
 
     /// Rebuild the counters from the layer's (after every command batch).
-    fn refresh(&mut self) {
+    pub(crate) fn refresh(&mut self) {
         let mut c = self.dev.user_counters().clone();
         c.host_units = c.host_write_bytes.div_ceil(self.unit);
         c.gc_units = self.dev.media_bytes().div_ceil(self.unit).saturating_sub(c.host_units);

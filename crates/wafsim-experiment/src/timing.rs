@@ -129,6 +129,33 @@ pub fn disk_config(spec: &ExperimentSpec, z: &SmrConfig) -> Result<Option<(HddCo
     Ok(Some((cfg, full_zone)))
 }
 
+/// The cache device's timing for dm-zoned (`[timing.cache]`), or None when timing is off.
+pub fn cache_config(spec: &ExperimentSpec) -> Result<Option<wafsim_time::PlainTiming>> {
+    let Some(t) = spec.timing.as_ref().filter(|t| t.enabled) else { return Ok(None) };
+    let Some(c) = &t.cache else {
+        bail!("timing: dm-zoned's cache device needs [timing.cache] (write = \"2.5GB/s\", read = \"3GB/s\", latency = \"20us\")");
+    };
+    let cfg = wafsim_time::PlainTiming {
+        write_bytes_per_sec: parse_rate("timing.cache.write", &c.write)?,
+        read_bytes_per_sec: parse_rate("timing.cache.read", &c.read)?,
+        latency_ns: field_ns("cache.latency", &c.latency)?,
+        shared: c.shared,
+    };
+    cfg.check().map_err(|e| anyhow!("timing.cache: {e}"))?;
+    Ok(Some(cfg))
+}
+
+/// `[timing] log_interval` in ns, if set.
+pub fn log_interval_ns(spec: &ExperimentSpec) -> Result<Option<u64>> {
+    let Some(t) = spec.timing.as_ref().filter(|t| t.enabled) else { return Ok(None) };
+    let Some(s) = &t.log_interval else { return Ok(None) };
+    let ns = field_ns("log_interval", s)?;
+    if ns == 0 {
+        bail!("timing.log_interval {s:?}: must be longer than 0");
+    }
+    Ok(Some(ns))
+}
+
 /// The timing configuration of a (scaled) experiment, or None when timing is off.
 pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option<TimingConfig>> {
     let Some(mut tc) = nand_timing(spec, cfg.mapping_unit)? else { return Ok(None) };

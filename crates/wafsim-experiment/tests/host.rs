@@ -101,3 +101,49 @@ fn tiering_writes_land_hot_and_migrations_move_hot_to_cold() {
     // the measured phase, before either drive's own GC.
     assert!(r.waf() > 1.0, "WAF {:.3}", r.waf());
 }
+
+/// Reference section 6 in time (experiments/dm-zoned/timed.toml, shortened): while free cache
+/// zones last, the target takes writes at the cache device's rate; once they are used up, at the
+/// rate reclaim empties them, which is each disk's sequential write rate (a reclaimed chunk is
+/// one zone written in order on one disk) times the disks: the drop shrinks as disks are added.
+#[test]
+fn dm_zoned_in_time_plateau_then_disk_bound() {
+    let disk_rate = 235.7 * 1048576.0; // the preset's od_rate: the outer zones the target uses
+    let cache_rate = 2.5e9; // the experiment's [timing.cache] write rate
+    let mut steady = Vec::new();
+    for v in experiment("dm-zoned/timed.toml").into_iter().filter(|v| v.name == "cache+2" || v.name == "cache+4") {
+        let mut v = v;
+        let disks = v.spec.host.as_ref().unwrap().disks as f64;
+        v.spec.host.as_mut().unwrap().cache_size = Some("4GiB".into());
+        v.spec.host.as_mut().unwrap().disk_zones = Some(600);
+        v.spec.phase[0].fio[0].args = Some("--name=w --rw=write --bs=1m --iodepth=8 --numjobs=8 --size=3g --offset_increment=3g".into());
+        let r = run_at(v, 1.0).unwrap();
+        assert_eq!(r.counters.host_write_bytes, 24 << 30);
+        let bw: Vec<f64> = r.bandwidth.iter().map(|b| b.write_bytes as f64).collect();
+        assert!((bw[0] / cache_rate - 1.0).abs() < 0.05, "{}: first second {:.3e} B/s, cache {cache_rate:.3e}", r.name, bw[0]);
+        // From the first sample without a free cache zone to the last whole second.
+        let full = r.host_timeline.iter().position(|h| h.cache_free == 0).expect("the cache runs out");
+        let tail = &bw[full + 1..bw.len() - 1];
+        let mean = tail.iter().sum::<f64>() / tail.len() as f64;
+        let expect = disks * disk_rate;
+        // Each disk's reclaim writes at its media rate (median of its per-second rates).
+        let mut per_disk: Vec<f64> = r.host_timeline[full..]
+            .windows(2)
+            .flat_map(|h| (0..h[0].reclaim_write_bytes.len()).map(move |d| (h[1].reclaim_write_bytes[d] - h[0].reclaim_write_bytes[d]) as f64 / (h[1].t_s - h[0].t_s)))
+            .collect();
+        per_disk.sort_by(f64::total_cmp);
+        let disk = per_disk[per_disk.len() / 2];
+        eprintln!("{}: plateau {:.0} MB/s, then {:.0} MB/s; reclaim {:.0} MB/s per disk ({} disks x disk rate = {:.0} MB/s)", r.name, bw[0] / 1e6, mean / 1e6, disk / 1e6, disks, expect / 1e6);
+        assert!(disk > 0.9 * disk_rate && disk < 1.01 * disk_rate, "{}: reclaim {disk:.3e} B/s per disk, disk rate {disk_rate:.3e}", r.name);
+        // The streams move in step (each waits for a zone at the end of its chunk), so the user
+        // rate swings around the reclaim rate in cycles of ~10 s; the window holds a few.
+        assert!(mean > 0.8 * expect && mean < 1.1 * expect, "{}: {mean:.3e} B/s after the cache filled, expected about {expect:.3e}", r.name);
+        steady.push(mean);
+        // Reclaim is spread over the disks.
+        let last = r.host_timeline.last().unwrap();
+        let (lo, hi) = (last.reclaim_write_bytes.iter().min().unwrap(), last.reclaim_write_bytes.iter().max().unwrap());
+        assert!(*lo as f64 > 0.8 * *hi as f64, "{}: reclaim per disk {:?}", r.name, last.reclaim_write_bytes);
+    }
+    assert_eq!(steady.len(), 2);
+    assert!((steady[1] / steady[0] - 2.0).abs() < 0.3, "4 disks {:.3e} vs 2 disks {:.3e} B/s", steady[1], steady[0]);
+}

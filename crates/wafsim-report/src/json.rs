@@ -22,7 +22,35 @@ pub fn num(x: f64) -> Value {
 /// One variant's results.
 pub fn variant(r: &VariantResult) -> Value {
     let c = &r.counters;
-    json!({
+    // Timed runs with [timing] log_interval: bytes each drive completed per interval.
+    let bandwidth: Vec<Value> = r
+        .bandwidth
+        .iter()
+        .map(|b| {
+            json!({
+                "phase": r.phases.get(b.phase).map(|p| p.name.as_str()).unwrap_or(""),
+                "device": b.device,
+                "t_s": num(b.t_s),
+                "read_bytes": b.read_bytes,
+                "write_bytes": b.write_bytes,
+            })
+        })
+        .collect();
+    // Timed dm-zoned: free cache zones and reclaim writes per disk over time.
+    let host_timeline: Vec<Value> = r
+        .host_timeline
+        .iter()
+        .map(|h| {
+            json!({
+                "t_s": num(h.t_s),
+                "cache_free": h.cache_free,
+                "cache_total": h.cache_total,
+                "user_write_bytes": h.user_write_bytes,
+                "reclaim_write_bytes": h.reclaim_write_bytes,
+            })
+        })
+        .collect();
+    let mut v = json!({
         "name": r.name,
         "layout": r.layout,
         "devices": r.devices,
@@ -120,7 +148,10 @@ pub fn variant(r: &VariantResult) -> Value {
             "erases": f.erases,
             "mbe": f.erases * r.erase_unit_bytes,
         })).collect::<Vec<_>>(),
-    })
+    });
+    v["bandwidth"] = Value::Array(bandwidth);
+    v["host_timeline"] = Value::Array(host_timeline);
+    v
 }
 
 /// `{"variants": [...]}`.

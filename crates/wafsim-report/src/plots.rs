@@ -1,5 +1,6 @@
 //! The charts of `wafsim run --plot DIR`: WAF over time per variant, host vs media writes over
-//! time (one chart per variant), and per-tenant WAF bars.
+//! time (one chart per variant), per-tenant WAF bars, and for timed runs with a bandwidth log
+//! the bandwidth over time (dm-zoned: free cache zones and reclaim per disk too).
 
 use crate::svg::{bar_chart, line_chart, Series};
 use wafsim_core::counters::waf;
@@ -50,6 +51,7 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
             line_chart(&format!("{}: cumulative WAF per drive", r.name), "host writes, all drives (GiB)", "WAF", &series, true),
         ));
     }
+    out.extend(timed_charts(results));
     let mut tenants: Vec<String> = Vec::new();
     for n in results.iter().flat_map(|r| r.namespaces.iter()) {
         if !tenants.contains(&n.name) {
@@ -67,6 +69,72 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
         })
         .collect();
     out.push(("tenant_waf.svg".to_string(), bar_chart("WAF per tenant (namespace)", "WAF", &tenants, &groups)));
+    out
+}
+
+/// Charts of timed runs with a bandwidth log: write bandwidth over time (all variants), and for
+/// dm-zoned the free cache zones over time (all variants) and each disk's reclaim rate.
+fn timed_charts(results: &[VariantResult]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    const MB: f64 = 1e6;
+    let bw: Vec<Series> = results
+        .iter()
+        .filter(|r| !r.bandwidth.is_empty())
+        .map(|r| {
+            // Drives run side by side from time 0: add up the points of one moment.
+            let mut points: Vec<(f64, f64)> = Vec::new();
+            let mut prev_t = 0.0;
+            let mut by_t: std::collections::BTreeMap<u64, (f64, f64)> = Default::default();
+            for b in &r.bandwidth {
+                let e = by_t.entry((b.t_s * 1e6).round() as u64).or_insert((b.t_s, 0.0));
+                e.1 += b.write_bytes as f64;
+            }
+            for (_, (t, bytes)) in by_t {
+                let dt = t - prev_t;
+                if dt > 0.0 {
+                    points.push((t, bytes / dt / MB));
+                }
+                prev_t = t;
+            }
+            Series { name: r.name.clone(), points }
+        })
+        .collect();
+    if !bw.is_empty() {
+        out.push(("bandwidth.svg".to_string(), line_chart("Write bandwidth over time", "time (s)", "MB/s", &bw, true)));
+    }
+    let cache: Vec<Series> = results
+        .iter()
+        .filter(|r| !r.host_timeline.is_empty())
+        .map(|r| {
+            let points = r.host_timeline.iter().map(|h| (h.t_s, 100.0 * h.cache_free as f64 / h.cache_total.max(1) as f64)).collect();
+            Series { name: r.name.clone(), points }
+        })
+        .collect();
+    if !cache.is_empty() {
+        out.push(("cache_zones.svg".to_string(), line_chart("dm-zoned: free cache zones", "time (s)", "free cache zones (%)", &cache, true)));
+    }
+    for r in results.iter().filter(|r| !r.host_timeline.is_empty()) {
+        let disks = r.host_timeline[0].reclaim_write_bytes.len();
+        let series: Vec<Series> = (0..disks)
+            .map(|d| {
+                let mut prev = (0.0, 0u64);
+                let points = r
+                    .host_timeline
+                    .iter()
+                    .map(|h| {
+                        let rate = (h.reclaim_write_bytes[d] - prev.1) as f64 / (h.t_s - prev.0).max(1e-9) / MB;
+                        prev = (h.t_s, h.reclaim_write_bytes[d]);
+                        (h.t_s, rate)
+                    })
+                    .collect();
+                Series { name: format!("disk {}", d + 1), points }
+            })
+            .collect();
+        out.push((
+            format!("reclaim_{}.svg", file_safe(&r.name)),
+            line_chart(&format!("{}: reclaim writes per disk", r.name), "time (s)", "MB/s", &series, true),
+        ));
+    }
     out
 }
 

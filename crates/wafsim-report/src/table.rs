@@ -460,6 +460,8 @@ pub(crate) mod tests {
             zone_reports: vec![],
             filesystems: vec![],
             host_devices: vec![],
+            bandwidth: vec![],
+            host_timeline: vec![],
         }
     }
 
