@@ -153,6 +153,7 @@ fn cumulative(r: &VariantResult, device: Option<u32>, name: String) -> Series {
     Series { name, points }
 }
 
-fn file_safe(name: &str) -> String {
+/// `name` with every character but ASCII letters, digits, '-' and '_' replaced by '_'.
+pub fn file_safe(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
 }
