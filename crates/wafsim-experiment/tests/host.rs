@@ -46,7 +46,9 @@ fn dm_zoned_specs_that_cannot_work_are_refused_with_the_reason() {
     assert!(err(doc("preset = \"client-tlc-2tb\"", "layer = \"dm-zoned\"", "")).contains("device.kind = \"smr\""));
     assert!(err(doc(smr, "layer = \"dm-cache\"", "")).contains("expected \"dm-zoned\""));
     assert!(err(doc(smr, "layer = \"dm-zoned\"\ndisks = 0", "")).contains("at least one disk"));
-    assert!(err(doc(smr, "layer = \"dm-zoned\"", "[timing]\nenabled = true\n")).contains("does not cover host layers"));
+    // Timed with a cache device: the cache's rates are required.
+    assert!(err(doc(smr, "layer = \"dm-zoned\"\ncache_size = \"1TB\"", "[timing]\nenabled = true\n")).contains("[timing.cache]"));
+    assert!(err(doc(smr, "layer = \"dm-zoned\"\ndisk_zones = 10", "")).contains("host.disk_zones = 10"));
 }
 
 /// Layers stack: a conventional file system on the dm-zoned target. The file system writes what
