@@ -237,6 +237,28 @@ pub struct VariantResult {
     pub bandwidth: Vec<BwPoint>,
     /// Timed dm-zoned with `[timing] log_interval`: the target's state at every interval end.
     pub host_timeline: Vec<HostPoint>,
+    /// Tiering, at every time-series sample (untimed, `--timeseries`/`--plot`): each tier's
+    /// traffic since the layer was built.
+    pub tier_timeline: Vec<TierPoint>,
+}
+
+/// Bytes one tier of a tiering layer took and gave, by cause (cumulative).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TierTraffic {
+    pub user_write_bytes: u64,
+    pub migration_write_bytes: u64,
+    pub user_read_bytes: u64,
+    pub migration_read_bytes: u64,
+}
+
+/// Per-tier traffic at one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TierPoint {
+    pub phase: usize,
+    /// User bytes written (all drives) since the end of the precondition, as in [`Sample`].
+    pub host_bytes: u64,
+    pub hot: TierTraffic,
+    pub cold: TierTraffic,
 }
 
 /// Bytes one drive completed in one log interval (fio's bandwidth log).
@@ -521,6 +543,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         host_devices: Vec::new(),
         bandwidth: Vec::new(),
         host_timeline: Vec::new(),
+        tier_timeline: Vec::new(),
     };
     let fio_files = sources::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
@@ -755,6 +778,16 @@ fn push_samples(result: &mut VariantResult, stack: &Stack, st: &RunState, phase:
     result.timeseries.push(sample(phase, None, &all, mu));
     if per.len() > 1 {
         result.timeseries.extend(per);
+    }
+    for dev in &stack.devices {
+        if let Drive::Tiering(t) = dev {
+            let l = t.dev.layer();
+            let tier = |x: wafsim_host::Tier| {
+                let c = l.tier_counters(x);
+                TierTraffic { user_write_bytes: c.user_write_bytes, migration_write_bytes: c.migration_write_bytes, user_read_bytes: c.user_read_bytes, migration_read_bytes: c.migration_read_bytes }
+            };
+            result.tier_timeline.push(TierPoint { phase, host_bytes: all.host_write_bytes, hot: tier(wafsim_host::Tier::Hot), cold: tier(wafsim_host::Tier::Cold) });
+        }
     }
 }
 

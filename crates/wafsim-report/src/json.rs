@@ -150,6 +150,20 @@ pub fn variant(r: &VariantResult) -> Value {
         })).collect::<Vec<_>>(),
     });
     v["bandwidth"] = Value::Array(bandwidth);
+    // Tiering: each tier's traffic at every time-series sample.
+    let traffic = |t: &wafsim_experiment::run::TierTraffic| {
+        json!({
+            "user_write_bytes": t.user_write_bytes,
+            "migration_write_bytes": t.migration_write_bytes,
+            "user_read_bytes": t.user_read_bytes,
+            "migration_read_bytes": t.migration_read_bytes,
+        })
+    };
+    v["tier_timeline"] = r
+        .tier_timeline
+        .iter()
+        .map(|t| json!({"phase": r.phases.get(t.phase).map(|p| p.name.as_str()).unwrap_or(""), "host_bytes": t.host_bytes, "hot": traffic(&t.hot), "cold": traffic(&t.cold)}))
+        .collect();
     v["host_timeline"] = Value::Array(host_timeline);
     v
 }

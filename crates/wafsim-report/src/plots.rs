@@ -52,6 +52,20 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
         ));
     }
     out.extend(timed_charts(results));
+    // Tiering: cumulative writes to each tier against the user's writes.
+    for r in results.iter().filter(|r| !r.tier_timeline.is_empty()) {
+        let pts = |f: fn(&wafsim_experiment::run::TierPoint) -> u64| r.tier_timeline.iter().map(|t| (t.host_bytes as f64 / GIB, f(t) as f64 / GIB)).collect();
+        let series = [
+            Series { name: "hot: user writes".into(), points: pts(|t| t.hot.user_write_bytes) },
+            Series { name: "cold: migration writes".into(), points: pts(|t| t.cold.migration_write_bytes) },
+            Series { name: "cold: user writes".into(), points: pts(|t| t.cold.user_write_bytes) },
+            Series { name: "hot: migration reads".into(), points: pts(|t| t.hot.migration_read_bytes) },
+        ];
+        out.push((
+            format!("tiers_{}.svg", file_safe(&r.name)),
+            line_chart(&format!("{}: traffic per tier", r.name), "user writes (GiB)", "cumulative bytes (GiB)", &series, true),
+        ));
+    }
     let mut tenants: Vec<String> = Vec::new();
     for n in results.iter().flat_map(|r| r.namespaces.iter()) {
         if !tenants.contains(&n.name) {

@@ -462,6 +462,7 @@ pub(crate) mod tests {
             host_devices: vec![],
             bandwidth: vec![],
             host_timeline: vec![],
+            tier_timeline: vec![],
         }
     }
 
