@@ -6,4 +6,5 @@ pub mod json;
 pub mod plots;
 pub mod svg;
 pub mod table;
+pub mod zonemap;
 pub mod zones;

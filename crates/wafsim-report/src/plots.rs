@@ -52,6 +52,12 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
         ));
     }
     out.extend(timed_charts(results));
+    // Zoned namespaces at the end of the run: the zone map.
+    for r in results {
+        for (ns, rep) in &r.zone_reports {
+            out.push((format!("zone_map_{}_{}.svg", file_safe(&r.name), file_safe(ns)), crate::zonemap::zone_map_svg(&format!("{} / {ns}", r.name), rep)));
+        }
+    }
     // Tiering: cumulative writes to each tier against the user's writes.
     for r in results.iter().filter(|r| !r.tier_timeline.is_empty()) {
         let pts = |f: fn(&wafsim_experiment::run::TierPoint) -> u64| r.tier_timeline.iter().map(|t| (t.host_bytes as f64 / GIB, f(t) as f64 / GIB)).collect();

@@ -30,6 +30,8 @@ const TICK_TARGET: usize = 5;
 
 /// Okabe & Ito colour-blind-safe palette, reordered so the colours with the best contrast on
 /// white come first (yellow last).
+/// The first colour of the palette (single-series charts).
+pub(crate) const PALETTE_FIRST: &str = PALETTE[0];
 const PALETTE: [&str; 8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
 /// Dash patterns used once the palette wraps around (series 9-16, 17-24, ...).
 const DASHES: [&str; 3] = ["", "7 4", "2 3"];
@@ -616,7 +618,8 @@ fn last(v: &[f64]) -> f64 {
 
 /// Escape text for XML content and attribute values. Line breaks and tabs become spaces;
 /// other control characters, which XML 1.0 forbids, become U+FFFD.
-fn esc(s: &str) -> String {
+/// `s` with the five XML special characters escaped.
+pub(crate) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         match ch {
