@@ -553,13 +553,6 @@ mod tests {
     }
 
     impl TimedDevice for FixedLatency {
-        fn next_event(&mut self) -> Option<u64> {
-            None
-        }
-        fn step(&mut self, _t: u64, _done: &mut Completions) -> Result<(), DeviceError> {
-            Ok(())
-        }
-        fn advance(&mut self, _now: u64) {}
         fn submit(&mut self, cmd: Cmd, now: u64, done: &mut Completions) -> Result<(), DeviceError> {
             done.push(&cmd, now + self.lat);
             Ok(())

@@ -88,16 +88,6 @@ impl<'a, D: BlockDevice> PlainTimed<'a, D> {
 }
 
 impl<D: BlockDevice> TimedDevice for PlainTimed<'_, D> {
-    fn next_event(&mut self) -> Option<u64> {
-        None
-    }
-
-    fn step(&mut self, _t: u64, _done: &mut Completions) -> Result<(), DeviceError> {
-        Ok(())
-    }
-
-    fn advance(&mut self, _now: u64) {}
-
     fn submit(&mut self, cmd: Cmd, now: u64, done: &mut Completions) -> Result<(), DeviceError> {
         self.dev.submit(&cmd.io)?;
         let t = match cmd.io.op {

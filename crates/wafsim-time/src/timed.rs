@@ -97,11 +97,16 @@ impl<'a> Completions<'a> {
 /// offset out of range) and end the run.
 pub trait TimedDevice {
     /// Time of the next internal event (a die finishing an operation, the head becoming free).
-    fn next_event(&mut self) -> Option<u64>;
+    /// A model that says every completion time at submission has none (the default).
+    fn next_event(&mut self) -> Option<u64> {
+        None
+    }
     /// Run the internal event at `t`, the time [`TimedDevice::next_event`] returned.
-    fn step(&mut self, t: u64, done: &mut Completions) -> Result<(), DeviceError>;
+    fn step(&mut self, _t: u64, _done: &mut Completions) -> Result<(), DeviceError> {
+        Ok(())
+    }
     /// The host clock reaches `now` (a host event is handled at `now`).
-    fn advance(&mut self, now: u64);
+    fn advance(&mut self, _now: u64) {}
     /// Take `cmd` at `now`; report its completion now or from a later step.
     fn submit(&mut self, cmd: Cmd, now: u64, done: &mut Completions) -> Result<(), DeviceError>;
     /// No internal event is due before the next host event and the host waits for this model:
