@@ -123,8 +123,19 @@ enum Cmd {
         fills: f64,
         /// Timed mode: simulated I/Os per second of the timing model (TLC, 16 dies, QD 64);
         /// --units-log2 defaults to 24 here.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "host")]
         timed: bool,
+        /// Host layers, untimed: user 4 KiB writes per second through dm-zoned (2 SMR disks
+        /// behind a cache device, 8 sequential overwriters) and through the zone-aware file
+        /// system (LSM files on a ZNS drive, host GC), medians of alternating rounds.
+        #[arg(long)]
+        host: bool,
+        /// --host: measured rounds per case.
+        #[arg(long, default_value_t = 5, requires = "host")]
+        rounds: u32,
+        /// --host: user 4 KiB writes per case per round.
+        #[arg(long, default_value_t = 1 << 25, requires = "host")]
+        writes_per_round: u64,
     },
 }
 
@@ -385,6 +396,56 @@ fn real_main() -> Result<()> {
                 bail!("validation failed: {}", failed.join("; "));
             }
         }
+        Cmd::Bench { json, host: true, rounds, writes_per_round, .. } => {
+            use wafsim_experiment::bench::{run_host_bench, HostBenchConfig};
+            let cfg = HostBenchConfig { rounds, writes_per_round, ..HostBenchConfig::default() };
+            let r = run_host_bench(&cfg, |line| {
+                if !json {
+                    eprintln!("bench --host: {line}");
+                }
+            })?;
+            let case = |c: &wafsim_experiment::bench::HostCaseResult| {
+                serde_json::json!({
+                    "median_user_writes_per_sec": c.median_writes_per_sec,
+                    "rounds_user_writes_per_sec": c.rounds,
+                    "user_bytes": c.user_bytes,
+                    "device_bytes": c.device_bytes,
+                    "layer_waf": c.waf(),
+                    "measured_seconds": c.seconds,
+                })
+            };
+            if json {
+                let mut d = case(&r.dm_zoned);
+                d["exposed_bytes"] = r.dmz_capacity.into();
+                d["data_chunks"] = r.dmz_data_chunks.into();
+                d["reclaimed_zones"] = serde_json::json!({
+                    "empty": r.dmz_reclaim_cases[0], "rnd_data": r.dmz_reclaim_cases[1],
+                    "buf": r.dmz_reclaim_cases[2], "seq_data": r.dmz_reclaim_cases[3],
+                });
+                let mut f = case(&r.fs);
+                f["zone_capacity_bytes"] = r.fs_capacity.into();
+                f["compaction_files"] = r.fs_compaction_files.into();
+                f["zone_erases"] = r.fs_zone_erases.into();
+                println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "dm_zoned": d, "zoned_fs": f, "rounds": rounds, "writes_per_round": writes_per_round }))?);
+            } else {
+                let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+                println!("host layers, untimed, one thread; {rounds} alternating rounds of {writes_per_round} user 4 KiB writes per case");
+                println!("{:<10} {:>14} {:>30} {:>12} {:>12} {:>9}", "case", "median M/s", "rounds M/s", "user GiB", "device GiB", "layer WAF");
+                for c in [&r.dm_zoned, &r.fs] {
+                    let rs: Vec<String> = c.rounds.iter().map(|x| format!("{:.1}", x / 1e6)).collect();
+                    println!("{:<10} {:>14.2} {:>30} {:>12.1} {:>12.1} {:>9.3}", c.name, c.median_writes_per_sec / 1e6, rs.join(" "), gib(c.user_bytes), gib(c.device_bytes), c.waf());
+                }
+                let k = r.dmz_reclaim_cases;
+                println!(
+                    "dm-zoned: {:.0} GiB exposed, {} data chunks of 256 MiB rewritten by 8 sequential writers; zones reclaimed: {} seq-data merges, {} rnd-data moves, {} buf, {} empty",
+                    gib(r.dmz_capacity), r.dmz_data_chunks, k[3], k[1], k[2], k[0]
+                );
+                println!(
+                    "zoned fs: {:.0} GiB of zone capacity, {} compaction files kept; {} zones erased; GC copies = device - user bytes",
+                    gib(r.fs_capacity), r.fs_compaction_files, r.fs_zone_erases
+                );
+            }
+        }
         Cmd::Bench { json, units_log2, fills, timed: true, .. } => {
             let log2 = if units_log2 == 26 { 24 } else { units_log2 };
             let r = wafsim_experiment::bench::run_timed_bench(log2, fills, |phase| {
@@ -412,7 +473,7 @@ fn real_main() -> Result<()> {
                 println!("WAF                         {:.3}", r.waf);
             }
         }
-        Cmd::Bench { json, units_log2, op, gc_policy, fills, timed: false } => {
+        Cmd::Bench { json, units_log2, op, gc_policy, fills, timed: false, .. } => {
             let gc_policy: GcPolicy = gc_policy.parse().map_err(anyhow::Error::msg)?;
             if !(10..=31).contains(&units_log2) {
                 bail!("--units-log2 {units_log2}: expected 10..=31");

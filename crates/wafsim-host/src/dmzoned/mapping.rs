@@ -63,6 +63,14 @@ impl Bitmaps {
 
     /// Set bits `[start, start + n)`; returns how many changed from 0 to 1.
     pub fn set_range(&mut self, z: u32, start: u32, n: u32) -> u32 {
+        if n == 1 {
+            // One block (a 4 KiB write): no mask loop, no population count.
+            let w = &mut self.words_mut(z)[(start >> 6) as usize];
+            let bit = 1u64 << (start & 63);
+            let changed = (*w & bit == 0) as u32;
+            *w |= bit;
+            return changed;
+        }
         self.for_range(z, start, n, |w, m| {
             let c = (!*w & m).count_ones();
             *w |= m;
@@ -74,6 +82,13 @@ impl Bitmaps {
     pub fn clear_range(&mut self, z: u32, start: u32, n: u32) -> u32 {
         if self.maps[z as usize].is_empty() {
             return 0;
+        }
+        if n == 1 {
+            let w = &mut self.maps[z as usize][(start >> 6) as usize];
+            let bit = 1u64 << (start & 63);
+            let changed = (*w & bit != 0) as u32;
+            *w &= !bit;
+            return changed;
         }
         self.for_range(z, start, n, |w, m| {
             let c = (*w & m).count_ones();
@@ -353,6 +368,7 @@ impl DmZoned {
     }
 
     /// Rotate a data zone and its buffer zone to the tails of their lists (`dmz_lru_zone`).
+    #[inline]
     pub(crate) fn lru(&mut self, dz: u32) {
         self.zones.rotate(dz);
         let bz = self.zones.bzone[dz as usize];
@@ -416,12 +432,13 @@ impl DmZoned {
     /// Apply a bitmap change per 4 KiB bitmap block, dirtying each block whose bits changed and
     /// returning the bits changed.
     fn bitmap_op(&mut self, z: u32, cb: u32, n: u32, set: bool) -> u32 {
-        let per_block = self.layout.zone_blocks.min(BITS_PER_BITMAP_BLOCK);
+        // Both are powers of two (zone sizes are): a shift, not a division.
+        let shift = self.layout.zone_blocks.min(BITS_PER_BITMAP_BLOCK).trailing_zeros();
         let end = cb + n;
         let mut b = cb;
         let mut total = 0;
         while b < end {
-            let seg_end = end.min((b / per_block + 1) * per_block);
+            let seg_end = end.min(((b >> shift) + 1) << shift);
             let c = if set {
                 self.bitmaps.set_range(z, b, seg_end - b)
             } else {

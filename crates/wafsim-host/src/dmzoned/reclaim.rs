@@ -184,6 +184,7 @@ impl DmZoned {
     /// The unmapped-zone percentage worker `worker` sees (`dmz_reclaim_percentage`): over the
     /// cache zones with a cache device, else over the worker's disk's random zones; 0 when at most
     /// one zone is unmapped.
+    #[inline]
     pub fn unmapped_percentage(&self, worker: u32) -> u32 {
         let z = &self.zones;
         let (total, unmapped) = if z.nr_cache > 0 {
@@ -201,6 +202,7 @@ impl DmZoned {
     /// Whether worker `worker` should reclaim a zone now (`dmz_should_reclaim`): when idle,
     /// always (there are cache or random zones); when busy, when the unmapped percentage is at
     /// most 30 (and never at 50 or more, which the first condition already implies).
+    #[inline]
     pub fn should_reclaim(&self, worker: u32, idle: bool) -> bool {
         let z = &self.zones;
         let nr_reclaim = z.nr_rnd[worker as usize] + z.nr_cache;
@@ -227,6 +229,7 @@ impl DmZoned {
     }
 
     /// Whether any reclaim work is due: a job in progress, or a worker that should reclaim.
+    #[inline]
     pub fn reclaim_needed(&self, idle: bool) -> bool {
         self.reclaim.jobs.iter().any(Option::is_some) || (0..self.workers()).any(|w| self.should_reclaim(w, idle))
     }

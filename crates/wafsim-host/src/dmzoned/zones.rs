@@ -212,6 +212,7 @@ impl ZonePool {
         self.list[z as usize]
     }
 
+    #[inline]
     pub fn push_back(&mut self, l: ListId, z: u32) {
         debug_assert_eq!(self.list[z as usize], L_NONE, "zone {z} is already on a list");
         let h = &mut self.heads[l as usize];
@@ -229,6 +230,7 @@ impl ZonePool {
     }
 
     /// Take `z` off its list (no-op when it is on none: `list_del_init`).
+    #[inline]
     pub fn remove(&mut self, z: u32) {
         let l = self.list[z as usize];
         if l == L_NONE {
@@ -261,10 +263,12 @@ impl ZonePool {
         Some(z)
     }
 
-    /// Move `z` to the tail of the list it is on, if any (`__dmz_lru_zone`).
+    /// Move `z` to the tail of the list it is on, if any (`__dmz_lru_zone`). A zone already at
+    /// the tail stays (the common case: a chunk written again before any other).
+    #[inline]
     pub fn rotate(&mut self, z: u32) {
         let l = self.list[z as usize];
-        if l != L_NONE {
+        if l != L_NONE && self.heads[l as usize].tail != z {
             self.remove(z);
             self.push_back(l, z);
         }

@@ -112,7 +112,14 @@ impl<S: FileSource + Send, F: FileSystem> IoSource for FsSource<S, F> {
             }
             let op = self.ops[self.pos];
             self.pos += 1;
-            if let Err(e) = self.fs.apply(&op, &mut self.pending) {
+            // The operation's I/O goes straight to `out`; what does not fit waits in `pending`
+            // (same stream as going through `pending` always, without copying every command).
+            let r = self.fs.apply(&op, out);
+            if out.len() - before > max {
+                self.pending.extend_from_slice(&out[before + max..]);
+                out.truncate(before + max);
+            }
+            if let Err(e) = r {
                 self.report.lock().expect("report lock").error = Some(format!("{op:?}: {e}"));
                 self.failed = true;
             }
