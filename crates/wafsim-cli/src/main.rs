@@ -83,6 +83,11 @@ enum Cmd {
         /// Machine description for the run-time column.
         #[arg(long, default_value = "a 2-core AMD EPYC (Zen 3) KVM guest")]
         machine: String,
+        /// Write the charts of entries with a bandwidth log (timed runs with `[timing]
+        /// log_interval`) under this directory, one subdirectory per entry, and show them in the
+        /// markdown (paths relative to --out's directory). Example: --plots docs/plots
+        #[arg(long)]
+        plots: Option<PathBuf>,
     },
     /// Compare the simulator with closed-form WAF (docs/validation.md) and print the markdown;
     /// then check the timing model against the datasheet figures of each device preset.
@@ -210,6 +215,11 @@ fn load_variants(experiment: &Path, variants: &[String], scale: Option<f64>, ful
         scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
     }
     Ok(all)
+}
+
+/// `path` relative to `base` when it lies under it (charts next to the markdown), else as is.
+fn pathdiff(path: &std::path::Path, base: &std::path::Path) -> String {
+    path.strip_prefix(base).unwrap_or(path).to_string_lossy().replace('\\', "/")
 }
 
 fn main() {
@@ -350,14 +360,38 @@ fn real_main() -> Result<()> {
                 print!("{}", wafsim_report::table::device(&cfg, &geo));
             }
         }
-        Cmd::Catalog { dir, out, machine } => {
+        Cmd::Catalog { dir, out, machine, plots } => {
             use wafsim_experiment::catalog::{catalog_files, markdown, run_entry};
             let mut entries = Vec::new();
             for f in catalog_files(&dir)? {
                 eprintln!("catalog: {}", f.display());
                 entries.push(run_entry(&f).with_context(|| f.display().to_string())?);
             }
-            let md = markdown(&entries, "wafsim catalog --out docs/experiments.md", &machine);
+            let mut charts = vec![Vec::new(); entries.len()];
+            if let Some(plots) = &plots {
+                let base = out.as_ref().and_then(|o| o.parent()).unwrap_or(std::path::Path::new("."));
+                for (i, e) in entries.iter().enumerate() {
+                    if e.results.iter().all(|r| r.bandwidth.is_empty()) {
+                        continue;
+                    }
+                    let stem = e.path.strip_prefix(&dir).unwrap_or(&e.path).with_extension("");
+                    let sub = plots.join(stem.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "-"));
+                    std::fs::create_dir_all(&sub).with_context(|| format!("cannot create {}", sub.display()))?;
+                    // Bandwidth and cache charts over all variants; reclaim per disk of the first.
+                    let first_reclaim = format!("reclaim_{}.svg", wafsim_report::plots::file_safe(&e.results[0].name));
+                    for (name, svg) in wafsim_report::plots::charts(&e.results) {
+                        if name == "bandwidth.svg" || name == "cache_zones.svg" || name == first_reclaim {
+                            let path = sub.join(&name);
+                            std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+                            let rel = pathdiff(&path, base);
+                            charts[i].push(rel);
+                        }
+                    }
+                    charts[i].sort_by_key(|c| (!c.ends_with("bandwidth.svg"), !c.ends_with("cache_zones.svg"), c.clone()));
+                }
+            }
+            let command = if plots.is_some() { "wafsim catalog --out docs/experiments.md --plots docs/plots" } else { "wafsim catalog --out docs/experiments.md" };
+            let md = markdown(&entries, &charts, command, &machine);
             match out {
                 Some(p) => std::fs::write(&p, md).with_context(|| format!("cannot write {}", p.display()))?,
                 None => print!("{md}"),
