@@ -312,6 +312,8 @@ pub struct FsResult {
     pub filesystem: String,
     pub file_write_bytes: u64,
     pub dev_write_bytes: u64,
+    /// Zone-aware file system: live file data per zone of the namespace when its workload ended.
+    pub zone_live_bytes: Option<Vec<u64>>,
 }
 
 impl FsResult {
@@ -333,6 +335,7 @@ fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::files::Fs
             filesystem: f.filesystem.clone(),
             file_write_bytes: r.file_write_bytes,
             dev_write_bytes: r.dev_write_bytes,
+            zone_live_bytes: r.zone_live_bytes,
         });
     }
 }

@@ -107,6 +107,19 @@ fn zoned_fs_on_zns_moves_gc_to_the_host() {
         let fs_waf = r.dev_write_bytes as f64 / r.file_write_bytes as f64;
         eprintln!("zoned fs {victim:?}: file system WAF {fs_waf:.3}, zone resets {}", c.erases);
         assert!(c.erases > 0, "zones were reset");
+        // The file system's live data per zone against the device's zone report: nothing live
+        // in an empty zone, never more live than written up to the write pointer.
+        let live = r.zone_live_bytes.expect("a zone-aware file system reports live data per zone");
+        let zones_now = dev.report_zones(0, 0, wafsim_core::zone::ReportFilter::All).unwrap();
+        assert_eq!(live.len(), zones_now.len());
+        for z in &zones_now {
+            let written = match z.write_pointer {
+                Some(wp) => (wp - z.start) * 4096,
+                None => z.capacity * 4096,
+            };
+            assert!(live[z.zone as usize] <= written, "zone {}: {} live, {written} written", z.zone, live[z.zone as usize]);
+        }
+        assert!(live.iter().sum::<u64>() > 0);
         fs_waf
     };
     let greedy = run(GcVictim::Greedy);

@@ -55,7 +55,9 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
     // Zoned namespaces at the end of the run: the zone map.
     for r in results {
         for (ns, rep) in &r.zone_reports {
-            out.push((format!("zone_map_{}_{}.svg", file_safe(&r.name), file_safe(ns)), crate::zonemap::zone_map_svg(&format!("{} / {ns}", r.name), rep)));
+            // The last file system on the namespace says what is live.
+            let live = r.filesystems.iter().rev().find(|f| &f.namespace == ns).and_then(|f| f.zone_live_bytes.as_deref());
+            out.push((format!("zone_map_{}_{}.svg", file_safe(&r.name), file_safe(ns)), crate::zonemap::zone_map_svg(&format!("{} / {ns}", r.name), rep, live)));
         }
     }
     // Tiering: cumulative writes to each tier against the user's writes.

@@ -1,8 +1,9 @@
 //! The zone map picture: one bar per zone over the zone index, its height the share of the
-//! zone's capacity written (the device's view: a zone holds data up to its write pointer; a
-//! Full zone counts whole), empty (reset, erased) zones marked below the axis, and the overall
-//! figure in the title, like the zone maps of the ZNS file-system talk (reference section 5).
-//! Conventional zones are left out (no write pointer).
+//! zone's capacity that holds live data (when a zone-aware file system says what is live) or
+//! else that is written (the device's view: data up to the write pointer; a Full zone counts
+//! whole), empty (reset, erased) zones marked below the axis, and the overall figure in the
+//! title, like the zone maps of the ZNS file-system talk (reference section 5). Conventional
+//! zones are left out (no write pointer).
 
 use crate::svg::{esc as escape, PALETTE_FIRST};
 use std::fmt::Write as _;
@@ -29,14 +30,32 @@ pub fn written_shares(r: &ZoneReport) -> Vec<Option<f64>> {
         .collect()
 }
 
-/// The zone map of `r` as a standalone SVG (deterministic).
-pub fn zone_map_svg(title: &str, r: &ZoneReport) -> String {
-    let shares = written_shares(r);
+/// Live share of each sequential zone (in zone order) from the live bytes per zone index;
+/// `None` for an empty zone.
+pub fn live_shares(r: &ZoneReport, live: &[u64]) -> Vec<Option<f64>> {
+    let bs = r.block_size as f64;
+    r.zones
+        .iter()
+        .filter(|z| z.zone_type != ZoneType::Conventional)
+        .map(|z| match z.state {
+            ZoneState::Empty => None,
+            _ => Some(live.get(z.zone as usize).copied().unwrap_or(0) as f64 / (z.capacity.max(1) as f64 * bs)),
+        })
+        .collect()
+}
+
+/// The zone map of `r` as a standalone SVG (deterministic): live shares when `live` (bytes per
+/// zone index) is given, written shares otherwise.
+pub fn zone_map_svg(title: &str, r: &ZoneReport, live: Option<&[u64]>) -> String {
+    let (shares, what) = match live {
+        Some(l) => (live_shares(r, l), "holds live data"),
+        None => (written_shares(r), "written"),
+    };
     let n = shares.len();
     let written: f64 = shares.iter().flatten().sum();
     let empty = shares.iter().filter(|s| s.is_none()).count();
     let overall = if n > 0 { written / n as f64 } else { 0.0 };
-    let full_title = format!("{title}: {:.1}% of zone capacity written, {empty} of {n} zones empty", overall * 100.0);
+    let full_title = format!("{title}: {:.1}% of zone capacity {what}, {empty} of {n} zones empty", overall * 100.0);
     let (pw, ph) = (WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM);
     let mut s = String::new();
     let _ = writeln!(s, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
@@ -95,9 +114,14 @@ mod tests {
             ],
         };
         assert_eq!(written_shares(&r), vec![Some(1.0), Some(0.25), None, Some(1.0)]);
-        let svg = zone_map_svg("zns", &r);
+        let svg = zone_map_svg("zns", &r, None);
         // (1 + 0.25 + 0 + 1) / 4 = 56.25 %.
         assert!(svg.contains("56.2% of zone capacity written, 1 of 4 zones empty"), "{svg}");
         assert_eq!(svg.matches("fill=\"#bbb\"").count(), 1);
+        // Live data (bytes per zone; capacity 80 blocks of 4 KiB = 327,680 B): zone 0 half live,
+        // zone 3 dead, zone 1 a quarter.
+        let live = [163_840, 81_920, 0, 0];
+        assert_eq!(live_shares(&r, &live), vec![Some(0.5), Some(0.25), None, Some(0.0)]);
+        assert!(zone_map_svg("zns", &r, Some(&live)).contains("18.8% of zone capacity holds live data"));
     }
 }

@@ -27,6 +27,11 @@ pub trait FileSystem: Send {
     /// Bytes the application wrote, and bytes the file system wrote to its device (data and,
     /// for a log-structured one, GC copies).
     fn write_bytes(&self) -> (u64, u64);
+    /// Live file data in each zone of the device, in zone order (a zone-aware file system);
+    /// `None` for a file system that does not place by zone.
+    fn zone_live_bytes(&self) -> Option<Vec<u64>> {
+        None
+    }
 }
 
 impl FileSystem for ConvFs {
@@ -47,6 +52,9 @@ impl FileSystem for ZonedFs {
         let c = self.counters();
         (c.file_write_bytes, c.dev_write_bytes)
     }
+    fn zone_live_bytes(&self) -> Option<Vec<u64>> {
+        Some(self.zone_live_bytes())
+    }
 }
 
 /// What a [`FsSource`] reports after (or during) a run, shared with whoever built it.
@@ -58,6 +66,8 @@ pub struct FsReport {
     pub dev_write_bytes: u64,
     /// The first refused operation (the source stops there).
     pub error: Option<String>,
+    /// When the workload ended: live file data per zone (zone-aware file systems).
+    pub zone_live_bytes: Option<Vec<u64>>,
 }
 
 /// A file workload through a file system, as block I/O.
@@ -107,6 +117,8 @@ impl<S: FileSource + Send, F: FileSystem> IoSource for FsSource<S, F> {
                 self.ops.clear();
                 self.pos = 0;
                 if self.files.fill(&mut self.ops, 64) == 0 {
+                    // The workload ended: the per-zone picture, once.
+                    self.report.lock().expect("report lock").zone_live_bytes = self.fs.zone_live_bytes();
                     break;
                 }
             }

@@ -244,6 +244,11 @@ impl ZonedFs {
         self.zone[z as usize].live
     }
 
+    /// Live file data of every zone, bytes, in zone order.
+    pub fn zone_live_bytes(&self) -> Vec<u64> {
+        self.zone.iter().map(|z| z.live as u64 * self.cfg.block_bytes as u64).collect()
+    }
+
     /// Device byte offset of every block of `file`, in file order.
     pub fn block_offsets(&self, file: FileId) -> Option<Vec<u64>> {
         let s = *self.files.get(&file)?;
