@@ -821,3 +821,33 @@ fn full_size_geometry_matches_dmzadm() {
     assert_eq!((l.nr_bitmap_blocks, l.nr_map_blocks, l.nr_meta_blocks), (104_312, 102, 104_415));
     assert_eq!((l.nr_meta_zones, l.reserved_seq, l.nr_chunks), (2, 16, 52_136));
 }
+
+/// A zone with a user command in flight cannot be locked for reclaim (`dmz_lock_zone_reclaim`
+/// refuses active zones): the idle worker passes over the least recently used chunk while it is
+/// active and takes it once released.
+#[test]
+fn reclaim_passes_over_active_zones() {
+    let mut d = multi(8, 1, 32, 0, MIB, cfg(4, 512 * KIB));
+    for chunk in [0u64, 1] {
+        d.submit(&io(Op::Write, chunk * MIB, 64 * KIB)).unwrap();
+    }
+    let (layer, _, _) = d.parts_mut();
+    let a = layer.activate_chunk(0).expect("chunk 0 is mapped");
+    let chunk_of = |p: Option<ReclaimProgress>| match p {
+        Some(ReclaimProgress::Done { chunk, .. }) => chunk,
+        other => panic!("expected a finished zone, got {other:?}"),
+    };
+    let mut out = Vec::new();
+    let mut run_zone = |layer: &mut DmZoned| loop {
+        match layer.reclaim_step_worker(0, true, &mut out) {
+            Some(ReclaimProgress::Copy { .. } | ReclaimProgress::ZeroFill { .. }) => continue,
+            p => return p,
+        }
+    };
+    // Chunk 0 is the older one, but active: chunk 1 goes first.
+    assert_eq!(chunk_of(run_zone(layer)), 1);
+    assert!(matches!(run_zone(layer), Some(ReclaimProgress::NoVictim { .. })), "the only candidate is active");
+    layer.deactivate_zone(a);
+    assert_eq!(chunk_of(run_zone(layer)), 0);
+    layer.check_invariants().unwrap();
+}

@@ -453,12 +453,33 @@ impl DmZoned {
     /// a timed driver keeps one access time per disk: a command whose chunk maps to a cache zone
     /// (or no zone) leaves every disk worker's clock alone.
     pub fn chunk_device(&self, offset: u64) -> Option<DevId> {
+        self.chunk_zone(offset).map(|dz| self.zones.dev[dz as usize])
+    }
+
+    /// The data zone of the chunk holding byte `offset`, if the chunk is mapped.
+    fn chunk_zone(&self, offset: u64) -> Option<u32> {
         if offset >= self.capacity() {
             return None;
         }
         let chunk = (offset / self.layout.zone_size) as usize;
         let dz = self.map[chunk];
-        (dz != NONE).then(|| self.zones.dev[dz as usize])
+        (dz != NONE).then_some(dz)
+    }
+
+    /// A user command on the chunk holding byte `offset` is in flight: its data zone (returned)
+    /// cannot be locked for reclaim until [`DmZoned::deactivate_zone`] (`dmz_activate_zone` in
+    /// `dmz_handle_bio`, released when the BIO ends). `None` when the chunk is unmapped.
+    pub fn activate_chunk(&mut self, offset: u64) -> Option<u32> {
+        let dz = self.chunk_zone(offset)?;
+        self.zones.active[dz as usize] += 1;
+        Some(dz)
+    }
+
+    /// A user command on zone `z` (from [`DmZoned::activate_chunk`]) ended.
+    pub fn deactivate_zone(&mut self, z: u32) {
+        let a = &mut self.zones.active[z as usize];
+        assert!(*a > 0, "zone {z} deactivated more often than activated");
+        *a -= 1;
     }
 
     /// Whole-state consistency (tests): lists, mapping links, weights = bitmap populations, a

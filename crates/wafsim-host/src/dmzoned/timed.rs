@@ -89,7 +89,7 @@ enum Ev {
 }
 
 /// A user command in the driver.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct UserSlot {
     cmd: Cmd,
     /// The part not yet mapped (a stalled command's rest).
@@ -101,6 +101,8 @@ struct UserSlot {
     live: bool,
     /// Why it waits (None: behind another waiting command, or not waiting).
     wait: Option<StallReason>,
+    /// Data zones it keeps active (not lockable for reclaim) until it completes.
+    active: Vec<u32>,
 }
 
 /// One kcopyd piece: a read, then the write of the same bytes.
@@ -181,6 +183,8 @@ struct Worker {
     throttle: Throttle,
     /// Bytes copied (reclaim writes and zero-fill) so far, for the samples.
     copied: u64,
+    /// Found no lockable victim: try again when a user command releases its zones.
+    retry_on_release: bool,
 }
 
 /// One sample of the target's state at a time.
@@ -395,9 +399,21 @@ impl<'a, C: TimedDevice, Z: TimedDevice> DmZonedTimed<'a, C, Z> {
         match status {
             MapStatus::Done => {
                 self.st.last_progress = now;
+                // The chunks' data zones stay active until the command completes.
+                let io = self.st.users[u as usize].cmd.io;
+                if matches!(io.op, Op::Read | Op::Write | Op::Trim) {
+                    let zb = self.layer.layout().zone_size;
+                    let mut off = io.offset;
+                    while off < io.offset + io.len as u64 {
+                        if let Some(z) = self.layer.activate_chunk(off) {
+                            self.st.users[u as usize].active.push(z);
+                        }
+                        off = (off / zb + 1) * zb;
+                    }
+                }
                 self.st.users[u as usize].wait = None;
                 self.st.users[u as usize].mapped = true;
-                self.maybe_complete(u, now, done);
+                self.maybe_complete(u, now, done)?;
                 Ok(true)
             }
             MapStatus::Stalled { done_bytes, reason } => {
@@ -417,14 +433,26 @@ impl<'a, C: TimedDevice, Z: TimedDevice> DmZonedTimed<'a, C, Z> {
         }
     }
 
-    fn maybe_complete(&mut self, u: u32, now: u64, done: &mut Completions) {
+    fn maybe_complete(&mut self, u: u32, now: u64, done: &mut Completions) -> Result<(), DeviceError> {
         let s = &mut self.st.users[u as usize];
         if s.mapped && s.pending == 0 && s.live {
             s.live = false;
             done.push(&s.cmd, now.max(s.cmd.submitted));
             self.st.live_users -= 1;
             self.st.free_users.push(u);
+            let mut active = std::mem::take(&mut self.st.users[u as usize].active);
+            for &z in &active {
+                self.layer.deactivate_zone(z);
+            }
+            active.clear();
+            self.st.users[u as usize].active = active;
+            for w in 0..self.st.workers.len() as u32 {
+                if std::mem::take(&mut self.st.workers[w as usize].retry_on_release) {
+                    self.pump(w, now)?;
+                }
+            }
         }
+        Ok(())
     }
 
     /// A reclaim job ended: map waiting commands again, in order. Those waiting for a chunk
@@ -572,7 +600,16 @@ impl<'a, C: TimedDevice, Z: TimedDevice> DmZonedTimed<'a, C, Z> {
                 self.barrier(w, out, now)?;
                 Ok(false)
             }
-            Some(ReclaimProgress::NoVictim { .. } | ReclaimProgress::NoSpace { .. }) => {
+            Some(ReclaimProgress::NoVictim { .. }) => {
+                // Every candidate is being reclaimed or has user I/O in flight: the kernel
+                // retries at once (`-EBUSY`); here when a user command releases its zones, or at
+                // the next poll.
+                self.st.fail_streak += 1;
+                self.st.workers[wi].retry_on_release = self.st.live_users > 0;
+                self.schedule_wake(w, now + IDLE_PERIOD_NS);
+                Ok(false)
+            }
+            Some(ReclaimProgress::NoSpace { .. }) => {
                 self.st.fail_streak += 1;
                 self.schedule_wake(w, now + IDLE_PERIOD_NS);
                 Ok(false)
@@ -598,7 +635,7 @@ impl<'a, C: TimedDevice, Z: TimedDevice> DmZonedTimed<'a, C, Z> {
                 match owner {
                     Owner::User(u) => {
                         self.st.users[u as usize].pending -= 1;
-                        self.maybe_complete(u, t, done);
+                        self.maybe_complete(u, t, done)?;
                     }
                     Owner::Read(w, id) => {
                         let wk = &mut self.st.workers[w as usize];
@@ -742,14 +779,15 @@ impl<C: TimedDevice, Z: TimedDevice> TimedDevice for DmZonedTimed<'_, C, Z> {
                 None => {}
             }
         }
-        let slot = UserSlot { cmd, rest: cmd.io, pending: 0, mapped: false, live: true, wait: None };
         let u = match self.st.free_users.pop() {
             Some(u) => {
-                self.st.users[u as usize] = slot;
+                let s = &mut self.st.users[u as usize];
+                debug_assert!(s.active.is_empty());
+                (s.cmd, s.rest, s.pending, s.mapped, s.live, s.wait) = (cmd, cmd.io, 0, false, true, None);
                 u
             }
             None => {
-                self.st.users.push(slot);
+                self.st.users.push(UserSlot { cmd, rest: cmd.io, pending: 0, mapped: false, live: true, wait: None, active: Vec::new() });
                 self.st.users.len() as u32 - 1
             }
         };

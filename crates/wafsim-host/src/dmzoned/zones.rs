@@ -76,6 +76,9 @@ pub(crate) struct ZonePool {
     /// Data zone -> its buffer zone; buffer zone -> its data zone; else `NONE`.
     pub bzone: Vec<u32>,
     pub flags: Vec<u8>,
+    /// User commands in flight on the zone (`zone->refcount`, `dmz_activate_zone`); only a
+    /// timed driver sets it.
+    pub active: Vec<u32>,
     list: Vec<ListId>,
     prev: Vec<u32>,
     next: Vec<u32>,
@@ -104,6 +107,7 @@ impl ZonePool {
             chunk: vec![NONE; n],
             bzone: vec![NONE; n],
             flags: vec![0; n],
+            active: vec![0; n],
             list: vec![L_NONE; n],
             prev: vec![NONE; n],
             next: vec![NONE; n],
@@ -188,10 +192,11 @@ impl ZonePool {
         self.flags[z as usize] &= !f;
     }
 
-    /// Zone `z` can be locked for reclaim: it is not being reclaimed already (no zone is ever
-    /// "active" between two calls of the untimed layer).
+    /// Zone `z` can be locked for reclaim (`dmz_lock_zone_reclaim`): not being reclaimed
+    /// already and no user command in flight on it (never the case between two calls of the
+    /// untimed driver).
     pub fn lockable(&self, z: u32) -> bool {
-        !self.has(z, F_RECLAIM)
+        !self.has(z, F_RECLAIM) && self.active[z as usize] == 0
     }
 
     // ----- intrusive lists -----
