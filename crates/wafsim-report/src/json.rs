@@ -150,6 +150,11 @@ pub fn variant(r: &VariantResult) -> Value {
         })).collect::<Vec<_>>(),
     });
     v["bandwidth"] = Value::Array(bandwidth);
+    // What the application wrote (through file systems, else to the host layer or drive) and
+    // media bytes per application byte.
+    let app = crate::table::application_bytes(r);
+    v["application_bytes"] = app.into();
+    v["total_waf"] = num(wafsim_core::counters::waf(r.mbmw(), app));
     // Tiering: each tier's traffic at every time-series sample.
     let traffic = |t: &wafsim_experiment::run::TierTraffic| {
         json!({

@@ -305,6 +305,26 @@ pub fn variants(results: &[VariantResult]) -> String {
         for r in results {
             let _ = writeln!(s, "{:<20} {:>8.3} {:>14} {:>14} {:>14}", r.name, r.waf(), human(r.hbmw()), human(r.mbmw()), human(r.mbe()));
         }
+        if results.iter().any(|r| !r.filesystems.is_empty() || !r.host_devices.is_empty()) {
+            // Layers: what the application wrote, NAND (or disk) bytes per application byte, and
+            // life at equal application writes: the inverse of NAND wear (bytes programmed per
+            // byte of NAND, each program costing an erase in the long run) per application byte,
+            // relative to the first variant. Disks (nothing erased) have no such life.
+            let _ = writeln!(s, "\n{:<20} {:>14} {:>10} {:>12}", "variant", "app written", "total WAF", "life vs 1st");
+            let wear = |r: &VariantResult| {
+                let app = application_bytes(r) as f64;
+                (r.physical_bytes > 0 && app > 0.0 && r.mbe() > 0).then(|| r.mbmw() as f64 / r.physical_bytes as f64 / app)
+            };
+            let base = wear(&results[0]);
+            for r in results {
+                let app = application_bytes(r);
+                let life = match (wear(r), base) {
+                    (Some(w), Some(b)) if w > 0.0 && b > 0.0 => format!("{:.2}x", b / w),
+                    _ => "-".into(),
+                };
+                let _ = writeln!(s, "{:<20} {:>14} {:>10.3} {:>12}", r.name, human(app), wafsim_core::counters::waf(r.mbmw(), app), life);
+            }
+        }
         if results.iter().all(|r| r.timed.is_some()) {
             let base = &results[0];
             let _ = writeln!(s, "\n{:<20} {:>12} {:>12} {:>12} {:>12} {:>14}", "variant", "write BW", "read IOPS", "write vs 1st", "read vs 1st", "life vs 1st");
@@ -331,6 +351,17 @@ pub fn variants(results: &[VariantResult]) -> String {
         }
     }
     s
+}
+
+/// Bytes the application wrote in the measured phases: through file systems where a measured
+/// phase ran a file workload, else the host bytes (a host layer's user bytes).
+pub fn application_bytes(r: &VariantResult) -> u64 {
+    let fs: Vec<_> = r.filesystems.iter().filter(|f| f.measured).collect();
+    if fs.is_empty() {
+        r.hbmw()
+    } else {
+        fs.iter().map(|f| f.file_write_bytes).sum()
+    }
 }
 
 /// Measured-phase write bandwidth (bytes/s) and read IOPS summed over jobs.
@@ -464,6 +495,39 @@ pub(crate) mod tests {
             host_timeline: vec![],
             tier_timeline: vec![],
         }
+    }
+
+    /// Life at equal application writes: programs per NAND byte per application byte, inverted
+    /// and relative to the first variant.
+    #[test]
+    fn layer_table_gives_total_waf_and_life_against_the_first() {
+        use wafsim_experiment::run::FsResult;
+        let fs = |app: u64| FsResult {
+            phase: "p".into(),
+            measured: true,
+            name: "files".into(),
+            namespace: "ns1".into(),
+            filesystem: "zoned".into(),
+            file_write_bytes: app,
+            dev_write_bytes: app,
+            zone_live_bytes: None,
+        };
+        let mut a = timed_result("a", 1e9, 0.0, 0.5, 0.1);
+        let mut b = timed_result("b", 1e9, 0.0, 0.5, 0.1);
+        a.timed = None;
+        b.timed = None;
+        // a: 1 GiB programmed for 1 GiB of application data; b: 3 GiB for the same, on twice
+        // the NAND: wear 1.5x a's, life 0.67x.
+        a.counters.host_units = 1 << 18;
+        a.counters.erases = 1;
+        b.counters.host_units = 3 << 18;
+        b.counters.erases = 1;
+        b.physical_bytes = 2 * a.physical_bytes;
+        a.filesystems = vec![fs(1 << 30)];
+        b.filesystems = vec![fs(1 << 30)];
+        let text = variants(&[a, b]);
+        assert!(text.contains("a                          1.00 GiB      1.000        1.00x"), "{text}");
+        assert!(text.contains("b                          1.00 GiB      3.000        0.67x"), "{text}");
     }
 
     #[test]
