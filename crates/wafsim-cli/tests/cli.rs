@@ -119,7 +119,7 @@ fn fio_like_json_timeseries_plots_and_warnings() {
     assert_eq!(v["variants"][0]["scale"], 1.0);
     let csv = std::fs::read_to_string(&ts).unwrap();
     let rows: Vec<&str> = csv.lines().collect();
-    assert_eq!(rows[0], "variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval");
+    assert_eq!(rows[0], "variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval,app_bytes");
     assert!(rows[1..].iter().all(|r| r.split(',').nth(2) == Some("all")), "one drive: only the all-drives series");
     assert!(rows.len() >= 16, "one sample per 4 MiB of 64 MiB: {}", rows.len());
     for f in ["waf_over_time.svg", "host_vs_media_default.svg", "tenant_waf.svg"] {

@@ -192,6 +192,9 @@ pub struct Sample {
     pub media_bytes: u64,
     pub gc_bytes: u64,
     pub erases: u64,
+    /// Bytes applications wrote through file systems so far (all drives), when the run has
+    /// file workloads: the level above `host_bytes`.
+    pub app_bytes: Option<u64>,
 }
 
 /// Everything measured for one variant.
@@ -321,6 +324,32 @@ impl FsResult {
     pub fn waf(&self) -> f64 {
         waf(self.dev_write_bytes, self.file_write_bytes)
     }
+}
+
+/// Bytes applications wrote through file systems so far: finished phases' rows and the running
+/// phase's file systems; `None` without file workloads. The file systems' counts run ahead of
+/// the devices by what the sources have made but the runner has not submitted yet (buffered
+/// commands): when the phase writes through file systems only, the running part is scaled to
+/// what the devices have received (`phase_host` bytes) at the file systems' own ratio of
+/// application to device bytes, exact at the phase end.
+fn app_bytes(result: &VariantResult, running: &[crate::files::FsProbe], fs_only: bool, phase_host: u64) -> Option<u64> {
+    if result.filesystems.is_empty() && running.is_empty() {
+        return None;
+    }
+    let done: u64 = result.filesystems.iter().map(|f| f.file_write_bytes).sum();
+    let (mut file, mut dev, mut pending) = (0u64, 0u64, 0u64);
+    for f in running {
+        let r = f.report.lock().expect("fs report");
+        file += r.file_write_bytes;
+        dev += r.dev_write_bytes;
+        pending += r.pending_write_bytes;
+    }
+    let now = if fs_only && dev > 0 {
+        (file as f64 * (phase_host as f64 / dev as f64).min(1.0)) as u64
+    } else {
+        file.saturating_sub(pending)
+    };
+    Some(done + now)
 }
 
 /// One row per file system of the phase.
@@ -636,7 +665,8 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         if opts.sample_every_bytes.is_some() {
             let host = sum(&stack.devices, |c| c.host_write_bytes) - st.start.iter().map(|c| c.host_write_bytes).sum::<u64>();
             if result.timeseries.last().map(|s| s.host_bytes) != Some(host) {
-                push_samples(&mut result, &stack, &st, phases.len().saturating_sub(1));
+                let app = app_bytes(&result, &[], false, 0);
+                push_samples(&mut result, &stack, &st, phases.len().saturating_sub(1), app);
             }
         }
     }
@@ -769,7 +799,7 @@ fn push_jobs(result: &mut VariantResult, st: &mut RunState, pi: usize, p: &Phase
 }
 
 /// Samples at this moment: all drives together, and each drive when there are several.
-fn push_samples(result: &mut VariantResult, stack: &Stack, st: &RunState, phase: usize) {
+fn push_samples(result: &mut VariantResult, stack: &Stack, st: &RunState, phase: usize, app: Option<u64>) {
     let mu = stack.cfg.mapping_unit as u64;
     let mut all = Counters::default();
     let mut per = Vec::new();
@@ -778,7 +808,7 @@ fn push_samples(result: &mut VariantResult, stack: &Stack, st: &RunState, phase:
         all.add(&since);
         per.push(sample(phase, Some(d as u32), &since, mu));
     }
-    result.timeseries.push(sample(phase, None, &all, mu));
+    result.timeseries.push(Sample { app_bytes: app, ..sample(phase, None, &all, mu) });
     if per.len() > 1 {
         result.timeseries.extend(per);
     }
@@ -867,7 +897,8 @@ fn run_untimed_phase(
         }
         if let Some(every) = opts.sample_every_bytes {
             if host - start_host >= st.next_sample {
-                push_samples(result, stack, st, pi);
+                let app = app_bytes(result, &fs, fs.len() == labels.len(), host - start_host);
+                push_samples(result, stack, st, pi, app);
                 // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
                 while st.next_sample <= host - start_host {
                     st.next_sample += every.max(1);
@@ -1100,7 +1131,7 @@ fn aggregate_timed_samples(result: &mut VariantResult) {
         if at.is_empty() {
             continue;
         }
-        let mut all = Sample { phase: ph, device: None, host_bytes: 0, media_bytes: 0, gc_bytes: 0, erases: 0 };
+        let mut all = Sample { phase: ph, device: None, host_bytes: 0, media_bytes: 0, gc_bytes: 0, erases: 0, app_bytes: None };
         for s in &at {
             all.host_bytes += s.host_bytes;
             all.media_bytes += s.media_bytes;
@@ -1116,6 +1147,7 @@ fn aggregate_timed_samples(result: &mut VariantResult) {
 
 fn sample(phase: usize, device: Option<u32>, c: &Counters, mu: u64) -> Sample {
     Sample {
+        app_bytes: None,
         phase,
         device,
         host_bytes: c.host_write_bytes,

@@ -22,3 +22,21 @@ fn lsm_files_on_zns_with_a_zoned_fs_against_a_conventional_ssd() {
     assert!(zns < 1.02, "ZNS total WAF {zns:.3}");
     assert!(on > zns + 0.1 && off > on + 1.0, "ZNS {zns:.3} < SSD with discard {on:.3} < without {off:.3}");
 }
+
+/// The time series carries the application level too: what the file system was given, never
+/// ahead of what the device received (the file system sends at least what it is given), rising,
+/// and at the end exactly the file system's own count.
+#[test]
+fn time_series_has_the_application_level() {
+    let mut v = experiment("zoned-fs/lsm-files.toml").into_iter().find(|v| v.name == "ssd-fs-discard").unwrap();
+    wafsim_experiment::scale::scale_spec(&mut v.spec, 0.01).unwrap();
+    let r = wafsim_experiment::run_variant(&v, wafsim_experiment::RunOptions { sample_every_bytes: Some(1 << 30) }, &|_| {}).unwrap();
+    let all: Vec<_> = r.timeseries.iter().filter(|s| s.device.is_none()).collect();
+    assert!(all.len() > 10, "{} samples", all.len());
+    let app: Vec<u64> = all.iter().map(|s| s.app_bytes.expect("file workload: application bytes in every sample")).collect();
+    assert!(app.windows(2).all(|w| w[0] <= w[1]), "application bytes never fall");
+    for s in &all {
+        assert!(s.app_bytes.unwrap() <= s.host_bytes, "application {} ahead of the device's {}", s.app_bytes.unwrap(), s.host_bytes);
+    }
+    assert_eq!(*app.last().unwrap(), r.filesystems.iter().map(|f| f.file_write_bytes).sum::<u64>());
+}

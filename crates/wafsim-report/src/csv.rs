@@ -5,12 +5,14 @@ use std::fmt::Write;
 use wafsim_core::counters::waf;
 use wafsim_experiment::VariantResult;
 
-/// Header: variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval
+/// Header: variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval,app_bytes
 ///
 /// `drive` is "all" for all drives of the variant together, or the drive's index (dedicated
-/// layout: one drive per namespace, in namespace order).
+/// layout: one drive per namespace, in namespace order). `app_bytes`: what applications wrote
+/// through file systems so far (rows of all drives, untimed runs with file workloads; empty
+/// otherwise).
 pub fn timeseries(results: &[VariantResult]) -> String {
-    let mut s = String::from("variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval\n");
+    let mut s = String::from("variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval,app_bytes\n");
     for r in results {
         // One interval baseline per drive series.
         let mut prev: std::collections::HashMap<Option<u32>, (u64, u64)> = Default::default();
@@ -20,7 +22,7 @@ pub fn timeseries(results: &[VariantResult]) -> String {
             let interval = waf(t.media_bytes - prev.1, t.host_bytes - prev.0);
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{:.6},{:.6}",
+                "{},{},{},{},{},{},{},{:.6},{:.6},{}",
                 csv_field(&r.name),
                 csv_field(phase),
                 t.device.map_or("all".to_string(), |d| d.to_string()),
@@ -29,7 +31,8 @@ pub fn timeseries(results: &[VariantResult]) -> String {
                 t.gc_bytes,
                 t.erases,
                 waf(t.media_bytes, t.host_bytes),
-                interval
+                interval,
+                t.app_bytes.map_or(String::new(), |b| b.to_string())
             );
             *prev = (t.host_bytes, t.media_bytes);
         }

@@ -33,7 +33,11 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
         let all = || r.timeseries.iter().filter(|t| t.device.is_none());
         let host = all().map(|t| (t.host_bytes as f64 / GIB, t.host_bytes as f64 / GIB)).collect();
         let media = all().map(|t| (t.host_bytes as f64 / GIB, t.media_bytes as f64 / GIB)).collect();
-        let series = [Series { name: "host writes".into(), points: host }, Series { name: "media writes".into(), points: media }];
+        let mut series = vec![Series { name: "host writes".into(), points: host }, Series { name: "media writes".into(), points: media }];
+        if all().any(|t| t.app_bytes.is_some()) {
+            let app = all().filter_map(|t| t.app_bytes.map(|a| (t.host_bytes as f64 / GIB, a as f64 / GIB))).collect();
+            series.insert(0, Series { name: "application writes (file systems)".into(), points: app });
+        }
         out.push((
             format!("host_vs_media_{}.svg", file_safe(&r.name)),
             line_chart(&format!("{}: host vs media writes", r.name), "host writes (GiB)", "cumulative writes (GiB)", &series, true),

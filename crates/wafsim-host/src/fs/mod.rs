@@ -68,6 +68,9 @@ pub struct FsReport {
     pub error: Option<String>,
     /// When the workload ended: live file data per zone (zone-aware file systems).
     pub zone_live_bytes: Option<Vec<u64>>,
+    /// Device writes made but not handed out yet (the rest of an operation): the counts above
+    /// run ahead of what the device has seen by this much.
+    pub pending_write_bytes: u64,
 }
 
 /// A file workload through a file system, as block I/O.
@@ -79,15 +82,22 @@ pub struct FsSource<S: FileSource + Send, F: FileSystem> {
     /// Block I/O made but not handed out yet (one file operation can make many).
     pending: Vec<Io>,
     taken: usize,
+    /// Write bytes in `pending[taken..]`.
+    pending_write_bytes: u64,
     report: Arc<Mutex<FsReport>>,
     failed: bool,
+}
+
+/// Bytes of the writes among `ios`.
+fn write_bytes(ios: &[Io]) -> u64 {
+    ios.iter().filter(|i| i.op == wafsim_core::Op::Write).map(|i| i.len as u64).sum()
 }
 
 impl<S: FileSource + Send, F: FileSystem> FsSource<S, F> {
     /// The source and a handle to its report.
     pub fn new(files: S, fs: F) -> (Self, Arc<Mutex<FsReport>>) {
         let report = Arc::new(Mutex::new(FsReport::default()));
-        (FsSource { files, fs, ops: Vec::new(), pos: 0, pending: Vec::new(), taken: 0, report: report.clone(), failed: false }, report)
+        (FsSource { files, fs, ops: Vec::new(), pos: 0, pending: Vec::new(), taken: 0, pending_write_bytes: 0, report: report.clone(), failed: false }, report)
     }
 
     fn publish(&self) {
@@ -95,6 +105,7 @@ impl<S: FileSource + Send, F: FileSystem> FsSource<S, F> {
         let mut r = self.report.lock().expect("report lock");
         r.file_write_bytes = file;
         r.dev_write_bytes = dev;
+        r.pending_write_bytes = self.pending_write_bytes;
     }
 }
 
@@ -105,6 +116,7 @@ impl<S: FileSource + Send, F: FileSystem> IoSource for FsSource<S, F> {
             if self.taken < self.pending.len() {
                 let n = (max - (out.len() - before)).min(self.pending.len() - self.taken);
                 out.extend_from_slice(&self.pending[self.taken..self.taken + n]);
+                self.pending_write_bytes -= write_bytes(&self.pending[self.taken..self.taken + n]);
                 self.taken += n;
                 continue;
             }
@@ -129,6 +141,7 @@ impl<S: FileSource + Send, F: FileSystem> IoSource for FsSource<S, F> {
             let r = self.fs.apply(&op, out);
             if out.len() - before > max {
                 self.pending.extend_from_slice(&out[before + max..]);
+                self.pending_write_bytes += write_bytes(&out[before + max..]);
                 out.truncate(before + max);
             }
             if let Err(e) = r {
