@@ -4,8 +4,10 @@
 
 pub mod files;
 pub mod fio;
+pub mod kv;
 pub mod source;
 pub mod synthetic;
 pub mod trace;
 
+pub use kv::{KvOp, KvScript, KvSource};
 pub use source::{Chain, Interleave, InterleaveMode, IoSource, Script, SourceStats};
