@@ -29,22 +29,10 @@ pub trait KvSource: Send {
 }
 
 /// A fixed list of requests, in order (tests, hand-made scenarios).
-pub struct KvScript {
-    ops: Vec<KvOp>,
-    next: usize,
-}
-
-impl KvScript {
-    pub fn new(ops: Vec<KvOp>) -> KvScript {
-        KvScript { ops, next: 0 }
-    }
-}
+pub type KvScript = crate::source::Script<KvOp>;
 
 impl KvSource for KvScript {
     fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize {
-        let n = max.min(self.ops.len() - self.next);
-        out.extend_from_slice(&self.ops[self.next..self.next + n]);
-        self.next += n;
-        n
+        self.take(out, max)
     }
 }

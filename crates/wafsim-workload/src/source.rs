@@ -57,24 +57,30 @@ impl SourceStats {
     }
 }
 
-/// A fixed list of I/Os, in order (a file system's mkfs commands, a test's script).
-pub struct Script {
-    ios: Vec<Io>,
+/// A fixed list of I/Os (or of other requests, e.g. key-value ones), in order (a file system's
+/// mkfs commands, a test's script).
+pub struct Script<T = Io> {
+    ios: Vec<T>,
     next: usize,
 }
 
-impl Script {
-    pub fn new(ios: Vec<Io>) -> Script {
+impl<T: Copy> Script<T> {
+    pub fn new(ios: Vec<T>) -> Script<T> {
         Script { ios, next: 0 }
     }
-}
 
-impl IoSource for Script {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    /// Append up to `max` items to `out`; how many.
+    pub(crate) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
         let n = max.min(self.ios.len() - self.next);
         out.extend_from_slice(&self.ios[self.next..self.next + n]);
         self.next += n;
         n
+    }
+}
+
+impl IoSource for Script<Io> {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        self.take(out, max)
     }
 }
 
