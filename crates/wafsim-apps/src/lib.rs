@@ -1,0 +1,11 @@
+//! wafsim-apps: application models that consume key-value requests
+//! ([`wafsim_workload::KvOp`]) and produce the block I/O the application would send to its
+//! device, so an application over a device is one more [`wafsim_workload::IoSource`].
+//!
+//! - [`lskv`]: a log-structured key-value store in the manner of Aerospike's storage engine
+//!   (write blocks, in-memory index, defragmentation below a low-water mark).
+#![warn(missing_docs)]
+
+pub mod lskv;
+
+pub use lskv::{LsKv, LsKvConfig, LsKvCounters, LsKvError, LsKvReport, LsKvSource, RecordLoc};
