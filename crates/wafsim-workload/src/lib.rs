@@ -8,6 +8,8 @@ pub mod kv;
 pub mod source;
 pub mod synthetic;
 pub mod trace;
+pub mod ycsb;
 
 pub use kv::{KvOp, KvScript, KvSource};
 pub use source::{Chain, Interleave, InterleaveMode, IoSource, Script, SourceStats};
+pub use ycsb::{InsertOrder, RequestDistribution, ScanLengthDistribution, Ycsb, YcsbConfig, YcsbPhases};
