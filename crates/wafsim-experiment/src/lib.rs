@@ -4,6 +4,7 @@ pub mod bench;
 pub mod catalog;
 pub mod datasheet;
 pub mod files;
+pub mod kv;
 pub mod presets;
 pub mod run;
 pub mod scale;

@@ -570,7 +570,8 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
         });
     }
     let mut fs = Vec::new();
-    crate::files::file_parts(&phase.files, target, |i, g| seed_for(spec, pi, 3, i, g), &mut parts, &mut errors, &mut fs, next_group)?;
+    crate::files::file_parts(&phase.files, target, |i, g| seed_for(spec, pi, 3, i, g), &mut parts, &mut errors, &mut fs, &mut next_group)?;
+    crate::kv::kv_parts(&phase.kv, target, |i, g| seed_for(spec, pi, 4, i, g), &mut parts, &mut errors, &mut fs, next_group)?;
     Ok(Parts { parts, errors, fs, notes: Vec::new() })
 }
 

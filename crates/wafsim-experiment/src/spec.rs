@@ -233,6 +233,9 @@ pub struct PhaseSpec {
     /// File workloads through a file system on a namespace.
     #[serde(default)]
     pub files: Vec<FilesSpec>,
+    /// Key-value applications on a namespace, driven by a request generator.
+    #[serde(default)]
+    pub kv: Vec<KvSpec>,
     /// Overrides the experiment's `interleave` for this phase.
     pub interleave: Option<String>,
     /// Run until WAF is steady (see [`SteadyStateSpec`]).
@@ -366,6 +369,56 @@ pub struct FilesSpec {
     /// I/Os in flight (timed runs; default 8).
     pub iodepth: Option<u32>,
     pub group: Vec<FileGroupSpec>,
+}
+
+/// `[[phase.kv]]`: a key-value store on a raw namespace (wafsim-apps), driven by a YCSB core
+/// workload (wafsim_workload::ycsb). The store is made empty at the start of the phase.
+///
+/// ```toml
+/// [[phase.kv]]
+/// namespace = "ns1"
+/// store = "log-structured"    # Aerospike-like: write blocks, defrag below the low-water mark
+/// write_block = "128KiB"      # default 1MiB
+/// defrag_lwm = 50             # percent (Aerospike defrag-lwm-pct)
+/// trim = false                # trim freed blocks
+/// ycsb = "a"                  # core workload a..f
+/// fill = 0.5                  # records take this share of the namespace (sets recordcount)
+/// phases = "load+run"         # "load", "run" or "load+run"
+/// amount = "3x"               # stop after the client wrote this much (bytes or a multiple of the namespace)
+/// ycsb_properties = { requestdistribution = "uniform" }   # any YCSB property, by its name
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KvSpec {
+    pub namespace: String,
+    #[serde(default = "default_kv_store")]
+    pub store: String,
+    pub write_block: Option<String>,
+    pub defrag_lwm: Option<u32>,
+    #[serde(default)]
+    pub trim: bool,
+    /// Reads cost device reads (default true).
+    #[serde(default = "yes")]
+    pub read_ios: bool,
+    #[serde(default = "default_ycsb")]
+    pub ycsb: String,
+    pub fill: Option<f64>,
+    #[serde(default = "default_kv_phases")]
+    pub phases: String,
+    pub amount: Option<String>,
+    #[serde(default)]
+    pub ycsb_properties: toml::Table,
+    pub iodepth: Option<u32>,
+}
+
+fn default_kv_store() -> String {
+    "log-structured".into()
+}
+fn default_ycsb() -> String {
+    "a".into()
+}
+fn default_kv_phases() -> String {
+    "load+run".into()
 }
 
 /// `[[phase.files.group]]`: one group (directory) of a file workload.
@@ -1169,7 +1222,7 @@ impl ExperimentSpec {
             if let Some(ss) = &p.steady_state {
                 ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
             }
-            if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() && p.files.is_empty() {
+            if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() && p.files.is_empty() && p.kv.is_empty() {
                 bail!("phase {:?} has no workload, fio job, trace or file workload: it would do no I/O", p.name);
             }
             for f in &p.fio {

@@ -1,0 +1,142 @@
+//! `[[phase.kv]]`: a key-value store (wafsim-apps) on one namespace, driven by a YCSB core
+//! workload, as one source of a phase. The store starts empty at the start of the phase; its
+//! report joins the file systems' rows (application bytes = field bytes of the records the
+//! clients wrote, device bytes = what the store wrote), so results show its own write
+//! amplification and the total from application to media.
+
+use crate::files::FsProbe;
+use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::spec::{size, KvSpec};
+use anyhow::{anyhow, bail, Context, Result};
+use std::sync::{Arc, Mutex};
+use wafsim_apps::{LsKv, LsKvConfig, LsKvReport, LsKvSource};
+use wafsim_core::Io;
+use wafsim_host::fs::FsReport;
+use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
+use wafsim_workload::IoSource;
+
+/// Default queue depth of a key-value workload in timed runs.
+const DEFAULT_IODEPTH: u32 = 8;
+
+/// The store's source, reporting through a file-system report (the results' application
+/// level), stopping once the store wrote `limit` device bytes, and passing its first refusal
+/// to the phase's error slots.
+struct KvPart {
+    inner: LsKvSource<Ycsb>,
+    kv: Arc<Mutex<LsKvReport>>,
+    fs: Arc<Mutex<FsReport>>,
+    limit: Option<u64>,
+    done: bool,
+    slot: Arc<Mutex<Option<String>>>,
+}
+
+impl IoSource for KvPart {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        if self.done {
+            return 0;
+        }
+        let n = self.inner.fill(out, max);
+        let k = self.kv.lock().expect("kv report").clone();
+        {
+            let mut f = self.fs.lock().expect("fs report");
+            f.file_write_bytes = k.counters.record_write_bytes;
+            f.dev_write_bytes = k.counters.device_write_bytes;
+            f.pending_write_bytes = k.pending_write_bytes;
+        }
+        if self.limit.is_some_and(|l| k.counters.device_write_bytes >= l) {
+            self.done = true;
+        }
+        if n == 0 {
+            if let Some(e) = k.error {
+                *self.slot.lock().expect("slot") = Some(e);
+            }
+        }
+        n
+    }
+}
+
+/// The YCSB configuration of `k`: the core workload's properties, then `ycsb_properties`.
+fn ycsb_config(k: &KvSpec) -> Result<YcsbConfig> {
+    let mut letters = k.ycsb.chars();
+    let (Some(letter), None) = (letters.next(), letters.next()) else {
+        bail!("ycsb {:?}: expected one of the core workloads a, b, c, d, e, f", k.ycsb);
+    };
+    let mut cfg = YcsbConfig::try_workload(letter.to_ascii_lowercase()).ok_or_else(|| anyhow!("ycsb {:?}: expected one of the core workloads a to f", k.ycsb))?;
+    for (name, v) in &k.ycsb_properties {
+        let text = match v {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(f) => f.to_string(),
+            toml::Value::Boolean(b) => b.to_string(),
+            other => bail!("ycsb_properties.{name}: {other} is not a string, number or boolean"),
+        };
+        cfg.set(name, &text).map_err(|e| anyhow!("ycsb_properties.{name}: {e}"))?;
+    }
+    Ok(cfg)
+}
+
+/// The parts of `[[phase.kv]]` entries on `target`.
+pub fn kv_parts(
+    kvs: &[KvSpec],
+    target: &Target,
+    seed: impl Fn(usize, u32) -> u64,
+    parts: &mut Vec<Part>,
+    errors: &mut ErrorSlots,
+    probes: &mut Vec<FsProbe>,
+    mut next_group: impl FnMut() -> u32,
+) -> Result<()> {
+    for (i, k) in kvs.iter().enumerate() {
+        let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
+        let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { continue };
+        if k.store != "log-structured" {
+            bail!("{}: store {:?}: expected \"log-structured\"", ctx(), k.store);
+        }
+        let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
+        if let Some(w) = &k.write_block {
+            let b = size("write_block", w).with_context(ctx)?;
+            if b == 0 || b > u32::MAX as u64 {
+                bail!("{}: write_block {w:?}: expected a size up to 2 GiB", ctx());
+            }
+            cfg.write_block_bytes = b as u32;
+        }
+        if let Some(l) = k.defrag_lwm {
+            cfg.defrag_lwm_pct = l;
+        }
+        let store = LsKv::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+        let mut y = ycsb_config(k).with_context(ctx)?;
+        if let Some(f) = k.fill {
+            if !(f > 0.0 && f < 1.0) {
+                bail!("{}: fill {f}: expected a share of the namespace between 0 and 1", ctx());
+            }
+            y.recordcount = (store.records_per_block(y.record_bytes()) as f64 * store.blocks() as f64 * f) as u64;
+        }
+        let phases = match k.phases.as_str() {
+            "load" => YcsbPhases::Load,
+            "run" => YcsbPhases::Run,
+            "load+run" => YcsbPhases::LoadAndRun,
+            p => bail!("{}: phases {p:?}: expected \"load\", \"run\" or \"load+run\"", ctx()),
+        };
+        let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
+        let mut ycsb = Ycsb::try_new(&y, phases, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+        if limit.is_some() {
+            // The store's writes end the run (below); the generator itself does not stop.
+            ycsb = ycsb.with_byte_budget(u64::MAX);
+        }
+        let mean_io = store.config().write_block_bytes as f64;
+        let (inner, kv) = LsKvSource::new(ycsb, store);
+        let fs = Arc::new(Mutex::new(FsReport::default()));
+        let slot = Arc::new(Mutex::new(None));
+        errors.0.push(slot.clone());
+        let label = Label { name: format!("kv{} (log-structured, ycsb-{})", i + 1, k.ycsb), namespace: k.namespace.clone() };
+        probes.push(FsProbe { label: label.clone(), filesystem: "log-structured KV".into(), report: fs.clone() });
+        parts.push(Part {
+            source: Box::new(KvPart { inner, kv, fs, limit, done: false, slot }),
+            weight: 1,
+            label,
+            timing: PartTiming { iodepth: k.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: mean_io, ..Default::default() },
+            group: next_group(),
+            stage: 0,
+        });
+    }
+    Ok(())
+}
