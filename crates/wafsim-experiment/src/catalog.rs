@@ -216,6 +216,7 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
             }
         }
         host_timeline_table(&mut s, e);
+        layers_table(&mut s, e);
         for c in charts.get(i).into_iter().flatten() {
             let _ = writeln!(s, "\n![{c}]({c})");
         }
@@ -238,6 +239,33 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
         }
     }
     s
+}
+
+/// Entries with file systems or key-value stores: the application level above the drive.
+fn layers_table(s: &mut String, e: &Entry) {
+    if e.results.iter().all(|r| r.filesystems.is_empty()) {
+        return;
+    }
+    let _ = writeln!(s, "\n| variant | application written | application-layer WAF | drive WAF | total WAF (media / application) | life at equal application writes |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|");
+    let base = e.results[0].wear_per_app_byte();
+    for r in &e.results {
+        let app = r.application_bytes();
+        let layer: u64 = r.filesystems.iter().filter(|f| f.measured).map(|f| f.dev_write_bytes).sum();
+        let life = match (r.wear_per_app_byte(), base) {
+            (Some(w), Some(b)) if w > 0.0 && b > 0.0 => format!("{:.2}x", b / w),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.3} | {:.3} | {:.3} | {life} |",
+            r.name,
+            gib(app),
+            wafsim_core::counters::waf(layer, app),
+            r.waf(),
+            wafsim_core::counters::waf(r.mbmw(), app)
+        );
+    }
 }
 
 /// Timed dm-zoned with a bandwidth log: the plateau, when the cache zones ran out, the bandwidth

@@ -370,6 +370,26 @@ fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::files::Fs
 }
 
 impl VariantResult {
+    /// Bytes the application wrote in the measured phases: through file systems (or key-value
+    /// stores) where a measured phase ran such a workload, else the host bytes (a host layer's
+    /// user bytes).
+    pub fn application_bytes(&self) -> u64 {
+        let fs: Vec<_> = self.filesystems.iter().filter(|f| f.measured).collect();
+        if fs.is_empty() {
+            self.hbmw()
+        } else {
+            fs.iter().map(|f| f.file_write_bytes).sum()
+        }
+    }
+
+    /// NAND wear per application byte: bytes programmed per byte of NAND per application byte
+    /// (each program costs an erase in the long run); `None` without NAND (disks erase nothing)
+    /// or without writes. Life at equal application writes is its inverse.
+    pub fn wear_per_app_byte(&self) -> Option<f64> {
+        let app = self.application_bytes() as f64;
+        (self.physical_bytes > 0 && app > 0.0 && self.mbe() > 0).then(|| self.mbmw() as f64 / self.physical_bytes as f64 / app)
+    }
+
     pub fn hbmw(&self) -> u64 {
         self.counters.host_write_bytes
     }

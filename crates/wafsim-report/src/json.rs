@@ -152,7 +152,7 @@ pub fn variant(r: &VariantResult) -> Value {
     v["bandwidth"] = Value::Array(bandwidth);
     // What the application wrote (through file systems, else to the host layer or drive) and
     // media bytes per application byte.
-    let app = crate::table::application_bytes(r);
+    let app = r.application_bytes();
     v["application_bytes"] = app.into();
     v["total_waf"] = num(wafsim_core::counters::waf(r.mbmw(), app));
     // Tiering: each tier's traffic at every time-series sample.

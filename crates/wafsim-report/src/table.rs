@@ -311,14 +311,10 @@ pub fn variants(results: &[VariantResult]) -> String {
             // byte of NAND, each program costing an erase in the long run) per application byte,
             // relative to the first variant. Disks (nothing erased) have no such life.
             let _ = writeln!(s, "\n{:<20} {:>14} {:>10} {:>12}", "variant", "app written", "total WAF", "life vs 1st");
-            let wear = |r: &VariantResult| {
-                let app = application_bytes(r) as f64;
-                (r.physical_bytes > 0 && app > 0.0 && r.mbe() > 0).then(|| r.mbmw() as f64 / r.physical_bytes as f64 / app)
-            };
-            let base = wear(&results[0]);
+            let base = results[0].wear_per_app_byte();
             for r in results {
-                let app = application_bytes(r);
-                let life = match (wear(r), base) {
+                let app = r.application_bytes();
+                let life = match (r.wear_per_app_byte(), base) {
                     (Some(w), Some(b)) if w > 0.0 && b > 0.0 => format!("{:.2}x", b / w),
                     _ => "-".into(),
                 };
@@ -351,17 +347,6 @@ pub fn variants(results: &[VariantResult]) -> String {
         }
     }
     s
-}
-
-/// Bytes the application wrote in the measured phases: through file systems where a measured
-/// phase ran a file workload, else the host bytes (a host layer's user bytes).
-pub fn application_bytes(r: &VariantResult) -> u64 {
-    let fs: Vec<_> = r.filesystems.iter().filter(|f| f.measured).collect();
-    if fs.is_empty() {
-        r.hbmw()
-    } else {
-        fs.iter().map(|f| f.file_write_bytes).sum()
-    }
 }
 
 /// Measured-phase write bandwidth (bytes/s) and read IOPS summed over jobs.
