@@ -48,6 +48,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 use wafsim_core::{Io, Op, Pid};
+use wafsim_workload::expand::{Engine, Expand};
 use wafsim_workload::{IoSource, KvOp, KvSource};
 
 /// Configuration of a [`LsKv`]. [`LsKvConfig::default`] gives Aerospike's documented
@@ -678,84 +679,52 @@ impl LsKvReport {
     }
 }
 
-/// Key-value requests through a [`LsKv`], as block I/O (like `FsSource` for files).
-pub struct LsKvSource<K: KvSource> {
-    kv: K,
+/// The store behind a [`LsKvSource`]: applies requests, keeps the report.
+pub struct LsKvEngine {
     store: LsKv,
-    ops: Vec<KvOp>,
-    pos: usize,
-    pending: Vec<Io>,
-    taken: usize,
-    pending_write_bytes: u64,
     report: Arc<Mutex<LsKvReport>>,
-    failed: bool,
 }
 
-fn write_bytes(ios: &[Io]) -> u64 {
-    ios.iter().filter(|i| i.op == Op::Write).map(|i| i.len as u64).sum()
-}
+impl Engine<KvOp> for LsKvEngine {
+    type Error = LsKvError;
 
-impl<K: KvSource> LsKvSource<K> {
-    /// The source and a handle to its report.
-    pub fn new(kv: K, store: LsKv) -> (Self, Arc<Mutex<LsKvReport>>) {
-        let report = Arc::new(Mutex::new(LsKvReport::default()));
-        let src = LsKvSource { kv, store, ops: Vec::new(), pos: 0, pending: Vec::new(), taken: 0, pending_write_bytes: 0, report: report.clone(), failed: false };
-        (src, report)
+    fn apply(&mut self, op: &KvOp, out: &mut Vec<Io>) -> Result<(), LsKvError> {
+        self.store.apply(op, out)
     }
 
-    /// The store (for inspection).
-    pub fn store(&self) -> &LsKv {
-        &self.store
-    }
-
-    fn publish(&self) {
+    fn publish(&mut self, pending_write_bytes: u64) {
         let mut r = self.report.lock().expect("report lock");
         r.counters = self.store.counters.clone();
         r.live_records = self.store.live_records();
         r.live_bytes = self.store.live_bytes();
         r.free_blocks = self.store.free_blocks();
         r.defrag_queue = self.store.defrag_q.len() as u32;
-        r.pending_write_bytes = self.pending_write_bytes;
+        r.pending_write_bytes = pending_write_bytes;
+    }
+
+    fn refused(&mut self, what: String) {
+        self.report.lock().expect("report lock").error = Some(what);
+    }
+}
+
+/// Key-value requests through a [`LsKv`], as block I/O (like `FsSource` for files).
+pub struct LsKvSource<K: KvSource>(Expand<KvOp, K, LsKvEngine>);
+
+impl<K: KvSource> LsKvSource<K> {
+    /// The source and a handle to its report.
+    pub fn new(kv: K, store: LsKv) -> (Self, Arc<Mutex<LsKvReport>>) {
+        let report = Arc::new(Mutex::new(LsKvReport::default()));
+        (LsKvSource(Expand::new(kv, LsKvEngine { store, report: report.clone() }, 256)), report)
+    }
+
+    /// The store (for inspection).
+    pub fn store(&self) -> &LsKv {
+        &self.0.engine().store
     }
 }
 
 impl<K: KvSource> IoSource for LsKvSource<K> {
     fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        let before = out.len();
-        while out.len() - before < max {
-            if self.taken < self.pending.len() {
-                let n = (max - (out.len() - before)).min(self.pending.len() - self.taken);
-                out.extend_from_slice(&self.pending[self.taken..self.taken + n]);
-                self.pending_write_bytes -= write_bytes(&self.pending[self.taken..self.taken + n]);
-                self.taken += n;
-                continue;
-            }
-            self.pending.clear();
-            self.taken = 0;
-            if self.failed {
-                break;
-            }
-            if self.pos == self.ops.len() {
-                self.ops.clear();
-                self.pos = 0;
-                if self.kv.fill(&mut self.ops, 256) == 0 {
-                    break;
-                }
-            }
-            let op = self.ops[self.pos];
-            self.pos += 1;
-            let r = self.store.apply(&op, out);
-            if out.len() - before > max {
-                self.pending.extend_from_slice(&out[before + max..]);
-                self.pending_write_bytes += write_bytes(&out[before + max..]);
-                out.truncate(before + max);
-            }
-            if let Err(e) = r {
-                self.report.lock().expect("report lock").error = Some(format!("{op:?}: {e}"));
-                self.failed = true;
-            }
-        }
-        self.publish();
-        out.len() - before
+        self.0.fill(out, max)
     }
 }

@@ -16,6 +16,7 @@ pub use zoned::{GcVictim, ZonedFs, ZonedFsConfig, ZonedFsCounters};
 
 use std::sync::{Arc, Mutex};
 use wafsim_core::Io;
+use wafsim_workload::expand::{Engine, Expand};
 use wafsim_workload::files::{FileOp, FileSource};
 use wafsim_workload::IoSource;
 
@@ -73,83 +74,50 @@ pub struct FsReport {
     pub pending_write_bytes: u64,
 }
 
-/// A file workload through a file system, as block I/O.
-pub struct FsSource<S: FileSource + Send, F: FileSystem> {
-    files: S,
+/// The file system behind an [`FsSource`]: applies file operations, keeps the report.
+pub struct FsEngine<F> {
     fs: F,
-    ops: Vec<FileOp>,
-    pos: usize,
-    /// Block I/O made but not handed out yet (one file operation can make many).
-    pending: Vec<Io>,
-    taken: usize,
-    /// Write bytes in `pending[taken..]`.
-    pending_write_bytes: u64,
     report: Arc<Mutex<FsReport>>,
-    failed: bool,
 }
 
-/// Bytes of the writes among `ios`.
-fn write_bytes(ios: &[Io]) -> u64 {
-    ios.iter().filter(|i| i.op == wafsim_core::Op::Write).map(|i| i.len as u64).sum()
+impl<F: FileSystem> Engine<FileOp> for FsEngine<F> {
+    type Error = FsError;
+
+    fn apply(&mut self, op: &FileOp, out: &mut Vec<Io>) -> Result<(), FsError> {
+        self.fs.apply(op, out)
+    }
+
+    fn publish(&mut self, pending_write_bytes: u64) {
+        let (file, dev) = self.fs.write_bytes();
+        let mut r = self.report.lock().expect("report lock");
+        r.file_write_bytes = file;
+        r.dev_write_bytes = dev;
+        r.pending_write_bytes = pending_write_bytes;
+    }
+
+    /// The workload ended: the per-zone picture, once.
+    fn ended(&mut self) {
+        self.report.lock().expect("report lock").zone_live_bytes = self.fs.zone_live_bytes();
+    }
+
+    fn refused(&mut self, what: String) {
+        self.report.lock().expect("report lock").error = Some(what);
+    }
 }
+
+/// A file workload through a file system, as block I/O.
+pub struct FsSource<S: FileSource + Send, F: FileSystem>(Expand<FileOp, S, FsEngine<F>>);
 
 impl<S: FileSource + Send, F: FileSystem> FsSource<S, F> {
     /// The source and a handle to its report.
     pub fn new(files: S, fs: F) -> (Self, Arc<Mutex<FsReport>>) {
         let report = Arc::new(Mutex::new(FsReport::default()));
-        (FsSource { files, fs, ops: Vec::new(), pos: 0, pending: Vec::new(), taken: 0, pending_write_bytes: 0, report: report.clone(), failed: false }, report)
-    }
-
-    fn publish(&self) {
-        let (file, dev) = self.fs.write_bytes();
-        let mut r = self.report.lock().expect("report lock");
-        r.file_write_bytes = file;
-        r.dev_write_bytes = dev;
-        r.pending_write_bytes = self.pending_write_bytes;
+        (FsSource(Expand::new(files, FsEngine { fs, report: report.clone() }, 64)), report)
     }
 }
 
 impl<S: FileSource + Send, F: FileSystem> IoSource for FsSource<S, F> {
     fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        let before = out.len();
-        while out.len() - before < max {
-            if self.taken < self.pending.len() {
-                let n = (max - (out.len() - before)).min(self.pending.len() - self.taken);
-                out.extend_from_slice(&self.pending[self.taken..self.taken + n]);
-                self.pending_write_bytes -= write_bytes(&self.pending[self.taken..self.taken + n]);
-                self.taken += n;
-                continue;
-            }
-            self.pending.clear();
-            self.taken = 0;
-            if self.failed {
-                break;
-            }
-            if self.pos == self.ops.len() {
-                self.ops.clear();
-                self.pos = 0;
-                if self.files.fill(&mut self.ops, 64) == 0 {
-                    // The workload ended: the per-zone picture, once.
-                    self.report.lock().expect("report lock").zone_live_bytes = self.fs.zone_live_bytes();
-                    break;
-                }
-            }
-            let op = self.ops[self.pos];
-            self.pos += 1;
-            // The operation's I/O goes straight to `out`; what does not fit waits in `pending`
-            // (same stream as going through `pending` always, without copying every command).
-            let r = self.fs.apply(&op, out);
-            if out.len() - before > max {
-                self.pending.extend_from_slice(&out[before + max..]);
-                self.pending_write_bytes += write_bytes(&out[before + max..]);
-                out.truncate(before + max);
-            }
-            if let Err(e) = r {
-                self.report.lock().expect("report lock").error = Some(format!("{op:?}: {e}"));
-                self.failed = true;
-            }
-        }
-        self.publish();
-        out.len() - before
+        self.0.fill(out, max)
     }
 }
