@@ -135,9 +135,16 @@ enum Cmd {
         /// system (LSM files on a ZNS drive, host GC), medians of alternating rounds.
         #[arg(long)]
         host: bool,
-        /// --host: measured rounds per case.
-        #[arg(long, default_value_t = 5, requires = "host")]
+        /// Application models, untimed: YCSB-A operations per second through the log-structured
+        /// KV store (medians of rounds).
+        #[arg(long, conflicts_with_all = ["host", "timed"])]
+        apps: bool,
+        /// --host, --apps: measured rounds (per case).
+        #[arg(long, default_value_t = 5)]
         rounds: u32,
+        /// --apps: application operations per round.
+        #[arg(long, default_value_t = 5_000_000, requires = "apps")]
+        ops_per_round: u64,
         /// --host: user 4 KiB writes per case per round.
         #[arg(long, default_value_t = 1 << 25, requires = "host")]
         writes_per_round: u64,
@@ -428,6 +435,36 @@ fn real_main() -> Result<()> {
             let failed: Vec<_> = cases.iter().filter(|c| !c.passed() && !c.expected.is_infinite()).map(|c| c.name.as_str()).collect();
             if !failed.is_empty() {
                 bail!("validation failed: {}", failed.join("; "));
+            }
+        }
+        Cmd::Bench { json, apps: true, rounds, ops_per_round, .. } => {
+            let r = wafsim_experiment::bench::run_apps_bench(rounds, ops_per_round, |line| {
+                if !json {
+                    eprintln!("bench --apps: {line}");
+                }
+            })?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "log_structured_kv": {
+                            "median_ops_per_sec": r.median_ops_per_sec,
+                            "rounds_ops_per_sec": r.rounds,
+                            "records": r.records,
+                            "app_waf": r.app_waf,
+                        },
+                        "ops_per_round": ops_per_round,
+                    }))?
+                );
+            } else {
+                println!("application models, untimed, one thread; {rounds} rounds of {ops_per_round} YCSB-A operations");
+                println!(
+                    "log-structured KV: median {:.2} M ops/s (rounds {}), {} records, store WAF {:.3}",
+                    r.median_ops_per_sec / 1e6,
+                    r.rounds.iter().map(|x| format!("{:.2}", x / 1e6)).collect::<Vec<_>>().join(" "),
+                    r.records,
+                    r.app_waf
+                );
             }
         }
         Cmd::Bench { json, host: true, rounds, writes_per_round, .. } => {
