@@ -8,6 +8,7 @@ pub mod fio;
 pub mod kv;
 pub mod source;
 pub mod synthetic;
+pub mod tpcc;
 pub mod trace;
 pub mod ycsb;
 
