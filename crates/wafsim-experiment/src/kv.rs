@@ -13,7 +13,8 @@ use wafsim_apps::{LsKv, LsKvConfig, LsKvReport, LsKvSource};
 use wafsim_core::Io;
 use wafsim_host::fs::FsReport;
 use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
-use wafsim_workload::IoSource;
+use wafsim_workload::tpcc::{Tpcc, TpccConfig};
+use wafsim_workload::{IoSource, KvSource};
 
 /// Default queue depth of a key-value workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;
@@ -22,7 +23,7 @@ const DEFAULT_IODEPTH: u32 = 8;
 /// level), stopping once the store wrote `limit` device bytes, and passing its first refusal
 /// to the phase's error slots.
 struct KvPart {
-    inner: LsKvSource<Ycsb>,
+    inner: LsKvSource<Box<dyn KvSource>>,
     kv: Arc<Mutex<LsKvReport>>,
     fs: Arc<Mutex<FsReport>>,
     limit: Option<u64>,
@@ -103,31 +104,28 @@ pub fn kv_parts(
             cfg.defrag_lwm_pct = l;
         }
         let store = LsKv::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-        let mut y = ycsb_config(k).with_context(ctx)?;
-        if let Some(f) = k.fill {
-            if !(f > 0.0 && f < 1.0) {
-                bail!("{}: fill {f}: expected a share of the namespace between 0 and 1", ctx());
-            }
-            y.recordcount = (store.records_per_block(y.record_bytes()) as f64 * store.blocks() as f64 * f) as u64;
-        }
-        let phases = match k.phases.as_str() {
-            "load" => YcsbPhases::Load,
-            "run" => YcsbPhases::Run,
-            "load+run" => YcsbPhases::LoadAndRun,
-            p => bail!("{}: phases {p:?}: expected \"load\", \"run\" or \"load+run\"", ctx()),
-        };
         let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
-        let mut ycsb = Ycsb::try_new(&y, phases, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-        if limit.is_some() {
-            // The store's writes end the run (below); the generator itself does not stop.
-            ycsb = ycsb.with_byte_budget(u64::MAX);
-        }
+        let requests: Box<dyn KvSource> = match k.workload.as_str() {
+            "ycsb" => Box::new(ycsb_source(k, &store, limit.is_some(), seed(i, g)).with_context(ctx)?),
+            "tpcc" => {
+                let cfg = TpccConfig {
+                    warehouses: k.warehouses.unwrap_or(1),
+                    // The store's writes end the run when `amount` is set.
+                    transactions: if limit.is_some() { None } else { Some(100_000) },
+                    load: k.phases != "run",
+                    ..TpccConfig::default()
+                };
+                Box::new(Tpcc::new(cfg, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
+            }
+            w => bail!("{}: workload {w:?}: expected \"ycsb\" or \"tpcc\"", ctx()),
+        };
         let mean_io = store.config().write_block_bytes as f64;
-        let (inner, kv) = LsKvSource::new(ycsb, store);
+        let (inner, kv) = LsKvSource::new(requests, store);
         let fs = Arc::new(Mutex::new(FsReport::default()));
         let slot = Arc::new(Mutex::new(None));
         errors.0.push(slot.clone());
-        let label = Label { name: format!("kv{} (log-structured, ycsb-{})", i + 1, k.ycsb), namespace: k.namespace.clone() };
+        let what = if k.workload == "tpcc" { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
+        let label = Label { name: format!("kv{} (log-structured, {what})", i + 1), namespace: k.namespace.clone() };
         probes.push(FsProbe { label: label.clone(), filesystem: "log-structured KV".into(), report: fs.clone() });
         parts.push(Part {
             source: Box::new(KvPart { inner, kv, fs, limit, done: false, slot }),
@@ -139,4 +137,24 @@ pub fn kv_parts(
         });
     }
     Ok(())
+}
+
+/// The YCSB source of `k` for `store`.
+fn ycsb_source(k: &KvSpec, store: &LsKv, limited: bool, seed: u64) -> Result<Ycsb> {
+        let mut y = ycsb_config(k)?;
+    if let Some(f) = k.fill {
+        if !(f > 0.0 && f < 1.0) {
+            bail!("fill {f}: expected a share of the namespace between 0 and 1");
+        }
+        y.recordcount = (store.records_per_block(y.record_bytes()) as f64 * store.blocks() as f64 * f) as u64;
+    }
+    let phases = match k.phases.as_str() {
+        "load" => YcsbPhases::Load,
+        "run" => YcsbPhases::Run,
+        "load+run" => YcsbPhases::LoadAndRun,
+        p => bail!("phases {p:?}: expected \"load\", \"run\" or \"load+run\""),
+    };
+    let ycsb = Ycsb::try_new(&y, phases, seed).map_err(|e| anyhow!("{e}"))?;
+    // With `amount`, the store's writes end the run (see `KvPart`); the generator does not stop.
+    Ok(if limited { ycsb.with_byte_budget(u64::MAX) } else { ycsb })
 }

@@ -372,7 +372,9 @@ pub struct FilesSpec {
 }
 
 /// `[[phase.kv]]`: a key-value store on a raw namespace (wafsim-apps), driven by a YCSB core
-/// workload (wafsim_workload::ycsb). The store is made empty at the start of the phase.
+/// workload (wafsim_workload::ycsb) or a TPC-C-like mix (`workload = "tpcc"`,
+/// wafsim_workload::tpcc: `warehouses`, load then transactions). The store is made empty at the
+/// start of the phase.
 ///
 /// ```toml
 /// [[phase.kv]]
@@ -400,8 +402,13 @@ pub struct KvSpec {
     /// Reads cost device reads (default true).
     #[serde(default = "yes")]
     pub read_ios: bool,
+    /// "ycsb" (default) or "tpcc".
+    #[serde(default = "default_kv_workload")]
+    pub workload: String,
     #[serde(default = "default_ycsb")]
     pub ycsb: String,
+    /// tpcc: warehouses (default 1).
+    pub warehouses: Option<u64>,
     pub fill: Option<f64>,
     #[serde(default = "default_kv_phases")]
     pub phases: String,
@@ -413,6 +420,9 @@ pub struct KvSpec {
 
 fn default_kv_store() -> String {
     "log-structured".into()
+}
+fn default_kv_workload() -> String {
+    "ycsb".into()
 }
 fn default_ycsb() -> String {
     "a".into()

@@ -28,6 +28,12 @@ pub trait KvSource: Send {
     fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize;
 }
 
+impl<T: KvSource + ?Sized> KvSource for Box<T> {
+    fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize {
+        (**self).fill(out, max)
+    }
+}
+
 /// A fixed list of requests, in order (tests, hand-made scenarios).
 pub type KvScript = crate::source::Script<KvOp>;
 
