@@ -103,7 +103,10 @@ pub fn kv_parts(
         if let Some(l) = k.defrag_lwm {
             cfg.defrag_lwm_pct = l;
         }
-        let store = LsKv::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+        let wb = cfg.write_block_bytes;
+        let store = LsKv::new(cfg)
+            .map_err(|e| anyhow!("{e} (the namespace holds {ns_bytes} bytes in this run, {wb}-byte write blocks: a scaled run shrinks the namespace, not the write blocks; give a smaller write_block or a larger --scale)"))
+            .with_context(ctx)?;
         let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
         let requests: Box<dyn KvSource> = match k.workload.as_str() {
             "ycsb" => Box::new(ycsb_source(k, &store, limit.is_some(), seed(i, g)).with_context(ctx)?),
