@@ -43,7 +43,8 @@ const ENV: &str = "env = { CONT = \"cont\", FIO_BS = \"4k\", FIO_DIR = \"/tmp/fi
 /// The standard experiment: one namespace over the whole 7.68 TB preset drive (default scale).
 /// Job files for zoned block devices (`zonemode=zbd`) run on the zoned preset they were written
 /// for: NVMe (io_uring passthrough, xNVMe) on the ZNS preset, the rest (libzbc, SMR disks) on the
-/// host-managed SMR preset; untimed, as the timing model does not cover zoned drives yet. A
+/// host-managed SMR preset; untimed (the corpus checks that jobs parse and keep the zone rules;
+/// the zoned timing models have tests of their own). A
 /// zoned drive starts with empty zones, so a zbd sequential write fills them first (read jobs
 /// read only below write pointers).
 fn experiment(job: &Path, text: &str, timed: bool) -> String {
