@@ -453,18 +453,11 @@ impl Tiering {
         })
     }
 
-    fn emit(out: &mut Vec<TierIo>, tier: Tier, op: Op, offset: u64, blocks: u32, migration: bool) {
-        let io = Io {
-            op,
-            ns: 0,
-            offset,
-            len: (blocks as u64 * BLOCK_SIZE) as u32,
-            pid: Pid::NONE,
-        };
+    /// Append a command of `blocks` blocks to `out` and count it against its tier.
+    fn emit(&mut self, out: &mut Vec<TierIo>, tier: Tier, op: Op, offset: u64, blocks: u32, migration: bool) {
+        let bytes = blocks as u64 * BLOCK_SIZE;
+        let io = Io { op, ns: 0, offset, len: bytes as u32, pid: Pid::NONE };
         out.push(TierIo { tier, io, migration });
-    }
-
-    fn count(&mut self, tier: Tier, op: Op, bytes: u64, migration: bool) {
         let c = match tier {
             Tier::Hot => &mut self.hot_c,
             Tier::Cold => &mut self.cold_c,
@@ -517,14 +510,10 @@ impl Tiering {
             }
             let n = (b - start) as u32;
             let off = start as u64 * BLOCK_SIZE;
-            Self::emit(out, Tier::Hot, Op::Read, hot_base + off, n, true);
-            Self::emit(out, Tier::Cold, Op::Write, cold_base + off, n, true);
-            let bytes = n as u64 * BLOCK_SIZE;
-            self.count(Tier::Hot, Op::Read, bytes, true);
-            self.count(Tier::Cold, Op::Write, bytes, true);
+            self.emit(out, Tier::Hot, Op::Read, hot_base + off, n, true);
+            self.emit(out, Tier::Cold, Op::Write, cold_base + off, n, true);
         }
-        Self::emit(out, Tier::Hot, Op::Trim, hot_base, self.bpe, true);
-        self.count(Tier::Hot, Op::Trim, eb, true);
+        self.emit(out, Tier::Hot, Op::Trim, hot_base, self.bpe, true);
         self.dirty[w..w + self.words].fill(0);
         self.slot_dirty_count[s as usize] = 0;
         self.release(s);
@@ -581,15 +570,7 @@ impl Tiering {
             }
             self.slot_dirty_count[s as usize] += newly;
             self.absorbed_bytes += (n - newly) as u64 * BLOCK_SIZE;
-            Self::emit(
-                out,
-                Tier::Hot,
-                Op::Write,
-                s as u64 * self.extent_bytes + b0 as u64 * BLOCK_SIZE,
-                n,
-                false,
-            );
-            self.count(Tier::Hot, Op::Write, n as u64 * BLOCK_SIZE, false);
+            self.emit(out, Tier::Hot, Op::Write, s as u64 * self.extent_bytes + b0 as u64 * BLOCK_SIZE, n, false);
         }
         let (bytes, units) = (io.len as u64, io.len as u64 / BLOCK_SIZE);
         let c = &mut self.counters;
@@ -618,8 +599,7 @@ impl Tiering {
                     (Tier::Cold, e as u64)
                 };
                 let off = base * self.extent_bytes + start as u64 * BLOCK_SIZE;
-                Self::emit(out, tier, Op::Read, off, b - start, false);
-                self.count(tier, Op::Read, (b - start) as u64 * BLOCK_SIZE, false);
+                self.emit(out, tier, Op::Read, off, b - start, false);
             }
         }
         let c = &mut self.counters;
@@ -650,28 +630,12 @@ impl Tiering {
             }
             self.counters.trimmed_units += trimmed;
             if s != NONE {
-                Self::emit(
-                    out,
-                    Tier::Hot,
-                    Op::Trim,
-                    s as u64 * self.extent_bytes + b0 as u64 * BLOCK_SIZE,
-                    n,
-                    false,
-                );
-                self.count(Tier::Hot, Op::Trim, n as u64 * BLOCK_SIZE, false);
+                self.emit(out, Tier::Hot, Op::Trim, s as u64 * self.extent_bytes + b0 as u64 * BLOCK_SIZE, n, false);
                 if self.slot_dirty_count[s as usize] == 0 {
                     self.release(s);
                 }
             }
-            Self::emit(
-                out,
-                Tier::Cold,
-                Op::Trim,
-                e as u64 * self.extent_bytes + b0 as u64 * BLOCK_SIZE,
-                n,
-                false,
-            );
-            self.count(Tier::Cold, Op::Trim, n as u64 * BLOCK_SIZE, false);
+            self.emit(out, Tier::Cold, Op::Trim, e as u64 * self.extent_bytes + b0 as u64 * BLOCK_SIZE, n, false);
         }
         self.counters.trim_bytes += io.len as u64;
         self.counters.namespaces[0].trim_bytes += io.len as u64;
