@@ -37,7 +37,7 @@ impl IoSource for KvPart {
             return 0;
         }
         let n = self.inner.fill(out, max);
-        let k = self.kv.lock().expect("kv report").clone();
+        let k = self.kv.lock().expect("kv report");
         {
             let mut f = self.fs.lock().expect("fs report");
             f.file_write_bytes = k.counters.record_write_bytes;
@@ -47,10 +47,8 @@ impl IoSource for KvPart {
         if self.limit.is_some_and(|l| k.counters.device_write_bytes >= l) {
             self.done = true;
         }
-        if n == 0 {
-            if let Some(e) = k.error {
-                *self.slot.lock().expect("slot") = Some(e);
-            }
+        if n == 0 && k.error.is_some() {
+            *self.slot.lock().expect("slot") = k.error.clone();
         }
         n
     }

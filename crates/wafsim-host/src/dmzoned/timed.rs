@@ -354,16 +354,16 @@ impl<'a, C: TimedDevice, Z: TimedDevice> DmZonedTimed<'a, C, Z> {
         (io.offset / zb, (io.offset + (io.len.max(1) as u64) - 1) / zb)
     }
 
-    /// A user command touching `io`'s chunks must wait behind a stalled one.
-    fn behind_stalled(&self, io: &Io) -> bool {
-        if self.st.stalled.is_empty() {
+    /// A user command touching `io`'s chunks must wait behind one of the `waiting` ones.
+    fn behind(&self, io: &Io, waiting: &VecDeque<u32>) -> bool {
+        if waiting.is_empty() {
             return false;
         }
         if io.op == Op::Flush {
             return true;
         }
         let (a, b) = self.chunks(io);
-        self.st.stalled.iter().any(|&u| {
+        waiting.iter().any(|&u| {
             let r = &self.st.users[u as usize].rest;
             if r.op == Op::Flush {
                 return true;
@@ -464,9 +464,7 @@ impl<'a, C: TimedDevice, Z: TimedDevice> DmZonedTimed<'a, C, Z> {
         let mut still = VecDeque::new();
         while let Some(u) = waiting.pop_front() {
             // Behind an earlier one still stalled on the same chunks: keep the order.
-            self.st.stalled = still;
-            let blocked = self.behind_stalled(&self.st.users[u as usize].rest);
-            still = std::mem::take(&mut self.st.stalled);
+            let blocked = self.behind(&self.st.users[u as usize].rest, &still);
             let no_zone = matches!(self.st.users[u as usize].wait, Some(StallReason::NoFreeZone)) && self.layer.free_user_zones() == 0;
             if blocked || no_zone || !self.map_user(u, now, done)? {
                 still.push_back(u);
@@ -594,9 +592,9 @@ impl<'a, C: TimedDevice, Z: TimedDevice> DmZonedTimed<'a, C, Z> {
             }
             Some(ReclaimProgress::Done { .. } | ReclaimProgress::Aborted { .. }) => {
                 self.st.fail_streak = 0;
-                if !self.st.stalled.is_empty() {
-                    self.st.events.push(Reverse((now, Ev::Retry)));
-                }
+                // Waiters go on (none waiting: a no-op). Not conditional on `stalled`: during a
+                // retry the waiting commands are out of it.
+                self.st.events.push(Reverse((now, Ev::Retry)));
                 self.barrier(w, out, now)?;
                 Ok(false)
             }
@@ -792,7 +790,7 @@ impl<C: TimedDevice, Z: TimedDevice> TimedDevice for DmZonedTimed<'_, C, Z> {
             }
         };
         self.st.live_users += 1;
-        if self.behind_stalled(&cmd.io) || !self.map_user(u, now, done)? {
+        if self.behind(&cmd.io, &self.st.stalled) || !self.map_user(u, now, done)? {
             self.st.stalled.push_back(u);
         }
         if cmd.io.op == Op::Write {
