@@ -387,7 +387,7 @@ impl LsKv {
                 let data = self.index.get(&key).map_or(bytes, |l| l.data.max(bytes));
                 self.client_write(key, bytes, data, out)
             }
-            KvOp::Read { key } => {
+            KvOp::Read { key } | KvOp::Get { key, .. } => {
                 self.read(key, out);
                 Ok(())
             }

@@ -20,6 +20,10 @@ pub enum KvOp {
     ReadModifyWrite { key: u64, bytes: u32 },
     /// Remove a record.
     Delete { key: u64 },
+    /// A look-aside cache lookup: read the object; on a miss the client fetches it from its
+    /// backing store and inserts it, `bytes` long (a store that is not a cache treats it as a
+    /// read).
+    Get { key: u64, bytes: u32 },
 }
 
 /// A stream of key-value requests, a batch at a time (like [`crate::IoSource`] for block I/O).
