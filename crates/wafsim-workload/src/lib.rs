@@ -2,6 +2,7 @@
 //! fio job files (`fio`) and block traces (`trace`) all produce [`wafsim_core::Io`] through the
 //! [`IoSource`] trait, a batch at a time so the device loop stays free of dynamic dispatch.
 
+pub mod cachegen;
 pub mod expand;
 pub mod files;
 pub mod fio;
