@@ -295,7 +295,7 @@ pub fn default_scale(preset: &str) -> Result<f64> {
 fn erase_units(preset: &str, s: f64) -> Result<u32> {
     let mut spec = parse_experiment(&base_doc(preset), preset)?.remove(0).spec;
     scale_spec(&mut spec, s)?;
-    Ok(spec.device.to_config(&spec.namespace, spec.seed)?.geometry().map_err(|e| anyhow!("{e}"))?.erase_units)
+    Ok(spec.device_config()?.geometry().map_err(|e| anyhow!("{e}"))?.erase_units)
 }
 
 /// Device and timing part of every point's document: the preset as is, FDP off (datasheets

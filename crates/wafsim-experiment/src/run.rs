@@ -470,7 +470,7 @@ fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
             return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
         }
         Some((h, "dm-zoned")) => {
-            let Some(DriveConfig::Smr(mut disk)) = spec.device.zoned_config(&spec.namespace)? else {
+            let Some(DriveConfig::Smr(mut disk)) = spec.device.zoned_config(&spec.main_namespaces())? else {
                 unreachable!("validated: dm-zoned runs over an SMR drive")
             };
             if let Some(n) = h.disk_zones {
@@ -485,8 +485,10 @@ fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
         }
         _ => {}
     }
-    if let Some(z) = spec.device.zoned_config(&spec.namespace)? {
-        return Ok(vec![z]);
+    let main_zoned = spec.device.zoned_config(&spec.main_namespaces())?;
+    let own_drives = spec.namespace.iter().any(|n| n.device.is_some());
+    if let Some(z) = main_zoned.as_ref().filter(|_| !own_drives) {
+        return Ok(vec![z.clone()]);
     }
     if spec.layout != "dedicated" {
         return Ok(vec![DriveConfig::Flash(cfg.clone())]);
@@ -496,6 +498,12 @@ fn plan(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
         .iter()
         .enumerate()
         .map(|(i, ns)| {
+            if let Some(n) = spec.namespace.get(i).filter(|n| n.device.is_some()) {
+                return Ok(crate::stack::own_drive(spec, n)?.0);
+            }
+            if let Some(z) = &main_zoned {
+                return Ok(z.clone());
+            }
             let mut c = cfg.clone();
             c.logical_bytes = ns.size_bytes;
             c.physical_bytes = (ns.size_bytes as f64 * ratio).round() as u64;
@@ -560,7 +568,7 @@ fn sum(devs: &[Drive], f: impl Fn(&Counters) -> u64) -> u64 {
 pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -> Result<VariantResult> {
     let spec = &v.spec;
     let ctx = || format!("variant {:?}", v.name);
-    let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(ctx)?;
+    let cfg = spec.device_config().with_context(ctx)?;
     let drives = plan(spec, &cfg).with_context(ctx)?;
     let phases = spec.phases();
     let mu = cfg.mapping_unit as u64;
@@ -637,7 +645,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
                 let disk = ld.dev.disk(0).config();
                 // The mechanics of the whole disk, also when the target uses its first zones only.
                 let mut whole = disk.clone();
-                if let Some(DriveConfig::Smr(z)) = spec.device.zoned_config(&spec.namespace)? {
+                if let Some(DriveConfig::Smr(z)) = spec.device.zoned_config(&spec.main_namespaces())? {
                     whole.zones = z.zones;
                 }
                 let Some((h, full_zone)) = crate::timing::disk_config(spec, &whole)? else { return Ok(None) };
@@ -1241,6 +1249,52 @@ layout = "dedicated"
         assert_eq!(r[0].hbmw(), 2 * 2 * (128 << 20));
         assert_eq!(r[0].jobs.len(), 2);
         assert_eq!(r[0].jobs[1].stats.write_bytes, 2 * (128 << 20));
+    }
+
+    #[test]
+    fn a_namespace_on_its_own_drive_of_another_kind() {
+        // A ZNS drive with a flash staging drive beside it: two drives of different kinds, each
+        // namespace's I/O on its own; the staging drive is the preset at the run's scale.
+        let doc = r#"
+seed = 3
+layout = "dedicated"
+precondition = false
+[device]
+preset = "zns-prototype-2tb"
+[[namespace]]
+name = "capacity"
+[[namespace]]
+name = "staging"
+device = "enterprise-tlc-1.92tb"
+[[phase]]
+name = "p"
+[[phase.workload]]
+namespace = "staging"
+pattern = "sequential"
+bs = "128KiB"
+amount = "1x"
+[[phase.fio]]
+namespace = "capacity"
+args = "--name=z --rw=write --bs=64k --zonemode=zbd --direct=1 --size=10%"
+"#;
+        let mut v = parse_experiment(doc, "t").unwrap().remove(0);
+        crate::scale::scale_spec(&mut v.spec, 0.001).unwrap();
+        let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+        assert_eq!(r.devices, 2);
+        let staging = crate::stack::hot_device(&v.spec, "enterprise-tlc-1.92tb").unwrap().logical_bytes;
+        assert_eq!(r.namespaces[1].size_bytes, staging);
+        assert_eq!(r.namespaces[1].host_bytes, staging);
+        // fio sizes scale with the run (64 MiB at 1/1000 is 64 KiB, one write).
+        assert!(r.namespaces[0].host_bytes > 0);
+        // One sequential pass over the fresh staging drive: no GC.
+        assert_eq!(r.namespaces[1].media_bytes, staging);
+        // The checks: dedicated layout only, and something must stay on [device].
+        let shared = doc.replace("layout = \"dedicated\"\n", "");
+        let e = parse_experiment(&shared, "t").unwrap_err();
+        assert!(format!("{e:#}").contains("layout = \"dedicated\""), "{e:#}");
+        let all_own = doc.replace("name = \"capacity\"\n", "name = \"capacity\"\ndevice = \"client-tlc-2tb\"\n");
+        let e = parse_experiment(&all_own, "t").unwrap_err();
+        assert!(format!("{e:#}").contains("leave at least one"), "{e:#}");
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     if spec.device.is_zoned()? {
         return scale_zns(spec, s);
     }
-    let full = spec.device.to_config(&spec.namespace, spec.seed)?;
+    let full = spec.device.to_config(&spec.main_namespaces(), spec.seed)?;
     spec.full_scale_op = Some(full.geometry().map_err(|e| anyhow!("device: {e}"))?.op_logical());
     let d = &mut spec.device;
     let mu = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
@@ -111,7 +111,7 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         d.erase_unit = Some(v.to_string());
         spec.erase_scale = v as f64 / b as f64;
     }
-    for n in &mut spec.namespace {
+    for n in spec.namespace.iter_mut().filter(|n| !(n.device.is_some() && n.size.is_empty())) {
         n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, mu)?;
     }
     scale_workload_amounts(spec, s)
@@ -121,7 +121,7 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
 /// free-zone fractions and GC behave the same) and its limits; zone size and capacity shrink,
 /// each kept a whole number of erase units of whole blocks.
 fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
-    spec.device.zoned_config(&spec.namespace)?;
+    spec.device.zoned_config(&spec.main_namespaces())?;
     let d = &mut spec.device;
     let bs = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
     let z = d.zones.as_mut().expect("checked by zoned_config");
@@ -146,6 +146,10 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     z.zone_capacity = Some(scaled_cap.to_string());
     spec.full_scale_op = Some(0.0);
     spec.erase_scale = scaled_cap as f64 / cap as f64;
+    // Namespaces on drives of their own that give a size scale as those drives do.
+    for n in spec.namespace.iter_mut().filter(|n| n.device.is_some() && !n.size.is_empty()) {
+        n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, 4096)?;
+    }
     // A dm-zoned cache device keeps its zone count: it shrinks with the zones.
     if let Some(c) = spec.host.as_mut().and_then(|h| h.cache_size.as_mut()).filter(|c| *c != "none") {
         let b = parse_bytes(c).map_err(|e| anyhow!("host.cache_size: {e}"))?;

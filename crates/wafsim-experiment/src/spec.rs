@@ -180,6 +180,17 @@ pub struct NamespaceSpec {
     /// RUH ids; placement handle i of the namespace refers to `placement_handles[i]`.
     #[serde(default)]
     pub placement_handles: Vec<u16>,
+    /// A drive preset: the namespace lives alone on its own drive of this kind, not on
+    /// `[device]` (layout = "dedicated" only; e.g. a small staging SSD beside a ZNS capacity
+    /// drive). Without `size` it takes the whole drive.
+    ///
+    /// ```toml
+    /// [[namespace]]
+    /// name = "staging"
+    /// device = "enterprise-tlc-1.92tb"
+    /// ```
+    #[serde(default)]
+    pub device: Option<String>,
 }
 
 /// `[[workload]]`: a synthetic workload on one namespace.
@@ -1184,6 +1195,27 @@ impl NandGeometry {
 }
 
 impl ExperimentSpec {
+    /// The namespaces on `[device]` (not on a drive of their own).
+    pub fn main_namespaces(&self) -> Vec<NamespaceSpec> {
+        self.namespace.iter().filter(|n| n.device.is_none()).cloned().collect()
+    }
+
+    /// The experiment's device config: `[device]`'s, with every namespace in the experiment's
+    /// order (those on drives of their own as their drives have them).
+    pub fn device_config(&self) -> Result<DeviceConfig> {
+        let mut cfg = self.device.to_config(&self.main_namespaces(), self.seed)?;
+        if self.namespace.iter().any(|n| n.device.is_some()) {
+            let main = std::mem::take(&mut cfg.namespaces);
+            for n in &self.namespace {
+                cfg.namespaces.push(match &n.device {
+                    None => main.iter().find(|m| m.name == n.name).cloned().ok_or_else(|| anyhow!("namespace {:?}: not on [device]", n.name))?,
+                    Some(_) => crate::stack::own_drive(self, n)?.1,
+                });
+            }
+        }
+        Ok(cfg)
+    }
+
     /// Check everything that can be checked before running.
     pub fn validate(&self) -> Result<()> {
         if self.layout != "shared" && self.layout != "dedicated" {
@@ -1218,7 +1250,19 @@ impl ExperimentSpec {
                 bail!("two [[namespace]] tables are named {:?}: namespace names must be unique", n.name);
             }
         }
-        let cfg = self.device.to_config(&self.namespace, self.seed)?;
+        let own = self.namespace.iter().filter(|n| n.device.is_some()).count();
+        if own > 0 {
+            if self.layout != "dedicated" {
+                bail!("namespace.device puts a namespace on its own drive: set layout = \"dedicated\"");
+            }
+            if self.host.as_ref().is_some_and(|h| h.layer != "none") {
+                bail!("namespace.device: a namespace on its own drive cannot sit under a host layer");
+            }
+            if own == self.namespace.len() {
+                bail!("namespace.device: every namespace names its own drive; leave at least one on [device]");
+            }
+        }
+        let cfg = self.device_config()?;
         if !self.workload.is_empty() && !self.phase.is_empty() {
             bail!("give top-level [[workload]]s or [[phase]]s, not both (put the workloads into a phase)");
         }

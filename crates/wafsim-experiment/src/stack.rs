@@ -8,7 +8,7 @@
 
 use crate::sources::Target;
 use wafsim_workload::fio::ZbdZones;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use wafsim_core::smr::{SmrConfig, SmrDevice};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
@@ -391,13 +391,52 @@ pub fn strip(c: &Counters) -> Counters {
     t
 }
 
+/// Preset `name` as an experiment of its own with one namespace `ns` of the whole drive (no
+/// size: a zoned drive's zones, a flash drive's capacity), at the experiment's scale.
+fn preset_spec(spec: &crate::spec::ExperimentSpec, name: &str, ns: &str, what: &str) -> Result<crate::spec::ExperimentSpec> {
+    let table = crate::presets::device_table(name).with_context(|| what.to_string())?;
+    let size = match table.get("capacity").and_then(|v| v.as_str()) {
+        Some(c) => format!("size = \"{c}\"\n"),
+        None => String::new(),
+    };
+    let doc = format!("name = \"{ns}\"\n[device]\npreset = \"{name}\"\n[[namespace]]\nname = \"{ns}\"\n{size}[[workload]]\nnamespace = \"{ns}\"\npattern = \"sequential\"\nbs = \"4KiB\"\namount = \"1x\"\n");
+    let mut v = crate::spec::parse_experiment(&doc, what).map_err(|e| anyhow!("{e:#}"))?.remove(0);
+    crate::scale::scale_spec(&mut v.spec, spec.scale)?;
+    Ok(v.spec)
+}
+
 /// The hot drive of a tiering layer: preset `name` as one namespace of its whole capacity, at
 /// the experiment's scale.
 pub fn hot_device(spec: &crate::spec::ExperimentSpec, name: &str) -> Result<wafsim_core::DeviceConfig> {
-    let table = crate::presets::device_table(name).with_context(|| "host.hot".to_string())?;
-    let capacity = table.get("capacity").and_then(|v| v.as_str()).ok_or_else(|| anyhow!("host.hot: preset {name:?} has no capacity (a tiering drive must be a flash drive)"))?;
-    let doc = format!("name = \"hot\"\n[device]\npreset = \"{name}\"\n[[namespace]]\nname = \"hot\"\nsize = \"{capacity}\"\n[[workload]]\nnamespace = \"hot\"\npattern = \"sequential\"\nbs = \"4KiB\"\namount = \"1x\"\n");
-    let mut v = crate::spec::parse_experiment(&doc, "host.hot").map_err(|e| anyhow!("{e:#}"))?.remove(0);
-    crate::scale::scale_spec(&mut v.spec, spec.scale)?;
-    v.spec.device.to_config(&v.spec.namespace, spec.seed).with_context(|| format!("host.hot {name:?}"))
+    let s = preset_spec(spec, name, "hot", "host.hot")?;
+    if s.device.is_zoned()? {
+        bail!("host.hot: preset {name:?} is a zoned drive (a tiering drive must be a flash drive)");
+    }
+    s.device.to_config(&s.namespace, spec.seed).with_context(|| format!("host.hot {name:?}"))
+}
+
+/// The drive of a namespace that names its own (`[[namespace]] device = PRESET`), and the
+/// namespace as that drive has it (its `size`, already at the experiment's scale, if given;
+/// else the whole drive).
+pub fn own_drive(spec: &crate::spec::ExperimentSpec, ns: &crate::spec::NamespaceSpec) -> Result<(DriveConfig, wafsim_core::NamespaceConfig)> {
+    let name = ns.device.as_deref().expect("a namespace with its own drive");
+    let what = format!("namespace {:?}: device", ns.name);
+    let mut s = preset_spec(spec, name, &ns.name, &what)?;
+    let zoned = s.device.is_zoned()?;
+    if !zoned && !ns.size.is_empty() {
+        s.namespace[0].size = ns.size.clone();
+    }
+    if zoned && !ns.size.is_empty() {
+        bail!("{what} {name:?} is a zoned drive: its namespace is its zones; remove namespace.size");
+    }
+    s.namespace[0].placement_handles = ns.placement_handles.clone();
+    let mut cfg = s.device.to_config(&s.namespace, spec.seed).with_context(|| format!("{what} {name:?}"))?;
+    let drive = match s.device.zoned_config(&s.namespace)? {
+        Some(z) => z,
+        None => {
+            cfg.geometry().map_err(|e| anyhow!("{what} {name:?}: {e}"))?;
+            DriveConfig::Flash(cfg.clone())
+        }
+    };
+    Ok((drive, cfg.namespaces.remove(0)))
 }
