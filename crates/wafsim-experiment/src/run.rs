@@ -317,6 +317,9 @@ pub struct FsResult {
     pub dev_write_bytes: u64,
     /// Zone-aware file system: live file data per zone of the namespace when its workload ended.
     pub zone_live_bytes: Option<Vec<u64>>,
+    /// A store between the application and the file system (an LSM tree): bytes it wrote to
+    /// files (`file_write_bytes` is then what the application wrote to the store).
+    pub store_write_bytes: Option<u64>,
 }
 
 impl FsResult {
@@ -365,6 +368,7 @@ fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::files::Fs
             file_write_bytes: r.file_write_bytes,
             dev_write_bytes: r.dev_write_bytes,
             zone_live_bytes: r.zone_live_bytes,
+            store_write_bytes: r.store_write_bytes,
         });
     }
 }

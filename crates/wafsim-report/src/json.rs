@@ -78,6 +78,8 @@ pub fn variant(r: &VariantResult) -> Value {
             "filesystem": f.filesystem,
             "file_write_bytes": f.file_write_bytes,
             "dev_write_bytes": f.dev_write_bytes,
+            // A store between application and file system (an LSM tree): bytes it wrote to files.
+            "store_write_bytes": f.store_write_bytes,
             "waf": num(f.waf()),
         })).collect::<Vec<_>>(),
         // Host layer (dm-zoned): traffic to each of its devices over the whole run.

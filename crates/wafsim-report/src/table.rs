@@ -186,6 +186,22 @@ pub fn variants(results: &[VariantResult]) -> String {
         // File systems: application -> file system -> device -> media, per level and in total.
         for f in r.filesystems.iter().filter(|f| f.measured) {
             let media = r.waf();
+            if let Some(store) = f.store_write_bytes {
+                let _ = writeln!(
+                    s,
+                    "  {} on {} (phase {}): application wrote {}, store wrote {} (store WAF {:.3}), file system wrote {} (file system WAF {:.3}); total WAF (media / application) {:.3}",
+                    f.filesystem,
+                    f.namespace,
+                    f.phase,
+                    human(f.file_write_bytes),
+                    human(store),
+                    store as f64 / f.file_write_bytes.max(1) as f64,
+                    human(f.dev_write_bytes),
+                    f.dev_write_bytes as f64 / store.max(1) as f64,
+                    f.waf() * media
+                );
+                continue;
+            }
             let _ = writeln!(
                 s,
                 "  file system {} on {} (phase {}): application wrote {}, file system wrote {} (file system WAF {:.3}); total WAF (media / application) {:.3}",
@@ -496,6 +512,7 @@ pub(crate) mod tests {
             file_write_bytes: app,
             dev_write_bytes: app,
             zone_live_bytes: None,
+            store_write_bytes: None,
         };
         let mut a = timed_result("a", 1e9, 0.0, 0.5, 0.1);
         let mut b = timed_result("b", 1e9, 0.0, 0.5, 0.1);

@@ -7,11 +7,15 @@
 //!   over any device (conventional, streams, FDP).
 //! - [`zoned::ZonedFs`]: log-structured copy-on-write over a zoned namespace, a group's files in
 //!   the group's zones, host GC.
+//! - [`media::MediaClassFs`]: two file systems on two devices as one, files routed by a media
+//!   class bit of their group (a store's hot files on staging, the rest on capacity).
 
 pub mod conventional;
+pub mod media;
 pub mod zoned;
 
 pub use conventional::{ConvFs, ConvFsConfig, FsCounters, FsError};
+pub use media::{MediaClassBytes, MediaClassFs};
 pub use zoned::{GcVictim, ZonedFs, ZonedFsConfig, ZonedFsCounters};
 
 use std::sync::{Arc, Mutex};
@@ -72,6 +76,9 @@ pub struct FsReport {
     /// Device writes made but not handed out yet (the rest of an operation): the counts above
     /// run ahead of what the device has seen by this much.
     pub pending_write_bytes: u64,
+    /// A store between the application and the file system (an LSM tree): bytes it wrote to
+    /// files. `file_write_bytes` is then what the application wrote to the store.
+    pub store_write_bytes: Option<u64>,
 }
 
 /// The file system behind an [`FsSource`]: applies file operations, keeps the report.
