@@ -1,0 +1,207 @@
+//! Which compaction runs next: the two strategies' choices as pure functions of table sizes
+//! and level sizes (the store carries them out).
+//!
+//! - Size-tiered (Cassandra `SizeTieredCompactionStrategy.getBuckets`,
+//!   `mostInterestingBucket`, `trimToThresholdWithHotness`): tables sorted by size join the
+//!   first bucket whose average they are within (bucket_low, bucket_high) of, or that is small
+//!   with them (both below min_sstable_size); a bucket's average is updated as tables join.
+//!   Buckets with at least min_threshold tables are trimmed to max_threshold tables and the
+//!   hottest is compacted; hotness is a read rate over two hours, which an untimed model does
+//!   not have, so every table is equally cold and Cassandra's tie-break decides: the bucket
+//!   with the smallest average size. (Cassandra keeps buckets in a hash map keyed by average
+//!   size, so which of several matching buckets a table joins is unspecified; here the oldest
+//!   bucket.)
+//! - Leveled (RocksDB `VersionStorageInfo::CalculateBaseBytes` and `ComputeCompactionScore`):
+//!   level targets, static (L1 = max_bytes_for_level_base, each next level x multiplier) or
+//!   dynamic (the last level's target is its size, upper levels a multiplier smaller each, L0
+//!   compacts into the base level, the highest level whose target is still above
+//!   max_bytes_for_level_base / multiplier; no level's target below max_bytes_for_level_base);
+//!   the score of L0 is the larger of files / level0_file_num_compaction_trigger and bytes /
+//!   its size target, of L1.. the level's bytes / target; the level with the highest score
+//!   of at least 1 is compacted (the last level never is).
+
+use super::LeveledConfig;
+use super::SizeTieredConfig;
+
+/// Size-tiered: the tables of the next compaction, as indices into `sizes` (table bytes on
+/// disk, in table creation order), or None when no bucket is full enough.
+pub fn size_tiered_pick(sizes: &[u64], cfg: &SizeTieredConfig) -> Option<Vec<usize>> {
+    let mut order: Vec<usize> = (0..sizes.len()).collect();
+    order.sort_by_key(|&i| sizes[i]);
+    // (average, members) in creation order of the buckets.
+    let mut buckets: Vec<(u64, Vec<usize>)> = Vec::new();
+    'tables: for &i in &order {
+        let size = sizes[i];
+        for b in buckets.iter_mut() {
+            let avg = b.0;
+            let similar = (size as f64) > avg as f64 * cfg.bucket_low && (size as f64) < avg as f64 * cfg.bucket_high;
+            let small = size < cfg.min_sstable_bytes && avg < cfg.min_sstable_bytes;
+            if similar || small {
+                let n = b.1.len() as u64;
+                b.0 = (avg * n + size) / (n + 1);
+                b.1.push(i);
+                continue 'tables;
+            }
+        }
+        buckets.push((size, vec![i]));
+    }
+    let mut best: Option<(u64, Vec<usize>)> = None;
+    for (_, mut members) in buckets {
+        members.truncate(cfg.max_threshold as usize);
+        if members.len() < cfg.min_threshold as usize {
+            continue;
+        }
+        let avg = members.iter().map(|&i| sizes[i]).sum::<u64>() / members.len() as u64;
+        if best.as_ref().is_none_or(|b| avg < b.0) {
+            best = Some((avg, members));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// Level targets of a leveled tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LevelTargets {
+    /// The level L0 compacts into.
+    pub base_level: usize,
+    /// Target bytes per level (index 0 unused; u64::MAX: no target, never compacted by size).
+    pub max_bytes: Vec<u64>,
+    /// Size at which L0 scores 1.
+    pub l0_target: u64,
+}
+
+/// Targets for levels holding `level_bytes` (index 0 = L0).
+pub fn level_targets(level_bytes: &[u64], cfg: &LeveledConfig) -> LevelTargets {
+    let n = cfg.num_levels as usize;
+    let mult = cfg.max_bytes_for_level_multiplier.max(1) as u64;
+    let base = cfg.max_bytes_for_level_base;
+    let mut max_bytes = vec![u64::MAX; n];
+    if !cfg.dynamic_level_bytes {
+        let mut t = base;
+        for m in max_bytes.iter_mut().skip(1) {
+            *m = t;
+            t = t.saturating_mul(mult);
+        }
+        return LevelTargets { base_level: 1, max_bytes, l0_target: base };
+    }
+    let first_non_empty = (1..n).find(|&l| level_bytes[l] > 0);
+    let max_level_size = level_bytes[1..].iter().copied().max().unwrap_or(0);
+    let Some(first) = first_non_empty else {
+        // No data below L0: L0 compacts straight into the last level.
+        return LevelTargets { base_level: n - 1, max_bytes, l0_target: base };
+    };
+    let l0_size = level_bytes[0];
+    let base_max = base.max(l0_size);
+    let base_min = base_max / mult;
+    let mut cur = max_level_size;
+    for _ in first..n - 1 {
+        cur /= mult;
+    }
+    let (base_level, base_size) = if cur <= base_min {
+        (first, base_min + 1)
+    } else {
+        let mut bl = first;
+        while bl > 1 && cur > base_max {
+            bl -= 1;
+            cur /= mult;
+        }
+        (bl, cur.min(base_max).max(1))
+    };
+    let mut size = base_size;
+    for (l, m) in max_bytes.iter_mut().enumerate().skip(base_level) {
+        if l > base_level {
+            size = size.saturating_mul(mult);
+        }
+        *m = size.max(base_max);
+    }
+    let l0_target = base.max(max_bytes[base_level] / mult);
+    LevelTargets { base_level, max_bytes, l0_target }
+}
+
+/// The level to compact next (0 = L0 into the base level), or None when every score is
+/// below 1. Ties go to the upper level.
+pub fn pick_level(level_bytes: &[u64], l0_files: usize, targets: &LevelTargets, cfg: &LeveledConfig) -> Option<usize> {
+    let n = cfg.num_levels as usize;
+    let mut best: Option<(f64, usize)> = None;
+    let l0 = (l0_files as f64 / cfg.level0_file_num_compaction_trigger.max(1) as f64).max(level_bytes[0] as f64 / targets.l0_target.max(1) as f64);
+    if l0_files > 0 && l0 >= 1.0 {
+        best = Some((l0, 0));
+    }
+    for (l, (&bytes, &t)) in level_bytes.iter().zip(&targets.max_bytes).enumerate().take(n - 1).skip(1) {
+        if t == u64::MAX || bytes == 0 {
+            continue;
+        }
+        let s = bytes as f64 / t as f64;
+        if s >= 1.0 && best.is_none_or(|b| s > b.0) {
+            best = Some((s, l));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn size_tiered_buckets_similar_sizes_and_takes_the_smallest_full_bucket() {
+        let cfg = SizeTieredConfig { min_sstable_bytes: 0, ..SizeTieredConfig::default() };
+        // Three of 100 MiB and four of 10 MiB: only the small bucket has four.
+        let sizes = [100 * MIB, 10 * MIB, 100 * MIB, 10 * MIB, 100 * MIB, 10 * MIB, 10 * MIB];
+        assert_eq!(size_tiered_pick(&sizes, &cfg), Some(vec![1, 3, 5, 6]));
+        // A fourth 100 MiB table: both full, the smaller average wins.
+        let sizes = [100 * MIB, 10 * MIB, 100 * MIB, 10 * MIB, 100 * MIB, 10 * MIB, 10 * MIB, 100 * MIB];
+        assert_eq!(size_tiered_pick(&sizes, &cfg), Some(vec![1, 3, 5, 6]));
+        // 150 MiB is not below 1.5 x 100: its own bucket.
+        let sizes = [100 * MIB, 100 * MIB, 100 * MIB, 150 * MIB];
+        assert_eq!(size_tiered_pick(&sizes, &cfg), None);
+        // Below min_sstable_size everything is one bucket, trimmed to max_threshold.
+        let cfg = SizeTieredConfig { max_threshold: 5, ..SizeTieredConfig::default() };
+        let sizes: Vec<u64> = (1..=8).map(|k| k * MIB).collect();
+        assert_eq!(size_tiered_pick(&sizes, &cfg), Some(vec![0, 1, 2, 3, 4]));
+    }
+
+    #[test]
+    fn static_targets_multiply_from_the_base() {
+        let cfg = LeveledConfig { dynamic_level_bytes: false, ..LeveledConfig::default() };
+        let t = level_targets(&[0; 7], &cfg);
+        assert_eq!(t.base_level, 1);
+        assert_eq!(&t.max_bytes[1..4], &[256 * MIB, 2560 * MIB, 25600 * MIB]);
+    }
+
+    #[test]
+    fn dynamic_targets_grow_from_the_last_level() {
+        let cfg = LeveledConfig::default();
+        // Empty tree: L0 goes to L6.
+        assert_eq!(level_targets(&[0; 7], &cfg).base_level, 6);
+        // 200 MiB in L6 is not above max_bytes_for_level_base: L0 still goes to L6.
+        let mut b = [0u64; 7];
+        b[6] = 200 * MIB;
+        assert_eq!(level_targets(&b, &cfg).base_level, 6);
+        // 1 GiB in L6: L5's target would be 102.4 MiB, below the base: L0 goes to L5.
+        b[6] = 1024 * MIB;
+        let t = level_targets(&b, &cfg);
+        assert_eq!((t.base_level, t.max_bytes[5], t.max_bytes[6]), (5, 256 * MIB, 1024 * MIB / 10 * 10));
+        // 30 GiB in L6: 30 GiB / 10 = 3 GiB (L5), 307 MiB (L4) > 256 MiB, 30.7 MiB (L3) fits.
+        b[6] = 30 * 1024 * MIB;
+        let t = level_targets(&b, &cfg);
+        assert_eq!(t.base_level, 3);
+        assert_eq!(t.max_bytes[6], 30 * 1024 * MIB / 1000 * 1000);
+        assert_eq!(t.max_bytes[3], 256 * MIB, "no target below the base");
+        assert_eq!(t.max_bytes[5], 30 * 1024 * MIB / 1000 * 100);
+        assert_eq!(t.max_bytes[2], u64::MAX);
+    }
+
+    #[test]
+    fn the_highest_score_of_at_least_one_is_picked() {
+        let cfg = LeveledConfig { dynamic_level_bytes: false, ..LeveledConfig::default() };
+        let t = level_targets(&[0; 7], &cfg);
+        assert_eq!(pick_level(&[0, 100 * MIB, 0, 0, 0, 0, 0], 3, &t, &cfg), None);
+        assert_eq!(pick_level(&[0, 100 * MIB, 0, 0, 0, 0, 0], 4, &t, &cfg), Some(0));
+        assert_eq!(pick_level(&[0, 600 * MIB, 0, 0, 0, 0, 0], 4, &t, &cfg), Some(1));
+        // The last level is never picked.
+        assert_eq!(pick_level(&[0, 0, 0, 0, 0, 0, u64::MAX / 2], 0, &t, &cfg), None);
+    }
+}

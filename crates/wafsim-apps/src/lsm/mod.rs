@@ -1,0 +1,366 @@
+//! An LSM-tree key-value store that turns key-value requests into file operations: a commit
+//! log (write-ahead log), a memtable flushed into immutable SSTable files, and compaction,
+//! either size-tiered in the manner of Apache Cassandra (`SizeTieredCompactionStrategy`) or
+//! leveled in the manner of RocksDB. The store emits [`FileOp`]s for a file system below it
+//! (conventional or zone-aware); it never sees blocks.
+//!
+//! Modules: [`table`] (SSTables as sorted key arrays, the linear k-way merge), [`memtable`],
+//! [`log`] (commit log segments), [`compaction`] (which compaction runs next), [`store`] (the
+//! store: index, flushes, compactions, reads), [`source`] (the [`FileSource`] adapter and its
+//! shared report).
+//!
+//! # Model and its sources
+//!
+//! Records. A record on disk is key + value + `record_overhead_bytes`; a delete writes a
+//! tombstone (key + overhead); an update writes a whole new version of the record (value =
+//! the larger of the old record's value and the bytes sent), as RocksDB's YCSB binding does
+//! (`RocksDBClient.update` reads the record, merges the fields and puts the whole record).
+//! Cassandra writes only the updated cells and reconciles cells in merges; cells are not
+//! modelled, so a Cassandra-like update here writes the whole row too (more bytes than
+//! Cassandra for YCSB's one-field updates). Merges keep the newest version of each key (by
+//! sequence number, as Cassandra's cell timestamps and RocksDB's sequence numbers decide);
+//! a tombstone is dropped when the merge holds the oldest data of its key range: size-tiered
+//! when every live table is an input, leveled when no level below the output level holds a
+//! file overlapping the job's key range (RocksDB's bottommost-level rule). Cassandra also
+//! waits `gc_grace_seconds` (10 days) before dropping tombstones; time is not modelled, so
+//! that grace is taken as passed. Compression (Cassandra LZ4, RocksDB Snappy by default) is
+//! not modelled: YCSB's random values barely compress.
+//!
+//! Defaults for YCSB-shaped records (`key_bytes` 23: YCSB's key is "user" followed by the
+//! decimal fnvhash64 of the record number, up to 19 digits, `CoreWorkload.buildKeyName`):
+//! - RocksDB (`LsmConfig::rocksdb`): record overhead 12 bytes = the internal key's 8-byte
+//!   sequence-and-type trailer plus the block entry's three varint lengths (shared key,
+//!   unshared key, value: 1 + 1 + 2 bytes for a 1000-byte value) (`table/block_based/
+//!   block_builder.cc`, `db/dbformat.h`); prefix compression of keys, restart points, index
+//!   and filter blocks are not modelled (about 1 byte per record together). WAL record
+//!   overhead 23 bytes: the 7-byte log record header (checksum 4, length 2, type 1,
+//!   `db/log_format.h`), the 12-byte WriteBatch header (sequence 8, count 4) and the put's
+//!   type byte and two varint lengths (`db/write_batch.cc`), one put per batch.
+//! - Cassandra (`LsmConfig::cassandra`): record overhead 43 bytes, an estimate of the 3.0+
+//!   SSTable format for a YCSB row of 10 text cells: partition key length 2, deletion time 12,
+//!   row flags 1, row size and previous-row size varints 2 + 2, timestamp delta 3, per cell a
+//!   flag byte and a value-length varint (2 x 10), end-of-partition marker 1. Commit log
+//!   overhead 40 bytes: entry size and two CRCs (12), table id (16) and the mutation's
+//!   partition header (12). Both are estimates from the format descriptions, not
+//!   measurements.
+//!
+//! Commit log / WAL (group `log_group`, default 0). Every write's log record is buffered and
+//! appended in chunks of `log_chunk_bytes` (default 64 KiB), so every append is whole 4 KiB
+//! file-system blocks at the file's end. The real systems append each record to a buffer
+//! that is written when a sync comes due (Cassandra `commitlog_sync: periodic`, every 10 s;
+//! RocksDB without `sync` leaves it to the page cache, which writes back whole pages); time
+//! is not modelled, so the log is appended in fixed chunks; the bytes counted do not depend
+//! on the chunk, only how finely log and table writes interleave. At each memtable flush the
+//! buffered rest is padded to a whole block and appended (the padding is counted). Segments:
+//! Cassandra `commitlog_segment_size` 32 MiB, a segment deleted once every memtable with
+//! records in it has been flushed (`log_segment_bytes` 32 MiB, `log_switch_on_flush` false);
+//! RocksDB writes one WAL file per memtable (a new file at every memtable switch, the old one
+//! deleted after the flush, `recycle_log_file_num` 0: `log_segment_bytes` 0 = unbounded,
+//! `log_switch_on_flush` true). The log is always on staging (its group never carries the
+//! capacity bit).
+//!
+//! Memtable. Flushed when the bytes written into it since the last flush (every version, as
+//! both systems account memory) reach `memtable_bytes`. RocksDB `write_buffer_size` 64 MiB
+//! (`include/rocksdb/options.h`). Cassandra flushes the largest memtable when the memtables'
+//! occupancy reaches `memtable_cleanup_threshold` x the memtable space; the space
+//! (`memtable_heap_space`) defaults to 1/4 of the heap, the threshold to
+//! 1 / (`memtable_flush_writers` + 1) with 2 flush writers for one data directory
+//! (`conf/cassandra.yaml`). With an 8 GiB heap (the largest `cassandra-env.sh` picks on its
+//! own) and one table taking all writes, the flush size is 2048 MiB / 3 = 682.7 MiB; the
+//! model counts record bytes, not Java heap bytes (the heap cost of a row is larger, so real
+//! flushes are smaller). Flushes are immediate and compactions run to completion after each
+//! flush (untimed): the real systems run them in the background and stall writes when they
+//! fall behind, which leaves the same files in the long run.
+//!
+//! SSTable files. A flush or compaction output is written as one file: Create, appends of
+//! `write_bytes` (default 1 MiB) up to the size rounded up to 4 KiB, Close. A compaction reads
+//! its inputs whole in `read_chunk_bytes` (default 1 MiB) reads, then writes its outputs, and
+//! deletes its inputs only after the outputs are complete. (The chunk sizes have no system
+//! default to follow; byte counts do not depend on them.) Every flush or compaction job puts
+//! its output files into one new group (directory): ids count up from 1, are never reused
+//! for a live table's group, and leave [`CAPACITY_GROUP_BIT`] free; the bit is set on the
+//! groups of tables at or past `staging_levels` (leveled: the output level; size-tiered: the
+//! output tier, the number of compactions its oldest data went through, 0 for a flush) so a
+//! router can put upper levels on a small staging device and the rest on a capacity device
+//! (HSE's media classes).
+//!
+//! Size-tiered (Cassandra `SizeTieredCompactionStrategyOptions`, `CompactionParams`):
+//! `min_threshold` 4, `max_threshold` 32, `bucket_low` 0.5, `bucket_high` 1.5,
+//! `min_sstable_size` 50 MiB; bucketing and the choice of bucket in [`compaction`]. One output
+//! table per compaction (Cassandra's STCS does not split its output).
+//!
+//! Leveled (RocksDB `include/rocksdb/advanced_options.h`, wiki "Leveled Compaction"):
+//! `level0_file_num_compaction_trigger` 4, `max_bytes_for_level_base` 256 MiB,
+//! `max_bytes_for_level_multiplier` 10, `target_file_size_base` 64 MiB (multiplier 1: every
+//! level's files 64 MiB), `num_levels` 7, `level_compaction_dynamic_level_bytes` true (the
+//! default since RocksDB 8.4; modelled, with static targets as an option, because it decides
+//! which levels exist: on a fresh store L0 compacts straight into the last level). L0
+//! compacts all its files with the overlapping files of the base level; Ln (n >= 1) one file
+//! chosen by `compaction_pri` kMinOverlappingRatio (RocksDB's default: least overlapping
+//! bytes in the next level per byte of the file) or round-robin by key (kRoundRobin), merged
+//! with the overlapping files of the next level; outputs split at the target file size. A
+//! job whose upper files overlap neither each other nor the next level moves them without a
+//! rewrite (RocksDB's trivial move), unless the move would cross the staging boundary. Not
+//! modelled: intra-L0 compactions, expanding the upper inputs, subcompactions, write stalls,
+//! the periodic and TTL compactions.
+//!
+//! Reads (`read_ios`, default on). A key whose newest version is in the memtable costs
+//! nothing; otherwise one 4 KiB block of the table holding the newest version is read (the
+//! block holding the record's first byte), as if bloom filters were perfect (no reads of
+//! tables without the key; RocksDB and Cassandra default to about 1% false positives). A
+//! key never written (or whose tombstone is gone) costs nothing. The store keeps a key index
+//! (key -> newest version) to find that table at once; it stands for the bloom filters and
+//! the per-level search. A scan reads, from every table holding keys in the scanned range,
+//! the range's bytes rounded out to blocks; the range ends at the `records`-th distinct key
+//! of the tables (memtable keys are not counted).
+//!
+//! Capacity. `capacity_bytes` is the file system's size; a flush, compaction or log append
+//! that would take the live files past it is refused with [`LsmError::Full`] (a compaction
+//! needs room for its inputs' size again until it deletes them).
+
+pub mod compaction;
+pub mod log;
+pub mod memtable;
+pub mod source;
+pub mod store;
+pub mod table;
+
+pub use log::LogCounters;
+pub use source::{ycsb_through_lsm, LsmFiles, LsmReport};
+pub use store::{Lsm, LsmCounters, TableInfo};
+
+#[allow(unused_imports)]
+use wafsim_workload::files::{FileOp, FileSource};
+
+/// Group bit a router reads: files of a group with this bit belong on the capacity tier.
+pub const CAPACITY_GROUP_BIT: u32 = 1 << 31;
+
+const MIB: u64 = 1 << 20;
+
+/// Size-tiered compaction settings (Cassandra's option names and defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SizeTieredConfig {
+    /// Tables a bucket needs before it is compacted (`min_threshold`, default 4).
+    pub min_threshold: u32,
+    /// Most tables compacted at once (`max_threshold`, default 32).
+    pub max_threshold: u32,
+    /// A table joins a bucket when its size is above `bucket_low` x the bucket's average
+    /// (default 0.5) ...
+    pub bucket_low: f64,
+    /// ... and below `bucket_high` x the average (default 1.5).
+    pub bucket_high: f64,
+    /// Tables below this size all share one bucket (`min_sstable_size`, default 50 MiB).
+    pub min_sstable_bytes: u64,
+}
+
+impl Default for SizeTieredConfig {
+    fn default() -> Self {
+        SizeTieredConfig { min_threshold: 4, max_threshold: 32, bucket_low: 0.5, bucket_high: 1.5, min_sstable_bytes: 50 * MIB }
+    }
+}
+
+/// Which file of a level a leveled compaction takes (RocksDB `compaction_pri`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilePick {
+    /// The file with the fewest overlapping bytes in the next level per byte of its own
+    /// (kMinOverlappingRatio, RocksDB's default).
+    MinOverlappingRatio,
+    /// The next file by key after the last one compacted, wrapping around (kRoundRobin).
+    RoundRobin,
+}
+
+/// Leveled compaction settings (RocksDB's option names and defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LeveledConfig {
+    /// L0 files that start an L0 compaction (default 4).
+    pub level0_file_num_compaction_trigger: u32,
+    /// Target size of L1, or of the base level (default 256 MiB).
+    pub max_bytes_for_level_base: u64,
+    /// Size ratio of adjacent levels (default 10).
+    pub max_bytes_for_level_multiplier: u32,
+    /// Output files are cut at this size (`target_file_size_base`, default 64 MiB).
+    pub target_file_bytes: u64,
+    /// Levels, L0 included (default 7).
+    pub num_levels: u32,
+    /// Level targets from the last level up (default true, RocksDB 8.4 and later).
+    pub dynamic_level_bytes: bool,
+    /// File choice within a level (default [`FilePick::MinOverlappingRatio`]).
+    pub pick: FilePick,
+}
+
+impl Default for LeveledConfig {
+    fn default() -> Self {
+        LeveledConfig {
+            level0_file_num_compaction_trigger: 4,
+            max_bytes_for_level_base: 256 * MIB,
+            max_bytes_for_level_multiplier: 10,
+            target_file_bytes: 64 * MIB,
+            num_levels: 7,
+            dynamic_level_bytes: true,
+            pick: FilePick::MinOverlappingRatio,
+        }
+    }
+}
+
+/// The compaction strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CompactionConfig {
+    /// Cassandra-like size-tiered compaction.
+    SizeTiered(SizeTieredConfig),
+    /// RocksDB-like leveled compaction.
+    Leveled(LeveledConfig),
+}
+
+/// Configuration of an [`Lsm`]. [`LsmConfig::rocksdb`] (also the `Default`) and
+/// [`LsmConfig::cassandra`] give each system's defaults on a 64 GiB file system.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LsmConfig {
+    /// Compaction strategy and its settings.
+    pub compaction: CompactionConfig,
+    /// Memtable flush size in bytes written into it (RocksDB 64 MiB; Cassandra 682.7 MiB,
+    /// see the module documentation).
+    pub memtable_bytes: u64,
+    /// Bytes of a key (default 23, a YCSB key).
+    pub key_bytes: u32,
+    /// Bytes a record takes in an SSTable besides key and value (RocksDB 12, Cassandra 43).
+    pub record_overhead_bytes: u32,
+    /// Bytes a log record takes besides key and value (RocksDB 23, Cassandra 40).
+    pub log_record_overhead_bytes: u32,
+    /// Log bytes appended at a time (default 64 KiB; a multiple of the block).
+    pub log_chunk_bytes: u32,
+    /// Log segment size (Cassandra 32 MiB; 0 = unbounded, RocksDB).
+    pub log_segment_bytes: u64,
+    /// A new log file at every memtable flush (RocksDB true, Cassandra false).
+    pub log_switch_on_flush: bool,
+    /// The log's group (default 0).
+    pub log_group: u32,
+    /// SSTable append size (default 1 MiB; a multiple of the block).
+    pub write_bytes: u32,
+    /// Compaction read size (default 1 MiB; a multiple of the block).
+    pub read_chunk_bytes: u32,
+    /// File-system block: every write and read is whole blocks (default 4096).
+    pub block_bytes: u32,
+    /// Emit reads for client reads and scans (default true).
+    pub read_ios: bool,
+    /// Size of the file system the store lives on (default 64 GiB).
+    pub capacity_bytes: u64,
+    /// Levels (leveled) or tiers (size-tiered) below this number stay on the staging tier;
+    /// the groups of the others get [`CAPACITY_GROUP_BIT`]. None (default): no bit.
+    pub staging_levels: Option<u32>,
+}
+
+impl LsmConfig {
+    /// RocksDB's defaults (leveled compaction).
+    pub fn rocksdb() -> LsmConfig {
+        LsmConfig {
+            compaction: CompactionConfig::Leveled(LeveledConfig::default()),
+            memtable_bytes: 64 * MIB,
+            key_bytes: 23,
+            record_overhead_bytes: 12,
+            log_record_overhead_bytes: 23,
+            log_chunk_bytes: 64 << 10,
+            log_segment_bytes: 0,
+            log_switch_on_flush: true,
+            log_group: 0,
+            write_bytes: 1 << 20,
+            read_chunk_bytes: 1 << 20,
+            block_bytes: 4096,
+            read_ios: true,
+            capacity_bytes: 64 << 30,
+            staging_levels: None,
+        }
+    }
+
+    /// Cassandra's defaults (size-tiered compaction).
+    pub fn cassandra() -> LsmConfig {
+        LsmConfig {
+            compaction: CompactionConfig::SizeTiered(SizeTieredConfig::default()),
+            memtable_bytes: (2048 * MIB) / 3,
+            record_overhead_bytes: 43,
+            log_record_overhead_bytes: 40,
+            log_segment_bytes: 32 * MIB,
+            log_switch_on_flush: false,
+            ..LsmConfig::rocksdb()
+        }
+    }
+
+    /// Check the figures.
+    pub fn validate(&self) -> Result<(), LsmError> {
+        let bad = |s: &str| Err(LsmError::Config(s.to_string()));
+        let b = self.block_bytes as u64;
+        if b == 0 || !b.is_power_of_two() {
+            return bad("block_bytes must be a power of two");
+        }
+        for (name, v) in [("log_chunk_bytes", self.log_chunk_bytes), ("write_bytes", self.write_bytes), ("read_chunk_bytes", self.read_chunk_bytes)] {
+            if v == 0 || !(v as u64).is_multiple_of(b) {
+                return Err(LsmError::Config(format!("{name} ({v}) must be a positive multiple of block_bytes ({b})")));
+            }
+        }
+        if !self.log_segment_bytes.is_multiple_of(b) {
+            return bad("log_segment_bytes must be a multiple of block_bytes (0 = unbounded)");
+        }
+        if self.memtable_bytes == 0 {
+            return bad("memtable_bytes must be positive");
+        }
+        if self.log_group & CAPACITY_GROUP_BIT != 0 {
+            return bad("log_group must leave CAPACITY_GROUP_BIT clear (the log is on staging)");
+        }
+        match &self.compaction {
+            CompactionConfig::SizeTiered(s) => {
+                if s.min_threshold < 2 || s.max_threshold < s.min_threshold {
+                    return bad("size-tiered: need 2 <= min_threshold <= max_threshold");
+                }
+                if !(s.bucket_low > 0.0 && s.bucket_low < 1.0 && s.bucket_high > 1.0 && s.bucket_high.is_finite()) {
+                    return bad("size-tiered: need 0 < bucket_low < 1 < bucket_high");
+                }
+            }
+            CompactionConfig::Leveled(l) => {
+                if l.num_levels < 2 || l.num_levels > 64 {
+                    return bad("leveled: num_levels must be 2..=64");
+                }
+                if l.level0_file_num_compaction_trigger == 0 || l.max_bytes_for_level_base == 0 || l.target_file_bytes == 0 {
+                    return bad("leveled: trigger, level base and target file size must be positive");
+                }
+                if l.max_bytes_for_level_multiplier < 2 {
+                    return bad("leveled: max_bytes_for_level_multiplier must be at least 2");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for LsmConfig {
+    fn default() -> Self {
+        LsmConfig::rocksdb()
+    }
+}
+
+/// Why a configuration or a request was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LsmError {
+    /// The configuration is unusable.
+    #[error("bad configuration: {0}")]
+    Config(String),
+    /// A record too large for the model (2 GiB or more with key and overhead).
+    #[error("record {key} of {bytes} value bytes is too large")]
+    RecordTooLarge {
+        /// The key.
+        key: u64,
+        /// Its value bytes.
+        bytes: u32,
+    },
+    /// The files would outgrow the file system.
+    #[error("store full: {need} more bytes wanted with {live} bytes of live files on a {capacity}-byte file system (raise capacity_bytes or write less)")]
+    Full {
+        /// Bytes the refused step needed.
+        need: u64,
+        /// Bytes of the live files then.
+        live: u64,
+        /// The file system's size.
+        capacity: u64,
+    },
+    /// Compaction did not settle.
+    #[error("compaction makes no progress: {0}")]
+    NoProgress(String),
+}

@@ -1,0 +1,808 @@
+//! The store: key index, memtable, log, tables; applies requests and emits file operations.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use wafsim_workload::files::{FileId, FileOp};
+use wafsim_workload::KvOp;
+
+use super::compaction::{level_targets, pick_level, size_tiered_pick};
+use super::log::Log;
+use super::memtable::Memtable;
+use super::table::{entry_bytes, is_tombstone, merge, Kept, Run, Table, TOMBSTONE};
+use super::{CompactionConfig, FilePick, LsmConfig, LsmError, CAPACITY_GROUP_BIT};
+
+/// Where the newest version of a key is: entry `pos` of the table in slot `table`, or slot
+/// `pos` of the memtable when `table == MEM`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Loc {
+    table: u32,
+    pos: u32,
+}
+
+const MEM: u32 = u32::MAX;
+
+/// A multiplicative hasher for u64 keys (the index is the hot path).
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        let h = (k ^ (k >> 31)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        self.0 = h ^ (h >> 32);
+    }
+}
+
+type Index = HashMap<u64, Loc, BuildHasherDefault<KeyHasher>>;
+
+/// What an [`Lsm`] has done so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LsmCounters {
+    /// Requests applied.
+    pub ops: u64,
+    /// Client writes of records (inserts, updates, the write of read-modify-writes).
+    pub writes: u64,
+    /// Client deletes (each writes a tombstone).
+    pub deletes: u64,
+    /// Client point reads (reads, gets, the read of read-modify-writes).
+    pub reads: u64,
+    /// Point reads of keys the store never held or whose tombstone was dropped (no I/O:
+    /// the bloom filters answer).
+    pub missing_reads: u64,
+    /// Point reads answered by the memtable (no I/O).
+    pub memtable_reads: u64,
+    /// Scans.
+    pub scans: u64,
+    /// Key and value bytes clients sent in writes (a delete sends its key).
+    pub client_sent_bytes: u64,
+    /// Bytes appended to log files (records and flush padding).
+    pub log_bytes: u64,
+    /// Of which padding to whole blocks at flushes.
+    pub log_pad_bytes: u64,
+    /// Memtable flushes.
+    pub flushes: u64,
+    /// Bytes of the SSTable files flushes wrote.
+    pub flush_bytes: u64,
+    /// Compactions run (trivial moves not included).
+    pub compactions: u64,
+    /// Leveled: files moved to the next level without a rewrite.
+    pub trivial_moves: u64,
+    /// Bytes of the SSTable files compactions wrote.
+    pub compaction_write_bytes: u64,
+    /// Bytes compactions read (their input files, whole).
+    pub compaction_read_bytes: u64,
+    /// Bytes read for clients (point reads and scans).
+    pub client_read_bytes: u64,
+    /// Tombstones dropped by compactions.
+    pub tombstones_dropped: u64,
+    /// Older versions merged away by compactions.
+    pub versions_dropped: u64,
+    /// Files created (SSTables and log segments).
+    pub files_created: u64,
+    /// Files deleted.
+    pub files_deleted: u64,
+}
+
+impl LsmCounters {
+    /// File bytes written: log, flushes and compactions.
+    pub fn file_write_bytes(&self) -> u64 {
+        self.log_bytes + self.flush_bytes + self.compaction_write_bytes
+    }
+
+    /// Application WAF: file bytes written per key and value byte clients sent.
+    pub fn app_waf(&self) -> f64 {
+        self.file_write_bytes() as f64 / self.client_sent_bytes.max(1) as f64
+    }
+
+    /// Compaction write amplification: compaction bytes per flushed byte.
+    pub fn compaction_waf(&self) -> f64 {
+        self.compaction_write_bytes as f64 / self.flush_bytes.max(1) as f64
+    }
+}
+
+/// One compaction: input groups (each a list of table slots whose key ranges do not overlap,
+/// in key order), where the output goes, and how.
+#[derive(Debug, Clone)]
+struct Job {
+    inputs: Vec<Vec<u32>>,
+    out_level: u32,
+    drop_tombstones: bool,
+    /// Split the output into files of this many bytes (leveled).
+    split_bytes: Option<u64>,
+    /// The input level of a leveled compaction (for the round-robin cursor).
+    from_level: Option<usize>,
+}
+
+/// An LSM-tree key-value store: requests in, file operations out.
+pub struct Lsm {
+    cfg: LsmConfig,
+    index: Index,
+    mem: Memtable,
+    /// Memtables flushed so far (the current memtable's number).
+    mem_id: u64,
+    seq: u64,
+    tables: Vec<Option<Table>>,
+    free_slots: Vec<u32>,
+    /// Leveled: per level the table slots (L0 oldest first, others by key). Size-tiered:
+    /// level 0 lists every table, oldest first.
+    levels: Vec<Vec<u32>>,
+    /// Leveled round-robin: per level the largest key of the last file compacted.
+    cursors: Vec<Option<u64>>,
+    log: Log,
+    next_file: FileId,
+    next_group: u32,
+    groups_wrapped: bool,
+    /// Bytes of the live SSTable files.
+    table_bytes: u64,
+    counters: LsmCounters,
+    block: u64,
+}
+
+impl Lsm {
+    /// An empty store.
+    pub fn new(cfg: LsmConfig) -> Result<Lsm, LsmError> {
+        cfg.validate()?;
+        let block = cfg.block_bytes as u64;
+        let nlev = match &cfg.compaction {
+            CompactionConfig::Leveled(l) => l.num_levels as usize,
+            CompactionConfig::SizeTiered(_) => 1,
+        };
+        let log = Log::new(cfg.log_chunk_bytes as u64, cfg.log_segment_bytes, cfg.log_switch_on_flush, block, cfg.log_group);
+        let next_group = 1;
+        Ok(Lsm {
+            index: Index::default(),
+            mem: Memtable::default(),
+            mem_id: 0,
+            seq: 0,
+            tables: Vec::new(),
+            free_slots: Vec::new(),
+            levels: vec![Vec::new(); nlev],
+            cursors: vec![None; nlev],
+            log,
+            next_file: 0,
+            next_group,
+            groups_wrapped: false,
+            table_bytes: 0,
+            counters: LsmCounters::default(),
+            block,
+            cfg,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LsmConfig {
+        &self.cfg
+    }
+
+    /// Counters so far (log counts included).
+    pub fn counters(&self) -> LsmCounters {
+        let mut c = self.counters.clone();
+        c.log_bytes = self.log.counters.write_bytes;
+        c.log_pad_bytes = self.log.counters.pad_bytes;
+        c
+    }
+
+    /// Bytes of a stored record with `value` bytes (key and record overhead added).
+    pub fn record_bytes(&self, value: u32) -> u64 {
+        self.cfg.key_bytes as u64 + value as u64 + self.cfg.record_overhead_bytes as u64
+    }
+
+    /// Keys the index knows (live records and tombstones not dropped yet).
+    pub fn keys(&self) -> u64 {
+        self.index.len() as u64
+    }
+
+    /// Bytes of the live files: SSTables and log segments.
+    pub fn live_file_bytes(&self) -> u64 {
+        self.table_bytes + self.log.live_bytes()
+    }
+
+    /// Live log segments.
+    pub fn log_segments(&self) -> usize {
+        self.log.segments()
+    }
+
+    /// Bytes written into the memtable since the last flush.
+    pub fn memtable_bytes(&self) -> u64 {
+        self.mem.bytes()
+    }
+
+    /// Tables per level (leveled) or per tier (size-tiered: a table's tier counts the
+    /// compactions its oldest data went through).
+    pub fn tables_per_level(&self) -> Vec<u32> {
+        let mut v = Vec::new();
+        for t in self.tables.iter().flatten() {
+            let l = t.level as usize;
+            if v.len() <= l {
+                v.resize(l + 1, 0);
+            }
+            v[l] += 1;
+        }
+        if let CompactionConfig::Leveled(l) = &self.cfg.compaction {
+            v.resize(v.len().max(l.num_levels as usize), 0);
+        }
+        v
+    }
+
+    /// File bytes per level (leveled) or tier (size-tiered).
+    pub fn bytes_per_level(&self) -> Vec<u64> {
+        let mut v = Vec::new();
+        for t in self.tables.iter().flatten() {
+            let l = t.level as usize;
+            if v.len() <= l {
+                v.resize(l + 1, 0);
+            }
+            v[l] += t.file_bytes;
+        }
+        if let CompactionConfig::Leveled(l) = &self.cfg.compaction {
+            v.resize(v.len().max(l.num_levels as usize), 0);
+        }
+        v
+    }
+
+    /// The live tables: (file, group, level or tier, entries, file bytes), by file id.
+    pub fn tables(&self) -> Vec<TableInfo> {
+        let mut v: Vec<TableInfo> = self
+            .tables
+            .iter()
+            .flatten()
+            .map(|t| TableInfo { file: t.file, group: t.group, level: t.level, entries: t.len() as u64, tombstones: t.tombstones, file_bytes: t.file_bytes, min_key: t.min_key(), max_key: t.max_key() })
+            .collect();
+        v.sort_by_key(|t| t.file);
+        v
+    }
+
+    /// Apply one request, appending the file operations it causes to `out` in order. A
+    /// refused request may have emitted part of its operations.
+    pub fn apply(&mut self, op: &KvOp, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        self.counters.ops += 1;
+        match *op {
+            KvOp::Insert { key, bytes } => self.write(key, bytes, bytes, false, out),
+            KvOp::Update { key, bytes } => {
+                let value = self.value_of(key).map_or(bytes, |v| v.max(bytes));
+                self.write(key, bytes, value, false, out)
+            }
+            KvOp::Read { key } | KvOp::Get { key, .. } => {
+                self.read(key, out);
+                Ok(())
+            }
+            KvOp::Scan { key, records } => {
+                self.scan(key, records, out);
+                Ok(())
+            }
+            KvOp::ReadModifyWrite { key, bytes } => {
+                self.read(key, out);
+                let value = self.value_of(key).map_or(bytes, |v| v.max(bytes));
+                self.write(key, bytes, value, false, out)
+            }
+            KvOp::Delete { key } => self.write(key, 0, 0, true, out),
+        }
+    }
+
+    /// Flush the memtable now (and run the compactions it causes), as at shutdown.
+    pub fn flush(&mut self, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        if self.mem.is_empty() {
+            return Ok(());
+        }
+        self.flush_memtable(out)?;
+        self.compact(out)
+    }
+
+    /// Value bytes of the newest version of `key` (None: absent or deleted).
+    pub fn value_of(&self, key: u64) -> Option<u32> {
+        let loc = self.index.get(&key)?;
+        let size = if loc.table == MEM { self.mem.slots[loc.pos as usize].1 } else { self.table(loc.table).run.sizes[loc.pos as usize] };
+        if is_tombstone(size) {
+            return None;
+        }
+        Some(entry_bytes(size) - self.cfg.key_bytes - self.cfg.record_overhead_bytes)
+    }
+
+    #[inline]
+    fn table(&self, slot: u32) -> &Table {
+        self.tables[slot as usize].as_ref().expect("live table slot")
+    }
+
+    fn full(&self, need: u64) -> LsmError {
+        LsmError::Full { need, live: self.live_file_bytes(), capacity: self.cfg.capacity_bytes }
+    }
+
+    /// A client write of `value` bytes (`sent` of them from the client), or a tombstone.
+    fn write(&mut self, key: u64, sent: u32, value: u32, tombstone: bool, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        let k = self.cfg.key_bytes as u64;
+        let stored = k + value as u64 + self.cfg.record_overhead_bytes as u64;
+        if stored >= TOMBSTONE as u64 {
+            return Err(LsmError::RecordTooLarge { key, bytes: value });
+        }
+        let logged = k + value as u64 + self.cfg.log_record_overhead_bytes as u64;
+        let append = self.log.pending_append(logged);
+        if append > 0 && self.live_file_bytes() + append > self.cfg.capacity_bytes {
+            return Err(self.full(append));
+        }
+        self.log.add(logged, self.mem_id, &mut self.next_file, out);
+        if tombstone {
+            self.counters.deletes += 1;
+            self.counters.client_sent_bytes += k;
+        } else {
+            self.counters.writes += 1;
+            self.counters.client_sent_bytes += k + sent as u64;
+        }
+        self.seq += 1;
+        let size = stored as u32 | if tombstone { TOMBSTONE } else { 0 };
+        match self.index.entry(key) {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                let loc = e.get_mut();
+                if loc.table == MEM {
+                    self.mem.overwrite(loc.pos, size, self.seq);
+                } else {
+                    *loc = Loc { table: MEM, pos: self.mem.push(key, size, self.seq) };
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(Loc { table: MEM, pos: self.mem.push(key, size, self.seq) });
+            }
+        }
+        self.mem.bytes += stored;
+        if self.mem.bytes >= self.cfg.memtable_bytes {
+            self.flush_memtable(out)?;
+            self.compact(out)?;
+        }
+        Ok(())
+    }
+
+    /// A point read: one block of the table holding the key's newest version.
+    fn read(&mut self, key: u64, out: &mut Vec<FileOp>) {
+        self.counters.reads += 1;
+        let Some(&loc) = self.index.get(&key) else {
+            self.counters.missing_reads += 1;
+            return;
+        };
+        if loc.table == MEM {
+            self.counters.memtable_reads += 1;
+            return;
+        }
+        if !self.cfg.read_ios {
+            return;
+        }
+        let t = self.table(loc.table);
+        let off = t.offset(loc.pos as usize) / self.block * self.block;
+        out.push(FileOp::Read { file: t.file, offset: off, len: self.block as u32 });
+        self.counters.client_read_bytes += self.block;
+    }
+
+    /// Sorted runs of tables, each a list of slots with disjoint key ranges in key order.
+    fn runs(&self) -> Vec<&[u32]> {
+        match &self.cfg.compaction {
+            CompactionConfig::SizeTiered(_) => self.levels[0].chunks(1).collect(),
+            CompactionConfig::Leveled(_) => {
+                let mut v: Vec<&[u32]> = self.levels[0].chunks(1).collect();
+                v.extend(self.levels[1..].iter().filter(|l| !l.is_empty()).map(|l| l.as_slice()));
+                v
+            }
+        }
+    }
+
+    /// A scan of `records` keys from `key` on: the end key is where `records` distinct keys
+    /// of the tables have been passed; each table holding keys in the range is read once over
+    /// the range's bytes, rounded out to blocks. Memtable keys cost nothing and are not
+    /// counted.
+    fn scan(&mut self, key: u64, records: u32, out: &mut Vec<FileOp>) {
+        self.counters.scans += 1;
+        if records == 0 {
+            return;
+        }
+        let runs = self.runs();
+        // Cursor per run: (table index in the run, entry).
+        let mut cur: Vec<(usize, usize)> = runs
+            .iter()
+            .map(|r| {
+                let i = r.partition_point(|&s| self.table(s).max_key() < key);
+                let pos = r.get(i).map_or(0, |&s| self.table(s).lower_bound(key));
+                (i, pos)
+            })
+            .collect();
+        let start = cur.clone();
+        let head = |r: &[u32], c: (usize, usize)| -> Option<u64> { r.get(c.0).map(|&s| self.table(s).run.keys[c.1]) };
+        let mut end = None;
+        let mut n = 0;
+        while n < records {
+            let Some(min) = runs.iter().zip(&cur).filter_map(|(r, &c)| head(r, c)).min() else { break };
+            for (r, c) in runs.iter().zip(cur.iter_mut()) {
+                if head(r, *c) == Some(min) {
+                    c.1 += 1;
+                    if c.1 == self.table(r[c.0]).len() {
+                        *c = (c.0 + 1, 0);
+                    }
+                }
+            }
+            end = Some(min);
+            n += 1;
+        }
+        let Some(end) = end else { return };
+        if !self.cfg.read_ios {
+            return;
+        }
+        let b = self.block;
+        let mut reads = Vec::new();
+        for (r, &(mut ti, mut pos)) in runs.iter().zip(&start) {
+            while let Some(&s) = r.get(ti) {
+                let t = self.table(s);
+                if t.run.keys.get(pos).is_none_or(|&k| k > end) {
+                    break;
+                }
+                let stop = t.run.keys.partition_point(|&k| k <= end);
+                let lo = t.offset(pos) / b * b;
+                let hi = t.offset(stop).div_ceil(b) * b;
+                reads.push(FileOp::Read { file: t.file, offset: lo, len: (hi - lo) as u32 });
+                ti += 1;
+                pos = 0;
+            }
+        }
+        for r in reads {
+            if let FileOp::Read { len, .. } = r {
+                self.counters.client_read_bytes += len as u64;
+            }
+            out.push(r);
+        }
+    }
+
+    /// A new group for a job's output, with the capacity bit when `level` (level or tier) is
+    /// at or past the staging boundary. Ids count up from 1 (skipping the log's); after 2^31
+    /// of them they wrap around and skip ids still used by a live table.
+    fn new_group(&mut self, level: u32) -> u32 {
+        loop {
+            let g = self.next_group;
+            self.next_group = if g + 1 >= CAPACITY_GROUP_BIT {
+                self.groups_wrapped = true;
+                1
+            } else {
+                g + 1
+            };
+            if g == self.cfg.log_group {
+                continue;
+            }
+            if self.groups_wrapped && self.tables.iter().flatten().any(|t| t.group & !CAPACITY_GROUP_BIT == g) {
+                continue;
+            }
+            let cap = self.cfg.staging_levels.is_some_and(|n| level >= n);
+            return if cap { g | CAPACITY_GROUP_BIT } else { g };
+        }
+    }
+
+    /// Write `run` as a new table file: create, appends of the write size, close.
+    fn write_table(&mut self, run: Run, group: u32, level: u32, out: &mut Vec<FileOp>) -> u32 {
+        let file = self.next_file;
+        self.next_file += 1;
+        let t = Table::new(run, file, group, level, self.block);
+        out.push(FileOp::Create { file, group });
+        let w = self.cfg.write_bytes as u64;
+        let mut off = 0;
+        while off < t.file_bytes {
+            let len = w.min(t.file_bytes - off);
+            out.push(FileOp::Write { file, offset: off, len: len as u32 });
+            off += len;
+        }
+        out.push(FileOp::Close { file });
+        self.counters.files_created += 1;
+        self.table_bytes += t.file_bytes;
+        match self.free_slots.pop() {
+            Some(s) => {
+                self.tables[s as usize] = Some(t);
+                s
+            }
+            None => {
+                self.tables.push(Some(t));
+                self.tables.len() as u32 - 1
+            }
+        }
+    }
+
+    fn flush_memtable(&mut self, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        self.log.sync_for_flush(self.mem_id, &mut self.next_file, out);
+        let data: u64 = self.mem.slots.iter().map(|s| entry_bytes(s.1) as u64).sum();
+        let need = data.div_ceil(self.block) * self.block;
+        if self.live_file_bytes() + need > self.cfg.capacity_bytes {
+            return Err(self.full(need));
+        }
+        let run = self.mem.drain_sorted();
+        let group = self.new_group(0);
+        let keys = run.keys.clone();
+        let slot = self.write_table(run, group, 0, out);
+        for (i, k) in keys.into_iter().enumerate() {
+            self.index.insert(k, Loc { table: slot, pos: i as u32 });
+        }
+        let fb = self.table(slot).file_bytes;
+        self.counters.flushes += 1;
+        self.counters.flush_bytes += fb;
+        self.levels[0].push(slot);
+        self.log.release(self.mem_id, out);
+        self.mem_id += 1;
+        Ok(())
+    }
+
+    /// Run compactions until none is due.
+    fn compact(&mut self, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        let mut rounds = 0u64;
+        while let Some(job) = self.next_job() {
+            rounds += 1;
+            if rounds > 1_000_000 {
+                return Err(LsmError::NoProgress("a million compactions after one flush".into()));
+            }
+            self.run_job(job, out)?;
+        }
+        Ok(())
+    }
+
+    fn next_job(&mut self) -> Option<Job> {
+        match self.cfg.compaction.clone() {
+            CompactionConfig::SizeTiered(st) => {
+                let slots = &self.levels[0];
+                let sizes: Vec<u64> = slots.iter().map(|&s| self.table(s).file_bytes).collect();
+                let pick = size_tiered_pick(&sizes, &st)?;
+                let mut inputs: Vec<Vec<u32>> = pick.iter().map(|&i| vec![slots[i]]).collect();
+                // Oldest first (the merge decides by sequence number; the order only fixes
+                // the read order).
+                inputs.sort_by_key(|g| self.table(g[0]).file);
+                let out_level = inputs.iter().map(|g| self.table(g[0]).level).max().unwrap_or(0) + 1;
+                let drop_tombstones = inputs.len() == slots.len();
+                Some(Job { inputs, out_level, drop_tombstones, split_bytes: None, from_level: None })
+            }
+            CompactionConfig::Leveled(lc) => {
+                let bytes: Vec<u64> = self.levels.iter().map(|l| l.iter().map(|&s| self.table(s).file_bytes).sum()).collect();
+                let targets = level_targets(&bytes, &lc);
+                let from = pick_level(&bytes, self.levels[0].len(), &targets, &lc)?;
+                let to = if from == 0 { targets.base_level } else { from + 1 };
+                let upper: Vec<u32> = if from == 0 {
+                    self.levels[0].clone()
+                } else {
+                    vec![self.pick_file(from, lc.pick)]
+                };
+                let lo = upper.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
+                let hi = upper.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
+                let lower: Vec<u32> = self.overlapping(to, lo, hi);
+                let mut inputs: Vec<Vec<u32>> = if from == 0 { upper.iter().map(|&s| vec![s]).collect() } else { vec![upper] };
+                if !lower.is_empty() {
+                    inputs.push(lower);
+                }
+                let drop_tombstones = (to + 1..self.levels.len()).all(|l| self.overlapping(l, lo, hi).is_empty());
+                Some(Job { inputs, out_level: to as u32, drop_tombstones, split_bytes: Some(lc.target_file_bytes), from_level: Some(from) })
+            }
+        }
+    }
+
+    /// Slots of level `l` (l >= 1) overlapping [lo, hi], in key order.
+    fn overlapping(&self, l: usize, lo: u64, hi: u64) -> Vec<u32> {
+        let files = &self.levels[l];
+        let first = files.partition_point(|&s| self.table(s).max_key() < lo);
+        files[first..].iter().copied().take_while(|&s| self.table(s).min_key() <= hi).collect()
+    }
+
+    /// The file of level `l` (>= 1) to compact into the next level.
+    fn pick_file(&self, l: usize, pick: FilePick) -> u32 {
+        let files = &self.levels[l];
+        match pick {
+            FilePick::RoundRobin => {
+                let i = match self.cursors[l] {
+                    Some(c) => files.iter().position(|&s| self.table(s).min_key() > c).unwrap_or(0),
+                    None => 0,
+                };
+                files[i]
+            }
+            FilePick::MinOverlappingRatio => {
+                let mut best = (u128::MAX, files[0]);
+                for &s in files {
+                    let t = self.table(s);
+                    let over: u64 = self.overlapping(l + 1, t.min_key(), t.max_key()).iter().map(|&o| self.table(o).file_bytes).sum();
+                    let ratio = over as u128 * 1024 / t.file_bytes.max(1) as u128;
+                    if ratio < best.0 {
+                        best = (ratio, s);
+                    }
+                }
+                best.1
+            }
+        }
+    }
+
+    fn run_job(&mut self, job: Job, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        let slots: Vec<u32> = job.inputs.iter().flatten().copied().collect();
+        if let Some(from) = job.from_level {
+            let last = slots.iter().take(job.inputs[0].len()).map(|&s| self.table(s).max_key()).max();
+            self.cursors[from] = last;
+        }
+        // A trivial move: the upper inputs do not overlap each other nor anything in the
+        // output level, and stay in the same media class.
+        if job.from_level.is_some() && self.try_trivial_move(&job) {
+            return Ok(());
+        }
+        let in_bytes: u64 = slots.iter().map(|&s| self.table(s).file_bytes).sum();
+        if self.live_file_bytes() + in_bytes > self.cfg.capacity_bytes {
+            return Err(self.full(in_bytes));
+        }
+        self.counters.compactions += 1;
+        // Read every input whole.
+        let r = self.cfg.read_chunk_bytes as u64;
+        for &s in &slots {
+            let (file, size) = (self.table(s).file, self.table(s).file_bytes);
+            let mut off = 0;
+            while off < size {
+                let len = r.min(size - off);
+                out.push(FileOp::Read { file, offset: off, len: len as u32 });
+                off += len;
+            }
+            self.counters.compaction_read_bytes += size;
+        }
+        // Take the inputs out of the tree; their slots stay reserved until the end.
+        let mut taken: Vec<(u32, Table)> = Vec::with_capacity(slots.len());
+        for &s in &slots {
+            taken.push((s, self.tables[s as usize].take().expect("live input")));
+        }
+        for l in self.levels.iter_mut() {
+            l.retain(|s| !slots.contains(s));
+        }
+        let in_entries: u64 = taken.iter().map(|t| t.1.len() as u64).sum();
+        let mut pos_of = HashMap::new();
+        for (i, (s, _)) in taken.iter().enumerate() {
+            pos_of.insert(*s, i);
+        }
+        let inputs: Vec<Vec<(&Run, u32)>> = job.inputs.iter().map(|g| g.iter().map(|s| (&taken[pos_of[s]].1.run, *s)).collect()).collect();
+        let group = self.new_group(job.out_level);
+        let mut outputs: Vec<u32> = Vec::new();
+        let mut cur = Run::default();
+        let mut origin: Vec<Loc> = Vec::new();
+        let mut cur_bytes = 0u64;
+        let mut kept = 0u64;
+        let mut dropped = 0u64;
+        let mut dropped_keys: Vec<(u64, Loc)> = Vec::new();
+        merge(&inputs, job.drop_tombstones, |k: Kept| {
+            let from = Loc { table: k.tag, pos: k.pos as u32 };
+            if k.dropped {
+                dropped += 1;
+                dropped_keys.push((k.key, from));
+                return;
+            }
+            kept += 1;
+            cur.push(k.key, k.size, k.seq);
+            origin.push(from);
+            cur_bytes += entry_bytes(k.size) as u64;
+            if job.split_bytes.is_some_and(|b| cur_bytes >= b) {
+                outputs.push(self.finish_output(std::mem::take(&mut cur), std::mem::take(&mut origin), group, job.out_level, out));
+                cur_bytes = 0;
+            }
+        });
+        if !cur.is_empty() {
+            outputs.push(self.finish_output(cur, origin, group, job.out_level, out));
+        }
+        drop(inputs);
+        for (key, from) in dropped_keys {
+            if self.index.get(&key) == Some(&from) {
+                self.index.remove(&key);
+            }
+        }
+        self.counters.tombstones_dropped += dropped;
+        self.counters.versions_dropped += in_entries - kept - dropped;
+        // The inputs go once the outputs are complete.
+        for (s, t) in taken {
+            out.push(FileOp::Delete { file: t.file });
+            self.counters.files_deleted += 1;
+            self.table_bytes -= t.file_bytes;
+            self.free_slots.push(s);
+        }
+        self.place(&outputs, job.out_level);
+        Ok(())
+    }
+
+    /// Write one compaction output and point the index at the entries that are the newest of
+    /// their keys.
+    fn finish_output(&mut self, run: Run, origin: Vec<Loc>, group: u32, level: u32, out: &mut Vec<FileOp>) -> u32 {
+        let keys = run.keys.clone();
+        let slot = self.write_table(run, group, level, out);
+        self.counters.compaction_write_bytes += self.table(slot).file_bytes;
+        for (i, (k, from)) in keys.into_iter().zip(origin).enumerate() {
+            if let Some(loc) = self.index.get_mut(&k) {
+                if *loc == from {
+                    *loc = Loc { table: slot, pos: i as u32 };
+                }
+            }
+        }
+        slot
+    }
+
+    /// Put new tables into their level (by key) or the size-tiered list.
+    fn place(&mut self, slots: &[u32], level: u32) {
+        match self.cfg.compaction {
+            CompactionConfig::SizeTiered(_) => self.levels[0].extend_from_slice(slots),
+            CompactionConfig::Leveled(_) => {
+                let l = level as usize;
+                for &s in slots {
+                    let k = self.table(s).min_key();
+                    let i = self.levels[l].partition_point(|&o| self.table(o).min_key() < k);
+                    self.levels[l].insert(i, s);
+                }
+            }
+        }
+    }
+
+    fn try_trivial_move(&mut self, job: &Job) -> bool {
+        let from = job.from_level.expect("leveled");
+        let upper: Vec<u32> = if from == 0 { self.levels[0].clone() } else { job.inputs[0].clone() };
+        let upper_groups = if from == 0 { upper.len() } else { 1 };
+        if job.inputs.len() != upper_groups {
+            return false; // something in the output level overlaps
+        }
+        let mut ranges: Vec<(u64, u64)> = upper.iter().map(|&s| (self.table(s).min_key(), self.table(s).max_key())).collect();
+        ranges.sort();
+        if ranges.windows(2).any(|w| w[1].0 <= w[0].1) {
+            return false;
+        }
+        let cap = |l: u32| self.cfg.staging_levels.is_some_and(|n| l >= n);
+        if upper.iter().any(|&s| cap(self.table(s).level) != cap(job.out_level)) {
+            return false;
+        }
+        for l in self.levels.iter_mut() {
+            l.retain(|s| !upper.contains(s));
+        }
+        for &s in &upper {
+            self.tables[s as usize].as_mut().expect("live").level = job.out_level;
+        }
+        self.place(&upper, job.out_level);
+        self.counters.trivial_moves += upper.len() as u64;
+        true
+    }
+
+    /// Check the bookkeeping (tests): every index entry points at its key, tables are sorted
+    /// and listed once, byte counts add up.
+    pub fn check_invariants(&self) {
+        for (&k, loc) in &self.index {
+            if loc.table == MEM {
+                assert_eq!(self.mem.slots[loc.pos as usize].0, k, "memtable slot of key {k}");
+            } else {
+                assert_eq!(self.table(loc.table).run.keys[loc.pos as usize], k, "table entry of key {k}");
+            }
+        }
+        let listed: Vec<u32> = self.levels.iter().flatten().copied().collect();
+        let live: Vec<u32> = (0..self.tables.len() as u32).filter(|&s| self.tables[s as usize].is_some()).collect();
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(sorted, live, "every live table listed once");
+        assert_eq!(self.tables.iter().flatten().map(|t| t.file_bytes).sum::<u64>(), self.table_bytes);
+        for t in self.tables.iter().flatten() {
+            assert!(t.run.keys.windows(2).all(|w| w[0] < w[1]), "table keys ascend");
+        }
+        if let CompactionConfig::Leveled(_) = self.cfg.compaction {
+            for l in &self.levels[1..] {
+                for w in l.windows(2) {
+                    assert!(self.table(w[0]).max_key() < self.table(w[1]).min_key(), "level files disjoint and ordered");
+                }
+            }
+        }
+    }
+}
+
+/// One live table, for inspection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableInfo {
+    /// Its file.
+    pub file: FileId,
+    /// Its group (with [`CAPACITY_GROUP_BIT`] when it belongs on the capacity tier).
+    pub group: u32,
+    /// Its level (leveled) or tier (size-tiered).
+    pub level: u32,
+    /// Entries (records and tombstones).
+    pub entries: u64,
+    /// Of which tombstones.
+    pub tombstones: u64,
+    /// File size.
+    pub file_bytes: u64,
+    /// Key range.
+    pub min_key: u64,
+    /// Key range.
+    pub max_key: u64,
+}
