@@ -181,6 +181,9 @@ pub enum FlashCacheError {
     /// The configuration is unusable.
     #[error("bad flash cache configuration: {0}")]
     Config(String),
+    /// The request generator's settings are unusable.
+    #[error("bad cache workload: {0}")]
+    Workload(String),
 }
 
 /// Where the cache's parts lie in the namespace (bytes), as Navy lays them out.
@@ -225,14 +228,14 @@ impl Layout {
         }
         let metadata_bytes = match cfg.metadata_bytes {
             Some(m) => m.div_ceil(blk) * blk,
-            None => ((cache_bytes as f64 * 0.5 / 100.0) as u64 / blk * blk).div_ceil(blk) * blk,
+            None => (cache_bytes as f64 * 0.5 / 100.0) as u64 / blk * blk,
         };
         if cfg.bighash_pct > 100 {
             return bad("bighash_pct must be at most 100".into());
         }
         let (bighash_offset, buckets) = if cfg.bighash_pct > 0 {
             let b = cfg.bucket_bytes as u64;
-            if !cfg.bucket_bytes.is_power_of_two() || b % blk != 0 {
+            if !cfg.bucket_bytes.is_power_of_two() || !b.is_multiple_of(blk) {
                 return bad(format!("bucket_bytes {} must be a power of two and a multiple of the block", cfg.bucket_bytes));
             }
             let reserved = cache_bytes * cfg.bighash_pct as u64 / 100;
@@ -254,7 +257,7 @@ impl Layout {
         let r = cfg.region_bytes as u64;
         let shifted = cache_bytes >> 32;
         let alloc_align = if shifted <= 512 { 512 } else { shifted.next_power_of_two() as u32 };
-        if r == 0 || r % blk != 0 || r % alloc_align as u64 != 0 {
+        if r == 0 || !r.is_multiple_of(blk) || !r.is_multiple_of(alloc_align as u64) {
             return bad(format!("region_bytes {r} must be a multiple of the block and of the allocation alignment {alloc_align}"));
         }
         if bighash_offset < metadata_bytes {
@@ -268,7 +271,7 @@ impl Layout {
         if (regions as u64) < cfg.clean_regions as u64 + 2 || cfg.clean_regions == 0 {
             return bad(format!("{regions} BlockCache regions; at least clean_regions + 2 = {} needed (clean_regions >= 1)", cfg.clean_regions as u64 + 2));
         }
-        if cfg.max_io_bytes == 0 || cfg.max_io_bytes as u64 % blk != 0 {
+        if cfg.max_io_bytes == 0 || !(cfg.max_io_bytes as u64).is_multiple_of(blk) {
             return bad("max_io_bytes must be a positive multiple of the block".into());
         }
         Ok(Layout { cache_bytes, metadata_bytes, blockcache_offset: metadata_bytes, regions, bighash_offset, buckets, alloc_align })

@@ -3,10 +3,11 @@
 use std::sync::{Arc, Mutex};
 
 use wafsim_core::Io;
+use wafsim_workload::cachegen::{CacheGen, CacheGenConfig};
 use wafsim_workload::expand::{Engine, Expand};
 use wafsim_workload::{IoSource, KvOp, KvSource};
 
-use super::{FlashCache, FlashCacheCounters, FlashCacheError};
+use super::{FlashCache, FlashCacheConfig, FlashCacheCounters, FlashCacheError};
 
 /// What a [`FlashCacheSource`] reports, shared with whoever built it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -77,6 +78,16 @@ impl<K: KvSource> FlashCacheSource<K> {
     /// The cache (for inspection).
     pub fn cache(&self) -> &FlashCache {
         &self.0.engine().cache
+    }
+}
+
+impl FlashCacheSource<CacheGen> {
+    /// CacheBench-like requests ([`CacheGen`] of `workload`, seeded) through an empty cache of
+    /// `cache`: the CacheBench-over-Navy setup in one call. For a population twice the cache's
+    /// size: `CacheGenConfig::default().with_footprint(2 * namespace_bytes)`.
+    pub fn cachebench(cache: FlashCacheConfig, workload: &CacheGenConfig, seed: u64) -> Result<(Self, Arc<Mutex<FlashCacheReport>>), FlashCacheError> {
+        let gen = CacheGen::try_new(workload, seed).map_err(FlashCacheError::Workload)?;
+        Ok(FlashCacheSource::new(gen, FlashCache::new(cache)?))
     }
 }
 
