@@ -335,7 +335,7 @@ proptest! {
                 KvOp::Delete { key } => { reference.remove(&key); }
                 _ => {}
             }
-            let key = match *op { KvOp::Insert { key, .. } | KvOp::Update { key, .. } | KvOp::ReadModifyWrite { key, .. } | KvOp::Delete { key } | KvOp::Read { key } | KvOp::Scan { key, .. } => key };
+            let key = match *op { KvOp::Insert { key, .. } | KvOp::Update { key, .. } | KvOp::ReadModifyWrite { key, .. } | KvOp::Delete { key } | KvOp::Read { key } | KvOp::Get { key, .. } | KvOp::Scan { key, .. } => key };
             prop_assert_eq!(kv.lookup(key).map(|l| l.data), reference.get(&key).copied());
             if i % 50 == 0 { kv.check_invariants(); }
         }
