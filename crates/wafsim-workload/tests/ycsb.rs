@@ -21,7 +21,7 @@ fn key_of(op: &KvOp) -> u64 {
         | KvOp::Read { key }
         | KvOp::Scan { key, .. }
         | KvOp::ReadModifyWrite { key, .. }
-        | KvOp::Delete { key } => key,
+        | KvOp::Delete { key } | KvOp::Get { key, .. } => key,
     }
 }
 
@@ -53,7 +53,7 @@ fn operation_mix_of_each_preset() {
                     assert_eq!(bytes, 100);
                     n[4] += 1
                 }
-                KvOp::Delete { .. } => panic!("YCSB core workloads do not delete"),
+                KvOp::Delete { .. } | KvOp::Get { .. } => panic!("YCSB core workloads do not delete"),
             }
         }
         let want = [
