@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::{Io, Op, Pid};
-use wafsim_host::fs::{ConvFs, ConvFsConfig, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
+use wafsim_host::fs::{ConvFs, ConvFsConfig, FileSystem, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
 use wafsim_workload::{Chain, IoSource, Script};
 
@@ -83,6 +83,75 @@ impl<S: IoSource> IoSource for Checked<S> {
     }
 }
 
+/// Which file system to make on a namespace, and its options (`[[phase.files]]`, or a store's
+/// in `[[phase.kv]]`).
+pub struct FsChoice<'a> {
+    /// "conventional" or "zoned".
+    pub filesystem: &'a str,
+    pub discard: bool,
+    pub chunk: &'a str,
+    pub victim: &'a str,
+    pub streams: u32,
+    pub gc_free_zones: Option<u32>,
+}
+
+impl<'a> FsChoice<'a> {
+    fn of_files(f: &'a FilesSpec) -> Self {
+        FsChoice { filesystem: &f.filesystem, discard: f.discard, chunk: &f.chunk, victim: &f.victim, streams: f.streams, gc_free_zones: f.gc_free_zones }
+    }
+}
+
+/// The file system `c` on namespace `ns` (experiment namespace `g`) of `target`, and the I/O
+/// that makes it (mkfs: discard the namespace, or reset every zone).
+pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> Result<(Box<dyn FileSystem>, Vec<Io>)> {
+    let mut mkfs = Vec::new();
+    let fs: Box<dyn FileSystem> = match c.filesystem {
+        "conventional" => {
+            let chunk = size("chunk", c.chunk)?;
+            let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) }).map_err(|e| anyhow!("{e}"))?;
+            if c.discard {
+                // mkfs.ext4 and mkfs.xfs discard the whole device first.
+                let mut off = 0;
+                while off < ns_bytes {
+                    let len = (ns_bytes - off).min(1 << 30);
+                    mkfs.push(Io { op: Op::Trim, ns, offset: off, len: len as u32, pid: Pid::NONE });
+                    off += len;
+                }
+            }
+            Box::new(fs)
+        }
+        "zoned" => {
+            let Some(z) = target.zones_of(g) else {
+                bail!("filesystem = \"zoned\" needs a zoned namespace (device.kind = \"zns\" or \"smr\")");
+            };
+            let budget = match (z.max_open, z.max_active) {
+                (0, 0) => 16,
+                (0, a) | (a, 0) => a,
+                (o, a) => o.min(a),
+            };
+            let mut zc = ZonedFsConfig::new(ns, z.zones, z.zone_size, z.zone_capacity, budget);
+            zc.first_zone = z.conventional_zones;
+            zc.streams = c.streams;
+            zc.victim = match c.victim {
+                "greedy" => GcVictim::Greedy,
+                "cost-benefit" => GcVictim::CostBenefit,
+                v => bail!("victim {v:?}: expected \"greedy\" or \"cost-benefit\""),
+            };
+            if let Some(low) = c.gc_free_zones {
+                zc.gc_low_zones = low;
+                zc.gc_high_zones = low + (z.zones / 100).max(2);
+            }
+            let fs = ZonedFs::new(zc).map_err(|e| anyhow!("{e}"))?;
+            for zone in z.conventional_zones..z.zones {
+                mkfs.push(Io { op: Op::Zone(ZoneAction::Reset), ns, offset: zone as u64 * z.zone_size, len: 0, pid: Pid::NONE });
+            }
+            Box::new(fs)
+        }
+        other => bail!("filesystem {other:?}: expected \"conventional\" or \"zoned\""),
+    };
+    Ok((fs, mkfs))
+}
+
 /// The parts of `[[phase.files]]` entries on `target`.
 #[allow(clippy::too_many_arguments)]
 pub fn file_parts(
@@ -104,55 +173,9 @@ pub fn file_parts(
         let groups = groups(f).with_context(ctx)?;
         let mean_write = mean_write(&groups);
         let synthetic = SyntheticFiles::new(groups, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-        let mut mkfs = Vec::new();
-        let (source, report): (Box<dyn IoSource>, _) = match f.filesystem.as_str() {
-            "conventional" => {
-                let chunk = size("chunk", &f.chunk).with_context(ctx)?;
-                let fs = ConvFs::new(ConvFsConfig { discard: f.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) })
-                    .map_err(|e| anyhow!("{e}"))
-                    .with_context(ctx)?;
-                if f.discard {
-                    // mkfs.ext4 and mkfs.xfs discard the whole device first.
-                    let mut off = 0;
-                    while off < ns_bytes {
-                        let len = (ns_bytes - off).min(1 << 30);
-                        mkfs.push(Io { op: Op::Trim, ns, offset: off, len: len as u32, pid: Pid::NONE });
-                        off += len;
-                    }
-                }
-                let (src, report) = FsSource::new(synthetic, fs);
-                (Box::new(src), report)
-            }
-            "zoned" => {
-                let Some(z) = target.zones_of(g) else {
-                    bail!("{}: filesystem = \"zoned\" needs a zoned namespace (device.kind = \"zns\" or \"smr\")", ctx());
-                };
-                let budget = match (z.max_open, z.max_active) {
-                    (0, 0) => 16,
-                    (0, a) | (a, 0) => a,
-                    (o, a) => o.min(a),
-                };
-                let mut c = ZonedFsConfig::new(ns, z.zones, z.zone_size, z.zone_capacity, budget);
-                c.first_zone = z.conventional_zones;
-                c.streams = f.streams;
-                c.victim = match f.victim.as_str() {
-                    "greedy" => GcVictim::Greedy,
-                    "cost-benefit" => GcVictim::CostBenefit,
-                    v => bail!("{}: victim {v:?}: expected \"greedy\" or \"cost-benefit\"", ctx()),
-                };
-                if let Some(low) = f.gc_free_zones {
-                    c.gc_low_zones = low;
-                    c.gc_high_zones = low + (z.zones / 100).max(2);
-                }
-                let fs = ZonedFs::new(c).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-                for zone in z.conventional_zones..z.zones {
-                    mkfs.push(Io { op: Op::Zone(ZoneAction::Reset), ns, offset: zone as u64 * z.zone_size, len: 0, pid: Pid::NONE });
-                }
-                let (src, report) = FsSource::new(synthetic, fs);
-                (Box::new(src), report)
-            }
-            other => bail!("{}: filesystem {other:?}: expected \"conventional\" or \"zoned\"", ctx()),
-        };
+        let (fs, mkfs) = make_fs(&FsChoice::of_files(f), target, g, ns, ns_bytes).with_context(ctx)?;
+        let (src, report) = FsSource::new(synthetic, fs);
+        let source: Box<dyn IoSource> = Box::new(src);
         let slot = Arc::new(Mutex::new(None));
         errors.0.push(slot.clone());
         let source = Checked { inner: Chain::new(vec![Box::new(Script::new(mkfs)), source]), report: report.clone(), slot };

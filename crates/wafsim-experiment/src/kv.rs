@@ -87,8 +87,28 @@ pub fn kv_parts(
     for (i, k) in kvs.iter().enumerate() {
         let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { continue };
-        if k.store != "log-structured" {
-            bail!("{}: store {:?}: expected \"log-structured\"", ctx(), k.store);
+        match k.store.as_str() {
+            "log-structured" => {}
+            "lsm" => {
+                let requests = |cfg: &wafsim_apps::lsm::LsmConfig, capacity: u64| -> Result<Box<dyn KvSource>> {
+                    let records = |share: f64, record_bytes: u64| crate::lsmkv::records_for(cfg, capacity, share, record_bytes);
+                    requests(k, k.amount.is_some(), seed(i, g), records)
+                };
+                crate::lsmkv::lsm_part(k, i, target, requests, parts, errors, probes, next_group())?;
+                continue;
+            }
+            s => bail!("{}: store {s:?}: expected \"log-structured\" or \"lsm\"", ctx()),
+        }
+        for (field, set) in [
+            ("compaction", k.compaction.is_some()),
+            ("memtable", k.memtable.is_some()),
+            ("staging_namespace", k.staging_namespace.is_some()),
+            ("staging_levels", k.staging_levels.is_some()),
+            ("filesystem", k.filesystem != "conventional"),
+        ] {
+            if set {
+                bail!("{}: {field}: a setting of store = \"lsm\" (a log-structured store writes its namespace raw)", ctx());
+            }
         }
         let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
         if let Some(w) = &k.write_block {
@@ -106,20 +126,8 @@ pub fn kv_parts(
             .map_err(|e| anyhow!("{e} (the namespace holds {ns_bytes} bytes in this run, {wb}-byte write blocks: a scaled run shrinks the namespace, not the write blocks; give a smaller write_block or a larger --scale)"))
             .with_context(ctx)?;
         let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
-        let requests: Box<dyn KvSource> = match k.workload.as_str() {
-            "ycsb" => Box::new(ycsb_source(k, &store, limit.is_some(), seed(i, g)).with_context(ctx)?),
-            "tpcc" => {
-                let cfg = TpccConfig {
-                    warehouses: k.warehouses.unwrap_or(1),
-                    // The store's writes end the run when `amount` is set.
-                    transactions: if limit.is_some() { None } else { Some(100_000) },
-                    load: k.phases != "run",
-                    ..TpccConfig::default()
-                };
-                Box::new(Tpcc::new(cfg, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
-            }
-            w => bail!("{}: workload {w:?}: expected \"ycsb\" or \"tpcc\"", ctx()),
-        };
+        let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.blocks() as f64 * share) as u64;
+        let requests = requests(k, limit.is_some(), seed(i, g), records).with_context(ctx)?;
         let mean_io = store.config().write_block_bytes as f64;
         let (inner, kv) = LsKvSource::new(requests, store);
         let fs = Arc::new(Mutex::new(FsReport::default()));
@@ -140,14 +148,32 @@ pub fn kv_parts(
     Ok(())
 }
 
-/// The YCSB source of `k` for `store`.
-fn ycsb_source(k: &KvSpec, store: &LsKv, limited: bool, seed: u64) -> Result<Ycsb> {
-        let mut y = ycsb_config(k)?;
+/// The request generator of `k`: YCSB (`fill` sets the record count through `records(share,
+/// record bytes)`) or TPC-C. With `limited`, the store's writes end the run, not the generator.
+fn requests(k: &KvSpec, limited: bool, seed: u64, records: impl Fn(f64, u64) -> u64) -> Result<Box<dyn KvSource>> {
+    Ok(match k.workload.as_str() {
+        "ycsb" => Box::new(ycsb_source(k, limited, seed, records)?),
+        "tpcc" => {
+            let cfg = TpccConfig {
+                warehouses: k.warehouses.unwrap_or(1),
+                transactions: if limited { None } else { Some(100_000) },
+                load: k.phases != "run",
+                ..TpccConfig::default()
+            };
+            Box::new(Tpcc::new(cfg, seed).map_err(|e| anyhow!("{e}"))?)
+        }
+        w => bail!("workload {w:?}: expected \"ycsb\" or \"tpcc\""),
+    })
+}
+
+/// The YCSB source of `k`.
+fn ycsb_source(k: &KvSpec, limited: bool, seed: u64, records: impl Fn(f64, u64) -> u64) -> Result<Ycsb> {
+    let mut y = ycsb_config(k)?;
     if let Some(f) = k.fill {
         if !(f > 0.0 && f < 1.0) {
             bail!("fill {f}: expected a share of the namespace between 0 and 1");
         }
-        y.recordcount = (store.records_per_block(y.record_bytes()) as f64 * store.blocks() as f64 * f) as u64;
+        y.recordcount = records(f, y.record_bytes() as u64);
     }
     let phases = match k.phases.as_str() {
         "load" => YcsbPhases::Load,

@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod datasheet;
 pub mod files;
 pub mod kv;
+pub mod lsmkv;
 pub mod presets;
 pub mod run;
 pub mod scale;

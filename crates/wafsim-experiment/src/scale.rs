@@ -160,6 +160,13 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
 
 /// Workload amounts given in bytes scale; multiples ("3x") do not.
 fn scale_workload_amounts(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
+    // Key-value stores: amounts in bytes scale; an LSM store scales its own sizes.
+    for k in spec.phase.iter_mut().flat_map(|p| p.kv.iter_mut()) {
+        if let Some(a) = k.amount.as_mut().filter(|a| !a.trim().ends_with('x')) {
+            *a = scaled("kv amount", a, s, 1)?;
+        }
+        k.scale = s;
+    }
     let workloads = spec.workload.iter_mut().chain(spec.phase.iter_mut().flat_map(|p| p.workload.iter_mut()));
     for w in workloads {
         if !w.amount.trim().ends_with('x') {

@@ -400,6 +400,20 @@ pub struct FilesSpec {
 /// amount = "3x"               # stop after the client wrote this much (bytes or a multiple of the namespace)
 /// ycsb_properties = { requestdistribution = "uniform" }   # any YCSB property, by its name
 /// ```
+///
+/// An LSM store (wafsim_apps::lsm) on a file system on the namespace:
+///
+/// ```toml
+/// [[phase.kv]]
+/// namespace = "data"
+/// store = "lsm"
+/// compaction = "size-tiered"  # Cassandra-like defaults; "leveled": RocksDB-like
+/// memtable = "64MiB"          # flush size (default: the engine's)
+/// filesystem = "zoned"        # or "conventional" (discard, chunk); zoned: victim, streams, gc_free_zones
+/// staging_namespace = "fast"  # optional: upper levels and the log on this namespace (HSE-like media classes)
+/// staging_levels = 1          # levels (tiers) kept on staging (default 1)
+/// amount = "300GB"            # stop once the store wrote this much to its files
+/// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KvSpec {
@@ -427,6 +441,35 @@ pub struct KvSpec {
     #[serde(default)]
     pub ycsb_properties: toml::Table,
     pub iodepth: Option<u32>,
+    /// lsm: "size-tiered" (default, Cassandra-like) or "leveled" (RocksDB-like).
+    pub compaction: Option<String>,
+    /// lsm: memtable flush size.
+    pub memtable: Option<String>,
+    /// lsm: the file system under the store, "conventional" (default) or "zoned", and its
+    /// options as in `[[phase.files]]`.
+    #[serde(default = "default_kv_filesystem")]
+    pub filesystem: String,
+    #[serde(default = "yes")]
+    pub discard: bool,
+    #[serde(default = "default_chunk")]
+    pub chunk: String,
+    #[serde(default = "default_victim")]
+    pub victim: String,
+    #[serde(default)]
+    pub streams: u32,
+    pub gc_free_zones: Option<u32>,
+    /// lsm: a second namespace for the log and the upper levels (a conventional file system).
+    pub staging_namespace: Option<String>,
+    /// lsm: levels (size-tiered: tiers) on the staging namespace (default 1).
+    pub staging_levels: Option<u32>,
+    /// The run's scale (set by scaling, not by the file): an LSM store's sizes (memtable,
+    /// table and level sizes, log segments) shrink with the drive so the tree keeps its shape.
+    #[serde(skip, default = "one_f64")]
+    pub scale: f64,
+}
+
+fn default_kv_filesystem() -> String {
+    "conventional".into()
 }
 
 fn default_kv_store() -> String {
@@ -1275,6 +1318,11 @@ impl ExperimentSpec {
             self.interleave_of(p)?;
             if let Some(ss) = &p.steady_state {
                 ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
+            }
+            for n in p.files.iter().map(|f| &f.namespace).chain(p.kv.iter().flat_map(|k| std::iter::once(&k.namespace).chain(k.staging_namespace.as_ref()))) {
+                if !has_ns(n) {
+                    bail!("phase {:?}: no namespace named {n:?} (file and key-value workloads name one of the [[namespace]]s)", p.name);
+                }
             }
             if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() && p.files.is_empty() && p.kv.is_empty() {
                 bail!("phase {:?} has no workload, fio job, trace or file workload: it would do no I/O", p.name);

@@ -1,0 +1,184 @@
+//! `[[phase.kv]] store = "lsm"`: an LSM store (wafsim_apps::lsm) on a file system on one
+//! namespace, or on two (a staging namespace for the log and the upper levels, the rest on
+//! the store's namespace: HSE-like media classes). Requests -> store -> file operations ->
+//! file system(s) -> block I/O; the report row carries every level: application bytes (what
+//! clients sent), store bytes (what the store wrote to files) and device bytes (what the file
+//! systems wrote).
+
+use crate::files::{make_fs, FsChoice, FsProbe};
+use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::spec::{size, KvSpec};
+use anyhow::{anyhow, bail, Context, Result};
+use std::sync::{Arc, Mutex};
+use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
+use wafsim_apps::{Lsm, LsmFiles, LsmReport};
+use wafsim_core::Io;
+use wafsim_host::fs::{FileSystem, FsReport, FsSource, MediaClassFs};
+use wafsim_workload::{Chain, IoSource, KvSource, Script};
+
+/// The store's source: passes the levels' counts to the results' row, stops once the store
+/// wrote `limit` bytes to its files, and passes the first refusal (store's or file system's)
+/// to the phase's error slots.
+struct LsmPart {
+    inner: Chain,
+    lsm: Arc<Mutex<LsmReport>>,
+    fs: Arc<Mutex<FsReport>>,
+    out: Arc<Mutex<FsReport>>,
+    limit: Option<u64>,
+    done: bool,
+    slot: Arc<Mutex<Option<String>>>,
+}
+
+impl IoSource for LsmPart {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        if self.done {
+            return 0;
+        }
+        let n = self.inner.fill(out, max);
+        let l = self.lsm.lock().expect("lsm report");
+        let f = self.fs.lock().expect("fs report");
+        {
+            let mut o = self.out.lock().expect("row");
+            o.file_write_bytes = l.counters.client_sent_bytes;
+            o.store_write_bytes = Some(f.file_write_bytes);
+            o.dev_write_bytes = f.dev_write_bytes;
+            o.pending_write_bytes = f.pending_write_bytes;
+            o.zone_live_bytes.clone_from(&f.zone_live_bytes);
+        }
+        if self.limit.is_some_and(|lim| f.file_write_bytes >= lim) {
+            self.done = true;
+        }
+        if n == 0 {
+            if let Some(e) = l.error.clone().or_else(|| f.error.clone()) {
+                *self.slot.lock().expect("slot") = Some(e);
+            }
+        }
+        n
+    }
+}
+
+/// The store's configuration from `k`: the engine's defaults, then the spec's settings.
+fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
+    let mut cfg = match k.compaction.as_deref().unwrap_or("size-tiered") {
+        "size-tiered" => LsmConfig::cassandra(),
+        "leveled" => LsmConfig::rocksdb(),
+        c => bail!("compaction {c:?}: expected \"size-tiered\" (Cassandra-like) or \"leveled\" (RocksDB-like)"),
+    };
+    if let Some(m) = &k.memtable {
+        cfg.memtable_bytes = size("memtable", m)?;
+    }
+    scale_sizes(&mut cfg, k.scale);
+    cfg.read_ios = k.read_ios;
+    cfg.capacity_bytes = capacity_bytes;
+    if k.staging_namespace.is_some() {
+        cfg.staging_levels = Some(k.staging_levels.unwrap_or(1));
+    } else if k.staging_levels.is_some() {
+        bail!("staging_levels needs a staging_namespace");
+    }
+    Ok(cfg)
+}
+
+/// A scaled run shrinks the store's sizes with the drive (memtable, tables, level targets, log
+/// segments), so the tree has as many tables, tiers and levels over the namespace as at full
+/// scale; every size stays whole file-system blocks and at least 16 of them.
+fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
+    if s >= 1.0 {
+        return;
+    }
+    let block = cfg.block_bytes as u64;
+    let f = |b: u64| ((b as f64 * s) as u64 / block * block).max(16 * block);
+    cfg.memtable_bytes = f(cfg.memtable_bytes);
+    if cfg.log_segment_bytes > 0 {
+        cfg.log_segment_bytes = f(cfg.log_segment_bytes);
+    }
+    match &mut cfg.compaction {
+        CompactionConfig::SizeTiered(t) => t.min_sstable_bytes = f(t.min_sstable_bytes),
+        CompactionConfig::Leveled(l) => {
+            l.max_bytes_for_level_base = f(l.max_bytes_for_level_base);
+            l.target_file_bytes = f(l.target_file_bytes);
+        }
+    }
+}
+
+/// The fields an LSM store does not take, named if set.
+fn refuse_other_stores_fields(k: &KvSpec) -> Result<()> {
+    for (field, set) in [("write_block", k.write_block.is_some()), ("defrag_lwm", k.defrag_lwm.is_some()), ("trim", k.trim)] {
+        if set {
+            bail!("{field}: a setting of store = \"log-structured\", not of store = \"lsm\"");
+        }
+    }
+    Ok(())
+}
+
+/// The LSM store of `k` (entry `i`) on `target`, reading requests from `requests`.
+#[allow(clippy::too_many_arguments)]
+pub fn lsm_part(
+    k: &KvSpec,
+    i: usize,
+    target: &Target,
+    requests: impl FnOnce(&LsmConfig, u64) -> Result<Box<dyn KvSource>>,
+    parts: &mut Vec<Part>,
+    errors: &mut ErrorSlots,
+    probes: &mut Vec<FsProbe>,
+    group: u32,
+) -> Result<()> {
+    let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
+    let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
+    refuse_other_stores_fields(k).with_context(ctx)?;
+    let choice = FsChoice { filesystem: &k.filesystem, discard: k.discard, chunk: &k.chunk, victim: &k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
+    let (main_fs, mut mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
+    // A zoned namespace holds its zones' capacity, not its LBA range.
+    let room = |g: u32, bytes: u64| target.zones_of(g).map_or(bytes, |z| (z.zones - z.conventional_zones) as u64 * z.zone_capacity);
+    let mut capacity = room(g, ns_bytes);
+    let fs: Box<dyn FileSystem> = match &k.staging_namespace {
+        None => main_fs,
+        Some(st) => {
+            if *st == k.namespace {
+                bail!("{}: staging_namespace {st:?} is the store's own namespace; name another", ctx());
+            }
+            let Some((sg, sns, sbytes)) = target.find(st) else {
+                bail!("{}: staging_namespace {st:?} is on another drive: timed runs go drive by drive, so a store over two drives runs untimed (turn [timing] off)", ctx());
+            };
+            let staging = FsChoice { filesystem: "conventional", ..choice };
+            let (sfs, smkfs) = make_fs(&staging, target, sg, sns, sbytes).with_context(|| format!("{}: staging namespace {st:?}", ctx()))?;
+            mkfs.extend(smkfs);
+            capacity += room(sg, sbytes);
+            Box::new(MediaClassFs::new(sfs, main_fs, CAPACITY_GROUP_BIT))
+        }
+    };
+    let cfg = lsm_config(k, capacity).with_context(ctx)?;
+    let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, room(g, ns_bytes))).transpose().with_context(ctx)?;
+    let kv = requests(&cfg, capacity).with_context(ctx)?;
+    let mean_io = cfg.write_bytes as f64;
+    let what = match cfg.compaction {
+        CompactionConfig::SizeTiered(_) => "size-tiered",
+        CompactionConfig::Leveled(_) => "leveled",
+    };
+    let store = Lsm::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+    let (files, lsm) = LsmFiles::new(kv, store);
+    let (src, fs_report) = FsSource::new(files, fs);
+    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(src)]);
+    let out = Arc::new(Mutex::new(FsReport::default()));
+    let slot = Arc::new(Mutex::new(None));
+    errors.0.push(slot.clone());
+    let workload = if k.workload == "tpcc" { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
+    let label = Label { name: format!("kv{} (lsm {what}, {workload})", i + 1), namespace: k.namespace.clone() };
+    let staged = if k.staging_namespace.is_some() { " + staging" } else { "" };
+    probes.push(FsProbe { label: label.clone(), filesystem: format!("LSM store ({what}) on {} file system{staged}", k.filesystem), report: out.clone() });
+    parts.push(Part {
+        source: Box::new(LsmPart { inner, lsm, fs: fs_report, out, limit, done: false, slot }),
+        weight: 1,
+        label,
+        timing: PartTiming { iodepth: k.iodepth.unwrap_or(8).max(1), mean_io_bytes: mean_io, ..Default::default() },
+        group,
+        stage: 0,
+    });
+    Ok(())
+}
+
+/// Records that fill `share` of `bytes` with records of `record_bytes` of fields, as the
+/// store keeps them (key and per-record overhead added).
+pub fn records_for(cfg: &LsmConfig, bytes: u64, share: f64, record_bytes: u64) -> u64 {
+    let per = record_bytes + cfg.key_bytes as u64 + cfg.record_overhead_bytes as u64;
+    (bytes as f64 * share / per as f64) as u64
+}
