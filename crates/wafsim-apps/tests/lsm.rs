@@ -73,9 +73,10 @@ fn size_tiered_rewrites_every_byte_once_per_tier() {
     }
 }
 
+/// The at-once order (background jobs off): see `background_jobs_*` for the interleaved one.
 #[test]
 fn a_flush_and_its_compaction_in_file_operation_order() {
-    let mut s = Lsm::new(size_tiered(0)).unwrap();
+    let mut s = Lsm::new(LsmConfig { background: false, ..size_tiered(0) }).unwrap();
     let first = apply_all(&mut s, [ins(0)]);
     assert!(first.is_empty(), "one record buffers in the log");
     let ops = apply_all(&mut s, (1..63).map(ins));
@@ -258,6 +259,8 @@ fn each_job_writes_one_new_group_and_the_capacity_bit_follows_the_rule() {
     ] {
         let mut cfg = base(compaction);
         cfg.staging_levels = Some(staging);
+        // At once: a job's files are created one after another (interleaving is tested below).
+        cfg.background = false;
         let mut s = Lsm::new(cfg).unwrap();
         let ops = apply_all(&mut s, (0..6000).map(ins));
         s.check_invariants();

@@ -121,15 +121,19 @@ impl Log {
         }
     }
 
-    /// Memtables up to `mem` are flushed: delete the closed segments they alone fill.
-    pub(crate) fn release(&mut self, mem: u64, out: &mut Vec<FileOp>) {
-        while let Some(&(file, _, last)) = self.closed.front() {
+    /// Memtables up to `mem` are flushed: the closed segments they alone fill are no longer
+    /// needed; they are returned (file, bytes) for the caller to delete once the flushes are
+    /// complete.
+    pub(crate) fn release(&mut self, mem: u64) -> Vec<(FileId, u64)> {
+        let mut freed = Vec::new();
+        while let Some(&(file, size, last)) = self.closed.front() {
             if last > mem {
                 break;
             }
             self.closed.pop_front();
-            out.push(FileOp::Delete { file });
+            freed.push((file, size));
             self.counters.segments_deleted += 1;
         }
+        freed
     }
 }

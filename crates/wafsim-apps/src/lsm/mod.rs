@@ -119,12 +119,14 @@
 //! needs room for its inputs' size again until it deletes them).
 
 pub mod compaction;
+pub mod jobs;
 pub mod log;
 pub mod memtable;
 pub mod source;
 pub mod store;
 pub mod table;
 
+pub use jobs::JobsState;
 pub use log::LogCounters;
 pub use source::{ycsb_through_lsm, LsmFiles, LsmReport};
 pub use store::{Lsm, LsmCounters, TableInfo};
@@ -247,6 +249,22 @@ pub struct LsmConfig {
     /// Levels (leveled) or tiers (size-tiered) below this number stay on the staging tier;
     /// the groups of the others get [`CAPACITY_GROUP_BIT`]. None (default): no bit.
     pub staging_levels: Option<u32>,
+    /// Flushes and compactions run as background jobs whose file operations are released
+    /// gradually, interleaved with each other and with the log (default true); false: each
+    /// runs at once, to completion, inside the request that caused it.
+    pub background: bool,
+    /// Flush jobs in progress at once (Cassandra `memtable_flush_writers` 2 for one data
+    /// directory; RocksDB 1, from `max_background_jobs` 2).
+    pub flush_lanes: u32,
+    /// Compaction jobs in progress at once (Cassandra `concurrent_compactors` 2 on one disk;
+    /// RocksDB 1, from `max_background_jobs` 2).
+    pub compaction_lanes: u32,
+    /// Background bytes (reads and writes) released per client log byte with no backlog
+    /// (default 1; f64::INFINITY releases every job at once, in lane order).
+    pub pace_base: f64,
+    /// Window, in memtables of client bytes, over which the backlog is worked off: the pace
+    /// adds backlog / (this x memtable_bytes) (default 1).
+    pub pace_window_memtables: f64,
 }
 
 impl LsmConfig {
@@ -268,6 +286,11 @@ impl LsmConfig {
             read_ios: true,
             capacity_bytes: 64 << 30,
             staging_levels: None,
+            background: true,
+            flush_lanes: 1,
+            compaction_lanes: 1,
+            pace_base: 1.0,
+            pace_window_memtables: 1.0,
         }
     }
 
@@ -280,6 +303,8 @@ impl LsmConfig {
             log_record_overhead_bytes: 40,
             log_segment_bytes: 32 * MIB,
             log_switch_on_flush: false,
+            flush_lanes: 2,
+            compaction_lanes: 2,
             ..LsmConfig::rocksdb()
         }
     }
@@ -301,6 +326,15 @@ impl LsmConfig {
         }
         if self.memtable_bytes == 0 {
             return bad("memtable_bytes must be positive");
+        }
+        if self.flush_lanes == 0 || self.compaction_lanes == 0 {
+            return bad("flush_lanes and compaction_lanes must be at least 1");
+        }
+        if self.pace_base.is_nan() || self.pace_base < 0.0 || self.pace_window_memtables.is_nan() || self.pace_window_memtables <= 0.0 {
+            return bad("need pace_base >= 0 and pace_window_memtables > 0");
+        }
+        if self.pace_base == 0.0 && self.pace_window_memtables.is_infinite() {
+            return bad("pace_base 0 with an infinite pace window never runs a background job");
         }
         if self.log_group & CAPACITY_GROUP_BIT != 0 {
             return bad("log_group must leave CAPACITY_GROUP_BIT clear (the log is on staging)");

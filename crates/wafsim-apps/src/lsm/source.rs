@@ -10,7 +10,7 @@ use wafsim_workload::files::{FileOp, FileSource};
 use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
 use wafsim_workload::{KvOp, KvSource};
 
-use super::{Lsm, LsmConfig, LsmCounters};
+use super::{JobsState, Lsm, LsmConfig, LsmCounters};
 
 /// What an [`LsmFiles`] reports, shared with whoever built it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -31,9 +31,12 @@ pub struct LsmReport {
     pub bytes_per_level: Vec<u64>,
     /// The first refused request (the source stops there).
     pub error: Option<String>,
-    /// File writes made but not handed out yet: the counters run ahead of what the file
-    /// system has seen by this many bytes.
+    /// File writes made but not handed out yet (queued here or not yet released by a
+    /// background job): the counters run ahead of what the file system has seen by this many
+    /// bytes.
     pub pending_write_bytes: u64,
+    /// The background jobs (lanes, queues, backlog).
+    pub jobs: JobsState,
     /// The request source ran out.
     pub ended: bool,
 }
@@ -87,6 +90,7 @@ impl<K: KvSource> LsmFiles<K> {
     }
 
     /// Flush the memtable when the requests run out (as a clean shutdown does; default off).
+    /// Background jobs are completed when the requests run out either way.
     pub fn with_flush_at_end(mut self, on: bool) -> Self {
         self.flush_at_end = on;
         self
@@ -107,7 +111,8 @@ impl<K: KvSource> LsmFiles<K> {
         r.memtable_bytes = s.memtable_bytes();
         r.tables_per_level = s.tables_per_level();
         r.bytes_per_level = s.bytes_per_level();
-        r.pending_write_bytes = self.pending_write_bytes;
+        r.pending_write_bytes = self.pending_write_bytes + s.pending_job_write_bytes();
+        r.jobs = s.jobs();
         r.ended = self.ended;
     }
 }
@@ -139,19 +144,23 @@ impl<K: KvSource> FileSource for LsmFiles<K> {
                             self.report.lock().expect("report lock").error = Some(format!("final flush: {e}"));
                             self.failed = true;
                         }
-                        self.pending_write_bytes += write_bytes(&self.pending);
                     }
+                    // Complete every background job: the file system sees whole files.
+                    self.store.drain_jobs(&mut self.pending);
+                    self.pending_write_bytes += write_bytes(&self.pending);
                     continue;
                 }
             }
             let op = self.ops[self.pos];
             self.pos += 1;
             let r = self.store.apply(&op, &mut self.pending);
-            self.pending_write_bytes += write_bytes(&self.pending);
             if let Err(e) = r {
                 self.report.lock().expect("report lock").error = Some(format!("{op:?}: {e}"));
                 self.failed = true;
+                // The source stops here: complete the jobs already made.
+                self.store.drain_jobs(&mut self.pending);
             }
+            self.pending_write_bytes += write_bytes(&self.pending);
         }
         self.publish();
         out.len() - before

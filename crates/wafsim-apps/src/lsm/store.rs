@@ -7,6 +7,7 @@ use wafsim_workload::files::{FileId, FileOp};
 use wafsim_workload::KvOp;
 
 use super::compaction::{level_targets, pick_level, size_tiered_pick};
+use super::jobs::{Jobs, JobsState};
 use super::log::Log;
 use super::memtable::Memtable;
 use super::table::{entry_bytes, is_tombstone, merge, Kept, Run, Table, TOMBSTONE};
@@ -59,6 +60,10 @@ pub struct LsmCounters {
     pub missing_reads: u64,
     /// Point reads answered by the memtable (no I/O).
     pub memtable_reads: u64,
+    /// Point reads of keys whose newest version is in a table a background job is still
+    /// writing: answered as if from memory (no I/O; the real store would read the job's
+    /// inputs, still on disk, or its memtable).
+    pub in_flight_reads: u64,
     /// Scans.
     pub scans: u64,
     /// Key and value bytes clients sent in writes (a delete sends its key).
@@ -144,6 +149,8 @@ pub struct Lsm {
     table_bytes: u64,
     counters: LsmCounters,
     block: u64,
+    /// Flushes and compactions whose file operations are not all released.
+    jobs: Jobs,
 }
 
 impl Lsm {
@@ -157,7 +164,10 @@ impl Lsm {
         };
         let log = Log::new(cfg.log_chunk_bytes as u64, cfg.log_segment_bytes, cfg.log_switch_on_flush, block, cfg.log_group);
         let next_group = 1;
+        let window = cfg.pace_window_memtables * cfg.memtable_bytes as f64;
+        let jobs = Jobs::new(cfg.background, cfg.flush_lanes, cfg.compaction_lanes, cfg.pace_base, window);
         Ok(Lsm {
+            jobs,
             index: Index::default(),
             mem: Memtable::default(),
             mem_id: 0,
@@ -200,9 +210,26 @@ impl Lsm {
         self.index.len() as u64
     }
 
-    /// Bytes of the live files: SSTables and log segments.
+    /// Bytes of the live files: SSTables and log segments, and the files the store no longer
+    /// needs whose deletion a background job has not released yet.
     pub fn live_file_bytes(&self) -> u64 {
-        self.table_bytes + self.log.live_bytes()
+        self.table_bytes + self.log.live_bytes() + self.jobs.held_bytes()
+    }
+
+    /// The background jobs: lanes in use, queues, bytes not released yet.
+    pub fn jobs(&self) -> JobsState {
+        self.jobs.state()
+    }
+
+    /// Write bytes counted but not released yet by background jobs.
+    pub fn pending_job_write_bytes(&self) -> u64 {
+        self.jobs.pending_write_bytes()
+    }
+
+    /// Release every background job's remaining file operations now (the request stream
+    /// ended): the file system then sees complete files.
+    pub fn drain_jobs(&mut self, out: &mut Vec<FileOp>) {
+        self.jobs.drain(out);
     }
 
     /// Live log segments.
@@ -287,13 +314,15 @@ impl Lsm {
         }
     }
 
-    /// Flush the memtable now (and run the compactions it causes), as at shutdown.
+    /// Flush the memtable now and run the compactions it causes, all to completion (background
+    /// jobs included), as at shutdown.
     pub fn flush(&mut self, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
-        if self.mem.is_empty() {
-            return Ok(());
+        if !self.mem.is_empty() {
+            self.flush_memtable(out)?;
+            self.compact(out)?;
         }
-        self.flush_memtable(out)?;
-        self.compact(out)
+        self.jobs.drain(out);
+        Ok(())
     }
 
     /// Value bytes of the newest version of `key` (None: absent or deleted).
@@ -355,6 +384,7 @@ impl Lsm {
             self.flush_memtable(out)?;
             self.compact(out)?;
         }
+        self.jobs.after_write(logged, out);
         Ok(())
     }
 
@@ -369,10 +399,14 @@ impl Lsm {
             self.counters.memtable_reads += 1;
             return;
         }
+        let t = self.table(loc.table);
+        if self.jobs.is_incomplete(t.file) {
+            self.counters.in_flight_reads += 1;
+            return;
+        }
         if !self.cfg.read_ios {
             return;
         }
-        let t = self.table(loc.table);
         let off = t.offset(loc.pos as usize) / self.block * self.block;
         out.push(FileOp::Read { file: t.file, offset: off, len: self.block as u32 });
         self.counters.client_read_bytes += self.block;
@@ -438,6 +472,12 @@ impl Lsm {
                 if t.run.keys.get(pos).is_none_or(|&k| k > end) {
                     break;
                 }
+                if self.jobs.is_incomplete(t.file) {
+                    // Still being written: as if from memory.
+                    ti += 1;
+                    pos = 0;
+                    continue;
+                }
                 let stop = t.run.keys.partition_point(|&k| k <= end);
                 let lo = t.offset(pos) / b * b;
                 let hi = t.offset(stop).div_ceil(b) * b;
@@ -477,10 +517,12 @@ impl Lsm {
         }
     }
 
-    /// Write `run` as a new table file: create, appends of the write size, close.
+    /// Write `run` as a new table file: create, appends of the write size, close (into a
+    /// job's operations).
     fn write_table(&mut self, run: Run, group: u32, level: u32, out: &mut Vec<FileOp>) -> u32 {
         let file = self.next_file;
         self.next_file += 1;
+        self.jobs.will_write(file);
         let t = Table::new(run, file, group, level, self.block);
         out.push(FileOp::Create { file, group });
         let w = self.cfg.write_bytes as u64;
@@ -515,7 +557,8 @@ impl Lsm {
         let run = self.mem.drain_sorted();
         let group = self.new_group(0);
         let keys = run.keys.clone();
-        let slot = self.write_table(run, group, 0, out);
+        let mut ops = Vec::with_capacity((need / self.cfg.write_bytes as u64) as usize + 3);
+        let slot = self.write_table(run, group, 0, &mut ops);
         for (i, k) in keys.into_iter().enumerate() {
             self.index.insert(k, Loc { table: slot, pos: i as u32 });
         }
@@ -523,7 +566,8 @@ impl Lsm {
         self.counters.flushes += 1;
         self.counters.flush_bytes += fb;
         self.levels[0].push(slot);
-        self.log.release(self.mem_id, out);
+        let freed = self.log.release(self.mem_id);
+        self.jobs.add_flush(self.mem_id, ops, freed, out);
         self.mem_id += 1;
         Ok(())
     }
@@ -627,14 +671,15 @@ impl Lsm {
             return Err(self.full(in_bytes));
         }
         self.counters.compactions += 1;
-        // Read every input whole.
+        // The job's operations: read every input whole, write the outputs, delete the inputs.
+        let mut ops = Vec::new();
         let r = self.cfg.read_chunk_bytes as u64;
         for &s in &slots {
             let (file, size) = (self.table(s).file, self.table(s).file_bytes);
             let mut off = 0;
             while off < size {
                 let len = r.min(size - off);
-                out.push(FileOp::Read { file, offset: off, len: len as u32 });
+                ops.push(FileOp::Read { file, offset: off, len: len as u32 });
                 off += len;
             }
             self.counters.compaction_read_bytes += size;
@@ -673,12 +718,12 @@ impl Lsm {
             origin.push(from);
             cur_bytes += entry_bytes(k.size) as u64;
             if job.split_bytes.is_some_and(|b| cur_bytes >= b) {
-                outputs.push(self.finish_output(std::mem::take(&mut cur), std::mem::take(&mut origin), group, job.out_level, out));
+                outputs.push(self.finish_output(std::mem::take(&mut cur), std::mem::take(&mut origin), group, job.out_level, &mut ops));
                 cur_bytes = 0;
             }
         });
         if !cur.is_empty() {
-            outputs.push(self.finish_output(cur, origin, group, job.out_level, out));
+            outputs.push(self.finish_output(cur, origin, group, job.out_level, &mut ops));
         }
         drop(inputs);
         for (key, from) in dropped_keys {
@@ -689,13 +734,16 @@ impl Lsm {
         self.counters.tombstones_dropped += dropped;
         self.counters.versions_dropped += in_entries - kept - dropped;
         // The inputs go once the outputs are complete.
+        let mut input_files = Vec::with_capacity(taken.len());
         for (s, t) in taken {
-            out.push(FileOp::Delete { file: t.file });
+            ops.push(FileOp::Delete { file: t.file });
+            input_files.push(t.file);
             self.counters.files_deleted += 1;
             self.table_bytes -= t.file_bytes;
             self.free_slots.push(s);
         }
         self.place(&outputs, job.out_level);
+        self.jobs.add_compaction(ops, input_files, in_bytes, out);
         Ok(())
     }
 
