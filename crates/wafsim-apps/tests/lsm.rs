@@ -517,3 +517,230 @@ fn speed_ycsb_a() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Background jobs: flushes and compactions released gradually, interleaved.
+
+/// The file rules every stream obeys: a file is created once; writes only while it is open;
+/// reads and deletes only once it is closed (complete); nothing after its delete.
+fn check_file_rules(ops: &[FileOp]) {
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    enum St {
+        Open,
+        Closed,
+        Deleted,
+    }
+    let mut st: HashMap<u64, St> = HashMap::new();
+    for (i, op) in ops.iter().enumerate() {
+        match *op {
+            FileOp::Create { file, .. } => assert!(st.insert(file, St::Open).is_none(), "op {i}: file {file} created twice"),
+            FileOp::Write { file, .. } => assert_eq!(st.get(&file), Some(&St::Open), "op {i}: write to file {file}"),
+            FileOp::Read { file, .. } => assert_eq!(st.get(&file), Some(&St::Closed), "op {i}: read of file {file}"),
+            FileOp::Close { file } => {
+                assert_eq!(st.get(&file), Some(&St::Open), "op {i}: close of file {file}");
+                st.insert(file, St::Closed);
+            }
+            FileOp::Delete { file } => {
+                assert_eq!(st.get(&file), Some(&St::Closed), "op {i}: delete of file {file}");
+                st.insert(file, St::Deleted);
+            }
+        }
+    }
+}
+
+/// Table files (group != 0) with a write of another table file between their Create and Close.
+fn interleaved_tables(ops: &[FileOp]) -> usize {
+    let mut group_of = HashMap::new();
+    let mut open: HashMap<u64, HashSet<u64>> = HashMap::new();
+    let mut hits = 0;
+    for op in ops {
+        match *op {
+            FileOp::Create { file, group } => {
+                group_of.insert(file, group);
+                if group != 0 {
+                    open.insert(file, HashSet::new());
+                }
+            }
+            FileOp::Write { file, .. } if group_of[&file] != 0 => {
+                for (&f, others) in open.iter_mut() {
+                    if f != file {
+                        others.insert(file);
+                    }
+                }
+            }
+            FileOp::Close { file } => {
+                if let Some(others) = open.remove(&file) {
+                    hits += !others.is_empty() as usize;
+                }
+            }
+            _ => {}
+        }
+    }
+    hits
+}
+
+/// Per file: group, its writes in order, whether deleted at the end.
+fn file_contents(ops: &[FileOp]) -> HashMap<u64, (u32, Vec<(u64, u32)>, bool)> {
+    let mut m: HashMap<u64, (u32, Vec<(u64, u32)>, bool)> = HashMap::new();
+    for op in ops {
+        match *op {
+            FileOp::Create { file, group } => {
+                m.insert(file, (group, Vec::new(), false));
+            }
+            FileOp::Write { file, offset, len } => m.get_mut(&file).unwrap().1.push((offset, len)),
+            FileOp::Delete { file } => m.get_mut(&file).unwrap().2 = true,
+            _ => {}
+        }
+    }
+    m
+}
+
+/// Inserts, then zipfian-like updates (a hot tenth takes half), reads and scans.
+fn mixed_requests(records: u64, ops: u64, seed: u64) -> Vec<KvOp> {
+    let mut rng = Rng::new(seed);
+    let mut v: Vec<KvOp> = (0..records).map(ins).collect();
+    for _ in 0..ops {
+        let i = if rng.below(2) == 0 { rng.below(records / 10) } else { rng.below(records) };
+        v.push(match rng.below(10) {
+            0..=4 => KvOp::Update { key: key(i), bytes: VALUE },
+            5..=7 => KvOp::Read { key: key(i) },
+            8 => KvOp::Scan { key: key(i), records: 1 + rng.below(20) as u32 },
+            _ => KvOp::Delete { key: key(i) },
+        });
+    }
+    v
+}
+
+/// The two strategies on small scales: Cassandra-like (2 flush, 2 compaction lanes) and
+/// RocksDB-like (1 and 1).
+fn background_configs() -> Vec<(&'static str, LsmConfig)> {
+    vec![
+        ("size-tiered", LsmConfig { memtable_bytes: 256 * KIB, log_segment_bytes: 128 * KIB, write_bytes: 64 << 10, read_chunk_bytes: 64 << 10, capacity_bytes: 1 << 30, ..size_tiered(0) }),
+        ("leveled", LsmConfig { write_bytes: 64 << 10, read_chunk_bytes: 64 << 10, capacity_bytes: 1 << 30, ..small_rocksdb() }),
+    ]
+}
+
+/// All file operations of `ops` through a store with `cfg` (final flush, jobs completed).
+fn stream(cfg: &LsmConfig, ops: &[KvOp]) -> (Vec<FileOp>, wafsim_apps::lsm::LsmReport) {
+    let (files, rep) = LsmFiles::new(KvScript::new(ops.to_vec()), Lsm::new(cfg.clone()).unwrap());
+    let mut files = files.with_flush_at_end(true);
+    let v = drain(&mut files, 1000);
+    let r = rep.lock().unwrap().clone();
+    assert_eq!(r.error, None);
+    assert_eq!(r.pending_write_bytes, 0);
+    (v, r)
+}
+
+#[test]
+fn background_jobs_interleave_tables_and_obey_the_file_rules() {
+    let reqs = mixed_requests(20_000, 60_000, 5);
+    for (name, cfg) in background_configs() {
+        let (on, r) = stream(&cfg, &reqs);
+        check_file_rules(&on);
+        let n = interleaved_tables(&on);
+        let tables = on.iter().filter(|o| matches!(o, FileOp::Create { group, .. } if *group != 0)).count();
+        eprintln!("{name}: {n} of {tables} tables written interleaved with another table; in-flight reads {}", r.counters.in_flight_reads);
+        assert!(n * 10 >= tables, "{name}: {n} of {tables} tables interleaved");
+        // At once, no table is written while another is.
+        let (off, _) = stream(&LsmConfig { background: false, ..cfg.clone() }, &reqs);
+        check_file_rules(&off);
+        assert_eq!(interleaved_tables(&off), 0, "{name}: at once");
+        // Lanes: never more jobs in progress than lanes, checked after every request.
+        let mut s = Lsm::new(cfg.clone()).unwrap();
+        let mut out = Vec::new();
+        let (mut most_f, mut most_c) = (0, 0);
+        for op in &reqs {
+            s.apply(op, &mut out).unwrap();
+            let j = s.jobs();
+            assert!(j.active_flushes <= cfg.flush_lanes && j.active_compactions <= cfg.compaction_lanes, "{name}: {j:?}");
+            most_f = most_f.max(j.active_flushes);
+            most_c = most_c.max(j.active_compactions);
+        }
+        eprintln!("{name}: at most {most_f} flush and {most_c} compaction jobs in progress");
+        assert!(most_f >= 1 && most_c == cfg.compaction_lanes, "{name}: every compaction lane used at some point");
+        s.drain_jobs(&mut out);
+        check_file_rules(&out);
+        s.check_invariants();
+    }
+}
+
+/// Interleaving changes the order, not the bytes: every file gets the same writes in the same
+/// order and the same fate, the write counters are equal. Reads differ: a read of a key whose
+/// table is still being written costs nothing (in_flight_reads), so client read bytes can only
+/// be lower.
+#[test]
+fn background_jobs_change_the_order_not_the_bytes() {
+    let reqs = mixed_requests(20_000, 60_000, 9);
+    for (name, cfg) in background_configs() {
+        let (on, ron) = stream(&cfg, &reqs);
+        let (off, roff) = stream(&LsmConfig { background: false, ..cfg.clone() }, &reqs);
+        assert!(on != off, "{name}: the order changes");
+        assert!(file_contents(&on) == file_contents(&off), "{name}: same files, same writes, same deletes");
+        let norm = |mut c: wafsim_apps::LsmCounters| {
+            c.in_flight_reads = 0;
+            c.client_read_bytes = 0;
+            c
+        };
+        assert_eq!(norm(ron.counters.clone()), norm(roff.counters.clone()), "{name}");
+        assert_eq!(roff.counters.in_flight_reads, 0);
+        assert!(ron.counters.client_read_bytes <= roff.counters.client_read_bytes, "{name}");
+        assert_eq!(ron.counters.app_waf(), roff.counters.app_waf());
+        assert_eq!((ron.live_file_bytes, ron.tables_per_level.clone()), (roff.live_file_bytes, roff.tables_per_level.clone()));
+    }
+}
+
+/// With an infinite pace every job is released within the request that made it, lanes in
+/// FIFO order and a job waiting for its inputs: size-tiered (each compaction reads the output
+/// of the job before it) and leveled with one lane each (RocksDB's default) give exactly the
+/// at-once stream.
+#[test]
+fn an_infinite_pace_recovers_the_at_once_order() {
+    let reqs = mixed_requests(20_000, 60_000, 11);
+    for (name, cfg) in background_configs() {
+        let (inf, _) = stream(&LsmConfig { pace_base: f64::INFINITY, ..cfg.clone() }, &reqs);
+        let (off, _) = stream(&LsmConfig { background: false, ..cfg.clone() }, &reqs);
+        assert!(inf == off, "{name}: pace infinite = at once");
+        let (on, _) = stream(&cfg, &reqs);
+        assert!(on != off, "{name}: the finite pace interleaves");
+    }
+}
+
+/// Sustained inserts: the backlog (read and write bytes of jobs not released yet) stays
+/// bounded. With pace >= backlog / W per log byte, jobs arriving at A bytes per log byte in
+/// lumps of at most J bytes keep the backlog below about J + A x W (a lump decays by e per
+/// window; lumps every J / A log bytes pile up to J / (1 - e^(-J/(A W))) <= J + A W). Without
+/// the backlog term (infinite window: one job byte per log byte) it grows with the run, since
+/// the jobs need A > 1 bytes per log byte.
+#[test]
+fn the_backlog_stays_bounded_under_sustained_inserts() {
+    let run = |window: f64, n: u64| {
+        let cfg = LsmConfig { pace_window_memtables: window, capacity_bytes: 1 << 30, ..small_rocksdb() };
+        let mem = cfg.memtable_bytes as f64;
+        let mut s = Lsm::new(cfg).unwrap();
+        let mut out = Vec::new();
+        let (mut first, mut second, mut lump) = (0u64, 0u64, 0u64);
+        let job_bytes = |c: &wafsim_apps::LsmCounters| c.flush_bytes + c.compaction_write_bytes + c.compaction_read_bytes;
+        for i in 0..n {
+            out.clear();
+            let before = job_bytes(&s.counters());
+            s.apply(&ins(i), &mut out).unwrap();
+            lump = lump.max(job_bytes(&s.counters()) - before);
+            let b = s.jobs().backlog_bytes;
+            if i < n / 2 {
+                first = first.max(b);
+            } else {
+                second = second.max(b);
+            }
+        }
+        let c = s.counters();
+        let a = job_bytes(&c) as f64 / c.log_bytes as f64;
+        (first as f64 / mem, second as f64 / mem, lump as f64 / mem, a)
+    };
+    let (f, s, j, a) = run(1.0, 60_000);
+    eprintln!("backlog in memtables: first half max {f:.1}, second half max {s:.1}; largest lump J {j:.1}, A {a:.2} job bytes per log byte");
+    assert!(s <= j + a * 1.0, "second half {s:.1} memtables > J + A W = {:.1}", j + a);
+    assert!(s <= 1.5 * f, "no growth: {f:.1} then {s:.1}");
+    let (f0, s0, _, _) = run(f64::INFINITY, 60_000);
+    eprintln!("no backlog term: first half max {f0:.1}, second half max {s0:.1}");
+    assert!(s0 > 1.5 * f0 && s0 > 3.0 * s, "without the backlog term it grows: {f0:.1} then {s0:.1}");
+}
