@@ -579,9 +579,12 @@ fn interleaved_tables(ops: &[FileOp]) -> usize {
     hits
 }
 
+/// A file's group, its writes (offset, length) in order, and whether it was deleted.
+type FileFate = (u32, Vec<(u64, u32)>, bool);
+
 /// Per file: group, its writes in order, whether deleted at the end.
-fn file_contents(ops: &[FileOp]) -> HashMap<u64, (u32, Vec<(u64, u32)>, bool)> {
-    let mut m: HashMap<u64, (u32, Vec<(u64, u32)>, bool)> = HashMap::new();
+fn file_contents(ops: &[FileOp]) -> HashMap<u64, FileFate> {
+    let mut m: HashMap<u64, FileFate> = HashMap::new();
     for op in ops {
         match *op {
             FileOp::Create { file, group } => {
@@ -743,4 +746,84 @@ fn the_backlog_stays_bounded_under_sustained_inserts() {
     let (f0, s0, _, _) = run(f64::INFINITY, 60_000);
     eprintln!("no backlog term: first half max {f0:.1}, second half max {s0:.1}");
     assert!(s0 > 1.5 * f0 && s0 > 3.0 * s, "without the backlog term it grows: {f0:.1} then {s0:.1}");
+}
+
+/// End to end: Cassandra-like size-tiered under YCSB A (zipfian, half reads, half updates of
+/// 1 KB records) through the conventional file system (discard on) into a conventional flash
+/// FTL (greedy GC, 7% OP, 2 MiB erase units), 128 MiB namespace, live files about 2/3 of it at
+/// the end, the drive written about 4 times. Measured: device WAF 1.105 in the background,
+/// 1.000 at once. At once, each flush or compaction fills erase units with one file, which dies
+/// whole: the device hardly copies. In the background, tables of different lifetimes (and
+/// the log) share erase units: GC copies live data, device WAF rises.
+#[test]
+fn background_jobs_make_a_conventional_ssd_collect_garbage() {
+    use wafsim_core::{Device, DeviceConfig, GcPolicy, NamespaceConfig, Placement};
+    use wafsim_host::fs::{ConvFs, ConvFsConfig, FsSource};
+    use wafsim_workload::IoSource;
+    const MIB: u64 = 1 << 20;
+    let ns = 128 * MIB;
+    // 20 000 records of 1066 stored bytes (21 MiB); with the versions size-tiered keeps, the
+    // live files end at 82 MiB, 64% of the namespace.
+    let records = 20_000u64;
+    let run = |background: bool| {
+        // Cassandra's defaults at 1/100 (memtable, log segment, min_sstable_size), 64 KiB I/O.
+        let cfg = LsmConfig {
+            memtable_bytes: LsmConfig::cassandra().memtable_bytes / 100,
+            log_segment_bytes: 320 * KIB,
+            compaction: CompactionConfig::SizeTiered(SizeTieredConfig { min_sstable_bytes: 512 * KIB, ..SizeTieredConfig::default() }),
+            write_bytes: 64 << 10,
+            read_chunk_bytes: 64 << 10,
+            capacity_bytes: ns,
+            background,
+            ..LsmConfig::cassandra()
+        };
+        let y = ycsb_a(records, 400_000);
+        let (files, lsm) = ycsb_through_lsm(&y, YcsbPhases::LoadAndRun, 1, cfg).unwrap();
+        let fs = ConvFs::new(ConvFsConfig { chunk_bytes: MIB, group_spread_bytes: 16 * MIB, ..ConvFsConfig::new(0, ns) }).unwrap();
+        let (mut src, fsr) = FsSource::new(files, fs);
+        let eu = 2 * MIB;
+        let physical = ((ns as f64 * 1.07) as u64).div_ceil(eu) * eu;
+        let mut dev = Device::new(DeviceConfig {
+            logical_bytes: ns,
+            physical_bytes: physical,
+            mapping_unit: 4096,
+            erase_unit_bytes: eu,
+            gc_policy: GcPolicy::Greedy,
+            gc_free_min: 2,
+            gc_free_target: 2,
+            placement: Placement::Conventional,
+            namespaces: vec![NamespaceConfig { name: "fs".into(), size_bytes: ns, placement_handles: vec![0] }],
+            seed: 1,
+        })
+        .unwrap();
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            if src.fill(&mut buf, 512) == 0 {
+                break;
+            }
+            for io in &buf {
+                dev.submit(io).unwrap_or_else(|e| panic!("device refused {io:?}: {e}"));
+            }
+        }
+        let (l, f) = (lsm.lock().unwrap().clone(), fsr.lock().unwrap().clone());
+        assert_eq!(l.error, None);
+        assert_eq!(f.error, None);
+        assert_eq!(f.file_write_bytes, l.counters.file_write_bytes());
+        let c = dev.counters();
+        let waf = c.media_units() as f64 * 4096.0 / c.host_write_bytes as f64;
+        eprintln!(
+            "background {background}: device WAF {waf:.3}; host writes {:.1} x the namespace; app WAF {:.2}; live files {} MiB; in-flight reads {}",
+            c.host_write_bytes as f64 / ns as f64,
+            l.app_waf(),
+            l.live_file_bytes / MIB,
+            l.counters.in_flight_reads
+        );
+        (waf, c.host_write_bytes)
+    };
+    let (off, host_off) = run(false);
+    let (on, host_on) = run(true);
+    assert_eq!(host_on, host_off, "the same bytes reach the device");
+    assert!(host_on > 3 * ns, "the drive written several times");
+    assert!(on > 1.02 && on > off, "device WAF background {on:.3} vs at once {off:.3}");
 }

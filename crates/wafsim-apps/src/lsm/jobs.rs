@@ -137,12 +137,6 @@ impl Jobs {
         !self.incomplete.is_empty() && self.incomplete.contains(&file)
     }
 
-    /// Bytes of files logically gone but not deleted yet.
-    #[inline]
-    pub(crate) fn held_bytes(&self) -> u64 {
-        self.held
-    }
-
     /// Write bytes of all jobs not released yet.
     #[inline]
     pub(crate) fn pending_write_bytes(&self) -> u64 {

@@ -210,10 +210,12 @@ impl Lsm {
         self.index.len() as u64
     }
 
-    /// Bytes of the live files: SSTables and log segments, and the files the store no longer
-    /// needs whose deletion a background job has not released yet.
+    /// Bytes of the live files: SSTables (outputs of background jobs included, written or
+    /// not) and log segments. What `capacity_bytes` is checked against, as at once: files
+    /// that background jobs have yet to delete ([`JobsState::held_bytes`]) come on top, and
+    /// the file system below refuses what does not fit.
     pub fn live_file_bytes(&self) -> u64 {
-        self.table_bytes + self.log.live_bytes() + self.jobs.held_bytes()
+        self.table_bytes + self.log.live_bytes()
     }
 
     /// The background jobs: lanes in use, queues, bytes not released yet.
