@@ -2,7 +2,7 @@
 //! a time, interleaved with each other and with the client requests' log appends.
 //!
 //! The store decides a job at once (which keys go where, which files it reads, writes and
-//! deletes) and hands its ordered operations to [`Jobs`]; they are released later:
+//! deletes) and hands its ordered operations to `Jobs`; they are released later:
 //! - lanes: at most `flush_lanes` flush jobs and `compaction_lanes` compaction jobs are in
 //!   progress; the others wait in two first-in first-out queues and enter a lane in the order
 //!   they were made;

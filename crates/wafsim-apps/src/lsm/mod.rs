@@ -68,9 +68,9 @@
 //! (`conf/cassandra.yaml`). With an 8 GiB heap (the largest `cassandra-env.sh` picks on its
 //! own) and one table taking all writes, the flush size is 2048 MiB / 3 = 682.7 MiB; the
 //! model counts record bytes, not Java heap bytes (the heap cost of a row is larger, so real
-//! flushes are smaller). Flushes are immediate and compactions run to completion after each
-//! flush (untimed): the real systems run them in the background and stall writes when they
-//! fall behind, which leaves the same files in the long run.
+//! flushes are smaller). The flush and the compactions it makes due are decided at once, in
+//! the request that fills the memtable; their file operations run as background jobs (see
+//! "Background jobs" below) or, with `background` false, at once, to completion.
 //!
 //! SSTable files. A flush or compaction output is written as one file: Create, appends of
 //! `write_bytes` (default 1 MiB) up to the size rounded up to 4 KiB, Close. A compaction reads
@@ -104,8 +104,8 @@
 //! modelled: intra-L0 compactions, expanding the upper inputs, subcompactions, write stalls,
 //! the periodic and TTL compactions.
 //!
-//! Reads (`read_ios`, default on). A key whose newest version is in the memtable costs
-//! nothing; otherwise one 4 KiB block of the table holding the newest version is read (the
+//! Reads (`read_ios`, default on). A key whose newest version is in the memtable (or in a
+//! table a background job is still writing) costs nothing; otherwise one 4 KiB block of the table holding the newest version is read (the
 //! block holding the record's first byte), as if bloom filters were perfect (no reads of
 //! tables without the key; RocksDB and Cassandra default to about 1% false positives). A
 //! key never written (or whose tombstone is gone) costs nothing. The store keeps a key index
@@ -116,7 +116,59 @@
 //!
 //! Capacity. `capacity_bytes` is the file system's size; a flush, compaction or log append
 //! that would take the live files past it is refused with [`LsmError::Full`] (a compaction
-//! needs room for its inputs' size again until it deletes them).
+//! needs room for its inputs' size again until it deletes them). The check is the same with
+//! background jobs: input files that running or queued jobs have yet to delete
+//! ([`JobsState::held_bytes`]) come on top of it, and the file system below refuses what
+//! does not fit.
+//!
+//! # Background jobs
+//!
+//! Real stores flush and compact in background threads, concurrently with client writes and
+//! with each other: Cassandra runs `memtable_flush_writers` flushes (2 for one data
+//! directory: `DatabaseDescriptor`, `conf/cassandra.yaml`) and `concurrent_compactors`
+//! compactions (min(8, max(2, min(disks, cores))): 2 on a one-SSD node), throttled together
+//! to `compaction_throughput` (64 MiB/s in 4.1); RocksDB splits `max_background_jobs` (default
+//! 2) into max(1, jobs / 4) = 1 flush and max(1, jobs - flushes) = 1 compaction
+//! (`DBImpl::GetBGJobLimits`, `db/db_impl/db_impl_compaction_flush.cc`). So
+//! `LsmConfig::cassandra()` has 2 flush and 2 compaction lanes, `LsmConfig::rocksdb()` 1 and 1
+//! (subcompactions, `max_subcompactions` 1 by default, are not modelled).
+//!
+//! A flush or a compaction is a job: its ordered file operations (a compaction: input reads,
+//! output Create / appends / Close, deletes of its inputs; a flush: the table's Create /
+//! appends / Close) are made when the job is decided (the store's index, tables and counters
+//! change then, exactly as at once) and released later ([`jobs`]):
+//! - lanes: at most `flush_lanes` flush jobs and `compaction_lanes` compaction jobs in
+//!   progress, the rest in two FIFO queues;
+//! - dependencies: a compaction in a lane releases nothing until all its input files are
+//!   complete (their job released the Close); a job's inputs are taken out of the tree when
+//!   it is decided, so no other job picks them; an output of an unfinished job may be picked
+//!   as an input, and the job picking it waits. Two flushes may run at once (separate
+//!   files). A log segment freed by a flush is deleted once that flush and every earlier one
+//!   are complete;
+//! - pacing (a modelling choice: time is not modelled): a client write's log bytes go out at
+//!   once; after it, the jobs in progress may release `pace x` its log record bytes of reads
+//!   and writes, `pace = pace_base + backlog / (pace_window_memtables x memtable_bytes)`, the
+//!   backlog being the read and write bytes of every job not yet released; the credit goes
+//!   round-robin over the jobs in lanes one operation (at most `write_bytes` or
+//!   `read_chunk_bytes`) at a time, so a job's appends interleave with the other jobs'
+//!   appends and with the log's chunks. With `pace_base` 1 a lone flush finishes within about
+//!   one memtable of client writes; the backlog term works any backlog off with a time
+//!   constant of one window, so the backlog stays below about J + A x window (J the largest
+//!   lump of job bytes one request makes, A the job bytes per log byte) however long the run,
+//!   which stands for the write stalls (RocksDB `level0_slowdown_writes_trigger` 20,
+//!   `level0_stop_writes_trigger` 36) that keep the real stores from falling behind without
+//!   bound. Reads (client reads and scans) make no credit. `pace_base` infinite releases each
+//!   job within the request that made it (lanes in order, jobs waiting for their inputs):
+//!   size-tiered, and leveled with one lane each, then give exactly the at-once stream.
+//! - when the requests end ([`LsmFiles`]), or at [`Lsm::flush`], every job is released.
+//!
+//! The interleaving changes the order of the file operations, not the files: every file gets
+//! the same writes and the same fate as at once, and the write counters are equal. Reads
+//! differ: a point read of a key whose newest version is in a table a job is still writing,
+//! and a scan's part in such a table, cost no I/O (counted in `in_flight_reads`), as if from
+//! memory: right for a flush (its memtable is still in memory), an underestimate for a
+//! compaction (the real store reads the job's inputs, still on disk). In the size-tiered YCSB A
+//! end-to-end test (tests/lsm.rs) this is a third of the point reads.
 
 pub mod compaction;
 pub mod jobs;
