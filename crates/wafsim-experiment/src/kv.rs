@@ -97,7 +97,11 @@ pub fn kv_parts(
                 crate::lsmkv::lsm_part(k, i, target, requests, parts, errors, probes, next_group())?;
                 continue;
             }
-            s => bail!("{}: store {s:?}: expected \"log-structured\" or \"lsm\"", ctx()),
+            "flash-cache" => {
+                crate::cachekv::cache_part(k, i, target, seed(i, g), parts, errors, probes, next_group())?;
+                continue;
+            }
+            s => bail!("{}: store {s:?}: expected \"log-structured\", \"lsm\" or \"flash-cache\"", ctx()),
         }
         for (field, set) in [
             ("compaction", k.compaction.is_some()),

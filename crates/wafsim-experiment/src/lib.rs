@@ -1,6 +1,7 @@
 //! wafsim-experiment: device and experiment descriptions (TOML), variants, precondition, runs.
 
 pub mod bench;
+pub mod cachekv;
 pub mod catalog;
 pub mod datasheet;
 pub mod files;

@@ -1,6 +1,7 @@
 //! Running a variant: build the device(s), precondition, run the phases' workloads, collect
 //! counters per phase, namespace, job and write frontier, and optionally a time series.
 
+use wafsim_host::fs::FsReport;
 use crate::sources::{self, Label, PhaseSources};
 use crate::spec::{ExperimentSpec, PhaseSpec, Variant};
 use crate::stack::{strip, Drive, DriveConfig, Stack};
@@ -320,6 +321,8 @@ pub struct FsResult {
     /// A store between the application and the file system (an LSM tree): bytes it wrote to
     /// files (`file_write_bytes` is then what the application wrote to the store).
     pub store_write_bytes: Option<u64>,
+    /// Figures of the store's own (a cache's hit ratios), by name.
+    pub metrics: Vec<(String, f64)>,
 }
 
 impl FsResult {
@@ -355,10 +358,16 @@ fn app_bytes(result: &VariantResult, running: &[crate::files::FsProbe], fs_only:
     Some(done + now)
 }
 
-/// One row per file system of the phase.
-fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::files::FsProbe]) {
-    for f in probes {
-        let r = f.report.lock().expect("fs report").clone();
+/// One row per file system of the phase; with `from` (the reports at the start of a steady
+/// phase's window, one per probe), of the window only.
+fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::files::FsProbe], from: Option<&[FsReport]>) {
+    for (i, f) in probes.iter().enumerate() {
+        let mut r = f.report.lock().expect("fs report").clone();
+        if let Some(s) = from.map(|w| &w[i]) {
+            r.file_write_bytes -= s.file_write_bytes;
+            r.dev_write_bytes -= s.dev_write_bytes;
+            r.store_write_bytes = r.store_write_bytes.map(|b| b - s.store_write_bytes.unwrap_or(0));
+        }
         result.filesystems.push(FsResult {
             phase: p.name.clone(),
             measured: p.measure,
@@ -369,6 +378,7 @@ fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::files::Fs
             dev_write_bytes: r.dev_write_bytes,
             zone_live_bytes: r.zone_live_bytes,
             store_write_bytes: r.store_write_bytes,
+            metrics: r.metrics,
         });
     }
 }
@@ -886,6 +896,9 @@ fn run_untimed_phase(
     let round_bytes = ss.round_bytes(st.logical_total)?;
     // Counters at round ends, kept only where a steady phase reports its window.
     let mut snaps: Vec<Vec<Counters>> = if stop_when_steady { vec![phase_start.clone()] } else { Vec::new() };
+    // The file systems' and stores' counts at the same round ends (their rows report the window too).
+    let fs_now = |fs: &[crate::files::FsProbe]| -> Vec<FsReport> { fs.iter().map(|f| f.report.lock().expect("fs report").clone()).collect() };
+    let mut fs_snaps: Vec<Vec<FsReport>> = if stop_when_steady { vec![fs_now(&fs)] } else { Vec::new() };
     let erases0 = sum(&stack.devices, |c| c.erases);
     let mut round_end = (host0, media0, erases0);
     let mut round_waf: Vec<(f64, u64)> = Vec::new();
@@ -916,8 +929,14 @@ fn run_untimed_phase(
             let erases = sum(&stack.devices, |c| c.erases);
             round_waf.push((waf((media - round_end.1) * mu, host - round_end.0), erases - round_end.2));
             round_end = (host, media, erases);
-            if stop_when_steady {
+            if stop_when_steady && fs.iter().any(|f| f.report.lock().expect("fs report").warming) {
+                // A store still filling: its rounds are not judged; the window starts after it.
+                round_waf.clear();
+                snaps = vec![stack.devices.iter().map(|d| d.counters().clone()).collect()];
+                fs_snaps = vec![fs_now(&fs)];
+            } else if stop_when_steady {
                 snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
+                fs_snaps.push(fs_now(&fs));
                 if crate::steady::judge(&round_waf, round_bytes, &ss).steady {
                     steady_at = Some(round_waf.len());
                     break;
@@ -949,11 +968,10 @@ fn run_untimed_phase(
     if let Some(e) = errors.first_error() {
         return Err(anyhow!("{e}"));
     }
-    push_fs(result, p, &fs);
+    // A phase that stopped at steady state reports its measurement window only.
+    push_fs(result, p, &fs, steady_at.map(|r| &fs_snaps[r - ss.window as usize][..]));
     let rows = labels.into_iter().zip(source.stats().iter().copied()).map(|(l, s)| (l, s, None)).collect();
     push_jobs(result, st, pi, p, rows);
-
-    // A phase that stopped at steady state reports its measurement window only.
     let from = match steady_at {
         Some(r) => &snaps[r - ss.window as usize],
         None => &phase_start,
@@ -1083,7 +1101,7 @@ fn run_timed_drive(
         if let Some(e) = parts.errors.first_error() {
             return Err(anyhow!("{}: {e}", pctx()));
         }
-        push_fs(result, p, &parts.fs);
+        push_fs(result, p, &parts.fs, None);
         if p.measure {
             measured_ns += tr.end_ns - tr.start_ns;
             busy_window_ns += tr.drained_ns - tr.start_ns;

@@ -401,6 +401,20 @@ pub struct FilesSpec {
 /// ycsb_properties = { requestdistribution = "uniform" }   # any YCSB property, by its name
 /// ```
 ///
+/// A CacheLib-like flash cache (wafsim_apps::flashcache) under CacheBench-like requests:
+///
+/// ```toml
+/// [[phase.kv]]
+/// namespace = "cache"
+/// store = "flash-cache"
+/// cache_size = "50%"          # of the namespace; the rest stays unused
+/// bighash_pct = 4             # small-object engine's share of the cache
+/// footprint = 2.0             # key population's objects / cache size
+/// zipf = 1.0                  # key popularity
+/// region_eviction = "lru"     # or "fifo"
+/// amount = "3x"               # stop once the cache wrote this much to the device
+/// ```
+///
 /// An LSM store (wafsim_apps::lsm) on a file system on the namespace:
 ///
 /// ```toml
@@ -462,6 +476,21 @@ pub struct KvSpec {
     pub staging_namespace: Option<String>,
     /// lsm: levels (size-tiered: tiers) on the staging namespace (default 1).
     pub staging_levels: Option<u32>,
+    /// flash-cache: the share of the namespace the cache uses ("50%", "0.5" or bytes;
+    /// default the whole namespace).
+    pub cache_size: Option<String>,
+    /// flash-cache: percent of the cache for the small-object engine (default 4).
+    pub bighash_pct: Option<u32>,
+    /// flash-cache: engines on placement handles 0 and 1 (default: when the drive has FDP on
+    /// and the namespace two placement handles).
+    pub placement: Option<bool>,
+    /// flash-cache: the key population's objects add up to this multiple of the cache
+    /// (default 2).
+    pub footprint: Option<f64>,
+    /// flash-cache: zipf exponent of key popularity (default 1.0; 0 = uniform).
+    pub zipf: Option<f64>,
+    /// flash-cache: BlockCache's region eviction, "lru" (Navy's default) or "fifo".
+    pub region_eviction: Option<String>,
     /// The run's scale (set by scaling, not by the file): an LSM store's sizes (memtable,
     /// table and level sizes, log segments) shrink with the drive so the tree keeps its shape.
     #[serde(skip, default = "one_f64")]

@@ -80,6 +80,8 @@ pub fn variant(r: &VariantResult) -> Value {
             "dev_write_bytes": f.dev_write_bytes,
             // A store between application and file system (an LSM tree): bytes it wrote to files.
             "store_write_bytes": f.store_write_bytes,
+            // Figures of the store's own (a flash cache's hit ratios).
+            "metrics": f.metrics.iter().map(|(k, v)| (k.clone(), num(*v))).collect::<serde_json::Map<_, _>>(),
             "waf": num(f.waf()),
         })).collect::<Vec<_>>(),
         // Host layer (dm-zoned): traffic to each of its devices over the whole run.

@@ -186,6 +186,10 @@ pub fn variants(results: &[VariantResult]) -> String {
         // File systems: application -> file system -> device -> media, per level and in total.
         for f in r.filesystems.iter().filter(|f| f.measured) {
             let media = r.waf();
+            if !f.metrics.is_empty() {
+                let figures: Vec<String> = f.metrics.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
+                let _ = writeln!(s, "  {} on {} (phase {}): {}", f.filesystem, f.namespace, f.phase, figures.join(", "));
+            }
             if let Some(store) = f.store_write_bytes {
                 let _ = writeln!(
                     s,
@@ -513,6 +517,7 @@ pub(crate) mod tests {
             dev_write_bytes: app,
             zone_live_bytes: None,
             store_write_bytes: None,
+            metrics: Vec::new(),
         };
         let mut a = timed_result("a", 1e9, 0.0, 0.5, 0.1);
         let mut b = timed_result("b", 1e9, 0.0, 0.5, 0.1);

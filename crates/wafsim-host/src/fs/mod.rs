@@ -63,7 +63,7 @@ impl FileSystem for ZonedFs {
 }
 
 /// What a [`FsSource`] reports after (or during) a run, shared with whoever built it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct FsReport {
     /// Bytes the application wrote.
     pub file_write_bytes: u64,
@@ -79,6 +79,11 @@ pub struct FsReport {
     /// A store between the application and the file system (an LSM tree): bytes it wrote to
     /// files. `file_write_bytes` is then what the application wrote to the store.
     pub store_write_bytes: Option<u64>,
+    /// Figures of the store's own (a cache's hit ratios), by name.
+    pub metrics: Vec<(String, f64)>,
+    /// The store is still filling (a cache whose log has not wrapped yet): a phase looking for
+    /// steady state does not judge rounds before it is done.
+    pub warming: bool,
 }
 
 /// The file system behind an [`FsSource`]: applies file operations, keeps the report.
