@@ -92,7 +92,7 @@ pub fn kv_parts(
             "lsm" => {
                 let requests = |cfg: &wafsim_apps::lsm::LsmConfig, capacity: u64| -> Result<Box<dyn KvSource>> {
                     let records = |share: f64, record_bytes: u64| crate::lsmkv::records_for(cfg, capacity, share, record_bytes);
-                    requests(k, k.amount.is_some(), seed(i, g), records)
+                    requests(k, k.amount.is_some(), seed(i, g), capacity, records)
                 };
                 crate::lsmkv::lsm_part(k, i, target, requests, parts, errors, probes, next_group())?;
                 continue;
@@ -131,7 +131,7 @@ pub fn kv_parts(
             .with_context(ctx)?;
         let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
         let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.blocks() as f64 * share) as u64;
-        let requests = requests(k, limit.is_some(), seed(i, g), records).with_context(ctx)?;
+        let requests = requests(k, limit.is_some(), seed(i, g), ns_bytes, records).with_context(ctx)?;
         let mean_io = store.config().write_block_bytes as f64;
         let (inner, kv) = LsKvSource::new(requests, store);
         let fs = Arc::new(Mutex::new(FsReport::default()));
@@ -153,13 +153,24 @@ pub fn kv_parts(
 }
 
 /// The request generator of `k`: YCSB (`fill` sets the record count through `records(share,
-/// record bytes)`) or TPC-C. With `limited`, the store's writes end the run, not the generator.
-fn requests(k: &KvSpec, limited: bool, seed: u64, records: impl Fn(f64, u64) -> u64) -> Result<Box<dyn KvSource>> {
+/// record bytes)`) or TPC-C (`fill` sets the warehouses by the store's `capacity`). With `limited`, the store's writes end the run, not the generator.
+fn requests(k: &KvSpec, limited: bool, seed: u64, capacity: u64, records: impl Fn(f64, u64) -> u64) -> Result<Box<dyn KvSource>> {
     Ok(match k.workload.as_str() {
         "ycsb" => Box::new(ycsb_source(k, limited, seed, records)?),
         "tpcc" => {
+            let warehouses = match (k.warehouses, k.fill) {
+                (Some(_), Some(_)) => bail!("give warehouses or fill, not both"),
+                (Some(w), None) => w,
+                // The initial population takes `fill` of the store's space.
+                (None, Some(f)) if f > 0.0 && f < 1.0 => {
+                    let per = wafsim_workload::tpcc::initial_bytes(2) - wafsim_workload::tpcc::initial_bytes(1);
+                    (((capacity as f64 * f) as u64).saturating_sub(wafsim_workload::tpcc::initial_bytes(0)) / per).max(1)
+                }
+                (None, Some(f)) => bail!("fill {f}: expected a share of the namespace between 0 and 1"),
+                (None, None) => 1,
+            };
             let cfg = TpccConfig {
-                warehouses: k.warehouses.unwrap_or(1),
+                warehouses,
                 transactions: if limited { None } else { Some(100_000) },
                 load: k.phases != "run",
                 ..TpccConfig::default()

@@ -74,6 +74,21 @@ pub const ITEMS: u64 = 100_000;
 const INITIAL_ORDERS: u64 = 3000;
 const INITIAL_UNDELIVERED: u64 = 900;
 
+/// Row bytes of the initial population of `warehouses` warehouses (clause 4.3.3.1), with the
+/// mean of 10 lines per order (5 to 15, uniform): about 68.6 MB per warehouse plus 8.2 MB of
+/// items.
+pub fn initial_bytes(warehouses: u64) -> u64 {
+    let r = |t: Table| t.row_bytes() as u64;
+    let orders = DISTRICTS * INITIAL_ORDERS;
+    let per_warehouse = r(Table::Warehouse)
+        + DISTRICTS * r(Table::District)
+        + DISTRICTS * CUSTOMERS * (r(Table::Customer) + r(Table::History))
+        + orders * (r(Table::Order) + 10 * r(Table::OrderLine))
+        + DISTRICTS * INITIAL_UNDELIVERED * r(Table::NewOrder)
+        + ITEMS * r(Table::Stock);
+    ITEMS * r(Table::Item) + warehouses * per_warehouse
+}
+
 fn key(t: Table, id: u64) -> u64 {
     debug_assert!(id < 1 << 56);
     (t as u64) << 56 | id
@@ -395,6 +410,16 @@ mod tests {
         let mut v = Vec::new();
         while t.fill(&mut v, 1000) > 0 {}
         v
+    }
+
+    #[test]
+    fn initial_bytes_match_the_load() {
+        let mut t = Tpcc::new(TpccConfig { warehouses: 2, transactions: Some(0), ..TpccConfig::default() }, 3).unwrap();
+        let mut ops = Vec::new();
+        while t.fill(&mut ops, 4096) > 0 {}
+        let loaded: u64 = ops.iter().map(|o| match *o { KvOp::Insert { bytes, .. } => bytes as u64, _ => 0 }).sum();
+        let est = initial_bytes(2);
+        assert!((loaded as f64 / est as f64 - 1.0).abs() < 0.01, "loaded {loaded} vs estimate {est}");
     }
 
     #[test]
