@@ -444,27 +444,24 @@ fn real_main() -> Result<()> {
                 }
             })?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&serde_json::json!({
-                        "log_structured_kv": {
-                            "median_ops_per_sec": r.median_ops_per_sec,
-                            "rounds_ops_per_sec": r.rounds,
-                            "records": r.records,
-                            "app_waf": r.app_waf,
-                        },
-                        "ops_per_round": ops_per_round,
-                    }))?
-                );
+                let cases: Vec<_> = r
+                    .cases
+                    .iter()
+                    .map(|c| serde_json::json!({ "name": c.name, "median_ops_per_sec": c.median_ops_per_sec, "rounds_ops_per_sec": c.rounds, "app_waf": c.app_waf, "detail": c.detail }))
+                    .collect();
+                println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "cases": cases, "ops_per_round": ops_per_round }))?);
             } else {
-                println!("application models, untimed, one thread; {rounds} rounds of {ops_per_round} YCSB-A operations");
-                println!(
-                    "log-structured KV: median {:.2} M ops/s (rounds {}), {} records, store WAF {:.3}",
-                    r.median_ops_per_sec / 1e6,
-                    r.rounds.iter().map(|x| format!("{:.2}", x / 1e6)).collect::<Vec<_>>().join(" "),
-                    r.records,
-                    r.app_waf
-                );
+                println!("application models, untimed, one thread; {rounds} rounds of {ops_per_round} operations each");
+                for c in &r.cases {
+                    println!(
+                        "{:<45} median {:.2} M ops/s (rounds {}), model WAF {:.3}, {}",
+                        c.name,
+                        c.median_ops_per_sec / 1e6,
+                        c.rounds.iter().map(|x| format!("{:.2}", x / 1e6)).collect::<Vec<_>>().join(" "),
+                        c.app_waf,
+                        c.detail
+                    );
+                }
             }
         }
         Cmd::Bench { json, host: true, rounds, writes_per_round, .. } => {

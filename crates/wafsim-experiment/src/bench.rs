@@ -574,13 +574,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn apps_bench_runs_and_the_store_defragments() {
+    fn apps_bench_runs_every_model() {
         let r = run_apps_bench(1, 100_000, |_| {}).unwrap();
-        assert_eq!(r.rounds.len(), 1);
-        assert!(r.median_ops_per_sec > 0.0);
+        assert_eq!(r.cases.len(), 4);
+        for c in &r.cases {
+            assert_eq!(c.rounds.len(), 1, "{}", c.name);
+            assert!(c.median_ops_per_sec > 0.0, "{}", c.name);
+            assert!(c.app_waf > 1.0, "{}: WAF {}", c.name, c.app_waf);
+        }
         // Half-full store under updates: defragmentation rewrites live records (WAF > 1), and
         // the low-water mark of 50% bounds it near 2.
-        assert!(r.app_waf > 1.0 && r.app_waf < 2.2, "store WAF {}", r.app_waf);
+        assert!(r.cases[0].app_waf < 2.2, "store WAF {}", r.cases[0].app_waf);
     }
 
     #[test]
@@ -604,59 +608,124 @@ mod tests {
     }
 }
 
-/// `wafsim bench --apps`: application operations per second of the log-structured KV store
-/// under YCSB workload A (zipfian, 50/50 reads and updates of 10 x 100 B records filling half
-/// of a 4 GiB namespace of 128 KiB write blocks), its block I/O taken by a device without a
-/// media model; medians over rounds after a warm-up of one million operations.
-pub struct AppsBenchResult {
+/// `wafsim bench --apps`: application operations per second of each application model, its
+/// block I/O taken by a device without a media model (one thread, untimed); medians over rounds
+/// after a warm-up of one million operations.
+///
+/// - log-structured KV: YCSB workload A (zipfian, 50/50 reads and updates of 10 x 100 B
+///   records filling half of a 4 GiB namespace of 128 KiB write blocks);
+/// - LSM size-tiered (Cassandra-like) and leveled (RocksDB-like): YCSB A over 1 M records of
+///   1 KB, through the conventional file system on an 8 GiB namespace;
+/// - flash cache: CacheBench-like requests (zipf 1.0, objects twice the cache) through a
+///   CacheLib-like cache on a whole 4 GiB namespace.
+pub struct AppsBenchCase {
+    pub name: &'static str,
     /// Operations per second of wall clock, one entry per round.
     pub rounds: Vec<f64>,
     pub median_ops_per_sec: f64,
-    /// The store's records and its write amplification at the end.
-    pub records: u64,
+    /// The model's own write amplification at the end (device or file bytes per application byte).
     pub app_waf: f64,
+    /// What the case ran (records, hit ratio).
+    pub detail: String,
 }
 
-/// Run the application-model benchmark: `rounds` rounds of `ops_per_round` operations.
-pub fn run_apps_bench(rounds: u32, ops_per_round: u64, mut progress: impl FnMut(&str)) -> anyhow::Result<AppsBenchResult> {
-    use wafsim_apps::{LsKv, LsKvConfig, LsKvSource};
-    use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
-    use wafsim_workload::IoSource;
-    anyhow::ensure!(rounds > 0 && ops_per_round > 0, "apps bench: need at least one round of at least one operation");
-    let ns_bytes = 4u64 << 30;
-    let store = LsKv::new(LsKvConfig { device_bytes: ns_bytes, write_block_bytes: 128 << 10, ..LsKvConfig::default() }).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut y = YcsbConfig::workload('a');
-    y.requestdistribution = wafsim_workload::ycsb::RequestDistribution::Zipfian;
-    y.recordcount = store.records_per_block(y.record_bytes()) as u64 * store.blocks() as u64 / 2;
-    let warm = 1_000_000u64;
-    y.operationcount = warm + rounds as u64 * ops_per_round;
-    let records = y.recordcount;
-    let (mut src, report) = LsKvSource::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, store);
+/// Every application model's case of `wafsim bench --apps`.
+pub struct AppsBenchResult {
+    pub cases: Vec<AppsBenchCase>,
+}
+
+/// Drive `src` into a device without media model, `rounds` rounds of `ops_per_round`
+/// operations after `warm` operations (as `ops()` counts them).
+fn drive_apps(
+    name: &'static str,
+    src: &mut dyn wafsim_workload::IoSource,
+    ns_bytes: u64,
+    ops: &dyn Fn() -> u64,
+    warm: u64,
+    rounds: u32,
+    ops_per_round: u64,
+    progress: &mut dyn FnMut(&str),
+) -> anyhow::Result<Vec<f64>> {
     let mut dev = wafsim_core::plain::PlainDevice::new(ns_bytes, 4096).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut buf = Vec::with_capacity(1024);
-    let ops = |r: &std::sync::Arc<std::sync::Mutex<wafsim_apps::LsKvReport>>| r.lock().expect("report").counters.ops;
-    // Drive until the store has applied `target` operations.
     let mut drive = |target: u64| -> anyhow::Result<()> {
-        while ops(&report) < target {
+        while ops() < target {
             buf.clear();
             if src.fill(&mut buf, 1024) == 0 {
-                anyhow::bail!("apps bench: the workload ended early");
+                anyhow::bail!("apps bench {name}: the workload ended early");
             }
             dev.submit_batch(&buf)?;
         }
         Ok(())
     };
-    progress(&format!("load {records} records, then warm up with {warm} operations"));
-    drive(records + warm)?;
+    progress(&format!("{name}: warm up with {warm} operations"));
+    let start = ops();
+    drive(start + warm)?;
     let mut per_round = Vec::new();
     for k in 0..rounds as u64 {
         let t0 = Instant::now();
-        drive(records + warm + (k + 1) * ops_per_round)?;
+        drive(start + warm + (k + 1) * ops_per_round)?;
         per_round.push(ops_per_round as f64 / t0.elapsed().as_secs_f64());
-        progress(&format!("round {}: {:.2} M ops/s", k + 1, per_round[k as usize] / 1e6));
+        progress(&format!("{name} round {}: {:.2} M ops/s", k + 1, per_round[k as usize] / 1e6));
     }
-    let mut sorted = per_round.clone();
-    sorted.sort_by(f64::total_cmp);
-    let app_waf = report.lock().expect("report").app_waf();
-    Ok(AppsBenchResult { median_ops_per_sec: sorted[sorted.len() / 2], rounds: per_round, records, app_waf })
+    Ok(per_round)
+}
+
+fn case(name: &'static str, rounds: Vec<f64>, app_waf: f64, detail: String) -> AppsBenchCase {
+    AppsBenchCase { name, median_ops_per_sec: median(&rounds), rounds, app_waf, detail }
+}
+
+/// Run the application-model benchmark: `rounds` rounds of `ops_per_round` operations per model.
+pub fn run_apps_bench(rounds: u32, ops_per_round: u64, mut progress: impl FnMut(&str)) -> anyhow::Result<AppsBenchResult> {
+    use std::sync::{Arc, Mutex};
+    use wafsim_apps::{FlashCacheConfig, FlashCacheSource, LsKv, LsKvConfig, LsKvSource, LsmConfig};
+    use wafsim_workload::ycsb::{RequestDistribution, Ycsb, YcsbConfig, YcsbPhases};
+    anyhow::ensure!(rounds > 0 && ops_per_round > 0, "apps bench: need at least one round of at least one operation");
+    let warm = 1_000_000u64;
+    let total = warm + rounds as u64 * ops_per_round;
+    let mut cases = Vec::new();
+    let ycsb_a = |records: u64| {
+        let mut y = YcsbConfig::workload('a');
+        y.requestdistribution = RequestDistribution::Zipfian;
+        y.recordcount = records;
+        y.operationcount = total;
+        y
+    };
+
+    // Log-structured KV.
+    let ns_bytes = 4u64 << 30;
+    let store = LsKv::new(LsKvConfig { device_bytes: ns_bytes, write_block_bytes: 128 << 10, ..LsKvConfig::default() }).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let records = store.records_per_block(YcsbConfig::workload('a').record_bytes()) as u64 * store.blocks() as u64 / 2;
+    let (mut src, report) = LsKvSource::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, store);
+    let ops = || report.lock().expect("report").counters.ops;
+    progress(&format!("log-structured KV: load {records} records"));
+    let r = drive_apps("log-structured KV", &mut src, ns_bytes, &ops, records + warm, rounds, ops_per_round, &mut progress)?;
+    cases.push(case("log-structured KV (YCSB A)", r, report.lock().expect("report").app_waf(), format!("{records} records")));
+
+    // LSM stores through the conventional file system.
+    for (name, cfg) in [("LSM size-tiered (YCSB A, on a file system)", LsmConfig::cassandra()), ("LSM leveled (YCSB A, on a file system)", LsmConfig::rocksdb())] {
+        let ns_bytes = 8u64 << 30;
+        let records = 1_000_000u64;
+        let cfg = LsmConfig { capacity_bytes: ns_bytes, ..cfg };
+        let (files, lsm) = wafsim_apps::lsm::ycsb_through_lsm(&ycsb_a(records), YcsbPhases::LoadAndRun, 1, cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let fs = wafsim_host::fs::ConvFs::new(wafsim_host::fs::ConvFsConfig::new(0, ns_bytes)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (mut src, fs_report) = wafsim_host::fs::FsSource::new(files, fs);
+        let ops = || lsm.lock().expect("report").counters.ops;
+        let r = drive_apps(name, &mut src, ns_bytes, &ops, records + warm, rounds, ops_per_round, &mut progress)?;
+        let waf = lsm.lock().expect("report").app_waf();
+        let dev = fs_report.lock().expect("fs report").dev_write_bytes;
+        cases.push(case(name, r, waf, format!("{records} records, file system wrote {:.2} GiB", dev as f64 / (1u64 << 30) as f64)));
+    }
+
+    // Flash cache.
+    let ns_bytes = 4u64 << 30;
+    let cache = FlashCacheConfig { namespace_bytes: ns_bytes, ..FlashCacheConfig::default() };
+    let mut gen = wafsim_workload::cachegen::CacheGenConfig::default().with_footprint(2 * ns_bytes);
+    gen.ops = Some(total);
+    let (mut src, report): (_, Arc<Mutex<wafsim_apps::FlashCacheReport>>) = FlashCacheSource::cachebench(cache, &gen, 1).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ops = || report.lock().expect("report").counters.ops;
+    let r = drive_apps("flash cache", &mut src, ns_bytes, &ops, warm, rounds, ops_per_round, &mut progress)?;
+    let rep = report.lock().expect("report");
+    cases.push(case("flash cache (CacheBench-like)", r, rep.app_waf(), format!("{} keys, hit ratio {:.3}", gen.keys, rep.hit_ratio())));
+    Ok(AppsBenchResult { cases })
 }
