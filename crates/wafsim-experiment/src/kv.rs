@@ -54,6 +54,23 @@ impl IoSource for KvPart {
     }
 }
 
+/// A flash cache's fields set on another store: named.
+pub(crate) fn refuse_cache_fields(k: &KvSpec, store: &str) -> Result<()> {
+    for (field, set) in [
+        ("cache_size", k.cache_size.is_some()),
+        ("bighash_pct", k.bighash_pct.is_some()),
+        ("placement", k.placement.is_some()),
+        ("footprint", k.footprint.is_some()),
+        ("zipf", k.zipf.is_some()),
+        ("region_eviction", k.region_eviction.is_some()),
+    ] {
+        if set {
+            bail!("{field}: a setting of store = \"flash-cache\", not of store = \"{store}\"");
+        }
+    }
+    Ok(())
+}
+
 /// The YCSB configuration of `k`: the core workload's properties, then `ycsb_properties`.
 fn ycsb_config(k: &KvSpec) -> Result<YcsbConfig> {
     let mut letters = k.ycsb.chars();
@@ -114,6 +131,7 @@ pub fn kv_parts(
                 bail!("{}: {field}: a setting of store = \"lsm\" (a log-structured store writes its namespace raw)", ctx());
             }
         }
+        refuse_cache_fields(k, "log-structured").with_context(ctx)?;
         let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
         if let Some(w) = &k.write_block {
             let b = size("write_block", w).with_context(ctx)?;

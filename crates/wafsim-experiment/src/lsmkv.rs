@@ -125,6 +125,7 @@ pub fn lsm_part(
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
     refuse_other_stores_fields(k).with_context(ctx)?;
+    crate::kv::refuse_cache_fields(k, "lsm").with_context(ctx)?;
     let choice = FsChoice { filesystem: &k.filesystem, discard: k.discard, chunk: &k.chunk, victim: &k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
     let (main_fs, mut mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
     // A zoned namespace holds its zones' capacity, not its LBA range.
