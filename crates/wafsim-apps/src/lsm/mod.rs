@@ -12,12 +12,12 @@
 //! # Model and its sources
 //!
 //! Records. A record on disk is key + value + `record_overhead_bytes`; a delete writes a
-//! tombstone (key + overhead); an update writes a whole new version of the record (value =
-//! the larger of the old record's value and the bytes sent), as RocksDB's YCSB binding does
-//! (`RocksDBClient.update` reads the record, merges the fields and puts the whole record).
-//! Cassandra writes only the updated cells and reconciles cells in merges; cells are not
-//! modelled, so a Cassandra-like update here writes the whole row too (more bytes than
-//! Cassandra for YCSB's one-field updates). Merges keep the newest version of each key (by
+//! tombstone (key + overhead). Without `partial_updates` (RocksDB) an update writes a whole
+//! new version of the record (value = the larger of the old record's value and the bytes
+//! sent), as RocksDB's YCSB binding does (`RocksDBClient.update` reads the record, merges the
+//! fields and puts the whole record). With it (Cassandra) an update writes only the bytes
+//! sent, as a partial row that merges reconcile with older versions (see "Partial updates"
+//! below). Merges keep the newest version of each key (by
 //! sequence number, as Cassandra's cell timestamps and RocksDB's sequence numbers decide);
 //! a tombstone is dropped when the merge holds the oldest data of its key range: size-tiered
 //! when every live table is an input, leveled when no level below the output level holds a
@@ -42,7 +42,65 @@
 //!   flag byte and a value-length varint (2 x 10), end-of-partition marker 1. Commit log
 //!   overhead 40 bytes: entry size and two CRCs (12), table id (16) and the mutation's
 //!   partition header (12). Both are estimates from the format descriptions, not
-//!   measurements.
+//!   measurements. A partial row (one updated cell, see below) 26 bytes: partition key
+//!   length 2, deletion time 12, row flags 1, row size and previous-row size varints 1 + 1,
+//!   the bitmap of the columns it lacks 2 (a varint, `Columns.serializeSubset`), the cell's
+//!   flag byte 1, its own timestamp 4 (an UPDATE sets no row timestamp, so the cell carries
+//!   its delta from the table's smallest timestamp, a varint: `Cell.Serializer`), its value
+//!   length 1, end-of-partition marker 1. Its commit log record takes the same 40 bytes of
+//!   overhead as any mutation's.
+//!
+//! # Partial updates
+//!
+//! Cassandra writes what a statement sets: YCSB's binding turns an update into `UPDATE
+//! usertable SET field = ? WHERE y_id = ?` of the fields given (`CassandraCQLClient.update`),
+//! one 100-byte field of ten in workload A (`writeallfields` false), and the commit log and
+//! memtable get that one cell. Rows are reconciled cell by cell wherever versions meet:
+//! `Rows.merge` / `BTreeRow.merge` keep each column's newest cell and the union of the
+//! columns, in the memtable (`AtomicBTreePartition` merging an update into the row there), in
+//! compactions and in reads. With `partial_updates` an update (and the write of a
+//! read-modify-write) stores a partial row of `bytes` value bytes (+
+//! `partial_record_overhead_bytes`; log record key + bytes + `log_record_overhead_bytes`);
+//! an insert stores a full row; a delete a tombstone. Client bytes are what clients sent, as
+//! before, so the application WAF falls: YCSB A on the Cassandra preset (1 M records, 4 M
+//! requests) from 4.00 to 1.66.
+//!
+//! The rule (`table::Cells`): versions of a key are walked newest first; a full row or a
+//! tombstone stands alone; a partial row is combined with the older versions down to the
+//! first full row or tombstone (anything older is shadowed: an insert rewrites every column,
+//! a delete removes them). Partial over full = a full row, over partial = a partial row,
+//! over a tombstone = the partial row alone, which is then complete (after a delete an
+//! update makes a row of just those cells; nothing older matters), so it is marked full. The
+//! size of a combination is the largest value: YCSB's fields are equal-sized and an update
+//! rewrites whole fields, so a full row with any of its cells is the full row; the union of
+//! partial rows is taken as the largest of them (exact for repeated updates of the same
+//! field, low for distinct fields; a sum capped at the full size would need the row's full
+//! size, which partial rows alone do not know). The combined row takes the newest version's
+//! sequence number. Where it applies:
+//! - memtable: a partial row onto the memtable's version of its key is combined at once (the
+//!   memtable still counts every write's bytes towards its flush size);
+//! - merges (compactions): a partial result with no full row or tombstone in the merge stays
+//!   partial (older versions live in tables outside it); when the merge holds the oldest data
+//!   of the key (the rule that drops tombstones) it is complete and marked full;
+//! - point reads: a partial newest version reads one block of each older table holding the
+//!   key too, newest first by sequence number, down to the first full row or tombstone
+//!   (`partial_reads`, `older_table_reads`); every table is probed (as if bloom filters were
+//!   perfect). Cassandra's single-row read (`SinglePartitionReadCommand`,
+//!   `queryMemtableAndSSTablesInTimestampOrder`, used for YCSB's whole-row reads of a table
+//!   without clustering columns) reads SSTables newest first by their largest timestamp and
+//!   stops once the row it holds is complete and newer than the next SSTable's largest
+//!   timestamp (`reduceFilter`, `canRemoveRow`: the row's primary-key timestamp, which only an
+//!   INSERT sets, and every requested cell). It reads at least the tables the model reads,
+//!   and more when tables overlap in time (a size-tiered table holding the insert and later
+//!   updates has a large largest timestamp): the model's count is a lower bound. Not
+//!   modelled: that read path's "defragmentation" (a row read from more than
+//!   `min_threshold` SSTables is written again into the memtable under size-tiered
+//!   compaction), row caches, and the key cache;
+//! - `value_of` and the key index: the index points at the newest version; `value_of`
+//!   combines it with the older ones.
+//!
+//! Scans read every table holding keys in the range anyway, so partial rows change nothing
+//! there.
 //!
 //! Commit log / WAL (group `log_group`, default 0). Every write's log record is buffered and
 //! appended in chunks of `log_chunk_bytes` (default 64 KiB), so every append is whole 4 KiB
@@ -105,7 +163,8 @@
 //! the periodic and TTL compactions.
 //!
 //! Reads (`read_ios`, default on). A key whose newest version is in the memtable (or in a
-//! table a background job is still writing) costs nothing; otherwise one 4 KiB block of the table holding the newest version is read (the
+//! table a background job is still writing) costs nothing (unless that version is a partial
+//! row: then older tables are read too, see "Partial updates"); otherwise one 4 KiB block of the table holding the newest version is read (the
 //! block holding the record's first byte), as if bloom filters were perfect (no reads of
 //! tables without the key; RocksDB and Cassandra default to about 1% false positives). A
 //! key never written (or whose tombstone is gone) costs nothing. The store keeps a key index
@@ -278,8 +337,16 @@ pub struct LsmConfig {
     pub key_bytes: u32,
     /// Bytes a record takes in an SSTable besides key and value (RocksDB 12, Cassandra 43).
     pub record_overhead_bytes: u32,
-    /// Bytes a log record takes besides key and value (RocksDB 23, Cassandra 40).
+    /// Bytes a log record takes besides key and value (RocksDB 23, Cassandra 40); the same
+    /// for a partial update's record.
     pub log_record_overhead_bytes: u32,
+    /// Updates write only the bytes sent, as a partial row that merges reconcile with older
+    /// versions (Cassandra's cells: true), instead of a whole new record (RocksDB's YCSB
+    /// binding: false). See "Partial updates" in the module documentation.
+    pub partial_updates: bool,
+    /// Bytes a partial row takes in an SSTable besides key and value (Cassandra 26; RocksDB
+    /// 12, unused).
+    pub partial_record_overhead_bytes: u32,
     /// Log bytes appended at a time (default 64 KiB; a multiple of the block).
     pub log_chunk_bytes: u32,
     /// Log segment size (Cassandra 32 MiB; 0 = unbounded, RocksDB).
@@ -328,6 +395,8 @@ impl LsmConfig {
             key_bytes: 23,
             record_overhead_bytes: 12,
             log_record_overhead_bytes: 23,
+            partial_updates: false,
+            partial_record_overhead_bytes: 12,
             log_chunk_bytes: 64 << 10,
             log_segment_bytes: 0,
             log_switch_on_flush: true,
@@ -353,6 +422,8 @@ impl LsmConfig {
             memtable_bytes: (2048 * MIB) / 3,
             record_overhead_bytes: 43,
             log_record_overhead_bytes: 40,
+            partial_updates: true,
+            partial_record_overhead_bytes: 26,
             log_segment_bytes: 32 * MIB,
             log_switch_on_flush: false,
             flush_lanes: 2,
@@ -428,7 +499,7 @@ pub enum LsmError {
     /// The configuration is unusable.
     #[error("bad configuration: {0}")]
     Config(String),
-    /// A record too large for the model (2 GiB or more with key and overhead).
+    /// A record too large for the model (1 GiB or more with key and overhead).
     #[error("record {key} of {bytes} value bytes is too large")]
     RecordTooLarge {
         /// The key.

@@ -10,7 +10,7 @@ use super::compaction::{level_targets, pick_level, size_tiered_pick};
 use super::jobs::{Jobs, JobsState};
 use super::log::Log;
 use super::memtable::Memtable;
-use super::table::{entry_bytes, is_tombstone, merge, Kept, Run, Table, TOMBSTONE};
+use super::table::{combine_down, entry_bytes, is_partial, is_tombstone, merge, Cells, Kept, Run, Table, PARTIAL, TOMBSTONE};
 use super::{CompactionConfig, FilePick, LsmConfig, LsmError, CAPACITY_GROUP_BIT};
 
 /// Where the newest version of a key is: entry `pos` of the table in slot `table`, or slot
@@ -60,6 +60,12 @@ pub struct LsmCounters {
     pub missing_reads: u64,
     /// Point reads answered by the memtable (no I/O).
     pub memtable_reads: u64,
+    /// Point reads whose newest version is a partial row: they also read older tables, newest
+    /// first, down to a full version or a tombstone.
+    pub partial_reads: u64,
+    /// Older tables those reads visited (one block each; no I/O for a table a background job
+    /// is still writing).
+    pub older_table_reads: u64,
     /// Point reads of keys whose newest version is in a table a background job is still
     /// writing: answered as if from memory (no I/O; the real store would read the job's
     /// inputs, still on disk, or its memtable).
@@ -126,9 +132,21 @@ struct Job {
     from_level: Option<usize>,
 }
 
+/// What a write stores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// A whole record.
+    Full,
+    /// Some cells of a row (`partial_updates`).
+    Partial,
+    /// A delete.
+    Tombstone,
+}
+
 /// An LSM-tree key-value store: requests in, file operations out.
 pub struct Lsm {
     cfg: LsmConfig,
+    cells: Cells,
     index: Index,
     mem: Memtable,
     /// Memtables flushed so far (the current memtable's number).
@@ -166,7 +184,9 @@ impl Lsm {
         let next_group = 1;
         let window = cfg.pace_window_memtables * cfg.memtable_bytes as f64;
         let jobs = Jobs::new(cfg.background, cfg.flush_lanes, cfg.compaction_lanes, cfg.pace_base, window);
+        let cells = Cells { key_bytes: cfg.key_bytes, full_overhead: cfg.record_overhead_bytes, partial_overhead: cfg.partial_record_overhead_bytes };
         Ok(Lsm {
+            cells,
             jobs,
             index: Index::default(),
             mem: Memtable::default(),
@@ -283,7 +303,7 @@ impl Lsm {
             .tables
             .iter()
             .flatten()
-            .map(|t| TableInfo { file: t.file, group: t.group, level: t.level, entries: t.len() as u64, tombstones: t.tombstones, file_bytes: t.file_bytes, min_key: t.min_key(), max_key: t.max_key() })
+            .map(|t| TableInfo { file: t.file, group: t.group, level: t.level, entries: t.len() as u64, tombstones: t.tombstones, partials: t.partials, file_bytes: t.file_bytes, min_key: t.min_key(), max_key: t.max_key() })
             .collect();
         v.sort_by_key(|t| t.file);
         v
@@ -294,11 +314,8 @@ impl Lsm {
     pub fn apply(&mut self, op: &KvOp, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
         self.counters.ops += 1;
         match *op {
-            KvOp::Insert { key, bytes } => self.write(key, bytes, bytes, false, out),
-            KvOp::Update { key, bytes } => {
-                let value = self.value_of(key).map_or(bytes, |v| v.max(bytes));
-                self.write(key, bytes, value, false, out)
-            }
+            KvOp::Insert { key, bytes } => self.write(key, bytes, bytes, Kind::Full, out),
+            KvOp::Update { key, bytes } => self.update(key, bytes, out),
             KvOp::Read { key } | KvOp::Get { key, .. } => {
                 self.read(key, out);
                 Ok(())
@@ -309,10 +326,20 @@ impl Lsm {
             }
             KvOp::ReadModifyWrite { key, bytes } => {
                 self.read(key, out);
-                let value = self.value_of(key).map_or(bytes, |v| v.max(bytes));
-                self.write(key, bytes, value, false, out)
+                self.update(key, bytes, out)
             }
-            KvOp::Delete { key } => self.write(key, 0, 0, true, out),
+            KvOp::Delete { key } => self.write(key, 0, 0, Kind::Tombstone, out),
+        }
+    }
+
+    /// An update of `bytes` value bytes: a partial row of them (`partial_updates`), or a whole
+    /// new record of the larger of the old value and `bytes`.
+    fn update(&mut self, key: u64, bytes: u32, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        if self.cfg.partial_updates {
+            self.write(key, bytes, bytes, Kind::Partial, out)
+        } else {
+            let value = self.value_of(key).map_or(bytes, |v| v.max(bytes));
+            self.write(key, bytes, value, Kind::Full, out)
         }
     }
 
@@ -327,14 +354,48 @@ impl Lsm {
         Ok(())
     }
 
-    /// Value bytes of the newest version of `key` (None: absent or deleted).
+    /// Value bytes of `key` (None: absent or deleted): of its newest version, combined with
+    /// the older ones down to a full version or a tombstone when it is a partial row.
     pub fn value_of(&self, key: u64) -> Option<u32> {
-        let loc = self.index.get(&key)?;
-        let size = if loc.table == MEM { self.mem.slots[loc.pos as usize].1 } else { self.table(loc.table).run.sizes[loc.pos as usize] };
+        let &loc = self.index.get(&key)?;
+        let mut size = self.size_at(loc);
+        if is_partial(size) {
+            let older = self.older_versions(key, loc);
+            size = combine_down(self.cells, std::iter::once(size).chain(older.iter().map(|v| v.1)));
+        }
         if is_tombstone(size) {
             return None;
         }
-        Some(entry_bytes(size) - self.cfg.key_bytes - self.cfg.record_overhead_bytes)
+        Some(self.cells.value(size))
+    }
+
+    /// Stored size (with flags) of the entry at `loc`.
+    #[inline]
+    fn size_at(&self, loc: Loc) -> u32 {
+        if loc.table == MEM {
+            self.mem.slots[loc.pos as usize].1
+        } else {
+            self.table(loc.table).run.sizes[loc.pos as usize]
+        }
+    }
+
+    /// The versions of `key` older than its newest (at `newest`): (sequence number, stored
+    /// size, table slot, entry) from every live table holding the key, newest first. Every
+    /// table is probed (key range, then a binary search), as if bloom filters were perfect.
+    fn older_versions(&self, key: u64, newest: Loc) -> Vec<(u64, u32, u32, u32)> {
+        let mut v = Vec::new();
+        for (slot, t) in self.tables.iter().enumerate() {
+            let Some(t) = t else { continue };
+            if slot as u32 == newest.table || key < t.min_key() || key > t.max_key() {
+                continue;
+            }
+            let i = t.lower_bound(key);
+            if t.run.keys.get(i) == Some(&key) {
+                v.push((t.run.seqs[i], t.run.sizes[i], slot as u32, i as u32));
+            }
+        }
+        v.sort_unstable_by_key(|v| std::cmp::Reverse(v.0));
+        v
     }
 
     #[inline]
@@ -346,11 +407,13 @@ impl Lsm {
         LsmError::Full { need, live: self.live_file_bytes(), capacity: self.cfg.capacity_bytes }
     }
 
-    /// A client write of `value` bytes (`sent` of them from the client), or a tombstone.
-    fn write(&mut self, key: u64, sent: u32, value: u32, tombstone: bool, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+    /// A client write of `value` bytes (`sent` of them from the client): a whole record, a
+    /// partial row or a tombstone.
+    fn write(&mut self, key: u64, sent: u32, value: u32, kind: Kind, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
         let k = self.cfg.key_bytes as u64;
-        let stored = k + value as u64 + self.cfg.record_overhead_bytes as u64;
-        if stored >= TOMBSTONE as u64 {
+        let overhead = if kind == Kind::Partial { self.cfg.partial_record_overhead_bytes } else { self.cfg.record_overhead_bytes };
+        let stored = k + value as u64 + overhead as u64;
+        if stored >= PARTIAL as u64 {
             return Err(LsmError::RecordTooLarge { key, bytes: value });
         }
         let logged = k + value as u64 + self.cfg.log_record_overhead_bytes as u64;
@@ -359,7 +422,7 @@ impl Lsm {
             return Err(self.full(append));
         }
         self.log.add(logged, self.mem_id, &mut self.next_file, out);
-        if tombstone {
+        if kind == Kind::Tombstone {
             self.counters.deletes += 1;
             self.counters.client_sent_bytes += k;
         } else {
@@ -367,11 +430,19 @@ impl Lsm {
             self.counters.client_sent_bytes += k + sent as u64;
         }
         self.seq += 1;
-        let size = stored as u32 | if tombstone { TOMBSTONE } else { 0 };
+        let size = stored as u32
+            | match kind {
+                Kind::Full => 0,
+                Kind::Partial => PARTIAL,
+                Kind::Tombstone => TOMBSTONE,
+            };
         match self.index.entry(key) {
             std::collections::hash_map::Entry::Occupied(mut e) => {
                 let loc = e.get_mut();
                 if loc.table == MEM {
+                    // Cells merge in memory: a partial row over the memtable's version.
+                    let old = self.mem.slots[loc.pos as usize].1;
+                    let size = if kind == Kind::Partial { self.cells.combine(size, old) } else { size };
                     self.mem.overwrite(loc.pos, size, self.seq);
                 } else {
                     *loc = Loc { table: MEM, pos: self.mem.push(key, size, self.seq) };
@@ -390,25 +461,47 @@ impl Lsm {
         Ok(())
     }
 
-    /// A point read: one block of the table holding the key's newest version.
+    /// A point read: one block of the table holding the key's newest version; when that is a
+    /// partial row, one block of each older table holding the key too, newest first, down to
+    /// the first full version or tombstone.
     fn read(&mut self, key: u64, out: &mut Vec<FileOp>) {
         self.counters.reads += 1;
         let Some(&loc) = self.index.get(&key) else {
             self.counters.missing_reads += 1;
             return;
         };
-        if loc.table == MEM {
-            self.counters.memtable_reads += 1;
+        let newest = self.size_at(loc);
+        if loc.table != MEM {
+            if self.jobs.is_incomplete(self.table(loc.table).file) {
+                self.counters.in_flight_reads += 1;
+            } else {
+                self.read_block(loc, out);
+            }
+        }
+        if !is_partial(newest) {
+            self.counters.memtable_reads += (loc.table == MEM) as u64;
             return;
         }
-        let t = self.table(loc.table);
-        if self.jobs.is_incomplete(t.file) {
-            self.counters.in_flight_reads += 1;
-            return;
+        self.counters.partial_reads += 1;
+        let mut acc = newest;
+        for (_, size, table, pos) in self.older_versions(key, loc) {
+            if !is_partial(acc) {
+                break;
+            }
+            self.counters.older_table_reads += 1;
+            if !self.jobs.is_incomplete(self.table(table).file) {
+                self.read_block(Loc { table, pos }, out);
+            }
+            acc = self.cells.combine(acc, size);
         }
+    }
+
+    /// Read the block holding the first byte of a table entry (when reads are on).
+    fn read_block(&mut self, loc: Loc, out: &mut Vec<FileOp>) {
         if !self.cfg.read_ios {
             return;
         }
+        let t = self.table(loc.table);
         let off = t.offset(loc.pos as usize) / self.block * self.block;
         out.push(FileOp::Read { file: t.file, offset: off, len: self.block as u32 });
         self.counters.client_read_bytes += self.block;
@@ -708,7 +801,8 @@ impl Lsm {
         let mut kept = 0u64;
         let mut dropped = 0u64;
         let mut dropped_keys: Vec<(u64, Loc)> = Vec::new();
-        merge(&inputs, job.drop_tombstones, |k: Kept| {
+        let cells = self.cells;
+        merge(&inputs, job.drop_tombstones, cells, |k: Kept| {
             let from = Loc { table: k.tag, pos: k.pos as u32 };
             if k.dropped {
                 dropped += 1;
@@ -825,6 +919,7 @@ impl Lsm {
         assert_eq!(self.tables.iter().flatten().map(|t| t.file_bytes).sum::<u64>(), self.table_bytes);
         for t in self.tables.iter().flatten() {
             assert!(t.run.keys.windows(2).all(|w| w[0] < w[1]), "table keys ascend");
+            assert!(self.cfg.partial_updates || t.partials == 0, "partial rows only with partial updates");
         }
         if let CompactionConfig::Leveled(_) = self.cfg.compaction {
             for l in &self.levels[1..] {
@@ -849,6 +944,8 @@ pub struct TableInfo {
     pub entries: u64,
     /// Of which tombstones.
     pub tombstones: u64,
+    /// Of which partial rows.
+    pub partials: u64,
     /// File size.
     pub file_bytes: u64,
     /// Key range.

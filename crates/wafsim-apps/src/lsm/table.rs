@@ -1,25 +1,109 @@
 //! SSTables as sorted arrays: one entry per key (keys ascending), the entry's stored size with
-//! a tombstone flag, the sequence number of the write it holds, and a sparse offset index (the
-//! file offset of every 64th entry, as an SSTable's index block names the offsets of its data
-//! blocks), so a record's offset costs at most 63 additions.
+//! a tombstone or partial flag, the sequence number of the write it holds, and a sparse offset
+//! index (the file offset of every 64th entry, as an SSTable's index block names the offsets of
+//! its data blocks), so a record's offset costs at most 63 additions.
+//!
+//! Partial rows (Cassandra's cell-level updates, `LsmConfig::partial_updates`): an entry
+//! flagged [`PARTIAL`] holds only some cells of its row; older versions of the key still
+//! matter until a full version or a tombstone. `Cells::combine` is the one rule every merge
+//! (memtable, compaction, read) uses to put a partial version over an older one.
 
 use wafsim_workload::files::FileId;
 
 /// Flag in a stored size: the entry is a tombstone (a delete).
 pub const TOMBSTONE: u32 = 1 << 31;
+/// Flag in a stored size: the entry is a partial row (some cells only; never with
+/// [`TOMBSTONE`]). Stored sizes stay below this bit.
+pub const PARTIAL: u32 = 1 << 30;
 /// Entries per sparse-index step.
 const SPARSE: usize = 64;
 
-/// Stored bytes of an entry (flag removed).
+/// Stored bytes of an entry (flags removed).
 #[inline(always)]
 pub fn entry_bytes(size: u32) -> u32 {
-    size & !TOMBSTONE
+    size & !(TOMBSTONE | PARTIAL)
 }
 
 /// Whether an entry is a tombstone.
 #[inline(always)]
 pub fn is_tombstone(size: u32) -> bool {
     size & TOMBSTONE != 0
+}
+
+/// Whether an entry is a partial row.
+#[inline(always)]
+pub fn is_partial(size: u32) -> bool {
+    size & PARTIAL != 0
+}
+
+/// Record sizes: how a stored size splits into key, value and overhead, and how a partial
+/// version combines with an older one.
+///
+/// The cell approximation: a row's cells are YCSB's fields, all the same length, and an
+/// update rewrites whole fields. The union of a full row and any of its cells is the full
+/// row; the union of partial rows is taken as the largest of them (exact when the updates
+/// rewrote the same fields, as a hot key's repeated one-field updates often do; an
+/// underestimate otherwise: two one-field updates of different fields hold two cells). A sum
+/// capped at the full size would be exact for distinct fields but needs the row's full size,
+/// which a partial row with no full version below does not know; the largest is the bound
+/// that needs nothing. Combined sizes are combined values: value = max of the values,
+/// overhead that of the result's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cells {
+    pub key_bytes: u32,
+    /// Overhead of a full row (and of a tombstone).
+    pub full_overhead: u32,
+    /// Overhead of a partial row.
+    pub partial_overhead: u32,
+}
+
+impl Cells {
+    /// Value bytes of a stored entry (0 for a tombstone).
+    #[inline]
+    pub fn value(self, size: u32) -> u32 {
+        let o = if is_partial(size) { self.partial_overhead } else { self.full_overhead };
+        entry_bytes(size) - self.key_bytes - o
+    }
+
+    /// A full row of `value` bytes.
+    #[inline]
+    pub fn full(self, value: u32) -> u32 {
+        self.key_bytes + value + self.full_overhead
+    }
+
+    /// A partial row of `value` bytes.
+    #[inline]
+    pub fn partial(self, value: u32) -> u32 {
+        (self.key_bytes + value + self.partial_overhead) | PARTIAL
+    }
+
+    /// A partial version `new` over the older version `old`: over a full row, the full row
+    /// (value the larger of the two); over a partial row, a partial row (the larger); over a
+    /// tombstone, the partial row alone, which is then complete (nothing older matters), so a
+    /// full row of the partial's value (counted with the full-row overhead).
+    #[inline]
+    pub fn combine(self, new: u32, old: u32) -> u32 {
+        debug_assert!(is_partial(new));
+        if is_tombstone(old) {
+            return self.full(self.value(new));
+        }
+        let v = self.value(new).max(self.value(old));
+        if is_partial(old) {
+            self.partial(v)
+        } else {
+            self.full(v)
+        }
+    }
+
+    /// A partial row with nothing older anywhere is complete: a full row of its value.
+    #[inline]
+    pub fn complete(self, size: u32) -> u32 {
+        if is_partial(size) {
+            self.full(self.value(size))
+        } else {
+            size
+        }
+    }
 }
 
 /// Sorted entries: keys ascending and unique, their stored sizes and sequence numbers.
@@ -70,6 +154,8 @@ pub struct Table {
     pub(crate) level: u32,
     /// Tombstones among the entries.
     pub(crate) tombstones: u64,
+    /// Partial rows among the entries.
+    pub(crate) partials: u64,
 }
 
 impl Table {
@@ -77,15 +163,16 @@ impl Table {
     pub(crate) fn new(run: Run, file: FileId, group: u32, level: u32, block: u64) -> Table {
         let mut sparse = Vec::with_capacity(run.len() / SPARSE + 1);
         let mut off = 0u64;
-        let mut tombstones = 0;
+        let (mut tombstones, mut partials) = (0, 0);
         for (i, &s) in run.sizes.iter().enumerate() {
             if i % SPARSE == 0 {
                 sparse.push(off);
             }
             off += entry_bytes(s) as u64;
             tombstones += is_tombstone(s) as u64;
+            partials += is_partial(s) as u64;
         }
-        Table { run, sparse, data_bytes: off, file_bytes: off.div_ceil(block) * block, file, group, level, tombstones }
+        Table { run, sparse, data_bytes: off, file_bytes: off.div_ceil(block) * block, file, group, level, tombstones, partials }
     }
 
     /// Smallest key (tables are never empty).
@@ -137,8 +224,8 @@ impl Table {
     }
 }
 
-/// One entry a merge keeps: the newest of its key among the inputs, found at entry `pos` of
-/// the piece tagged `tag`.
+/// One entry a merge keeps: the newest version of its key among the inputs (combined with
+/// older ones when it is partial), found at entry `pos` of the piece tagged `tag`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Kept {
     pub key: u64,
@@ -150,12 +237,17 @@ pub(crate) struct Kept {
     pub dropped: bool,
 }
 
-/// Merge sorted inputs linearly, keeping the entry with the highest sequence number of each
-/// key. Each input is a list of pieces in key order whose key ranges do not overlap (one
-/// SSTable, or the overlapping files of one level), each piece a run with a tag (its table).
-/// Tombstones are marked dropped when `drop_tombstones`. `sink` gets each kept entry in
-/// ascending key order.
-pub(crate) fn merge<F: FnMut(Kept)>(inputs: &[Vec<(&Run, u32)>], drop_tombstones: bool, mut sink: F) {
+/// Merge sorted inputs linearly, one entry per key. Each input is a list of pieces in key
+/// order whose key ranges do not overlap (one SSTable, or the overlapping files of one level),
+/// each piece a run with a tag (its table). Per key the versions are walked newest first (by
+/// sequence number): a full version or a tombstone is kept as it is; a partial version is
+/// combined ([`Cells::combine`]) with the older ones down to the first full version or
+/// tombstone (older versions than that are shadowed); with none in the merge it stays partial
+/// (older versions may live in tables outside the merge). The kept entry has the newest
+/// version's sequence number, tag and position. With `bottom` (the merge holds the oldest data
+/// of its key range) tombstones are marked dropped and a partial result is complete (made
+/// full). `sink` gets each kept entry in ascending key order.
+pub(crate) fn merge<F: FnMut(Kept)>(inputs: &[Vec<(&Run, u32)>], bottom: bool, cells: Cells, mut sink: F) {
     // Per input: piece, entry, and the head key (None: exhausted).
     let mut piece = vec![0usize; inputs.len()];
     let mut pos = vec![0usize; inputs.len()];
@@ -171,14 +263,20 @@ pub(crate) fn merge<F: FnMut(Kept)>(inputs: &[Vec<(&Run, u32)>], drop_tombstones
     for i in 0..inputs.len() {
         settle(i, &mut piece, &mut pos, &mut head);
     }
+    // The versions of one key: (seq, size).
+    let mut versions: Vec<(u64, u32)> = Vec::with_capacity(inputs.len());
     while let Some(min) = head.iter().flatten().copied().min() {
         let mut best: Option<Kept> = None;
+        let mut any_partial = false;
+        versions.clear();
         for i in 0..inputs.len() {
             if head[i] != Some(min) {
                 continue;
             }
             let (run, tag) = inputs[i][piece[i]];
             let (size, seq) = (run.sizes[pos[i]], run.seqs[pos[i]]);
+            any_partial |= is_partial(size);
+            versions.push((seq, size));
             if best.is_none_or(|b| seq > b.seq) {
                 best = Some(Kept { key: min, size, seq, tag, pos: pos[i], dropped: false });
             }
@@ -186,14 +284,37 @@ pub(crate) fn merge<F: FnMut(Kept)>(inputs: &[Vec<(&Run, u32)>], drop_tombstones
             settle(i, &mut piece, &mut pos, &mut head);
         }
         let mut k = best.expect("an input holds the key");
-        k.dropped = drop_tombstones && is_tombstone(k.size);
+        if any_partial && is_partial(k.size) {
+            versions.sort_unstable_by_key(|v| std::cmp::Reverse(v.0));
+            k.size = combine_down(cells, versions.iter().map(|v| v.1));
+        }
+        if bottom {
+            k.dropped = is_tombstone(k.size);
+            k.size = cells.complete(k.size);
+        }
         sink(k);
     }
+}
+
+/// The versions of one key, newest first, combined: the newest if full or a tombstone, else
+/// the partial newest over the older ones down to the first full version or tombstone.
+pub(crate) fn combine_down(cells: Cells, mut newest_first: impl Iterator<Item = u32>) -> u32 {
+    let mut acc = newest_first.next().expect("a version");
+    for older in newest_first {
+        if !is_partial(acc) {
+            break;
+        }
+        acc = cells.combine(acc, older);
+    }
+    acc
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Key 24, full-row overhead 0, partial-row overhead 4: a 100-byte cell is 128 bytes.
+    const CELLS: Cells = Cells { key_bytes: 24, full_overhead: 0, partial_overhead: 4 };
 
     fn run(entries: &[(u64, u32, u64)]) -> Run {
         let mut r = Run::default();
@@ -227,20 +348,64 @@ mod tests {
         let new = run(&[(2, 20, 9), (3, TOMBSTONE | 4, 8), (5, TOMBSTONE | 4, 7)]);
         let inputs = vec![vec![(&old, 0u32)], vec![(&new, 1u32)]];
         let mut out = Vec::new();
-        merge(&inputs, false, |k| out.push((k.key, k.size, k.seq, k.tag, k.pos, k.dropped)));
+        merge(&inputs, false, CELLS, |k| out.push((k.key, k.size, k.seq, k.tag, k.pos, k.dropped)));
         assert_eq!(
             out,
             vec![(1, 10, 1, 0, 0, false), (2, 20, 9, 1, 0, false), (3, TOMBSTONE | 4, 8, 1, 1, false), (5, TOMBSTONE | 4, 7, 1, 2, false)]
         );
         let mut out = Vec::new();
-        merge(&inputs, true, |k| out.push((k.key, k.dropped)));
+        merge(&inputs, true, CELLS, |k| out.push((k.key, k.dropped)));
         assert_eq!(out, vec![(1, false), (2, false), (3, true), (5, true)]);
         // Disjoint pieces of one input are walked in order; positions are per piece.
         let p1 = run(&[(1, 1, 1), (2, 1, 1)]);
         let p2 = run(&[(7, 1, 1)]);
         let inputs = vec![vec![(&p1, 4u32), (&p2, 5u32)]];
         let mut keys = Vec::new();
-        merge(&inputs, false, |k| keys.push((k.key, k.tag, k.pos)));
+        merge(&inputs, false, CELLS, |k| keys.push((k.key, k.tag, k.pos)));
         assert_eq!(keys, vec![(1, 4, 0), (2, 4, 1), (7, 5, 0)]);
+    }
+
+    #[test]
+    fn partial_versions_combine_down_to_the_first_full_version_or_tombstone() {
+        let (full, part, tomb) = (|v: u32| CELLS.full(v), |v: u32| CELLS.partial(v), TOMBSTONE | 24);
+        assert_eq!((entry_bytes(full(1000)), entry_bytes(part(100))), (1024, 128));
+        assert_eq!((CELLS.value(full(1000)), CELLS.value(part(100)), CELLS.value(tomb)), (1000, 100, 0));
+        let keep = |inputs: &[Vec<(&Run, u32)>], bottom: bool| {
+            let mut out = Vec::new();
+            merge(inputs, bottom, CELLS, |k| out.push((k.key, k.size, k.seq, k.tag, k.pos, k.dropped)));
+            out
+        };
+        // Key 1: full, then two partials: one full row of the full size, the newest's seq,
+        // tag and position. Key 2: two partials, no full version in the merge: a partial of
+        // the larger. Key 3: a tombstone, then a partial: the partial alone, complete (full).
+        // Key 4: a partial over a full row over an older partial larger than both: the older
+        // partial is shadowed (the walk stops at the full row). Key 5: a full row newer than
+        // a partial: kept as it is.
+        let a = run(&[(1, full(1000), 1), (2, part(100), 2), (3, tomb, 3), (4, part(1500), 4), (5, part(300), 5)]);
+        let b = run(&[(1, part(100), 6), (2, part(300), 7), (4, full(1000), 8), (5, full(900), 9)]);
+        let c = run(&[(1, part(100), 10), (3, part(200), 11), (4, part(100), 12)]);
+        let inputs = vec![vec![(&a, 0u32)], vec![(&b, 1u32)], vec![(&c, 2u32)]];
+        assert_eq!(
+            keep(&inputs, false),
+            vec![
+                (1, full(1000), 10, 2, 0, false),
+                (2, part(300), 7, 1, 1, false),
+                (3, full(200), 11, 2, 1, false),
+                (4, full(1000), 12, 2, 2, false),
+                (5, full(900), 9, 1, 3, false),
+            ]
+        );
+        // At the bottom (the merge holds the key's oldest data), a partial row is complete.
+        let bottom = keep(&inputs, true);
+        assert_eq!(bottom[1], (2, full(300), 7, 1, 1, false));
+        // Order of the inputs does not matter: the sequence numbers decide.
+        let swapped = vec![vec![(&c, 2u32)], vec![(&a, 0u32)], vec![(&b, 1u32)]];
+        assert_eq!(keep(&swapped, false), keep(&inputs, false));
+        // A lone partial stays partial; a tombstone over a partial is the tombstone.
+        let d = run(&[(7, part(100), 1), (8, part(100), 2)]);
+        let e = run(&[(8, tomb, 3)]);
+        let inputs = vec![vec![(&d, 0u32)], vec![(&e, 1u32)]];
+        assert_eq!(keep(&inputs, false), vec![(7, part(100), 1, 0, 0, false), (8, tomb, 3, 1, 0, false)]);
+        assert_eq!(keep(&inputs, true), vec![(7, full(100), 1, 0, 0, false), (8, tomb, 3, 1, 0, true)]);
     }
 }
