@@ -58,7 +58,12 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
     let seconds = t0.elapsed().as_secs_f64();
     let timed = variants.iter().any(|v| v.spec.timing.as_ref().is_some_and(|t| t.enabled));
     let mut random_interleave = vec![Vec::new(); variants.len()];
-    if !timed {
+    // The interleaving of a phase's sources only matters where a phase has several (a fio
+    // file may hold several jobs).
+    let several = |v: &crate::spec::Variant| {
+        v.spec.phases().iter().any(|p| !p.fio.is_empty() || p.workload.len() + p.trace.len() + p.files.len() + p.kv.len() > 1)
+    };
+    if !timed && variants.iter().any(several) {
         for seed in RANDOM_SEEDS {
             let vs: Vec<_> = variants
                 .iter()

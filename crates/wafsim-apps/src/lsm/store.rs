@@ -386,7 +386,7 @@ impl Lsm {
         let mut v = Vec::new();
         for (slot, t) in self.tables.iter().enumerate() {
             let Some(t) = t else { continue };
-            if slot as u32 == newest.table || key < t.min_key() || key > t.max_key() {
+            if slot as u32 == newest.table || key < t.min_key() || key > t.max_key() || !t.may_contain(key) {
                 continue;
             }
             let i = t.lower_bound(key);
