@@ -135,7 +135,16 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
             .collect();
         let judged = e.results.iter().any(|r| r.phases.iter().any(|p| p.steady.is_some()));
         if judged && verdicts.is_empty() {
-            let _ = writeln!(s, "\nSteady state: every measured phase of every variant ended with a steady WAF (last 5 rounds of 0.1x the capacity within 20% range and 10% fitted change).");
+            // The criteria as the phases had them (the first judged phase's; a file may set its own).
+            let v = e.results.iter().flat_map(|r| r.phases.iter().filter_map(|p| p.steady.as_ref())).next().expect("judged");
+            let _ = writeln!(
+                s,
+                "\nSteady state: every measured phase of every variant ended with a steady WAF (last {} rounds of {} host writes within {:.0}% range and {:.0}% fitted change).",
+                v.window,
+                wafsim_core::units::Bytes(v.round_bytes),
+                v.max_excursion * 100.0,
+                v.max_slope * 100.0
+            );
         } else if judged {
             let _ = writeln!(s, "\nSteady state: **not reached** in {} measured phase(s); these results may still be moving:\n", verdicts.len());
             for v in verdicts {
