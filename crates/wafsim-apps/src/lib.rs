@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod flashcache;
+mod keymap;
 pub mod lskv;
 pub mod lsm;
 

@@ -43,8 +43,7 @@
 //! model instead defrags the used block with the fewest live bytes (greedy, counted as
 //! `forced_defrags`) and refuses the write only when no block has dead space.
 
-use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use wafsim_core::{Io, Op, Pid};
@@ -205,26 +204,8 @@ enum State {
     Queued,
 }
 
-/// A multiplicative hasher for u64 keys (the index is the hot path).
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
 
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, k: u64) {
-        let h = (k ^ (k >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        self.0 = h ^ (h >> 32);
-    }
-}
-
-type Index = HashMap<u64, RecordLoc, BuildHasherDefault<KeyHasher>>;
+type Index = crate::keymap::KeyMap<RecordLoc>;
 
 #[derive(Debug, Clone, Copy)]
 struct Cursor {

@@ -69,7 +69,6 @@ pub mod bighash;
 pub mod blockcache;
 mod source;
 
-use std::hash::{BuildHasherDefault, Hasher};
 
 use wafsim_core::{Io, Pid};
 use wafsim_workload::KvOp;
@@ -278,26 +277,8 @@ impl Layout {
     }
 }
 
-/// A multiplicative hasher for u64 keys (the indexes are the hot path).
-#[derive(Default, Clone, Copy)]
-pub(crate) struct KeyHasher(u64);
 
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, k: u64) {
-        let h = (k ^ (k >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        self.0 = h ^ (h >> 32);
-    }
-}
-
-pub(crate) type BuildKeyHasher = BuildHasherDefault<KeyHasher>;
+pub(crate) type BuildKeyHasher = std::hash::BuildHasherDefault<crate::keymap::KeyHasher>;
 
 /// Navy's hash of a key (here of its number): picks the bucket and the bloom bits.
 #[inline(always)]

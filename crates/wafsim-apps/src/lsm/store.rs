@@ -1,7 +1,6 @@
 //! The store: key index, memtable, log, tables; applies requests and emits file operations.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use wafsim_workload::files::{FileId, FileOp};
 use wafsim_workload::KvOp;
@@ -23,26 +22,8 @@ struct Loc {
 
 const MEM: u32 = u32::MAX;
 
-/// A multiplicative hasher for u64 keys (the index is the hot path).
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
 
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, k: u64) {
-        let h = (k ^ (k >> 31)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-        self.0 = h ^ (h >> 32);
-    }
-}
-
-type Index = HashMap<u64, Loc, BuildHasherDefault<KeyHasher>>;
+type Index = crate::keymap::KeyMap<Loc>;
 
 /// What an [`Lsm`] has done so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
