@@ -290,8 +290,7 @@ fn real_main() -> Result<()> {
                 Some(match &sample_every {
                     Some(s) => parse_bytes(s).map_err(anyhow::Error::msg)?,
                     None => {
-                        let cfg = all[0].spec.device.to_config(&all[0].spec.namespace, all[0].spec.seed)?;
-                        (cfg.logical_bytes / 50).max(1 << 20)
+                        (all[0].spec.device_config()?.logical_bytes / 50).max(1 << 20)
                     }
                 })
             } else {
@@ -378,7 +377,8 @@ fn real_main() -> Result<()> {
             if let Some(plots) = &plots {
                 let base = out.as_ref().and_then(|o| o.parent()).unwrap_or(std::path::Path::new("."));
                 for (i, e) in entries.iter().enumerate() {
-                    if e.results.iter().all(|r| r.bandwidth.is_empty()) {
+                    let apps = e.results.iter().any(|r| !r.filesystems.is_empty() && !r.timeseries.is_empty());
+                    if e.results.iter().all(|r| r.bandwidth.is_empty()) && !apps {
                         continue;
                     }
                     let stem = e.path.strip_prefix(&dir).unwrap_or(&e.path).with_extension("");
@@ -387,14 +387,17 @@ fn real_main() -> Result<()> {
                     // Bandwidth and cache charts over all variants; reclaim per disk of the first.
                     let first_reclaim = format!("reclaim_{}.svg", wafsim_report::plots::file_safe(&e.results[0].name));
                     for (name, svg) in wafsim_report::plots::charts(&e.results) {
-                        if name == "bandwidth.svg" || name == "cache_zones.svg" || name == first_reclaim {
+                        // Application experiments: WAF over time, each variant's application /
+                        // host / NAND writes, and the zone maps of zoned drives.
+                        let app_chart = apps && (name == "waf_over_time.svg" || name.starts_with("host_vs_media_") || name.starts_with("zone_map_"));
+                        if name == "bandwidth.svg" || name == "cache_zones.svg" || name == first_reclaim || app_chart {
                             let path = sub.join(&name);
                             std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
                             let rel = pathdiff(&path, base);
                             charts[i].push(rel);
                         }
                     }
-                    charts[i].sort_by_key(|c| (!c.ends_with("bandwidth.svg"), !c.ends_with("cache_zones.svg"), c.clone()));
+                    charts[i].sort_by_key(|c| (!c.ends_with("bandwidth.svg"), !c.ends_with("cache_zones.svg"), !c.ends_with("waf_over_time.svg"), c.clone()));
                 }
             }
             let command = if plots.is_some() { "wafsim catalog --out docs/experiments.md --plots docs/plots" } else { "wafsim catalog --out docs/experiments.md" };

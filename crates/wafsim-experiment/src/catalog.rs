@@ -53,8 +53,12 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
     for v in &mut variants {
         scale_spec(&mut v.spec, scale)?;
     }
+    // Application experiments get time series (application, host and NAND writes over time) for
+    // their charts, sampled as `wafsim run --plot` does.
+    let apps = variants.iter().any(|v| v.spec.phases().iter().any(|p| !p.kv.is_empty()));
+    let opts = if apps { RunOptions { sample_every_bytes: Some((variants[0].spec.device_config()?.logical_bytes / 50).max(1 << 20)) } } else { RunOptions::default() };
     let t0 = Instant::now();
-    let results = run_variants(&variants, RunOptions::default(), &|_, _| {}).into_iter().collect::<Result<Vec<_>>>()?;
+    let results = run_variants(&variants, opts, &|_, _| {}).into_iter().collect::<Result<Vec<_>>>()?;
     let seconds = t0.elapsed().as_secs_f64();
     let timed = variants.iter().any(|v| v.spec.timing.as_ref().is_some_and(|t| t.enabled));
     let mut random_interleave = vec![Vec::new(); variants.len()];
