@@ -24,8 +24,6 @@ struct CachePart {
     limit: Option<u64>,
     done: bool,
     slot: Arc<Mutex<Option<String>>>,
-    /// BlockCache's regions.
-    regions: u32,
 }
 
 impl IoSource for CachePart {
@@ -43,7 +41,7 @@ impl IoSource for CachePart {
             o.pending_write_bytes = c.pending_write_bytes;
             // Filling until every region has been reclaimed once: before that, evictions (and
             // the drive's view of region lifetimes) are not what they will be.
-            o.warming = c.counters.blockcache.regions_reclaimed < self.regions as u64;
+            o.warming = c.counters.blockcache.regions_reclaimed < self.inner.cache().layout().regions as u64;
             o.metrics = vec![
                 ("hit ratio".into(), c.counters.hit_ratio()),
                 ("BigHash hit ratio".into(), c.counters.bighash_hit_ratio()),
@@ -84,33 +82,11 @@ fn scaled_region(region: u32, scale: f64) -> u32 {
     r.clamp(1 << 20, region) / 4096 * 4096
 }
 
-/// The fields a flash cache does not take, named if set.
-fn refuse_other_stores_fields(k: &KvSpec) -> Result<()> {
-    for (field, set) in [
-        ("write_block", k.write_block.is_some()),
-        ("defrag_lwm", k.defrag_lwm.is_some()),
-        ("compaction", k.compaction.is_some()),
-        ("memtable", k.memtable.is_some()),
-        ("staging_namespace", k.staging_namespace.is_some()),
-        ("filesystem", k.filesystem != "conventional"),
-        ("fill", k.fill.is_some()),
-    ] {
-        if set {
-            bail!("{field}: not a setting of store = \"flash-cache\"");
-        }
-    }
-    if k.workload != "ycsb" && k.workload != "cachebench" {
-        bail!("workload {:?}: a flash cache runs the CacheBench-like generator (workload = \"cachebench\", the default for this store)", k.workload);
-    }
-    Ok(())
-}
-
 /// The flash cache of `k` (entry `i`) on `target`.
 #[allow(clippy::too_many_arguments)]
 pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut Vec<Part>, errors: &mut ErrorSlots, probes: &mut Vec<FsProbe>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
-    refuse_other_stores_fields(k).with_context(ctx)?;
     if target.zones_of(g).is_some() {
         bail!("{}: a flash cache writes its namespace in place; a zoned namespace cannot take it", ctx());
     }
@@ -140,7 +116,6 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
     }
     let cache = FlashCache::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
     let cache_bytes = cache.layout().cache_bytes;
-    let regions = cache.layout().regions;
     let mut gen = CacheGenConfig::default().with_footprint((cache_bytes as f64 * k.footprint.unwrap_or(2.0)) as u64);
     if let Some(z) = k.zipf {
         gen.popularity = if z == 0.0 { Popularity::Uniform } else { Popularity::Zipfian { exponent: z } };
@@ -157,7 +132,7 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
     let label = Label { name: format!("kv{} (flash cache{})", i + 1, if placement { ", engines on handles 0/1" } else { "" }), namespace: k.namespace.clone() };
     probes.push(FsProbe { label: label.clone(), filesystem: "flash cache".into(), report: out.clone() });
     parts.push(Part {
-        source: Box::new(CachePart { inner, cache: report, out, limit, done: false, slot, regions }),
+        source: Box::new(CachePart { inner, cache: report, out, limit, done: false, slot }),
         weight: 1,
         label,
         timing: PartTiming { iodepth: k.iodepth.unwrap_or(1).max(1), mean_io_bytes: 4096.0, ..Default::default() },

@@ -166,10 +166,8 @@ pub fn file_parts(
     for (i, f) in files.iter().enumerate() {
         let ctx = || format!("[[phase.files]] #{} on {}", i + 1, f.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&f.namespace) else { continue };
-        // A multiple of what the file system can hold: a zoned namespace's sequential zones'
-        // capacity, not its LBA range.
-        let room = target.zones_of(g).map_or(ns_bytes, |z| (z.zones - z.conventional_zones) as u64 * z.zone_capacity);
-        let amount = crate::spec::amount_bytes(&f.amount, room).with_context(ctx)?;
+        // A multiple of what the file system can hold.
+        let amount = crate::spec::amount_bytes(&f.amount, target.room(g, ns_bytes)).with_context(ctx)?;
         let groups = groups(f).with_context(ctx)?;
         let mean_write = mean_write(&groups);
         let synthetic = SyntheticFiles::new(groups, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;

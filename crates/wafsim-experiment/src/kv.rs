@@ -54,19 +54,38 @@ impl IoSource for KvPart {
     }
 }
 
-/// A flash cache's fields set on another store: named.
-pub(crate) fn refuse_cache_fields(k: &KvSpec, store: &str) -> Result<()> {
-    for (field, set) in [
-        ("cache_size", k.cache_size.is_some()),
-        ("bighash_pct", k.bighash_pct.is_some()),
-        ("placement", k.placement.is_some()),
-        ("footprint", k.footprint.is_some()),
-        ("zipf", k.zipf.is_some()),
-        ("region_eviction", k.region_eviction.is_some()),
-    ] {
-        if set {
-            bail!("{field}: a setting of store = \"flash-cache\", not of store = \"{store}\"");
+/// Settings that belong to some stores only, set on another one: named.
+fn check_store_fields(k: &KvSpec) -> Result<()> {
+    const LS: &str = "log-structured";
+    const LSM: &str = "lsm";
+    const CACHE: &str = "flash-cache";
+    let fields: [(&str, bool, &[&str]); 16] = [
+        ("write_block", k.write_block.is_some(), &[LS]),
+        ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
+        ("trim", k.trim, &[LS, CACHE]),
+        ("fill", k.fill.is_some(), &[LS, LSM]),
+        ("compaction", k.compaction.is_some(), &[LSM]),
+        ("memtable", k.memtable.is_some(), &[LSM]),
+        ("staging_namespace", k.staging_namespace.is_some(), &[LSM]),
+        ("staging_levels", k.staging_levels.is_some(), &[LSM]),
+        // A log-structured store and a cache write their namespace raw.
+        ("filesystem", k.filesystem != "conventional", &[LSM]),
+        ("cache_size", k.cache_size.is_some(), &[CACHE]),
+        ("bighash_pct", k.bighash_pct.is_some(), &[CACHE]),
+        ("placement", k.placement.is_some(), &[CACHE]),
+        ("footprint", k.footprint.is_some(), &[CACHE]),
+        ("zipf", k.zipf.is_some(), &[CACHE]),
+        ("region_eviction", k.region_eviction.is_some(), &[CACHE]),
+        ("warehouses", k.warehouses.is_some(), &[LS, LSM]),
+    ];
+    for (field, set, stores) in fields {
+        if set && !stores.contains(&k.store.as_str()) {
+            let of: Vec<String> = stores.iter().map(|s| format!("store = \"{s}\"")).collect();
+            bail!("{field}: a setting of {}, not of store = \"{}\"", of.join(" or "), k.store);
         }
+    }
+    if k.store == CACHE && k.workload != "ycsb" && k.workload != "cachebench" {
+        bail!("workload {:?}: a flash cache runs the CacheBench-like generator (workload = \"cachebench\", the default for this store)", k.workload);
     }
     Ok(())
 }
@@ -104,6 +123,10 @@ pub fn kv_parts(
     for (i, k) in kvs.iter().enumerate() {
         let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { continue };
+        if !["log-structured", "lsm", "flash-cache"].contains(&k.store.as_str()) {
+            bail!("{}: store {:?}: expected \"log-structured\", \"lsm\" or \"flash-cache\"", ctx(), k.store);
+        }
+        check_store_fields(k).with_context(ctx)?;
         match k.store.as_str() {
             "log-structured" => {}
             "lsm" => {
@@ -118,20 +141,8 @@ pub fn kv_parts(
                 crate::cachekv::cache_part(k, i, target, seed(i, g), parts, errors, probes, next_group())?;
                 continue;
             }
-            s => bail!("{}: store {s:?}: expected \"log-structured\", \"lsm\" or \"flash-cache\"", ctx()),
+            _ => unreachable!("checked above"),
         }
-        for (field, set) in [
-            ("compaction", k.compaction.is_some()),
-            ("memtable", k.memtable.is_some()),
-            ("staging_namespace", k.staging_namespace.is_some()),
-            ("staging_levels", k.staging_levels.is_some()),
-            ("filesystem", k.filesystem != "conventional"),
-        ] {
-            if set {
-                bail!("{}: {field}: a setting of store = \"lsm\" (a log-structured store writes its namespace raw)", ctx());
-            }
-        }
-        refuse_cache_fields(k, "log-structured").with_context(ctx)?;
         let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
         if let Some(w) = &k.write_block {
             let b = size("write_block", w).with_context(ctx)?;

@@ -100,16 +100,6 @@ fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
     }
 }
 
-/// The fields an LSM store does not take, named if set.
-fn refuse_other_stores_fields(k: &KvSpec) -> Result<()> {
-    for (field, set) in [("write_block", k.write_block.is_some()), ("defrag_lwm", k.defrag_lwm.is_some()), ("trim", k.trim)] {
-        if set {
-            bail!("{field}: a setting of store = \"log-structured\", not of store = \"lsm\"");
-        }
-    }
-    Ok(())
-}
-
 /// The LSM store of `k` (entry `i`) on `target`, reading requests from `requests`.
 #[allow(clippy::too_many_arguments)]
 pub fn lsm_part(
@@ -124,13 +114,9 @@ pub fn lsm_part(
 ) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
-    refuse_other_stores_fields(k).with_context(ctx)?;
-    crate::kv::refuse_cache_fields(k, "lsm").with_context(ctx)?;
     let choice = FsChoice { filesystem: &k.filesystem, discard: k.discard, chunk: &k.chunk, victim: &k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
     let (main_fs, mut mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
-    // A zoned namespace holds its zones' capacity, not its LBA range.
-    let room = |g: u32, bytes: u64| target.zones_of(g).map_or(bytes, |z| (z.zones - z.conventional_zones) as u64 * z.zone_capacity);
-    let mut capacity = room(g, ns_bytes);
+    let mut capacity = target.room(g, ns_bytes);
     let fs: Box<dyn FileSystem> = match &k.staging_namespace {
         None => main_fs,
         Some(st) => {
@@ -143,12 +129,12 @@ pub fn lsm_part(
             let staging = FsChoice { filesystem: "conventional", ..choice };
             let (sfs, smkfs) = make_fs(&staging, target, sg, sns, sbytes).with_context(|| format!("{}: staging namespace {st:?}", ctx()))?;
             mkfs.extend(smkfs);
-            capacity += room(sg, sbytes);
+            capacity += target.room(sg, sbytes);
             Box::new(MediaClassFs::new(sfs, main_fs, CAPACITY_GROUP_BIT))
         }
     };
     let cfg = lsm_config(k, capacity).with_context(ctx)?;
-    let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, room(g, ns_bytes))).transpose().with_context(ctx)?;
+    let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, target.room(g, ns_bytes))).transpose().with_context(ctx)?;
     let kv = requests(&cfg, capacity).with_context(ctx)?;
     let mean_io = cfg.write_bytes as f64;
     let what = match cfg.compaction {

@@ -197,6 +197,12 @@ impl<'a> Target<'a> {
         self.zones.get(g as usize).copied().flatten()
     }
 
+    /// Bytes a file system or store can hold on experiment namespace `g` of `bytes`: a zoned
+    /// namespace's sequential zones' capacity, not its LBA range.
+    pub(crate) fn room(&self, g: u32, bytes: u64) -> u64 {
+        self.zones_of(g).map_or(bytes, |z| (z.zones - z.conventional_zones) as u64 * z.zone_capacity)
+    }
+
     /// (experiment index, Io index, bytes) of the namespace named `name`, if on this target.
     pub(crate) fn find(&self, name: &str) -> Option<(u32, u32, u64)> {
         let g = self.cfg.namespaces.iter().position(|n| n.name == name)?;

@@ -136,6 +136,10 @@ amount = "0.5x"
     // A store over two namespaces must name two different ones.
     let same = doc.replace("staging_namespace = \"staging\"", "staging_namespace = \"capacity\"");
     assert!(format!("{:#}", common::run_doc(&same, 0.001).unwrap_err()).contains("store's own namespace"));
+    // A setting of another store is refused by name, with the stores that take it.
+    let other = doc.replace("amount = \"0.5x\"", "amount = \"0.5x\"\nwrite_block = \"128KiB\"");
+    let e = format!("{:#}", common::run_doc(&other, 0.001).unwrap_err());
+    assert!(e.contains("write_block: a setting of store = \"log-structured\", not of store = \"lsm\""), "{e}");
 }
 
 /// A flash cache using the whole drive, BlockCache evicting FIFO, until the drive's WAF is
