@@ -3,6 +3,7 @@
 
 pub mod csv;
 pub mod json;
+pub mod nvme;
 pub mod plots;
 pub mod svg;
 pub mod table;
