@@ -150,6 +150,8 @@ pub struct Lsm {
     block: u64,
     /// Flushes and compactions whose file operations are not all released.
     jobs: Jobs,
+    /// Reads' buffer of older versions (see [`Lsm::older_versions`]).
+    older: Vec<(u64, u32, u32, u32)>,
 }
 
 impl Lsm {
@@ -185,6 +187,7 @@ impl Lsm {
             counters: LsmCounters::default(),
             block,
             cfg,
+            older: Vec::new(),
         })
     }
 
@@ -341,7 +344,8 @@ impl Lsm {
         let &loc = self.index.get(&key)?;
         let mut size = self.size_at(loc);
         if is_partial(size) {
-            let older = self.older_versions(key, loc);
+            let mut older = Vec::new();
+            self.older_versions(key, loc, &mut older);
             size = combine_down(self.cells, std::iter::once(size).chain(older.iter().map(|v| v.1)));
         }
         if is_tombstone(size) {
@@ -356,15 +360,16 @@ impl Lsm {
         if loc.table == MEM {
             self.mem.slots[loc.pos as usize].1
         } else {
-            self.table(loc.table).run.sizes[loc.pos as usize]
+            self.table(loc.table).run.size(loc.pos as usize)
         }
     }
 
     /// The versions of `key` older than its newest (at `newest`): (sequence number, stored
     /// size, table slot, entry) from every live table holding the key, newest first. Every
-    /// table is probed (key range, then a binary search), as if bloom filters were perfect.
-    fn older_versions(&self, key: u64, newest: Loc) -> Vec<(u64, u32, u32, u32)> {
-        let mut v = Vec::new();
+    /// table is probed (key range, then a search), as if bloom filters were perfect. `v` is
+    /// cleared first (a buffer the caller keeps: reads call this millions of times).
+    fn older_versions(&self, key: u64, newest: Loc, v: &mut Vec<(u64, u32, u32, u32)>) {
+        v.clear();
         for (slot, t) in self.tables.iter().enumerate() {
             let Some(t) = t else { continue };
             if slot as u32 == newest.table || key < t.min_key() || key > t.max_key() || !t.may_contain(key) {
@@ -372,11 +377,11 @@ impl Lsm {
             }
             let i = t.lower_bound(key);
             if t.run.keys.get(i) == Some(&key) {
-                v.push((t.run.seqs[i], t.run.sizes[i], slot as u32, i as u32));
+                let m = t.run.meta[i];
+                v.push((m.seq, m.size, slot as u32, i as u32));
             }
         }
         v.sort_unstable_by_key(|v| std::cmp::Reverse(v.0));
-        v
     }
 
     #[inline]
@@ -465,7 +470,9 @@ impl Lsm {
         }
         self.counters.partial_reads += 1;
         let mut acc = newest;
-        for (_, size, table, pos) in self.older_versions(key, loc) {
+        let mut older = std::mem::take(&mut self.older);
+        self.older_versions(key, loc, &mut older);
+        for &(_, size, table, pos) in &older {
             if !is_partial(acc) {
                 break;
             }
@@ -475,6 +482,7 @@ impl Lsm {
             }
             acc = self.cells.combine(acc, size);
         }
+        self.older = older;
     }
 
     /// Read the block holding the first byte of a table entry (when reads are on).
