@@ -30,6 +30,12 @@
 //!
 //! nvme-cli's text depends on its locale ([`Locale`]: thousands separators, `%c` dates) and
 //! `fdp events` on the time zone (rendered here as UTC). JSON depends on neither.
+//!
+//! # Simulated drives
+//!
+//! [`drive`] saves one simulated drive as a [`drive::DriveState`] (JSON) and builds each log
+//! page above from it, so `wafsim nvme ...` prints a simulated drive as nvme-cli prints a
+//! real one.
 
 mod fdp;
 mod fmt;
@@ -37,6 +43,8 @@ mod json;
 mod ocp;
 mod parse;
 mod smart;
+
+pub mod drive;
 
 pub use fdp::{
     fdp_configs_json, fdp_event_name, fdp_events_json, fdp_stats_json, fdp_status_json,
