@@ -694,10 +694,12 @@ fn kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
-/// SMART data units: thousands of 512-byte units, rounded up. NVMe Base Specification, SMART /
-/// Health Information log, Data Units Written: "... reported in thousands (i.e., a value of 1
-/// corresponds to 1,000 units of 512 bytes written) and is rounded up"; Data Units Read
-/// likewise. So one byte written already shows as 1.
+/// SMART data units, rounded up as real drives do. NVMe Base Specification (2.0), SMART /
+/// Health Information log page (02h), Data Units Written (bytes 63:48): the number of 512-byte
+/// data units the host has written, "reported in thousands (i.e., a value of 1 corresponds to
+/// 1,000 units of 512 bytes written) and is rounded up"; Data Units Read (bytes 47:32)
+/// likewise. So a single byte written already shows as 1, and a WAF from data units is exact
+/// only to within 512,000 host bytes per capture.
 fn data_units(bytes: u64) -> u128 {
     (bytes as u128).div_ceil(DATA_UNIT_BYTES as u128)
 }
