@@ -667,6 +667,7 @@ pub struct LsKvEngine {
 }
 
 impl Engine<KvOp> for LsKvEngine {
+    type Out = Io;
     type Error = LsKvError;
 
     fn apply(&mut self, op: &KvOp, out: &mut Vec<Io>) -> Result<(), LsKvError> {
@@ -683,7 +684,7 @@ impl Engine<KvOp> for LsKvEngine {
         r.pending_write_bytes = pending_write_bytes;
     }
 
-    fn refused(&mut self, what: String) {
+    fn refused(&mut self, what: String, _out: &mut Vec<Io>) {
         self.report.lock().expect("report lock").error = Some(what);
     }
 }

@@ -1,7 +1,9 @@
-//! Higher-level operations (file operations, key-value requests) turned into block I/O a batch at
-//! a time. A file system or an application model (the [`Engine`]) applies each operation and
-//! appends the commands it causes; what does not fit the caller's batch waits for the next one,
-//! so one operation may span batches and the stream is the same whatever the batch sizes.
+//! Higher-level operations (key-value requests, file operations) turned into lower-level
+//! commands (file operations, block I/O) a batch at a time. A file system or an application
+//! model (the [`Engine`]) applies each operation and appends the commands it causes; what does
+//! not fit the caller's batch waits for the next one, so one operation may span batches and the
+//! stream is the same whatever the batch sizes. An application model over a file system is two
+//! of these stacked: requests -> file operations -> block I/O.
 
 use crate::files::{FileOp, FileSource};
 use crate::kv::{KvOp, KvSource};
@@ -26,32 +28,66 @@ impl<S: KvSource> OpSource<KvOp> for S {
     }
 }
 
-/// What turns one operation into block I/O, and reports on itself.
-pub trait Engine<T>: Send {
-    /// Why an operation is refused.
-    type Error: std::fmt::Display;
-    /// Apply `op`, appending the block I/O it causes to `out` in order. A refusal ends the
-    /// stream.
-    fn apply(&mut self, op: &T, out: &mut Vec<Io>) -> Result<(), Self::Error>;
-    /// After every batch: writes of `pending_write_bytes` bytes were made but not handed out
-    /// yet (counts taken at apply time run ahead of the device by this much).
-    fn publish(&mut self, pending_write_bytes: u64);
-    /// The operations ran out (called once, before the last [`Engine::publish`]).
-    fn ended(&mut self) {}
-    /// The first refused operation, described (the stream stops after it).
-    fn refused(&mut self, what: String);
+/// A command an engine emits: block I/O or a file operation.
+pub trait Command: Copy + Send {
+    /// Bytes it writes (what "made but not handed out yet" counts).
+    fn write_bytes(&self) -> u64;
 }
 
-/// Operations from `S` through engine `E`, as a block I/O source.
-pub struct Expand<T, S, E> {
+impl Command for Io {
+    #[inline]
+    fn write_bytes(&self) -> u64 {
+        if self.op == Op::Write {
+            self.len as u64
+        } else {
+            0
+        }
+    }
+}
+
+impl Command for FileOp {
+    #[inline]
+    fn write_bytes(&self) -> u64 {
+        if let FileOp::Write { len, .. } = self {
+            *len as u64
+        } else {
+            0
+        }
+    }
+}
+
+/// What turns one operation into commands of the level below, and reports on itself.
+pub trait Engine<T>: Send {
+    /// What it emits: [`Io`] (a file system, a store on a raw namespace) or [`FileOp`] (a
+    /// store on a file system).
+    type Out: Command;
+    /// Why an operation is refused.
+    type Error: std::fmt::Display;
+    /// Apply `op`, appending the commands it causes to `out` in order. A refusal ends the
+    /// stream.
+    fn apply(&mut self, op: &T, out: &mut Vec<Self::Out>) -> Result<(), Self::Error>;
+    /// After every batch: writes of `pending_write_bytes` bytes were made but not handed out
+    /// yet (counts taken at apply time run ahead of the level below by this much).
+    fn publish(&mut self, pending_write_bytes: u64);
+    /// The operations ran out (called once, before the last [`Engine::publish`]); what it
+    /// appends to `out` (a store's last flush, its background jobs' rest) is handed out next.
+    fn ended(&mut self, _out: &mut Vec<Self::Out>) {}
+    /// The first refused operation, described (the stream stops after it and after what this
+    /// appends to `out`).
+    fn refused(&mut self, what: String, out: &mut Vec<Self::Out>);
+}
+
+/// Operations from `S` through engine `E`, as a source of the engine's commands (an
+/// [`IoSource`] or a [`FileSource`]).
+pub struct Expand<T, S, E: Engine<T>> {
     src: S,
     engine: E,
     ops: Vec<T>,
     pos: usize,
     /// Operations taken from the source at a time.
     ops_batch: usize,
-    /// Block I/O made but not handed out yet.
-    pending: Vec<Io>,
+    /// Commands made but not handed out yet.
+    pending: Vec<E::Out>,
     taken: usize,
     /// Write bytes in `pending[taken..]`.
     pending_write_bytes: u64,
@@ -59,12 +95,12 @@ pub struct Expand<T, S, E> {
     ended: bool,
 }
 
-/// Bytes of the writes among `ios`.
-fn write_bytes(ios: &[Io]) -> u64 {
-    ios.iter().filter(|i| i.op == Op::Write).map(|i| i.len as u64).sum()
+/// Bytes of the writes among `cmds`.
+fn write_bytes<C: Command>(cmds: &[C]) -> u64 {
+    cmds.iter().map(C::write_bytes).sum()
 }
 
-impl<T, S, E> Expand<T, S, E> {
+impl<T, S, E: Engine<T>> Expand<T, S, E> {
     /// Take operations from `src` `ops_batch` at a time and apply them with `engine`.
     pub fn new(src: S, engine: E, ops_batch: usize) -> Self {
         Expand { src, engine, ops: Vec::new(), pos: 0, ops_batch: ops_batch.max(1), pending: Vec::new(), taken: 0, pending_write_bytes: 0, failed: false, ended: false }
@@ -74,10 +110,27 @@ impl<T, S, E> Expand<T, S, E> {
     pub fn engine(&self) -> &E {
         &self.engine
     }
+
+    /// The engine, to set it up before the first fill.
+    pub fn engine_mut(&mut self) -> &mut E {
+        &mut self.engine
+    }
 }
 
-impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> IoSource for Expand<T, S, E> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S, E> {
+    /// Move what went past `before + max` in `out` to `pending`.
+    #[inline]
+    fn spill(&mut self, out: &mut Vec<E::Out>, before: usize, max: usize) {
+        if out.len() - before > max {
+            self.pending.extend_from_slice(&out[before + max..]);
+            self.pending_write_bytes += write_bytes(&out[before + max..]);
+            out.truncate(before + max);
+        }
+    }
+
+    /// Append up to `max` commands to `out`; how many (0: the operations and everything they
+    /// caused are all handed out).
+    pub fn fill_commands(&mut self, out: &mut Vec<E::Out>, max: usize) -> usize {
         let before = out.len();
         while out.len() - before < max {
             if self.taken < self.pending.len() {
@@ -97,26 +150,36 @@ impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> IoSource fo
                 self.pos = 0;
                 if self.src.fill_ops(&mut self.ops, self.ops_batch) == 0 {
                     self.ended = true;
-                    self.engine.ended();
-                    break;
+                    self.engine.ended(out);
+                    self.spill(out, before, max);
+                    continue;
                 }
             }
             let op = self.ops[self.pos];
             self.pos += 1;
-            // The operation's I/O goes straight to `out`; what does not fit waits in `pending`
-            // (the same stream as going through `pending` always, without copying every command).
+            // The operation's commands go straight to `out`; what does not fit waits in
+            // `pending` (the same stream as going through `pending` always, without copying
+            // every command).
             let r = self.engine.apply(&op, out);
-            if out.len() - before > max {
-                self.pending.extend_from_slice(&out[before + max..]);
-                self.pending_write_bytes += write_bytes(&out[before + max..]);
-                out.truncate(before + max);
-            }
             if let Err(e) = r {
-                self.engine.refused(format!("{op:?}: {e}"));
+                self.engine.refused(format!("{op:?}: {e}"), out);
                 self.failed = true;
             }
+            self.spill(out, before, max);
         }
         self.engine.publish(self.pending_write_bytes);
         out.len() - before
+    }
+}
+
+impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T, Out = Io>> IoSource for Expand<T, S, E> {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        self.fill_commands(out, max)
+    }
+}
+
+impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T, Out = FileOp>> FileSource for Expand<T, S, E> {
+    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
+        self.fill_commands(out, max)
     }
 }

@@ -43,6 +43,7 @@ pub struct FlashCacheEngine {
 }
 
 impl Engine<KvOp> for FlashCacheEngine {
+    type Out = Io;
     type Error = FlashCacheError;
 
     fn apply(&mut self, op: &KvOp, out: &mut Vec<Io>) -> Result<(), FlashCacheError> {
@@ -59,7 +60,7 @@ impl Engine<KvOp> for FlashCacheEngine {
         r.pending_write_bytes = pending_write_bytes;
     }
 
-    fn refused(&mut self, what: String) {
+    fn refused(&mut self, what: String, _out: &mut Vec<Io>) {
         self.report.lock().expect("report lock").error = Some(what);
     }
 }

@@ -1,16 +1,15 @@
-//! Key-value requests through an [`Lsm`] as a [`FileSource`]: requests are taken from the
-//! request source a batch at a time and applied; the file operations they cause wait in a
-//! queue until the caller takes them, so one request may span batches and the stream is the
-//! same whatever the batch sizes. A report shared through `Arc<Mutex<..>>` is updated at the
-//! end of every fill.
+//! Key-value requests through an [`Lsm`] as a [`FileSource`] (an [`Expand`] whose engine
+//! emits file operations): a report shared through `Arc<Mutex<..>>` is updated at the end of
+//! every fill.
 
 use std::sync::{Arc, Mutex};
 
+use wafsim_workload::expand::{Engine, Expand};
 use wafsim_workload::files::{FileOp, FileSource};
 use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
 use wafsim_workload::{KvOp, KvSource};
 
-use super::{JobsState, Lsm, LsmConfig, LsmCounters};
+use super::{JobsState, Lsm, LsmConfig, LsmCounters, LsmError};
 
 /// What an [`LsmFiles`] reports, shared with whoever built it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -48,60 +47,22 @@ impl LsmReport {
     }
 }
 
-/// Key-value requests through an LSM store, as file operations.
-pub struct LsmFiles<K: KvSource> {
-    kv: K,
+/// The store behind an [`LsmFiles`]: applies requests, keeps the report.
+pub struct LsmEngine {
     store: Lsm,
     report: Arc<Mutex<LsmReport>>,
-    ops: Vec<KvOp>,
-    pos: usize,
-    ops_batch: usize,
-    pending: Vec<FileOp>,
-    taken: usize,
-    pending_write_bytes: u64,
-    failed: bool,
-    ended: bool,
     flush_at_end: bool,
 }
 
-fn write_bytes(ops: &[FileOp]) -> u64 {
-    ops.iter().map(|o| if let FileOp::Write { len, .. } = o { *len as u64 } else { 0 }).sum()
-}
+impl Engine<KvOp> for LsmEngine {
+    type Out = FileOp;
+    type Error = LsmError;
 
-impl<K: KvSource> LsmFiles<K> {
-    /// The source and a handle to its report.
-    pub fn new(kv: K, store: Lsm) -> (Self, Arc<Mutex<LsmReport>>) {
-        let report = Arc::new(Mutex::new(LsmReport::default()));
-        let s = LsmFiles {
-            kv,
-            store,
-            report: report.clone(),
-            ops: Vec::new(),
-            pos: 0,
-            ops_batch: 256,
-            pending: Vec::new(),
-            taken: 0,
-            pending_write_bytes: 0,
-            failed: false,
-            ended: false,
-            flush_at_end: false,
-        };
-        (s, report)
+    fn apply(&mut self, op: &KvOp, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        self.store.apply(op, out)
     }
 
-    /// Flush the memtable when the requests run out (as a clean shutdown does; default off).
-    /// Background jobs are completed when the requests run out either way.
-    pub fn with_flush_at_end(mut self, on: bool) -> Self {
-        self.flush_at_end = on;
-        self
-    }
-
-    /// The store (for inspection).
-    pub fn store(&self) -> &Lsm {
-        &self.store
-    }
-
-    fn publish(&self) {
+    fn publish(&mut self, pending_write_bytes: u64) {
         let s = &self.store;
         let mut r = self.report.lock().expect("report lock");
         r.counters = s.counters();
@@ -111,59 +72,55 @@ impl<K: KvSource> LsmFiles<K> {
         r.memtable_bytes = s.memtable_bytes();
         r.tables_per_level = s.tables_per_level();
         r.bytes_per_level = s.bytes_per_level();
-        r.pending_write_bytes = self.pending_write_bytes + s.pending_job_write_bytes();
+        r.pending_write_bytes = pending_write_bytes + s.pending_job_write_bytes();
         r.jobs = s.jobs();
-        r.ended = self.ended;
+    }
+
+    /// The requests ran out: the last flush (when asked for), then every background job
+    /// completed, so the file system sees whole files.
+    fn ended(&mut self, out: &mut Vec<FileOp>) {
+        if self.flush_at_end {
+            if let Err(e) = self.store.flush(out) {
+                self.report.lock().expect("report lock").error = Some(format!("final flush: {e}"));
+            }
+        }
+        self.store.drain_jobs(out);
+        self.report.lock().expect("report lock").ended = true;
+    }
+
+    /// The source stops here: the jobs already made are completed.
+    fn refused(&mut self, what: String, out: &mut Vec<FileOp>) {
+        self.report.lock().expect("report lock").error = Some(what);
+        self.store.drain_jobs(out);
+    }
+}
+
+/// Key-value requests through an LSM store, as file operations.
+pub struct LsmFiles<K: KvSource>(Expand<KvOp, K, LsmEngine>);
+
+impl<K: KvSource> LsmFiles<K> {
+    /// The source and a handle to its report.
+    pub fn new(kv: K, store: Lsm) -> (Self, Arc<Mutex<LsmReport>>) {
+        let report = Arc::new(Mutex::new(LsmReport::default()));
+        (LsmFiles(Expand::new(kv, LsmEngine { store, report: report.clone(), flush_at_end: false }, 256)), report)
+    }
+
+    /// Flush the memtable when the requests run out (as a clean shutdown does; default off).
+    /// Background jobs are completed when the requests run out either way.
+    pub fn with_flush_at_end(mut self, on: bool) -> Self {
+        self.0.engine_mut().flush_at_end = on;
+        self
+    }
+
+    /// The store (for inspection).
+    pub fn store(&self) -> &Lsm {
+        &self.0.engine().store
     }
 }
 
 impl<K: KvSource> FileSource for LsmFiles<K> {
     fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
-        let before = out.len();
-        while out.len() - before < max {
-            if self.taken < self.pending.len() {
-                let n = (max - (out.len() - before)).min(self.pending.len() - self.taken);
-                let part = &self.pending[self.taken..self.taken + n];
-                self.pending_write_bytes -= write_bytes(part);
-                out.extend_from_slice(part);
-                self.taken += n;
-                continue;
-            }
-            self.pending.clear();
-            self.taken = 0;
-            if self.failed || self.ended {
-                break;
-            }
-            if self.pos == self.ops.len() {
-                self.ops.clear();
-                self.pos = 0;
-                if self.kv.fill(&mut self.ops, self.ops_batch) == 0 {
-                    self.ended = true;
-                    if self.flush_at_end {
-                        if let Err(e) = self.store.flush(&mut self.pending) {
-                            self.report.lock().expect("report lock").error = Some(format!("final flush: {e}"));
-                            self.failed = true;
-                        }
-                    }
-                    // Complete every background job: the file system sees whole files.
-                    self.store.drain_jobs(&mut self.pending);
-                    self.pending_write_bytes += write_bytes(&self.pending);
-                    continue;
-                }
-            }
-            let op = self.ops[self.pos];
-            self.pos += 1;
-            let r = self.store.apply(&op, &mut self.pending);
-            if let Err(e) = r {
-                self.report.lock().expect("report lock").error = Some(format!("{op:?}: {e}"));
-                self.failed = true;
-                // The source stops here: complete the jobs already made.
-                self.store.drain_jobs(&mut self.pending);
-            }
-            self.pending_write_bytes += write_bytes(&self.pending);
-        }
-        self.publish();
-        out.len() - before
+        self.0.fill_commands(out, max)
     }
 }
 

@@ -93,6 +93,7 @@ pub struct FsEngine<F> {
 }
 
 impl<F: FileSystem> Engine<FileOp> for FsEngine<F> {
+    type Out = Io;
     type Error = FsError;
 
     fn apply(&mut self, op: &FileOp, out: &mut Vec<Io>) -> Result<(), FsError> {
@@ -108,11 +109,11 @@ impl<F: FileSystem> Engine<FileOp> for FsEngine<F> {
     }
 
     /// The workload ended: the per-zone picture, once.
-    fn ended(&mut self) {
+    fn ended(&mut self, _out: &mut Vec<Io>) {
         self.report.lock().expect("report lock").zone_live_bytes = self.fs.zone_live_bytes();
     }
 
-    fn refused(&mut self, what: String) {
+    fn refused(&mut self, what: String, _out: &mut Vec<Io>) {
         self.report.lock().expect("report lock").error = Some(what);
     }
 }
