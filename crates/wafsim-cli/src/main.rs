@@ -1,6 +1,8 @@
 //! The `wafsim` command line: argument parsing and wiring only.
 
+mod nvme;
 mod progress;
+mod serve;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -107,6 +109,21 @@ enum Cmd {
         #[arg(long)]
         datasheet_only: bool,
     },
+    /// Serve a simulated drive's namespaces over NBD for real clients (fio's nbd engine,
+    /// nbd-client, qemu), every request through the drive's simulation.
+    ///
+    /// Example: wafsim serve experiments/live/eight-tenants.toml --variant fdp
+    Serve(serve::ServeArgs),
+    /// A simulated drive's log pages as nvme-cli prints them (smart-log, ocp smart-add-log,
+    /// fdp configs|usage|stats|events|status), from a running `wafsim serve` or a saved state.
+    ///
+    /// Example: wafsim nvme fdp stats --server 127.0.0.1:10810
+    Nvme(nvme::NvmeArgs),
+    /// Write amplification between two captures: wafsim drive states, or real nvme-cli
+    /// output (smart-log + ocp smart-add-log, or fdp stats; text or JSON).
+    ///
+    /// Example: wafsim waf before.txt after.txt
+    Waf(nvme::WafArgs),
     /// Steady-state uniform random 4 KiB writes on a large device: simulator speed and memory.
     ///
     /// Example: wafsim bench --json
@@ -135,10 +152,13 @@ enum Cmd {
         /// system (LSM files on a ZNS drive, host GC), medians of alternating rounds.
         #[arg(long)]
         host: bool,
-        /// Application models, untimed: YCSB-A operations per second through the log-structured
-        /// KV store (medians of rounds).
+        /// Application models, untimed: operations per second of each application model
+        /// (log-structured KV, LSM size-tiered and leveled, flash cache), medians of rounds.
         #[arg(long, conflicts_with_all = ["host", "timed"])]
         apps: bool,
+        /// --apps: only the cases whose name contains this text (e.g. "size-tiered", "cache").
+        #[arg(long, requires = "apps", value_name = "TEXT")]
+        case: Option<String>,
         /// --host, --apps: measured rounds (per case).
         #[arg(long, default_value_t = 5)]
         rounds: u32,
@@ -366,6 +386,9 @@ fn real_main() -> Result<()> {
                 print!("{}", wafsim_report::table::device(&cfg, &geo));
             }
         }
+        Cmd::Serve(a) => serve::run_serve(a)?,
+        Cmd::Nvme(a) => nvme::run_nvme(a)?,
+        Cmd::Waf(a) => nvme::run_waf(a)?,
         Cmd::Catalog { dir, out, machine, plots } => {
             use wafsim_experiment::catalog::{catalog_files, markdown, run_entry};
             let mut entries = Vec::new();
@@ -440,8 +463,8 @@ fn real_main() -> Result<()> {
                 bail!("validation failed: {}", failed.join("; "));
             }
         }
-        Cmd::Bench { json, apps: true, rounds, ops_per_round, .. } => {
-            let r = wafsim_experiment::bench::run_apps_bench(rounds, ops_per_round, |line| {
+        Cmd::Bench { json, apps: true, rounds, ops_per_round, case, .. } => {
+            let r = wafsim_experiment::bench::run_apps_bench(rounds, ops_per_round, case.as_deref(), |line| {
                 if !json {
                     eprintln!("bench --apps: {line}");
                 }

@@ -1,7 +1,4 @@
 //! End-to-end tests of `wafsim nvme ...` and `wafsim waf` (src/nvme.rs) through the binary.
-//!
-//! Ignored until main.rs wires the two subcommands (`Nvme(nvme::NvmeArgs)` and
-//! `Waf(nvme::WafArgs)`); remove the `#[ignore]`s then.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -84,7 +81,6 @@ fn tmp(name: &str, text: &str) -> PathBuf {
 }
 
 #[test]
-#[ignore = "needs main.rs wiring"]
 fn nvme_commands_print_what_nvme_cli_prints() {
     let st = state(8000);
     let f = tmp("state.json", &st.to_json());
@@ -136,7 +132,6 @@ fn nvme_commands_print_what_nvme_cli_prints() {
 }
 
 #[test]
-#[ignore = "needs main.rs wiring"]
 fn nvme_reads_a_server() {
     let st = state(5000);
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -159,7 +154,6 @@ fn nvme_reads_a_server() {
 }
 
 #[test]
-#[ignore = "needs main.rs wiring"]
 fn waf_between_captures() {
     let (b, a) = (state(4000), state(12000));
     let truth = (a.media_bytes() - b.media_bytes()) as f64

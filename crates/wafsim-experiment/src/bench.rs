@@ -575,7 +575,7 @@ mod tests {
 
     #[test]
     fn apps_bench_runs_every_model() {
-        let r = run_apps_bench(1, 100_000, |_| {}).unwrap();
+        let r = run_apps_bench(1, 100_000, None, |_| {}).unwrap();
         assert_eq!(r.cases.len(), 4);
         for c in &r.cases {
             assert_eq!(c.rounds.len(), 1, "{}", c.name);
@@ -675,8 +675,9 @@ fn case(name: &'static str, rounds: Vec<f64>, app_waf: f64, detail: String) -> A
     AppsBenchCase { name, median_ops_per_sec: median(&rounds), rounds, app_waf, detail }
 }
 
-/// Run the application-model benchmark: `rounds` rounds of `ops_per_round` operations per model.
-pub fn run_apps_bench(rounds: u32, ops_per_round: u64, mut progress: impl FnMut(&str)) -> anyhow::Result<AppsBenchResult> {
+/// Run the application-model benchmark: `rounds` rounds of `ops_per_round` operations per model
+/// (only the cases whose name contains `only`, when given).
+pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut progress: impl FnMut(&str)) -> anyhow::Result<AppsBenchResult> {
     use std::sync::{Arc, Mutex};
     use wafsim_apps::{FlashCacheConfig, FlashCacheSource, LsKv, LsKvConfig, LsKvSource, LsmConfig};
     use wafsim_workload::ycsb::{RequestDistribution, Ycsb, YcsbConfig, YcsbPhases};
@@ -692,7 +693,16 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, mut progress: impl FnMut(
         y
     };
 
+    let wanted = |name: &str| only.is_none_or(|o| name.contains(o));
+    const KV: &str = "log-structured KV (YCSB A)";
+    const CACHE: &str = "flash cache (CacheBench-like)";
+    let names = [KV, "LSM size-tiered (YCSB A, on a file system)", "LSM leveled (YCSB A, on a file system)", CACHE];
+    if let Some(o) = only.filter(|_| !names.iter().any(|n| wanted(n))) {
+        anyhow::bail!("--case {o:?}: no case's name contains it (cases: {})", names.join("; "));
+    }
+
     // Log-structured KV.
+    if wanted(KV) {
     let ns_bytes = 4u64 << 30;
     let store = LsKv::new(LsKvConfig { device_bytes: ns_bytes, write_block_bytes: 128 << 10, ..LsKvConfig::default() }).map_err(|e| anyhow::anyhow!("{e}"))?;
     let records = store.records_per_block(YcsbConfig::workload('a').record_bytes()) as u64 * store.blocks() as u64 / 2;
@@ -700,10 +710,14 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, mut progress: impl FnMut(
     let ops = || report.lock().expect("report").counters.ops;
     progress(&format!("log-structured KV: load {records} records"));
     let r = drive_apps("log-structured KV", &mut src, ns_bytes, &ops, records + warm, rounds, ops_per_round, &mut progress)?;
-    cases.push(case("log-structured KV (YCSB A)", r, report.lock().expect("report").app_waf(), format!("{records} records")));
+    cases.push(case(KV, r, report.lock().expect("report").app_waf(), format!("{records} records")));
+    }
 
     // LSM stores through the conventional file system.
-    for (name, cfg) in [("LSM size-tiered (YCSB A, on a file system)", LsmConfig::cassandra()), ("LSM leveled (YCSB A, on a file system)", LsmConfig::rocksdb())] {
+    for (name, cfg) in [(names[1], LsmConfig::cassandra()), (names[2], LsmConfig::rocksdb())] {
+        if !wanted(name) {
+            continue;
+        }
         let ns_bytes = 8u64 << 30;
         let records = 1_000_000u64;
         let cfg = LsmConfig { capacity_bytes: ns_bytes, ..cfg };
@@ -718,6 +732,7 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, mut progress: impl FnMut(
     }
 
     // Flash cache.
+    if wanted(CACHE) {
     let ns_bytes = 4u64 << 30;
     let cache = FlashCacheConfig { namespace_bytes: ns_bytes, ..FlashCacheConfig::default() };
     let mut gen = wafsim_workload::cachegen::CacheGenConfig::default().with_footprint(2 * ns_bytes);
@@ -726,6 +741,7 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, mut progress: impl FnMut(
     let ops = || report.lock().expect("report").counters.ops;
     let r = drive_apps("flash cache", &mut src, ns_bytes, &ops, warm, rounds, ops_per_round, &mut progress)?;
     let rep = report.lock().expect("report");
-    cases.push(case("flash cache (CacheBench-like)", r, rep.app_waf(), format!("{} keys, hit ratio {:.3}", gen.keys, rep.hit_ratio())));
+    cases.push(case(CACHE, r, rep.app_waf(), format!("{} keys, hit ratio {:.3}", gen.keys, rep.hit_ratio())));
+    }
     Ok(AppsBenchResult { cases })
 }

@@ -472,6 +472,14 @@ pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&
     variants.par_iter().map(|v| run_variant(v, opts, &|p| progress(&v.name, p))).collect()
 }
 
+/// The drives of a variant, built but not run (no precondition, no phases): what `wafsim
+/// serve` puts behind its exports.
+pub fn build_stack(spec: &ExperimentSpec) -> Result<Stack> {
+    let cfg = spec.device_config()?;
+    let drives = plan(spec, &cfg)?;
+    Stack::new(cfg, drives)
+}
+
 /// The drive configs of a variant: the experiment's drive, or one drive per namespace of the
 /// namespace's size with the same OP and erase unit (dedicated layout). A ZNS drive has one
 /// namespace, so both layouts are the drive itself.

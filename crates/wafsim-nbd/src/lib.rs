@@ -9,6 +9,8 @@
 //! * [`export`]: the [`Export`] trait the server calls for I/O, and [`Exports`] / [`ExportMap`]
 //!   for resolving export names.
 //! * [`mem`]: [`MemExport`], a sparse in-memory export; [`mod@file`]: [`FileExport`], a file-backed one.
+//! * [`sim`]: the namespaces of a simulated drive as exports ([`sim::LiveDrive`],
+//!   [`sim::exports`]).
 //! * [`server`]: [`Server`], one thread per TCP or Unix-socket connection, with a
 //!   [`ShutdownHandle`].
 //!
@@ -29,6 +31,7 @@ pub mod file;
 pub mod mem;
 pub mod proto;
 pub mod server;
+pub mod sim;
 
 pub use export::{Export, ExportError, ExportMap, Exports, Resolver};
 pub use file::FileExport;

@@ -1,0 +1,290 @@
+//! `wafsim serve`: a simulated drive's namespaces as NBD exports, and a control socket that
+//! answers `wafsim nvme ... --server` with the drive's state.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use wafsim_core::blockdev::BlockDevice;
+use wafsim_experiment::scale::{auto_scale_all, scale_spec};
+use wafsim_nbd::sim::{self, Backing, LiveDrive};
+use wafsim_nbd::{Config, Server};
+use wafsim_report::nvme::drive::DriveState;
+
+/// Serve a simulated drive over NBD (fixed newstyle handshake): one export per namespace of
+/// the experiment (or device file), named as the experiment names them; `NAME@K` writes
+/// through placement handle K. Every request runs through the drive's simulation; reads return
+/// what was written. Binds to loopback unless told otherwise.
+///
+/// Example: wafsim serve experiments/fdp/eight-vms.toml --variant fdp
+///          fio --ioengine=nbd --uri=nbd://127.0.0.1:10809/vm1 --rw=randwrite --bs=4k --size=1g --name=a
+///          wafsim nvme fdp stats --server 127.0.0.1:10810
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Experiment file, device file (devices/*.toml) or preset name.
+    #[arg(required_unless_present = "stop")]
+    pub file: Option<PathBuf>,
+    /// Stop the server whose control socket is at ADDR (it writes its --state file first).
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["listen", "unix", "variant", "scale", "full_scale", "backing", "precondition", "control", "state", "duration"])]
+    pub stop: Option<String>,
+    /// TCP address to listen on.
+    #[arg(long, default_value = "127.0.0.1:10809", conflicts_with = "unix")]
+    pub listen: String,
+    /// Listen on a Unix socket instead (`nbd+unix:///NAME?socket=PATH`).
+    #[arg(long)]
+    pub unix: Option<PathBuf>,
+    /// The variant to serve (default: the first).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Capacity scale, 0 < F <= 1 (default as for `wafsim run`: the drive at most 10 GB).
+    #[arg(long, conflicts_with = "full_scale")]
+    pub scale: Option<f64>,
+    /// Serve the drive at its full size (memory: about 2 GiB per TB for the mapping).
+    #[arg(long)]
+    pub full_scale: bool,
+    /// Keep each namespace's data in DIR/NAME.img (created sparse, or reused) instead of in
+    /// memory.
+    #[arg(long, value_name = "DIR")]
+    pub backing: Option<PathBuf>,
+    /// Write every LBA once before serving (the experiment's precondition; the data reads as
+    /// zeroes).
+    #[arg(long)]
+    pub precondition: bool,
+    /// Control socket for `wafsim nvme ... --server ADDR` and `wafsim serve --stop`: host:port,
+    /// or "none" (default: the NBD port + 1 on the same host; with --unix, PATH.ctl as a Unix
+    /// socket).
+    #[arg(long)]
+    pub control: Option<String>,
+    /// Write the drive's state (JSON, for `wafsim nvme ... --state FILE`) here every second
+    /// while it changes and when the server stops.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+    /// Stop after this many seconds (0: until stopped through the control socket or killed).
+    #[arg(long, default_value_t = 0)]
+    pub duration: u64,
+}
+
+/// The drive state document of drive `d` (of a dedicated layout's several drives).
+pub fn drive_state(drive: &LiveDrive, d: usize, started: Instant) -> Result<DriveState> {
+    let live = drive.lock();
+    let stack = &live.stack;
+    let dev = stack.devices.get(d).ok_or_else(|| anyhow!("drive {d}: the served variant has {} drive(s)", stack.devices.len()))?;
+    let cmds = (live.write_commands, live.read_commands);
+    let secs = started.elapsed().as_secs();
+    Ok(match dev.flash() {
+        Some(f) => DriveState::from_device(f, cmds, secs),
+        // A host layer or zoned drive: the experiment's config stands for it.
+        None => DriveState::new(&stack.cfg, dev.counters(), cmds, secs),
+    })
+}
+
+/// Load the experiment (or device file, or preset), pick the variant, scale it.
+fn load(args: &ServeArgs) -> Result<wafsim_experiment::Variant> {
+    let f = args.file.as_ref().expect("clap: a file unless --stop");
+    let mut all = if !f.exists() && wafsim_experiment::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == f.as_path()) {
+        wafsim_experiment::parse_experiment(&format!("[device]\npreset = {:?}\n", f.display().to_string()), &format!("preset {}", f.display()))?
+    } else {
+        wafsim_experiment::load_experiment(f)?
+    };
+    let auto = auto_scale_all(all.iter().map(|v| &v.spec))?;
+    let i = match &args.variant {
+        None => 0,
+        Some(want) => all.iter().position(|v| &v.name == want).ok_or_else(|| {
+            let names: Vec<_> = all.iter().map(|v| v.name.as_str()).collect();
+            anyhow!("no variant named {want:?} in {} (variants: {})", f.display(), names.join(", "))
+        })?,
+    };
+    let mut v = all.swap_remove(i);
+    let s = if args.full_scale { 1.0 } else { args.scale.unwrap_or(auto) };
+    scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
+    Ok(v)
+}
+
+/// Where the control socket listens, from --control / --listen / --unix.
+fn control_addr(args: &ServeArgs) -> Result<Option<String>> {
+    match args.control.as_deref() {
+        Some("none") => Ok(None),
+        Some(a) => Ok(Some(a.to_string())),
+        None if args.unix.is_some() => Ok(Some(format!("unix:{}.ctl", args.unix.as_ref().expect("checked").display()))),
+        None => {
+            let (host, port) = args.listen.rsplit_once(':').ok_or_else(|| anyhow!("--listen {:?}: expected HOST:PORT", args.listen))?;
+            let port: u16 = port.parse().map_err(|_| anyhow!("--listen {:?}: port is not a number", args.listen))?;
+            if port == 0 {
+                bail!("--listen with port 0 needs an explicit --control (or --control none)");
+            }
+            Ok(Some(format!("{host}:{}", port.checked_add(1).ok_or_else(|| anyhow!("--listen port 65535: give --control"))?)))
+        }
+    }
+}
+
+/// One control request: `STATE [N]` (drive N's state as JSON), `STOP`.
+fn control_request(line: &str, drive: &LiveDrive, started: Instant, stop: &AtomicBool) -> String {
+    let mut words = line.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("STATE"), n, None) => {
+            let d = match n.map(str::parse::<usize>) {
+                None => 0,
+                Some(Ok(d)) => d,
+                Some(Err(_)) => return format!("ERR STATE {}: expected a drive number\n", n.unwrap_or_default()),
+            };
+            match drive_state(drive, d, started) {
+                Ok(s) => s.to_json() + "\n",
+                Err(e) => format!("ERR {e:#}\n"),
+            }
+        }
+        (Some("STOP"), None, None) => {
+            stop.store(true, Ordering::SeqCst);
+            "OK stopping\n".to_string()
+        }
+        _ => format!("ERR unknown request {:?}: expected \"STATE [N]\" or \"STOP\"\n", line.trim()),
+    }
+}
+
+/// Answer one control connection (one request line, one reply, close).
+fn control_conn<S: std::io::Read + Write>(s: S, drive: &LiveDrive, started: Instant, stop: &AtomicBool) {
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    // A line longer than a request can be is not one; the limit keeps a stray client from
+    // growing the buffer.
+    if Read::take(&mut r, 256).read_line(&mut line).is_err() {
+        return;
+    }
+    let reply = control_request(&line, drive, started, stop);
+    let _ = r.get_mut().write_all(reply.as_bytes());
+}
+
+fn write_state(path: &Path, drive: &LiveDrive, started: Instant) -> Result<()> {
+    let s = drive_state(drive, 0, started)?;
+    // Written aside and renamed, so a reader never sees half a document.
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, s.to_json()).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `wafsim serve`.
+pub fn run_serve(args: ServeArgs) -> Result<()> {
+    if let Some(addr) = &args.stop {
+        return stop_server(addr);
+    }
+    let v = load(&args)?;
+    let file = args.file.as_ref().expect("clap: a file unless --stop");
+    let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
+    let drive = LiveDrive::new(stack).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    if args.precondition {
+        drive.precondition().map_err(|e| anyhow!(e))?;
+    }
+    let backing = match &args.backing {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).with_context(|| format!("--backing {}", dir.display()))?;
+            Backing::Dir(dir)
+        }
+        None => Backing::Memory,
+    };
+    let exports = sim::exports(&drive, backing).map_err(|e| anyhow!(e))?;
+    let list: Vec<(String, String)> = wafsim_nbd::Exports::list(&exports);
+    let server = Arc::new(Server::new(exports, Config::default()));
+    let started = Instant::now();
+    let stop = Arc::new(AtomicBool::new(false));
+
+    // Control socket.
+    let ctl = control_addr(&args)?;
+    if let Some(addr) = &ctl {
+        let (drive, stop) = (drive.clone(), stop.clone());
+        if let Some(path) = addr.strip_prefix("unix:") {
+            let _ = std::fs::remove_file(path);
+            let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("control socket {path}"))?;
+            std::thread::spawn(move || {
+                for s in l.incoming().flatten() {
+                    control_conn(s, &drive, started, &stop);
+                }
+            });
+        } else {
+            let l = TcpListener::bind(addr).with_context(|| format!("control socket {addr}"))?;
+            std::thread::spawn(move || {
+                for s in l.incoming().flatten() {
+                    control_conn(s, &drive, started, &stop);
+                }
+            });
+        }
+    }
+
+    // NBD listener.
+    let handle = server.shutdown_handle();
+    let serving = {
+        let server = server.clone();
+        if let Some(path) = &args.unix {
+            let _ = std::fs::remove_file(path);
+            let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
+            std::thread::spawn(move || server.serve_unix(l))
+        } else {
+            let l = TcpListener::bind(&args.listen).with_context(|| format!("--listen {}", args.listen))?;
+            std::thread::spawn(move || server.serve_tcp(l))
+        }
+    };
+    let at = args.unix.as_ref().map_or(args.listen.clone(), |p| format!("unix:{}", p.display()));
+    eprintln!("wafsim serve: variant {:?} at scale {}, listening on {at}", v.name, v.spec.scale);
+    for (name, desc) in &list {
+        eprintln!("  export {name}: {desc}");
+    }
+    if let Some(c) = &ctl {
+        eprintln!("  control: {c} (wafsim nvme ... --server {c})");
+    }
+
+    // Until stopped: the state file follows the drive.
+    let mut last_written = None;
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let done = stop.load(Ordering::SeqCst) || (args.duration > 0 && started.elapsed().as_secs() >= args.duration) || serving.is_finished();
+        if let Some(path) = &args.state {
+            let c = drive.lock().stack.devices.iter().map(|d| d.counters().media_units() + d.counters().host_read_bytes).sum::<u64>();
+            if done || last_written.is_none_or(|(n, t): (u64, Instant)| n != c && t.elapsed() >= Duration::from_secs(1)) {
+                write_state(path, &drive, started)?;
+                last_written = Some((c, Instant::now()));
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    handle.shutdown();
+    match serving.join() {
+        Ok(r) => r.context("NBD server")?,
+        Err(_) => bail!("NBD server thread panicked"),
+    }
+    if let Some(p) = &args.unix {
+        let _ = std::fs::remove_file(p);
+    }
+    if let Some(p) = ctl.as_deref().and_then(|c| c.strip_prefix("unix:")) {
+        let _ = std::fs::remove_file(p);
+    }
+    let live = drive.lock();
+    let c = live.stack.devices[0].counters();
+    // Media units over host units: the figure to glance at when stopping.
+    eprintln!("wafsim serve: stopped; drive 0: {} host bytes written, WAF {:.3}", c.host_write_bytes, c.media_units() as f64 / c.host_units.max(1) as f64);
+    Ok(())
+}
+
+/// Ask a running server's control socket to stop.
+pub fn stop_server(addr: &str) -> Result<()> {
+    let reply = if let Some(p) = addr.strip_prefix("unix:") {
+        let mut s = std::os::unix::net::UnixStream::connect(p).with_context(|| format!("control socket {p}"))?;
+        s.write_all(b"STOP\n")?;
+        let mut r = String::new();
+        std::io::Read::read_to_string(&mut s, &mut r)?;
+        r
+    } else {
+        let mut s = TcpStream::connect(addr).with_context(|| format!("control socket {addr}"))?;
+        s.write_all(b"STOP\n")?;
+        let mut r = String::new();
+        std::io::Read::read_to_string(&mut s, &mut r)?;
+        r
+    };
+    if !reply.starts_with("OK") {
+        bail!("{addr}: {}", reply.trim());
+    }
+    Ok(())
+}

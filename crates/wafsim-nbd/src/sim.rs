@@ -1,0 +1,222 @@
+//! A simulated drive's namespaces as NBD exports: every request a client sends runs through the
+//! drive's simulation (FTL, GC, placement) and through a data store, so reads return what was
+//! written and the drive's counters say what the media did.
+//!
+//! * One export per namespace of the experiment, named as the experiment names it. A write
+//!   carries no placement directive, so it goes to placement handle 0 of its namespace: a
+//!   client needs no FDP awareness to get its namespace's isolation.
+//! * `NAME@K` names the same namespace with placement handle `K` on every write, so one
+//!   application can place two streams (a cache's small- and large-object engines) through two
+//!   connections. Both names share one data store.
+//! * Data lives in a sparse in-memory store ([`MemExport`]) or in one backing file per namespace
+//!   ([`FileExport`]); precondition writes zeroes, which the stores already read back.
+//!
+//! Requests of all connections meet in one lock around the drive: the simulation is one
+//! sequential state machine, as a drive's FTL is. The data store is outside that lock.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use wafsim_core::{Io, Op, Pid};
+use wafsim_experiment::stack::Stack;
+
+use crate::export::{Export, ExportError, ExportMap};
+use crate::proto::BlockSizes;
+use crate::{FileExport, MemExport};
+
+/// The simulated drives of one experiment variant, shared by every export and connection.
+pub struct LiveDrive {
+    inner: Mutex<Live>,
+}
+
+/// What the lock guards: the drives and the command counts SMART reports.
+pub struct Live {
+    /// The drives (one, or one per namespace in a dedicated layout).
+    pub stack: Stack,
+    /// Write commands (writes and write-zeroes that program media) completed.
+    pub write_commands: u64,
+    /// Read commands completed.
+    pub read_commands: u64,
+}
+
+impl LiveDrive {
+    /// Serve `stack`. Zoned namespaces are refused: NBD has no zone commands, so a client could
+    /// only fail on them (a zoned drive behind dm-zoned is a conventional block device and fine).
+    pub fn new(stack: Stack) -> Result<Arc<LiveDrive>, String> {
+        let t = stack.target();
+        for (i, z) in t.zones.iter().enumerate() {
+            if z.is_some() {
+                return Err(format!(
+                    "namespace {:?} is zoned: NBD has no zone commands (Zone Append, Report Zones, Reset); serve a conventional or FDP drive, or put dm-zoned in front ([host] layer = \"dm-zoned\")",
+                    stack.cfg.namespaces[i].name
+                ));
+            }
+        }
+        Ok(Arc::new(LiveDrive { inner: Mutex::new(Live { stack, write_commands: 0, read_commands: 0 }) }))
+    }
+
+    /// The drives, locked (for counters and state snapshots; hold it briefly: every request
+    /// waits for it).
+    pub fn lock(&self) -> MutexGuard<'_, Live> {
+        // A panic inside the simulation poisons the lock; the state is still the best there is
+        // to report, and the request that panicked already failed.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Fill every namespace sequentially (the drive as the experiment's precondition leaves
+    /// it: every LBA written once, with zeroes, which is what the data stores read back).
+    pub fn precondition(&self) -> Result<(), String> {
+        let mut live = self.lock();
+        for d in &mut live.stack.devices {
+            wafsim_experiment::run::precondition(d).map_err(|e| format!("precondition: {e:#}"))?;
+        }
+        Ok(())
+    }
+
+    fn submit(&self, io: Io) -> Result<(), ExportError> {
+        let mut live = self.lock();
+        live.stack.submit_batch(std::slice::from_ref(&io)).map_err(|e| ExportError::Failed(format!("simulated drive: {e}")))?;
+        match io.op {
+            Op::Write => live.write_commands += 1,
+            Op::Read => live.read_commands += 1,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// One namespace through one placement handle.
+pub struct NsExport {
+    drive: Arc<LiveDrive>,
+    ns: u32,
+    pid: Pid,
+    size: u64,
+    sizes: BlockSizes,
+    data: Arc<dyn Export>,
+}
+
+impl NsExport {
+    fn io(&self, op: Op, offset: u64, len: u64) -> Io {
+        Io { op, ns: self.ns, offset, len: len as u32, pid: self.pid }
+    }
+}
+
+/// Longest command handed to the simulation at once (`Io::len` is 32 bits).
+const MAX_IO: u64 = 1 << 30;
+
+impl Export for NsExport {
+    fn size(&self) -> u64 {
+        self.size
+    }
+
+    fn block_sizes(&self) -> BlockSizes {
+        self.sizes
+    }
+
+    /// Every connection sees the one store and the one drive: flush and FUA mean the same on
+    /// all of them.
+    fn multi_conn(&self) -> bool {
+        true
+    }
+
+    fn read(&self, offset: u64, buf: &mut [u8]) -> Result<(), ExportError> {
+        self.drive.submit(self.io(Op::Read, offset, buf.len() as u64))?;
+        self.data.read(offset, buf)
+    }
+
+    fn write(&self, offset: u64, data: &[u8], fua: bool) -> Result<(), ExportError> {
+        self.drive.submit(self.io(Op::Write, offset, data.len() as u64))?;
+        self.data.write(offset, data, fua)
+    }
+
+    /// A deallocate (NVMe Dataset Management): the mapping units it covers whole stop being
+    /// valid, so GC no longer copies them.
+    fn trim(&self, offset: u64, len: u64) -> Result<(), ExportError> {
+        for (o, l) in chunks(offset, len) {
+            self.drive.submit(self.io(Op::Trim, o, l))?;
+        }
+        self.data.trim(offset, len)
+    }
+
+    /// Without `no_hole` a deallocate (as NVMe Write Zeroes with the Deallocate bit: the drive
+    /// unmaps, reads return zeroes); with it, a write of zeroes the media programs.
+    fn write_zeroes(&self, offset: u64, len: u64, no_hole: bool) -> Result<(), ExportError> {
+        let op = if no_hole { Op::Write } else { Op::Trim };
+        for (o, l) in chunks(offset, len) {
+            self.drive.submit(self.io(op, o, l))?;
+        }
+        self.data.write_zeroes(offset, len, no_hole)
+    }
+
+    fn flush(&self) -> Result<(), ExportError> {
+        self.data.flush()
+    }
+}
+
+/// `[offset, offset + len)` in pieces of at most [`MAX_IO`] bytes.
+fn chunks(offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
+    (0..len.div_ceil(MAX_IO)).map(move |i| (offset + i * MAX_IO, MAX_IO.min(len - i * MAX_IO)))
+}
+
+/// Where exports keep their data.
+pub enum Backing<'a> {
+    /// Sparse in memory (lost when the server stops).
+    Memory,
+    /// One file per namespace in this directory, `NAME.img`, created (sparse) or reused.
+    Dir(&'a Path),
+}
+
+/// The exports of `drive`: one per namespace by its name, and `NAME@K` for placement handle
+/// `K` of that namespace (resolved on demand). The first namespace is the default export.
+pub fn exports(drive: &Arc<LiveDrive>, backing: Backing<'_>) -> Result<ExportMap, String> {
+    let (names, sizes, handles, unit) = {
+        let live = drive.lock();
+        let t = live.stack.target();
+        let names: Vec<String> = live.stack.cfg.namespaces.iter().map(|n| n.name.clone()).collect();
+        let handles: Vec<Vec<u16>> = live.stack.cfg.namespaces.iter().map(|n| n.placement_handles.clone()).collect();
+        (names, t.ns_bytes.clone(), handles, live.stack.cfg.mapping_unit)
+    };
+    // Any 512-byte multiple is accepted (a partial mapping unit costs a whole one, as on a
+    // drive); the mapping unit is what clients should prefer.
+    let block = BlockSizes { min: 512, preferred: unit.max(512), max: 32 << 20 };
+    let mut data: Vec<Arc<dyn Export>> = Vec::new();
+    for (name, &size) in names.iter().zip(&sizes) {
+        data.push(match backing {
+            Backing::Memory => Arc::new(MemExport::new(size)),
+            Backing::Dir(dir) => {
+                if name.contains('/') || name.starts_with('.') {
+                    return Err(format!("namespace {name:?}: not usable as a file name in {}", dir.display()));
+                }
+                let path = dir.join(format!("{name}.img"));
+                let f = FileExport::create(&path, size).map_err(|e| format!("{}: {e}", path.display()))?;
+                Arc::new(f)
+            }
+        });
+    }
+    let make = {
+        let drive = drive.clone();
+        Arc::new(move |ns: usize, pid: Pid| -> Arc<dyn Export> { Arc::new(NsExport { drive: drive.clone(), ns: ns as u32, pid, size: sizes[ns], sizes: block, data: data[ns].clone() }) })
+    };
+    let mut map = ExportMap::new();
+    for (i, name) in names.iter().enumerate() {
+        let desc = format!(
+            "namespace {} (nsid {}), {} bytes, {} placement handle(s); NAME@K writes with handle K",
+            name,
+            i + 1,
+            make(i, Pid::NONE).size(),
+            handles[i].len().max(1)
+        );
+        map.insert(name.clone(), desc, make(i, Pid::NONE));
+    }
+    Ok(map.with_resolver(move |req: &str| {
+        let (name, k) = req.rsplit_once('@')?;
+        let k: u16 = k.parse().ok()?;
+        let ns = names.iter().position(|n| n == name)?;
+        // Handles beyond the namespace's list are refused here rather than sent as an
+        // invalid placement identifier the drive would log and ignore.
+        if (k as usize) >= handles[ns].len().max(1) {
+            return None;
+        }
+        Some(make(ns, Pid::new(0, k)))
+    }))
+}
