@@ -1,5 +1,6 @@
 //! The `wafsim` command line: argument parsing and wiring only.
 
+mod bench_nbd;
 mod nvme;
 mod progress;
 mod serve;
@@ -159,7 +160,15 @@ enum Cmd {
         /// --apps: only the cases whose name contains this text (e.g. "size-tiered", "cache").
         #[arg(long, requires = "apps", value_name = "TEXT")]
         case: Option<String>,
-        /// --host, --apps: measured rounds (per case).
+        /// `wafsim serve`'s IOPS under the real fio (nbd engine, 4 KiB random writes, iodepth
+        /// 16, loopback; GC active) beside `nbdkit memory` under the same job, alternating rounds.
+        /// Needs fio (and nbdkit for the comparison) installed.
+        #[arg(long, conflicts_with_all = ["host", "timed", "apps"])]
+        nbd: bool,
+        /// --nbd: seconds per round and server.
+        #[arg(long, default_value_t = 10, requires = "nbd")]
+        seconds: u32,
+        /// --host, --apps, --nbd: measured rounds (per case).
         #[arg(long, default_value_t = 5)]
         rounds: u32,
         /// --apps: application operations per round.
@@ -488,6 +497,24 @@ fn real_main() -> Result<()> {
                         c.detail
                     );
                 }
+            }
+        }
+        Cmd::Bench { json, nbd: true, rounds, seconds, .. } => {
+            let r = bench_nbd::run(rounds, seconds, |line| {
+                if !json {
+                    eprintln!("bench --nbd: {line}");
+                }
+            })?;
+            if json {
+                let cases: Vec<_> = r.cases.iter().map(|c| serde_json::json!({ "name": c.name, "median_iops": c.median, "rounds_iops": c.rounds })).collect();
+                println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "cases": cases, "seconds_per_round": r.seconds_per_round, "drive_waf": r.waf }))?);
+            } else {
+                println!("NBD servers under fio (ioengine=nbd, 4 KiB random writes, iodepth 16, loopback); {rounds} alternating rounds of {seconds} s");
+                for c in &r.cases {
+                    let rs: Vec<String> = c.rounds.iter().map(|x| format!("{:.0}", x / 1e3)).collect();
+                    println!("{:<72} median {:>7.1} k IOPS (rounds {} k)", c.name, c.median / 1e3, rs.join(" "));
+                }
+                println!("simulated drive's WAF over the measured rounds: {:.3}", r.waf);
             }
         }
         Cmd::Bench { json, host: true, rounds, writes_per_round, .. } => {
