@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::BlockDevice;
 use wafsim_experiment::scale::{auto_scale_all, scale_spec};
+use wafsim_nbd::pace::{self, Pacer};
 use wafsim_nbd::sim::{self, Backing, LiveDrive};
 use wafsim_nbd::{Config, Server};
 use wafsim_report::nvme::drive::DriveState;
@@ -29,7 +30,7 @@ pub struct ServeArgs {
     #[arg(required_unless_present = "stop")]
     pub file: Option<PathBuf>,
     /// Stop the server whose control socket is at ADDR (it writes its --state file first).
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["listen", "unix", "variant", "scale", "full_scale", "backing", "precondition", "control", "state", "duration"])]
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["listen", "unix", "variant", "scale", "full_scale", "backing", "precondition", "control", "state", "duration", "pace"])]
     pub stop: Option<String>,
     /// TCP address to listen on.
     #[arg(long, default_value = "127.0.0.1:10809", conflicts_with = "unix")]
@@ -66,6 +67,19 @@ pub struct ServeArgs {
     /// Stop after this many seconds (0: until stopped through the control socket or killed).
     #[arg(long, default_value_t = 0)]
     pub duration: u64,
+    /// Real-time emulation: send each reply no earlier than the wall-clock time at which the
+    /// experiment's timing model completes the command (model time = wall time since the
+    /// server started, 1:1), so clients see the modelled drive's latency, queueing and GC
+    /// stalls instead of the host's speed; without it, replies leave as fast as possible.
+    /// Needs a flash drive and `[timing] enabled = true` (with [device.geometry]); one model
+    /// per drive, fed by all connections. Each connection is served one request at a time (a
+    /// client's iodepth beyond 1 on one connection queues in the server, not in the model: use
+    /// more connections, e.g. fio numjobs). A host slower than the model cannot make replies
+    /// earlier: they then come late; those more than 200 us late are counted and reported
+    /// when the server stops. The last 60 us of each wait spin (yielding the CPU) rather than
+    /// sleep, for accuracy: a paced server keeps cores busier than its request rate suggests.
+    #[arg(long)]
+    pub pace: bool,
 }
 
 /// The drive state document of drive `d` (of a dedicated layout's several drives).
@@ -173,6 +187,8 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     let v = load(&args)?;
     let file = args.file.as_ref().expect("clap: a file unless --stop");
     let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
+    // Checked before the (possibly long) precondition.
+    let timing = if args.pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };
     let drive = LiveDrive::new(stack).map_err(|e| anyhow!("{}: {e}", file.display()))?;
     if args.precondition {
         drive.precondition().map_err(|e| anyhow!(e))?;
@@ -184,7 +200,16 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         }
         None => Backing::Memory,
     };
-    let exports = sim::exports(&drive, backing).map_err(|e| anyhow!(e))?;
+    // The timelines start after the precondition, which is untimed as in `wafsim run`.
+    let pacer = match timing {
+        Some(configs) => Some(Pacer::new(drive.clone(), configs, pace::namespace_queues(&v.spec)).map_err(|e| anyhow!(e))?),
+        None => None,
+    };
+    let exports = match &pacer {
+        Some(p) => sim::paced_exports(p, backing),
+        None => sim::exports(&drive, backing),
+    }
+    .map_err(|e| anyhow!(e))?;
     let list: Vec<(String, String)> = wafsim_nbd::Exports::list(&exports);
     let server = Arc::new(Server::new(exports, Config::default()));
     let started = Instant::now();
@@ -233,6 +258,9 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     if let Some(c) = &ctl {
         eprintln!("  control: {c} (wafsim nvme ... --server {c})");
     }
+    if pacer.is_some() {
+        eprintln!("  paced: replies at the timing model's completion times (model time = wall time since start)");
+    }
 
     // Until stopped: the state file follows the drive.
     let mut last_written = None;
@@ -265,6 +293,21 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     let c = live.stack.devices[0].counters();
     // Media units over host units: the figure to glance at when stopping.
     eprintln!("wafsim serve: stopped; drive 0: {} host bytes written, WAF {:.3}", c.host_write_bytes, c.media_units() as f64 / c.host_units.max(1) as f64);
+    drop(live);
+    if let Some(p) = &pacer {
+        let s = p.stats();
+        if s.late > 0 {
+            eprintln!(
+                "wafsim serve: paced: {} of {} completions more than 200 us late (the host could not keep up with the model): mean {:.0} us, max {:.0} us after the model's time",
+                s.late,
+                s.completions,
+                s.late_ns as f64 / s.late as f64 / 1e3,
+                s.max_late_ns as f64 / 1e3
+            );
+        } else {
+            eprintln!("wafsim serve: paced: {} completions, none more than 200 us late", s.completions);
+        }
+    }
     Ok(())
 }
 

@@ -10,7 +10,7 @@
 //!   for resolving export names.
 //! * [`mem`]: [`MemExport`], a sparse in-memory export; [`mod@file`]: [`FileExport`], a file-backed one.
 //! * [`sim`]: the namespaces of a simulated drive as exports ([`sim::LiveDrive`],
-//!   [`sim::exports`]).
+//!   [`sim::exports`]); [`pace`]: the same with each reply at the timing model's completion time.
 //! * [`server`]: [`Server`], one thread per TCP or Unix-socket connection, with a
 //!   [`ShutdownHandle`].
 //!
@@ -29,6 +29,7 @@
 pub mod export;
 pub mod file;
 pub mod mem;
+pub mod pace;
 pub mod proto;
 pub mod server;
 pub mod sim;

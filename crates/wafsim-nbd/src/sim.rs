@@ -13,6 +13,10 @@
 //!
 //! Requests of all connections meet in one lock around the drive: the simulation is one
 //! sequential state machine, as a drive's FTL is. The data store is outside that lock.
+//!
+//! Untimed, a reply leaves as soon as the simulation and the store are done;
+//! [`paced_exports`] wraps the same exports so that replies wait for the timing model
+//! ([`crate::pace`]). The two are separate types, so untimed requests pay nothing for pacing.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -92,11 +96,11 @@ pub struct NsExport {
     pid: Pid,
     size: u64,
     sizes: BlockSizes,
-    data: Arc<dyn Export>,
+    pub(crate) data: Arc<dyn Export>,
 }
 
 impl NsExport {
-    fn io(&self, op: Op, offset: u64, len: u64) -> Io {
+    pub(crate) fn io(&self, op: Op, offset: u64, len: u64) -> Io {
         Io { op, ns: self.ns, offset, len: len as u32, pid: self.pid }
     }
 }
@@ -154,7 +158,7 @@ impl Export for NsExport {
 }
 
 /// `[offset, offset + len)` in pieces of at most [`MAX_IO`] bytes.
-fn chunks(offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
+pub(crate) fn chunks(offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> {
     (0..len.div_ceil(MAX_IO)).map(move |i| (offset + i * MAX_IO, MAX_IO.min(len - i * MAX_IO)))
 }
 
@@ -169,6 +173,17 @@ pub enum Backing<'a> {
 /// The exports of `drive`: one per namespace by its name, and `NAME@K` for placement handle
 /// `K` of that namespace (resolved on demand). The first namespace is the default export.
 pub fn exports(drive: &Arc<LiveDrive>, backing: Backing<'_>) -> Result<ExportMap, String> {
+    exports_with(drive, backing, |e| Arc::new(e))
+}
+
+/// [`exports`] with every reply paced by `pacer`'s timing model (`wafsim serve --pace`).
+pub fn paced_exports(pacer: &Arc<crate::pace::Pacer>, backing: Backing<'_>) -> Result<ExportMap, String> {
+    let p = pacer.clone();
+    exports_with(pacer.drive(), backing, move |inner| Arc::new(crate::pace::PacedExport { inner, pacer: p.clone() }))
+}
+
+/// The export map, each namespace export made by `wrap`.
+fn exports_with(drive: &Arc<LiveDrive>, backing: Backing<'_>, wrap: impl Fn(NsExport) -> Arc<dyn Export> + Send + Sync + 'static) -> Result<ExportMap, String> {
     let (names, sizes, handles, unit) = {
         let live = drive.lock();
         let t = live.stack.target();
@@ -195,7 +210,7 @@ pub fn exports(drive: &Arc<LiveDrive>, backing: Backing<'_>) -> Result<ExportMap
     }
     let make = {
         let drive = drive.clone();
-        Arc::new(move |ns: usize, pid: Pid| -> Arc<dyn Export> { Arc::new(NsExport { drive: drive.clone(), ns: ns as u32, pid, size: sizes[ns], sizes: block, data: data[ns].clone() }) })
+        Arc::new(move |ns: usize, pid: Pid| -> Arc<dyn Export> { wrap(NsExport { drive: drive.clone(), ns: ns as u32, pid, size: sizes[ns], sizes: block, data: data[ns].clone() }) })
     };
     let mut map = ExportMap::new();
     for (i, name) in names.iter().enumerate() {

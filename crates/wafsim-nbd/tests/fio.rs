@@ -52,7 +52,9 @@ fn counting_config(writes: &Arc<AtomicU64>) -> Config {
 fn run_fio(args: &[String], jobs: usize, bytes_per_job: u64) {
     eprintln!("fio {}", args.join(" "));
     // fio drops verify state files into its working directory; keep them out of the crate.
-    let dir = std::env::temp_dir().join(format!("wafsim-nbd-fio-cwd-{}", std::process::id()));
+    // One directory per call: the tests run in parallel and each removes its directory.
+    static CALL: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!("wafsim-nbd-fio-cwd-{}-{}", std::process::id(), CALL.fetch_add(1, Ordering::SeqCst)));
     std::fs::create_dir_all(&dir).unwrap();
     let out = Command::new("fio")
         .args(args)
