@@ -565,6 +565,38 @@ fn partial_updates_read_older_tables_down_to_a_full_version() {
     assert_eq!(c.client_read_bytes, (3 + 2 + 2 + 2 + 2) * 4096);
 }
 
+#[test]
+fn partial_reads_find_their_tables_among_more_than_64() {
+    // 81 tables (no compaction: the threshold is never reached), so slots run past the 63 the
+    // index's holder bits name one by one; key k has cells in the tables of flushes j with
+    // j % 8 == k and its full row in the first. A read visits exactly those, newest first.
+    let mut cfg = LsmConfig { partial_record_overhead_bytes: 4, background: false, ..size_tiered(50 << 20) };
+    cfg.compaction = CompactionConfig::SizeTiered(SizeTieredConfig { min_threshold: 200, max_threshold: 200, min_sstable_bytes: 50 << 20, ..SizeTieredConfig::default() });
+    let mut s = Lsm::new(cfg).unwrap();
+    let mut out = Vec::new();
+    apply_all(&mut s, (0..64).map(ins));
+    for j in 1..=80u64 {
+        apply_all(&mut s, [KvOp::Update { key: key(j % 8), bytes: 100 }]);
+        s.flush(&mut out).unwrap();
+    }
+    s.check_invariants();
+    let files: Vec<u64> = s.tables().iter().map(|t| t.file).collect();
+    assert_eq!(files.len(), 81);
+    for k in 0..8u64 {
+        let got: Vec<u64> = apply_all(&mut s, [KvOp::Read { key: key(k) }])
+            .into_iter()
+            .map(|o| match o {
+                FileOp::Read { file, .. } => file,
+                o => panic!("{o:?}"),
+            })
+            .collect();
+        let mut want: Vec<u64> = (1..=80u64).rev().filter(|j| j % 8 == k).map(|j| files[j as usize]).collect();
+        want.push(files[0]);
+        assert_eq!(got, want, "key {k}");
+        assert_eq!(s.value_of(key(k)), Some(VALUE));
+    }
+}
+
 fn ycsb_a(records: u64, ops: u64) -> YcsbConfig {
     let mut y = YcsbConfig::workload('a');
     y.requestdistribution = RequestDistribution::Zipfian;
