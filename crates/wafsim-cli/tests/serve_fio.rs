@@ -5,125 +5,12 @@
 //! Without fio on PATH these tests FAIL (a missing tool is never a pass); set
 //! `WAFSIM_SKIP_FIO=1` to skip them.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
+use common::{fio, have_fio, repo, tmpdir, wafsim, Served};
 use wafsim_report::nvme::drive::DriveState;
 
-fn have_fio() -> bool {
-    if std::env::var("WAFSIM_SKIP_FIO").is_ok_and(|v| v == "1") {
-        eprintln!("WAFSIM_SKIP_FIO=1: skipping the fio-over-NBD test");
-        return false;
-    }
-    match Command::new("fio").arg("--enghelp=nbd").output() {
-        Ok(o) if o.status.success() && String::from_utf8_lossy(&o.stdout).contains("uri") => true,
-        Ok(_) => panic!("fio has no nbd engine; install Debian's fio (built with libnbd) or set WAFSIM_SKIP_FIO=1"),
-        Err(e) => panic!("fio not found ({e}); `apt-get install fio`, or set WAFSIM_SKIP_FIO=1 to skip"),
-    }
-}
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wafsim-serve-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A port nothing listens on now (the kernel picks it; the race with another process taking
-/// it before the server binds is acceptable in a test).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A running `wafsim serve`, stopped (through its control socket) when dropped.
-struct Served {
-    child: Child,
-    nbd: u16,
-    control: String,
-    state: PathBuf,
-}
-
-impl Served {
-    fn start(variant: &str, dir: &Path, extra: &[&str]) -> Served {
-        let nbd = free_port();
-        let control = format!("127.0.0.1:{}", free_port());
-        let state = dir.join(format!("{variant}.state.json"));
-        let child = Command::new(env!("CARGO_BIN_EXE_wafsim"))
-            .args(["serve", "experiments/live/eight-tenants.toml", "--variant", variant, "--listen"])
-            .arg(format!("127.0.0.1:{nbd}"))
-            .args(["--control", &control, "--state"])
-            .arg(&state)
-            .args(extra)
-            .current_dir(repo())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start wafsim serve");
-        let s = Served { child, nbd, control, state };
-        let t0 = Instant::now();
-        while TcpStream::connect(&s.control).is_err() || TcpStream::connect(("127.0.0.1", s.nbd)).is_err() {
-            assert!(t0.elapsed() < Duration::from_secs(20), "wafsim serve did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        s
-    }
-
-    fn uri(&self, export: &str) -> String {
-        format!("nbd://127.0.0.1:{}/{export}", self.nbd)
-    }
-
-    /// The drive's state now, through the control socket.
-    fn state_now(&self) -> DriveState {
-        let mut c = TcpStream::connect(&self.control).unwrap();
-        c.write_all(b"STATE\n").unwrap();
-        let mut s = String::new();
-        c.read_to_string(&mut s).unwrap();
-        DriveState::from_json(&s).unwrap_or_else(|e| panic!("{e}: {s}"))
-    }
-
-    /// Stop the server; its final state file.
-    fn stop(mut self) -> DriveState {
-        let out = wafsim(&["serve", "--stop", &self.control]);
-        assert!(out.status.success(), "serve --stop: {}", String::from_utf8_lossy(&out.stderr));
-        let status = self.child.wait().unwrap();
-        let mut err = String::new();
-        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        assert!(status.success(), "wafsim serve failed: {err}");
-        DriveState::from_json(&std::fs::read_to_string(&self.state).unwrap()).unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn wafsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_wafsim")).args(args).current_dir(repo()).env("LC_ALL", "C").output().unwrap()
-}
-
-/// Run fio with `args` (JSON output to a file in `dir`); the parsed output.
-fn fio(dir: &Path, args: &[String]) -> serde_json::Value {
-    let out_path = dir.join("fio.json");
-    let out = Command::new("fio")
-        .args(args)
-        .arg("--output-format=json")
-        .arg(format!("--output={}", out_path.display()))
-        .arg("--verify_state_save=0")
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "fio failed: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap()
-}
+const EXPERIMENT: &str = "experiments/live/eight-tenants.toml";
 
 const BLOCK_SIZES: [&str; 8] = ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k"];
 const NS_BYTES: u64 = 30 << 20;
@@ -133,7 +20,7 @@ const LOOPS: u64 = 4;
 /// sequentially with its own block size and verifying with crc32c; the drive's state after.
 fn eight_tenants(variant: &str) -> DriveState {
     let dir = tmpdir(variant);
-    let s = Served::start(variant, &dir, &[]);
+    let s = Served::start(EXPERIMENT, variant, Some(&dir.join("state.json")), &[]);
     let before = s.state_now();
     assert_eq!(before.counters.host_write_bytes, 0);
     let mut args: Vec<String> = ["--ioengine=nbd", "--rw=write", "--size=30m", "--iodepth=8", "--verify=crc32c", "--do_verify=1"].map(String::from).to_vec();
@@ -190,7 +77,7 @@ fn eight_tenants(variant: &str) -> DriveState {
     // The SMART method counts host bytes in 512,000-byte units (rounded up).
     assert!((w["waf"].as_f64().unwrap() - waf).abs() < 1e-3, "wafsim waf {} vs counters {waf}", w["waf"]);
 
-    let end = s.stop();
+    let end = s.stop().1.expect("a state file");
     assert_eq!(end.counters, live.counters, "the final state file holds the counters the server had");
     let _ = std::fs::remove_dir_all(&dir);
     end
@@ -221,7 +108,7 @@ fn fio_iolog_replayed_untimed_gives_the_servers_counters() {
     }
     let dir = tmpdir("iolog");
     // Preconditioned (every LBA written once), so the job's overwrites make GC copy.
-    let s = Served::start("no-fdp", &dir, &["--precondition"]);
+    let s = Served::start(EXPERIMENT, "no-fdp", Some(&dir.join("state.json")), &["--precondition"]);
     let pre = s.state_now().counters;
     let log = dir.join("vm1.iolog");
     // iodepth 1: the log's order is the order the server saw.
@@ -239,11 +126,11 @@ fn fio_iolog_replayed_untimed_gives_the_servers_counters() {
     ];
     let out = fio(&dir, &args);
     assert_eq!(out["jobs"][0]["error"], 0);
-    let served = s.stop();
+    let served = s.stop().1.expect("a state file");
     assert!(served.counters.gc_units > 0, "the job should make GC copy");
 
     let exp = dir.join("replay.toml");
-    let base = std::fs::read_to_string(repo().join("experiments/live/eight-tenants.toml")).unwrap();
+    let base = std::fs::read_to_string(repo().join(EXPERIMENT)).unwrap();
     // The live experiment's drive, with the iolog as the only workload.
     let drive: String = base.split("# What `wafsim run` does").next().unwrap().replace("precondition = false", "precondition = true");
     std::fs::write(&exp, format!("{drive}\n[[phase]]\nname = \"replay\"\n[[phase.trace]]\nfile = \"vm1.iolog\"\nformat = \"iolog\"\nnamespace = \"vm1\"\noffsets = \"error\"\n")).unwrap();

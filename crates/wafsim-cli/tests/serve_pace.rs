@@ -5,111 +5,24 @@
 //! Without fio on PATH these tests FAIL (a missing tool is never a pass); set
 //! `WAFSIM_SKIP_FIO=1` to skip them.
 
-use std::io::Read;
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::path::Path;
+
+use common::{have_fio, repo, tmpdir, wafsim, Served};
 
 const EXPERIMENT: &str = "experiments/live/paced.toml";
 
-fn have_fio() -> bool {
-    if std::env::var("WAFSIM_SKIP_FIO").is_ok_and(|v| v == "1") {
-        eprintln!("WAFSIM_SKIP_FIO=1: skipping the fio-over-NBD test");
-        return false;
-    }
-    match Command::new("fio").arg("--enghelp=nbd").output() {
-        Ok(o) if o.status.success() && String::from_utf8_lossy(&o.stdout).contains("uri") => true,
-        Ok(_) => panic!("fio has no nbd engine; install Debian's fio (built with libnbd) or set WAFSIM_SKIP_FIO=1"),
-        Err(e) => panic!("fio not found ({e}); `apt-get install fio`, or set WAFSIM_SKIP_FIO=1 to skip"),
-    }
+/// Serve `variant` of the paced experiment, preconditioned (so reads hit NAND).
+fn serve(variant: &str, extra: &[&str]) -> Served {
+    Served::start(EXPERIMENT, variant, None, &[&["--precondition"], extra].concat())
 }
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn tmpdir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wafsim-pace-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn wafsim(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_wafsim")).args(args).current_dir(repo()).env("LC_ALL", "C").output().unwrap()
-}
-
-/// A running `wafsim serve` of the paced experiment (preconditioned, so reads hit NAND),
-/// stopped through its control socket; its stderr when stopped.
-struct Served {
-    child: Child,
-    nbd: u16,
-    control: String,
-}
-
-impl Served {
-    fn start(variant: &str, extra: &[&str]) -> Served {
-        let nbd = free_port();
-        let control = format!("127.0.0.1:{}", free_port());
-        let child = Command::new(env!("CARGO_BIN_EXE_wafsim"))
-            .args(["serve", EXPERIMENT, "--variant", variant, "--precondition", "--listen"])
-            .arg(format!("127.0.0.1:{nbd}"))
-            .args(["--control", &control])
-            .args(extra)
-            .current_dir(repo())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start wafsim serve");
-        let s = Served { child, nbd, control };
-        let t0 = Instant::now();
-        while TcpStream::connect(&s.control).is_err() || TcpStream::connect(("127.0.0.1", s.nbd)).is_err() {
-            assert!(t0.elapsed() < Duration::from_secs(20), "wafsim serve did not come up");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        s
-    }
-
-    fn uri(&self) -> String {
-        format!("nbd://127.0.0.1:{}/ssd", self.nbd)
-    }
-
-    fn stop(mut self) -> String {
-        let out = wafsim(&["serve", "--stop", &self.control]);
-        assert!(out.status.success(), "serve --stop: {}", String::from_utf8_lossy(&out.stderr));
-        let status = self.child.wait().unwrap();
-        let mut err = String::new();
-        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        assert!(status.success(), "wafsim serve failed: {err}");
-        err
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Run fio with `args` against `uri`; the parsed JSON output.
-fn fio(dir: &Path, uri: &str, args: &[&str]) -> serde_json::Value {
-    let out_path = dir.join("fio.json");
-    let out = Command::new("fio")
-        .args(["--name=job", "--ioengine=nbd"])
-        .arg(format!("--uri={uri}"))
-        .args(args)
-        .arg("--output-format=json")
-        .arg(format!("--output={}", out_path.display()))
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "fio failed: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    serde_json::from_str(&std::fs::read_to_string(&out_path).unwrap()).unwrap()
+/// Run fio job `args` against the experiment's export; the parsed JSON output.
+fn fio(dir: &Path, s: &Served, args: &[&str]) -> serde_json::Value {
+    let mut all: Vec<String> = vec!["--name=job".into(), "--ioengine=nbd".into(), format!("--uri={}", s.uri("ssd"))];
+    all.extend(args.iter().map(|a| a.to_string()));
+    common::fio(dir, &all)
 }
 
 /// Per direction: IOPS and mean total latency (submission to completion, fio's lat), us; over
@@ -160,16 +73,16 @@ fn paced_qd1_latency_is_the_models_and_untimed_is_much_faster() {
     let dir = tmpdir("qd1");
     let (read_min, write_min) = model_minimums("qlc");
 
-    let s = Served::start("qlc", &[]);
-    let out = fio(&dir, &s.uri(), QD1);
+    let s = serve("qlc", &[]);
+    let out = fio(&dir, &s, QD1);
     let (ur, uw) = (dir_of(&out, "read"), dir_of(&out, "write"));
-    let untimed_err = s.stop();
+    let untimed_err = s.stop().0;
     assert!(!untimed_err.contains("paced"), "untimed serving says nothing of pacing: {untimed_err}");
 
-    let s = Served::start("qlc", &["--pace"]);
-    let out = fio(&dir, &s.uri(), QD1);
+    let s = serve("qlc", &["--pace"]);
+    let out = fio(&dir, &s, QD1);
     let (pr, pw) = (dir_of(&out, "read"), dir_of(&out, "write"));
-    let paced_err = s.stop();
+    let paced_err = s.stop().0;
 
     let total = |r: Dir, w: Dir| r.iops + w.iops;
     eprintln!(
@@ -189,10 +102,10 @@ fn paced_qd1_latency_is_the_models_and_untimed_is_much_faster() {
 
     // TLC, random reads only (no programs queued: the precondition is untimed).
     let (tlc_read_min, _) = model_minimums("tlc");
-    let s = Served::start("tlc", &["--pace"]);
+    let s = serve("tlc", &["--pace"]);
     let read = ["--rw=randread", "--bs=4k", "--iodepth=1", "--time_based", "--runtime=1", "--randseed=5"];
-    let one = dir_of(&fio(&dir, &s.uri(), &read), "read");
-    let four = dir_of(&fio(&dir, &s.uri(), &[&read[..], &["--numjobs=4", "--group_reporting"]].concat()), "read");
+    let one = dir_of(&fio(&dir, &s, &read), "read");
+    let four = dir_of(&fio(&dir, &s, &[&read[..], &["--numjobs=4", "--group_reporting"]].concat()), "read");
     s.stop();
     eprintln!("TLC, paced 4 KiB randread QD1: 1 connection {:.0} IOPS ({:.1} us), 4 connections {:.0} IOPS ({:.1} us); model minimum {tlc_read_min:.1} us", one.iops, one.lat_us, four.iops, four.lat_us);
     assert!(one.lat_us >= tlc_read_min && four.lat_us >= tlc_read_min, "paced read latency below the model's {tlc_read_min:.1} us");
