@@ -235,6 +235,7 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
         }
         host_timeline_table(&mut s, e);
         layers_table(&mut s, e);
+        checkpoints_table(&mut s, e);
         for c in charts.get(i).into_iter().flatten() {
             let _ = writeln!(s, "\n![{c}]({c})");
         }
@@ -283,6 +284,56 @@ fn layers_table(s: &mut String, e: &Entry) {
             r.waf(),
             wafsim_core::counters::waf(r.mbmw(), app)
         );
+    }
+}
+
+/// `[published] checkpoints = [["5 h", 0.1], ["50 h", 1.0]]`: drive and total WAF at points of
+/// an application run, named by the reference's durations, placed at fractions of the
+/// application bytes the run wrote (an assumed constant rate maps durations to bytes; the file's
+/// notes say so). Per checkpoint the cumulative figures from the start, and the interval since
+/// the previous checkpoint. From the time series of all drives together.
+fn checkpoints_table(s: &mut String, e: &Entry) {
+    let Some(points) = e.published.get("checkpoints").and_then(|v| v.as_array()) else { return };
+    let points: Vec<(&str, f64)> = points
+        .iter()
+        .filter_map(|p| {
+            let p = p.as_array()?;
+            Some((p.first()?.as_str()?, p.get(1)?.as_float().or_else(|| p.get(1)?.as_integer().map(|i| i as f64))?))
+        })
+        .collect();
+    if points.is_empty() {
+        return;
+    }
+    let mut head = String::from("\n| variant |");
+    let mut rule = String::from("|---|");
+    let mut prev: Option<&str> = None;
+    for (label, _) in &points {
+        let _ = write!(head, " {label}: drive WAF | {label}: total WAF |");
+        rule.push_str("---:|---:|");
+        if let Some(p) = prev {
+            let _ = write!(head, " {p} to {label}: drive WAF | {p} to {label}: total WAF |");
+            rule.push_str("---:|---:|");
+        }
+        prev = Some(label);
+    }
+    let _ = writeln!(s, "{head}\n{rule}");
+    for r in &e.results {
+        let all: Vec<&crate::run::Sample> = r.timeseries.iter().filter(|x| x.device.is_none() && x.app_bytes.is_some()).collect();
+        let Some(end) = all.last().and_then(|x| x.app_bytes).filter(|&b| b > 0) else { continue };
+        let _ = write!(s, "| {} |", r.name);
+        let mut before = (0u64, 0u64, 0u64);
+        for (k, &(_, f)) in points.iter().enumerate() {
+            // The first sample at or past the checkpoint's share of the application bytes.
+            let at = all.iter().find(|x| x.app_bytes.unwrap_or(0) as f64 >= f * end as f64).or(all.last()).expect("samples");
+            let now = (at.host_bytes, at.media_bytes, at.app_bytes.unwrap_or(0));
+            let waf = wafsim_core::counters::waf;
+            let _ = write!(s, " {:.3} | {:.3} |", waf(now.1, now.0), waf(now.1, now.2));
+            if k > 0 {
+                let _ = write!(s, " {:.3} | {:.3} |", waf(now.1 - before.1, now.0 - before.0), waf(now.1 - before.1, now.2 - before.2));
+            }
+            before = now;
+        }
+        s.push('\n');
     }
 }
 

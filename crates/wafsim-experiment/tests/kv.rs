@@ -189,3 +189,52 @@ amount = "200x"
     assert!(with.waf() < 1.1, "FDP {:.3}", with.waf());
     assert!(without.waf() > 1.5 * with.waf(), "no FDP {:.3} vs FDP {:.3}", without.waf(), with.waf());
 }
+
+/// The catalog's checkpoints (`[published] checkpoints`): drive and total WAF at shares of the
+/// application bytes, from the time series. At the whole run (1.0) they are the run's own
+/// figures, which the results compute from the counters, not from the samples.
+#[test]
+fn catalog_checkpoints_match_the_runs_counters_at_the_end() {
+    let doc = r#"
+name = "checkpoints"
+seed = 1
+precondition = false
+[device]
+capacity = "1GiB"
+raw_capacity = "1152MiB"
+erase_unit = "4MiB"
+[[namespace]]
+name = "db"
+size = "1GiB"
+[[phase]]
+name = "ycsb"
+[[phase.kv]]
+namespace = "db"
+write_block = "128KiB"
+ycsb = "a"
+fill = 0.5
+amount = "3x"
+[published]
+source = "test"
+checkpoints = [["early", 0.2], ["all", 1.0]]
+"#;
+    let dir = std::env::temp_dir().join(format!("wafsim-checkpoints-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cp.toml");
+    std::fs::write(&path, doc).unwrap();
+    let e = wafsim_experiment::catalog::run_entry(&path).unwrap();
+    let md = wafsim_experiment::catalog::markdown(std::slice::from_ref(&e), &[], "test", "test");
+    let _ = std::fs::remove_dir_all(&dir);
+    let line = md.lines().skip_while(|l| !l.contains("early: drive WAF")).find(|l| l.starts_with("| default |")).unwrap_or_else(|| panic!("no checkpoint row in:\n{md}"));
+    let cells: Vec<&str> = line.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+    let r = &e.results[0];
+    let app = r.application_bytes();
+    assert!(app > 0);
+    // Columns: early drive, early total, all drive, all total, early-to-all drive, early-to-all total.
+    assert_eq!(cells[3], format!("{:.3}", r.waf()), "{line}");
+    assert_eq!(cells[4], format!("{:.3}", r.mbmw() as f64 / app as f64), "{line}");
+    let early: f64 = cells[1].parse().unwrap();
+    let all: f64 = cells[3].parse().unwrap();
+    // The drive starts empty, so GC (if any) comes late: the early share cannot exceed the whole.
+    assert!(early <= all + 1e-9, "{line}");
+}
