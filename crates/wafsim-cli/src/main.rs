@@ -4,6 +4,7 @@ mod bench_nbd;
 mod nvme;
 mod progress;
 mod serve;
+mod sweep;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -62,6 +63,12 @@ enum Cmd {
         #[arg(long)]
         plot: Option<PathBuf>,
     },
+    /// Run a base experiment at every point of a sweep (axes of experiment keys, as a product,
+    /// zipped, or explicit points) on all cores; a row per point and variant, resumable with
+    /// --out.
+    ///
+    /// Example: wafsim sweep experiments/sweeps/op.toml --out op.csv
+    Sweep(sweep::SweepArgs),
     /// Zoned drives: reports of their zones after a run.
     Zone {
         #[command(subcommand)]
@@ -396,6 +403,7 @@ fn real_main() -> Result<()> {
             }
         }
         Cmd::Serve(a) => serve::run_serve(a)?,
+        Cmd::Sweep(a) => sweep::run_sweep(a)?,
         Cmd::Nvme(a) => nvme::run_nvme(a)?,
         Cmd::Waf(a) => nvme::run_waf(a)?,
         Cmd::Catalog { dir, out, machine, plots } => {

@@ -15,6 +15,7 @@ pub mod timing;
 pub mod spec;
 pub mod stack;
 pub mod steady;
+pub mod sweep;
 pub mod validate;
 
 pub use run::{run_variant, run_variants, Progress, RunOptions, VariantResult};

@@ -1,0 +1,666 @@
+//! Parameter sweeps: one base experiment run at many points, each point a set of overrides of
+//! the experiment's keys (`device.over_provisioning = 0.14`), locally on all cores.
+//!
+//! A sweep file:
+//!
+//! ```toml
+//! base = "../random-writes.toml"        # relative to the sweep file
+//! mode = "product"                       # or "zip" (axes of equal length, element-wise)
+//! [axes]
+//! "device.over_provisioning" = [0.07, 0.14, 0.28]
+//! "device.gc_policy" = ["greedy", "cost-benefit"]
+//! ```
+//!
+//! or explicit points instead of `[axes]`:
+//!
+//! ```toml
+//! base = "exp.toml"
+//! [[point]]
+//! "device.over_provisioning" = 0.07
+//! [[point]]
+//! device.over_provisioning = 0.28       # a dotted TOML key is the same path
+//! "namespace.0.size" = "1GiB"           # a number selects an entry of an array of tables
+//! ```
+//!
+//! A point's overrides go into the experiment document as written, before its variants are
+//! resolved, so every variant of the base runs at every point (a point x variant grid) and the
+//! whole document is checked again as `wafsim run` checks it. A variant that sets a key a point
+//! also sets is an error: the variant's value would win and the axis would change nothing.
+//!
+//! Results are one [`Row`] per (point, variant). With an output file the sweep is resumable:
+//! each row carries a hash of the base experiment's text, the point's overrides and the scale,
+//! and points whose rows are all in the file already are kept instead of run again. Files the
+//! base refers to (fio job files, traces) are not part of the hash.
+
+use crate::run::{run_variant, RunOptions, VariantResult};
+use crate::scale::{auto_scale_all, scale_spec};
+use crate::spec::{merge, parse_experiment, Variant};
+use anyhow::{anyhow, bail, Context, Result};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// A sweep file: the base experiment and its points.
+#[derive(Debug, Clone)]
+pub struct SweepSpec {
+    /// The base experiment's path (resolved against the sweep file's directory).
+    pub base: PathBuf,
+    /// The base experiment's text, as read (hashed into every row).
+    pub base_text: String,
+    /// Axis names (dotted keys), in the order of the output columns.
+    pub axes: Vec<String>,
+    points: Vec<Point>,
+}
+
+/// One point of a sweep: overrides of the base experiment's keys.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// 1-based, as error messages and the `point` column count.
+    pub index: usize,
+    /// (dotted key, value), in the order of [`SweepSpec::axes`] (a point of explicit `[[point]]`
+    /// tables may leave some axes out).
+    pub overrides: Vec<(String, toml::Value)>,
+}
+
+impl Point {
+    /// "device.over_provisioning = 0.07, device.gc_policy = \"greedy\"", for messages.
+    pub fn describe(&self) -> String {
+        self.overrides.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The point's value of axis `key` (None when the point leaves it out).
+    pub fn value(&self, key: &str) -> Option<&toml::Value> {
+        self.overrides.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn axis_values(&self, axes: &[String]) -> Vec<(String, Option<toml::Value>)> {
+        axes.iter().map(|a| (a.clone(), self.value(a).cloned())).collect()
+    }
+}
+
+/// Options of a sweep run.
+#[derive(Debug, Clone, Default)]
+pub struct SweepOptions {
+    /// Worker threads (None: all cores).
+    pub jobs: Option<usize>,
+    /// Capacity scale for every run (None: the default scale of `wafsim run`, the largest any
+    /// point's variants need, so all points compare).
+    pub scale: Option<f64>,
+    /// Results file (`.csv` or `.json`): rows already in it are kept, new rows are written as
+    /// points finish, so an interrupted sweep resumes where it stopped. Rows of other base
+    /// experiments, scales or points are dropped from it (counted in
+    /// [`SweepResult::dropped_rows`]).
+    pub out: Option<PathBuf>,
+}
+
+/// Progress of a sweep: (point, variant) runs done out of all to run, and points done.
+#[derive(Debug, Clone, Copy)]
+pub struct SweepProgress {
+    pub runs_done: usize,
+    pub runs_total: usize,
+    pub points_done: usize,
+    pub points_total: usize,
+}
+
+/// One result row: a variant of the base experiment at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The point's 1-based index.
+    pub point: usize,
+    /// (axis, value) for every axis of the sweep; None where an explicit point leaves the
+    /// axis out.
+    pub axes: Vec<(String, Option<toml::Value>)>,
+    pub variant: String,
+    pub waf: f64,
+    /// Host bytes written, media bytes written, media bytes erased, GC bytes written.
+    pub hbmw: u64,
+    pub mbmw: u64,
+    pub mbe: u64,
+    pub gc_bytes: u64,
+    /// WAF of each namespace (media bytes attributed to it over its host bytes).
+    pub ns_waf: Vec<(String, f64)>,
+    /// Identity of the point's run (base text, overrides, scale), for resuming.
+    pub hash: String,
+}
+
+impl Row {
+    /// The row's value of axis `key` as text: strings as they are, other values as TOML
+    /// writes them, "" where the point leaves the axis out.
+    pub fn axis_text(&self, key: &str) -> String {
+        match self.axes.iter().find(|(a, _)| a == key).and_then(|(_, v)| v.as_ref()) {
+            Some(toml::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => String::new(),
+        }
+    }
+
+    fn new(p: &Point, axes: &[String], hash: &str, r: &VariantResult) -> Row {
+        Row {
+            point: p.index,
+            axes: p.axis_values(axes),
+            variant: r.name.clone(),
+            waf: r.waf(),
+            hbmw: r.hbmw(),
+            mbmw: r.mbmw(),
+            mbe: r.mbe(),
+            gc_bytes: r.counters.gc_units * r.mapping_unit as u64,
+            ns_waf: r.namespaces.iter().map(|n| (n.name.clone(), if n.host_bytes > 0 { n.media_bytes as f64 / n.host_bytes as f64 } else { 0.0 })).collect(),
+            hash: hash.to_string(),
+        }
+    }
+}
+
+/// What a sweep run did.
+#[derive(Debug, Clone)]
+pub struct SweepResult {
+    /// All rows, by point then variant (kept rows and new ones).
+    pub rows: Vec<Row>,
+    /// Points simulated by this run.
+    pub executed_points: usize,
+    /// Points whose rows were in the output file already.
+    pub kept_points: usize,
+    /// Rows of the output file dropped: of other base experiments or scales, or of points
+    /// that lacked a variant's row.
+    pub dropped_rows: usize,
+}
+
+impl SweepSpec {
+    /// Read a sweep file and its base experiment.
+    pub fn load(path: &Path) -> Result<SweepSpec> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        Self::parse(&text, path.parent().unwrap_or(Path::new("")), &path.display().to_string())
+    }
+
+    /// Like [`SweepSpec::load`] from a string; `dir` resolves `base`, `origin` names the file
+    /// in messages.
+    pub fn parse(text: &str, dir: &Path, origin: &str) -> Result<SweepSpec> {
+        let mut doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        let base = match doc.remove("base") {
+            Some(toml::Value::String(s)) => dir.join(s),
+            _ => bail!("{origin}: needs base = \"path/to/experiment.toml\""),
+        };
+        let mode = match doc.remove("mode") {
+            None => "product".to_string(),
+            Some(toml::Value::String(s)) if s == "product" || s == "zip" => s,
+            Some(v) => bail!("{origin}: mode = {v}: expected \"product\" or \"zip\""),
+        };
+        let axes_t = match doc.remove("axes") {
+            None => None,
+            Some(toml::Value::Table(t)) => Some(t),
+            Some(_) => bail!("{origin}: [axes] must be a table of key = [values]"),
+        };
+        let explicit = match doc.remove("point") {
+            None => None,
+            Some(toml::Value::Array(a)) => Some(a),
+            Some(_) => bail!("{origin}: points are [[point]] tables"),
+        };
+        if let Some(k) = doc.keys().next() {
+            bail!("{origin}: unknown key {k:?} (expected base, mode, [axes] or [[point]])");
+        }
+        // Tables come back sorted by key; the file's order of axes (the columns, and which
+        // axis varies fastest) is read from the keys' positions in the text.
+        let order: Vec<(String, usize)> = match toml::from_str::<AxesOrder>(text) {
+            Ok(AxesOrder { axes: Some(m) }) => m.keys().map(|k| (k.get_ref().clone(), k.span().start)).collect(),
+            _ => Vec::new(),
+        };
+        let axes_t = axes_t.map(|t| {
+            let mut kv: Vec<(String, toml::Value)> = t.into_iter().collect();
+            kv.sort_by_key(|(k, _)| order.iter().find(|(o, _)| o == k).map_or(usize::MAX, |(_, at)| *at));
+            kv
+        });
+        let (axes, points) = match (axes_t, explicit) {
+            (Some(_), Some(_)) => bail!("{origin}: give either [axes] or [[point]] tables, not both"),
+            (None, None) => bail!("{origin}: no points: give [axes] or [[point]] tables"),
+            (Some(t), None) => axis_points(&t, &mode, origin)?,
+            (None, Some(list)) => {
+                let mut axes: Vec<String> = Vec::new();
+                let mut points = Vec::new();
+                for (i, p) in list.iter().enumerate() {
+                    let toml::Value::Table(t) = p else { bail!("{origin}: [[point]] #{} is not a table", i + 1) };
+                    let mut overrides = Vec::new();
+                    flatten("", t, &mut overrides);
+                    if overrides.is_empty() {
+                        bail!("{origin}: [[point]] #{} sets nothing", i + 1);
+                    }
+                    for (k, _) in &overrides {
+                        if !axes.contains(k) {
+                            axes.push(k.clone());
+                        }
+                    }
+                    points.push(Point { index: i + 1, overrides });
+                }
+                (axes, points)
+            }
+        };
+        let base_text = std::fs::read_to_string(&base).with_context(|| format!("{origin}: cannot read base {}", base.display()))?;
+        Ok(SweepSpec { base, base_text, axes, points })
+    }
+
+    /// The sweep's points, in order.
+    pub fn points(&self) -> &[Point] {
+        &self.points
+    }
+
+    /// The variants of the base experiment at point `p` (unscaled). Errors name the point.
+    pub fn variants(&self, p: &Point) -> Result<Vec<Variant>> {
+        let ctx = || format!("point {} ({})", p.index, p.describe());
+        let origin = self.base.display().to_string();
+        let mut doc: toml::Table = toml::from_str(&self.base_text).map_err(|e| anyhow!("{origin}: {e}")).with_context(ctx)?;
+        for (key, value) in &p.overrides {
+            if let Some(toml::Value::Array(vs)) = doc.get("variant") {
+                for v in vs {
+                    if lookup(v, key).is_some() {
+                        let name = v.get("name").map(|n| n.to_string()).unwrap_or_default();
+                        bail!("{}: {key}: variant {name} of {origin} sets it too, and the variant's value would win", ctx());
+                    }
+                }
+            }
+            set_path(&mut doc, key, value).with_context(|| format!("{}: {key}", ctx()))?;
+        }
+        // Re-parsed from text, so the point gets every check of `wafsim run` (presets, variants,
+        // validation); the text is the merged document, so line numbers refer to it.
+        let text = toml::to_string(&doc).with_context(ctx)?;
+        let mut vs = parse_experiment(&text, &format!("{origin} with the point's overrides")).with_context(ctx)?;
+        let dir = self.base.parent().map(Path::to_path_buf).unwrap_or_default();
+        for v in &mut vs {
+            v.spec.base_dir = dir.clone();
+        }
+        Ok(vs)
+    }
+
+    /// The identity of point `p`'s run at `scale`: FNV-1a of the base text, the overrides and
+    /// the scale (FNV because std's hasher may change between Rust releases, and the hash is
+    /// stored in result files).
+    pub fn hash(&self, p: &Point, scale: f64) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |b: &[u8]| {
+            for &c in b {
+                h ^= c as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        eat(self.base_text.as_bytes());
+        for (k, v) in &p.overrides {
+            eat(format!("\n{k}={v}").as_bytes());
+        }
+        eat(format!("\nscale={scale:e}").as_bytes());
+        format!("{h:016x}")
+    }
+
+    /// Run every point (all variants of each) in parallel; see [`SweepOptions`]. Results do not
+    /// depend on the number of threads: every run is seeded by its experiment alone.
+    pub fn run(&self, opts: &SweepOptions, progress: &(dyn Fn(SweepProgress) + Sync)) -> Result<SweepResult> {
+        // Resolve every point first, so a bad point fails the sweep before anything runs.
+        let mut grid: Vec<Vec<Variant>> = self.points.iter().map(|p| self.variants(p)).collect::<Result<_>>()?;
+        let scale = match opts.scale {
+            Some(s) => s,
+            None => auto_scale_all(grid.iter().flatten().map(|v| &v.spec))?,
+        };
+        for (p, vs) in self.points.iter().zip(&mut grid) {
+            for v in vs {
+                scale_spec(&mut v.spec, scale).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
+            }
+        }
+        let hashes: Vec<String> = self.points.iter().map(|p| self.hash(p, scale)).collect();
+
+        // Rows of the output file: a point is kept when every variant it has now has a row.
+        let mut kept: Vec<Option<Vec<Row>>> = vec![None; self.points.len()];
+        let mut dropped_rows = 0;
+        if let Some(out) = opts.out.as_ref().filter(|o| o.exists()) {
+            let old = read_rows(out)?;
+            let total = old.len();
+            let mut used = 0;
+            for (i, (p, vs)) in self.points.iter().zip(&grid).enumerate() {
+                let rows: Vec<Row> = vs
+                    .iter()
+                    .filter_map(|v| old.iter().find(|r| r.hash == hashes[i] && r.variant == v.name))
+                    .map(|r| Row { point: p.index, axes: p.axis_values(&self.axes), ..r.clone() })
+                    .collect();
+                if rows.len() == vs.len() {
+                    used += rows.len();
+                    kept[i] = Some(rows);
+                }
+            }
+            dropped_rows = total - used;
+        }
+        let kept_points = kept.iter().filter(|k| k.is_some()).count();
+        let todo: Vec<(usize, usize)> = grid.iter().enumerate().filter(|(i, _)| kept[*i].is_none()).flat_map(|(i, vs)| (0..vs.len()).map(move |j| (i, j))).collect();
+        let executed_points = self.points.len() - kept_points;
+
+        // Finished rows by point; the file is rewritten with what is done as each point
+        // finishes, so an interrupted sweep loses only the points under way.
+        if let Some(out) = &opts.out {
+            write_rows(out, &self.axes, &collect_rows(&kept))?;
+        }
+        let pending: Vec<Vec<Option<Row>>> = grid.iter().map(|vs| vec![None; vs.len()]).collect();
+        // (rows of finished points, rows of points under way, runs done, points done)
+        let state = Mutex::new((kept, pending, 0usize, kept_points));
+        let runs_total = todo.len();
+        let points_total = self.points.len();
+        progress(SweepProgress { runs_done: 0, runs_total, points_done: kept_points, points_total });
+        let work = || -> Result<()> {
+            todo.par_iter()
+                .map(|&(i, j)| -> Result<()> {
+                    let p = &self.points[i];
+                    let v = &grid[i][j];
+                    let r = run_variant(v, RunOptions::default(), &|_| {}).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
+                    let row = Row::new(p, &self.axes, &hashes[i], &r);
+                    let mut st = state.lock().expect("sweep lock");
+                    st.1[i][j] = Some(row);
+                    st.2 += 1;
+                    if st.1[i].iter().all(Option::is_some) {
+                        let rows: Vec<Row> = st.1[i].iter().flatten().cloned().collect();
+                        st.0[i] = Some(rows);
+                        st.3 += 1;
+                        if let Some(out) = &opts.out {
+                            write_rows(out, &self.axes, &collect_rows(&st.0))?;
+                        }
+                    }
+                    progress(SweepProgress { runs_done: st.2, runs_total, points_done: st.3, points_total });
+                    Ok(())
+                })
+                .collect::<Result<Vec<()>>>()
+                .map(|_| ())
+        };
+        match opts.jobs {
+            Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build().context("cannot start the worker threads")?.install(work)?,
+            None => work()?,
+        }
+        let st = state.into_inner().expect("sweep lock");
+        Ok(SweepResult { rows: collect_rows(&st.0), executed_points, kept_points, dropped_rows })
+    }
+}
+
+fn collect_rows(done: &[Option<Vec<Row>>]) -> Vec<Row> {
+    done.iter().flatten().flatten().cloned().collect()
+}
+
+/// The top-level keys of `[axes]` with their places in the sweep file.
+#[derive(serde::Deserialize)]
+struct AxesOrder {
+    axes: Option<std::collections::BTreeMap<toml::Spanned<String>, toml::Value>>,
+}
+
+/// Points of `[axes]`: the cartesian product (the last axis varying fastest, as nested loops
+/// written in the file's order) or, in zip mode, the i-th value of every axis.
+fn axis_points(t: &[(String, toml::Value)], mode: &str, origin: &str) -> Result<(Vec<String>, Vec<Point>)> {
+    let mut axes = Vec::new();
+    for (k, v) in t {
+        // A dotted key without quotes parses as nested tables: flatten back to paths.
+        let mut flat = Vec::new();
+        flatten("", &toml::Table::from_iter([(k.clone(), v.clone())]), &mut flat);
+        for (key, v) in flat {
+            match v {
+                toml::Value::Array(a) if !a.is_empty() => axes.push((key, a)),
+                _ => bail!("{origin}: axis {key:?} needs a non-empty list of values"),
+            }
+        }
+    }
+    if axes.is_empty() {
+        bail!("{origin}: [axes] is empty");
+    }
+    let names: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+    let mut points = Vec::new();
+    if mode == "zip" {
+        let n = axes[0].1.len();
+        if let Some((k, a)) = axes.iter().find(|(_, a)| a.len() != n) {
+            bail!("{origin}: mode = \"zip\" needs axes of equal length: {:?} has {n} values, {k:?} has {}", axes[0].0, a.len());
+        }
+        for i in 0..n {
+            points.push(Point { index: i + 1, overrides: axes.iter().map(|(k, a)| (k.clone(), a[i].clone())).collect() });
+        }
+    } else {
+        let total: usize = axes.iter().map(|(_, a)| a.len()).product();
+        for n in 0..total {
+            let mut rest = n;
+            let mut overrides = vec![(String::new(), toml::Value::Boolean(false)); axes.len()];
+            for (slot, (k, a)) in axes.iter().enumerate().rev() {
+                overrides[slot] = (k.clone(), a[rest % a.len()].clone());
+                rest /= a.len();
+            }
+            points.push(Point { index: n + 1, overrides });
+        }
+    }
+    Ok((names, points))
+}
+
+/// Leaves of a table as (dotted path, value); tables nest, everything else is a leaf.
+fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, toml::Value)>) {
+    for (k, v) in t {
+        let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+        match v {
+            toml::Value::Table(sub) if !sub.is_empty() => flatten(&key, sub, out),
+            _ => out.push((key, v.clone())),
+        }
+    }
+}
+
+/// The value at dotted `path` of `v` (a number indexes an array).
+fn lookup<'a>(v: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
+    let mut cur = v;
+    for seg in path.split('.') {
+        cur = match cur {
+            toml::Value::Table(t) => t.get(seg)?,
+            toml::Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
+}
+
+/// Set dotted `path` of `doc` to `value`: missing tables are created, a number segment
+/// selects an existing entry of an array (of tables), and a table value deep-merges over a
+/// table as variants do.
+fn set_path(doc: &mut toml::Table, path: &str, value: &toml::Value) -> Result<()> {
+    let segs: Vec<&str> = path.split('.').collect();
+    if segs.iter().any(|s| s.is_empty()) {
+        bail!("empty segment in the key");
+    }
+    let mut cur: &mut toml::Value = &mut *doc.entry(segs[0].to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    let mut at = segs[0].to_string();
+    for seg in &segs[1..] {
+        cur = match cur {
+            toml::Value::Table(t) => t.entry(seg.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new())),
+            toml::Value::Array(a) => {
+                let n = a.len();
+                let i: usize = seg.parse().map_err(|_| anyhow!("{at} is a list: expected an index (0..{n}), not {seg:?}"))?;
+                a.get_mut(i).ok_or_else(|| anyhow!("{at} has {n} entries: no index {i}"))?
+            }
+            other => bail!("{at} is {} {other}, not a table", other.type_str()),
+        };
+        at = format!("{at}.{seg}");
+    }
+    match (cur, value) {
+        (toml::Value::Table(b), toml::Value::Table(o)) => merge(b, o),
+        (cur, v) => *cur = v.clone(),
+    }
+    Ok(())
+}
+
+const FIXED: [&str; 7] = ["variant", "waf", "hbmw", "mbmw", "mbe", "gc_bytes", "hash"];
+
+/// Column names: point, the axes, the fixed figures, `waf[NS]` for every namespace seen.
+fn header(axes: &[String], rows: &[Row]) -> Vec<String> {
+    let mut h = vec!["point".to_string()];
+    h.extend(axes.iter().cloned());
+    h.extend(FIXED[..6].iter().map(|s| s.to_string()));
+    for r in rows {
+        for (ns, _) in &r.ns_waf {
+            let c = format!("waf[{ns}]");
+            if !h.contains(&c) {
+                h.push(c);
+            }
+        }
+    }
+    h.push("hash".into());
+    h
+}
+
+fn cells(r: &Row, header: &[String]) -> Vec<String> {
+    header
+        .iter()
+        .map(|c| match c.as_str() {
+            "point" => r.point.to_string(),
+            "variant" => r.variant.clone(),
+            "waf" => format!("{}", r.waf),
+            "hbmw" => r.hbmw.to_string(),
+            "mbmw" => r.mbmw.to_string(),
+            "mbe" => r.mbe.to_string(),
+            "gc_bytes" => r.gc_bytes.to_string(),
+            "hash" => r.hash.clone(),
+            c => match c.strip_prefix("waf[").and_then(|s| s.strip_suffix(']')) {
+                Some(ns) => r.ns_waf.iter().find(|(n, _)| n == ns).map(|(_, w)| format!("{w}")).unwrap_or_default(),
+                None => r.axis_text(c),
+            },
+        })
+        .collect()
+}
+
+/// Rows as CSV (header row first); fields with commas, quotes or line breaks are quoted.
+pub fn to_csv(axes: &[String], rows: &[Row]) -> String {
+    let h = header(axes, rows);
+    let quote = |s: &str| if s.contains([',', '"', '\n', '\r']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() };
+    let line = |v: &[String]| v.iter().map(|s| quote(s)).collect::<Vec<_>>().join(",") + "\n";
+    let mut out = line(&h);
+    for r in rows {
+        out += &line(&cells(r, &h));
+    }
+    out
+}
+
+/// Rows as a JSON array of objects, one key per CSV column; axis values are the TOML values
+/// (numbers stay numbers).
+pub fn to_json(axes: &[String], rows: &[Row]) -> String {
+    let h = header(axes, rows);
+    let arr: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            let mut o = serde_json::Map::new();
+            for (c, v) in h.iter().zip(cells(r, &h)) {
+                let axis = r.axes.iter().find(|(a, _)| a == c);
+                let j = match (c.as_str(), axis) {
+                    // Axis values keep their TOML type (a string "1" stays a string).
+                    (_, Some((_, None))) => serde_json::Value::Null,
+                    (_, Some((_, Some(toml::Value::String(s))))) => serde_json::Value::String(s.clone()),
+                    (_, Some((_, Some(t)))) => serde_json::to_value(t).unwrap_or(serde_json::Value::String(v)),
+                    ("variant" | "hash", None) => serde_json::Value::String(v),
+                    (_, None) if v.is_empty() => serde_json::Value::Null,
+                    (_, None) => serde_json::from_str(&v).unwrap_or(serde_json::Value::String(v)),
+                };
+                o.insert(c.clone(), j);
+            }
+            serde_json::Value::Object(o)
+        })
+        .collect();
+    serde_json::to_string_pretty(&arr).expect("json of plain values") + "\n"
+}
+
+fn write_rows(path: &Path, axes: &[String], rows: &[Row]) -> Result<()> {
+    let text = if is_json(path) { to_json(axes, rows) } else { to_csv(axes, rows) };
+    // Through a temporary file, so an interruption never leaves half a results file.
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn is_json(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+/// Split CSV text into records (RFC 4180 quoting).
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let mut recs = Vec::new();
+    let mut rec = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            (true, '"') => quoted = false,
+            (true, c) => field.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => rec.push(std::mem::take(&mut field)),
+            (false, '\r') => {}
+            (false, '\n') => {
+                rec.push(std::mem::take(&mut field));
+                recs.push(std::mem::take(&mut rec));
+            }
+            (false, c) => field.push(c),
+        }
+    }
+    if !field.is_empty() || !rec.is_empty() {
+        rec.push(field);
+        recs.push(rec);
+    }
+    recs
+}
+
+/// Rows of a results file written by a sweep (the figures and hash; axes are taken from the
+/// current points when kept).
+pub fn read_rows(path: &Path) -> Result<Vec<Row>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let recs: Vec<Vec<(String, String)>> = if is_json(path) {
+        let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not a sweep's JSON results", path.display()))?;
+        let arr = v.as_array().ok_or_else(|| anyhow!("{}: not a JSON array", path.display()))?;
+        arr.iter()
+            .map(|o| {
+                o.as_object()
+                    .map(|m| m.iter().map(|(k, v)| (k.clone(), v.as_str().map(str::to_string).unwrap_or_else(|| if v.is_null() { String::new() } else { v.to_string() }))).collect())
+                    .unwrap_or_default()
+            })
+            .collect()
+    } else {
+        let mut recs = parse_csv(&text).into_iter();
+        let h = recs.next().unwrap_or_default();
+        recs.map(|r| h.iter().cloned().zip(r).collect()).collect()
+    };
+    let mut rows = Vec::new();
+    for (n, rec) in recs.iter().enumerate() {
+        let get = |k: &str| rec.iter().find(|(c, _)| c == k).map(|(_, v)| v.as_str());
+        let num = |k: &str| -> Result<u64> { get(k).and_then(|v| v.parse().ok()).ok_or_else(|| anyhow!("{}: row {}: no number in column {k:?}", path.display(), n + 1)) };
+        let (Some(hash), Some(variant)) = (get("hash"), get("variant")) else {
+            bail!("{}: row {}: not a sweep's results (needs hash and variant columns)", path.display(), n + 1);
+        };
+        rows.push(Row {
+            point: num("point")? as usize,
+            axes: Vec::new(),
+            variant: variant.to_string(),
+            waf: get("waf").and_then(|v| v.parse().ok()).unwrap_or(f64::NAN),
+            hbmw: num("hbmw")?,
+            mbmw: num("mbmw")?,
+            mbe: num("mbe")?,
+            gc_bytes: num("gc_bytes")?,
+            ns_waf: rec
+                .iter()
+                .filter_map(|(c, v)| Some((c.strip_prefix("waf[")?.strip_suffix(']')?.to_string(), v.parse().ok()?)))
+                .collect(),
+            hash: hash.to_string(),
+        });
+    }
+    Ok(rows)
+}
+
+/// Rows as an aligned text table (stdout of `wafsim sweep`).
+pub fn table(axes: &[String], rows: &[Row]) -> String {
+    let mut h = vec!["point".to_string()];
+    h.extend(axes.iter().cloned());
+    h.extend(["variant", "WAF", "HBMW", "MBMW", "MBE", "GC bytes"].map(String::from));
+    let mut body: Vec<Vec<String>> = Vec::new();
+    for r in rows {
+        let mut c = vec![r.point.to_string()];
+        c.extend(r.axes.iter().map(|(a, _)| r.axis_text(a)));
+        c.extend([r.variant.clone(), format!("{:.3}", r.waf), r.hbmw.to_string(), r.mbmw.to_string(), r.mbe.to_string(), r.gc_bytes.to_string()]);
+        body.push(c);
+    }
+    let w: Vec<usize> = (0..h.len()).map(|i| body.iter().map(|r| r[i].len()).chain([h[i].len()]).max().unwrap_or(0)).collect();
+    let fmt = |r: &[String]| r.iter().zip(&w).map(|(s, w)| format!("{s:>w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string() + "\n";
+    let mut out = fmt(&h);
+    for r in &body {
+        out += &fmt(r);
+    }
+    out
+}

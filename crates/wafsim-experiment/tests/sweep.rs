@@ -1,0 +1,201 @@
+//! Sweeps: axes expand to points (product and zip), explicit points, overrides land in the
+//! runs, errors name the point and key, results do not depend on the thread count, and an
+//! output file makes a sweep resumable.
+
+use std::path::{Path, PathBuf};
+use wafsim_experiment::sweep::{read_rows, SweepOptions, SweepResult, SweepSpec};
+
+/// A tiny drive (256 erase units) under uniform random 4 KiB writes: a run takes milliseconds.
+const BASE: &str = r#"
+name = "random writes"
+seed = 7
+[device]
+capacity = "64MiB"
+over_provisioning = 0.07
+erase_unit = "256KiB"
+gc_policy = "greedy"
+[[workload]]
+namespace = "ns1"
+pattern = "random"
+bs = "4KiB"
+amount = "2x"
+"#;
+
+/// A fresh directory holding `base.toml` (= `base`) and `sweep.toml` (= `sweep`).
+fn setup(name: &str, base: &str, sweep: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wafsim-sweep-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("base.toml"), base).unwrap();
+    std::fs::write(dir.join("sweep.toml"), sweep).unwrap();
+    dir
+}
+
+fn run(dir: &Path, jobs: Option<usize>, out: Option<&str>) -> SweepResult {
+    let spec = SweepSpec::load(&dir.join("sweep.toml")).unwrap();
+    let opts = SweepOptions { jobs, scale: Some(1.0), out: out.map(|o| dir.join(o)) };
+    spec.run(&opts, &|_| {}).unwrap()
+}
+
+#[test]
+fn axes_product_expands_every_combination_and_waf_falls_as_op_rises() {
+    let dir = setup(
+        "product",
+        BASE,
+        "base = \"base.toml\"\n[axes]\n\"device.over_provisioning\" = [0.07, 0.14, 0.28, 0.5]\ndevice.gc_policy = [\"greedy\", \"fifo\"]\n",
+    );
+    let spec = SweepSpec::load(&dir.join("sweep.toml")).unwrap();
+    assert_eq!(spec.axes, ["device.over_provisioning", "device.gc_policy"]);
+    let pts: Vec<String> = spec.points().iter().map(|p| p.describe()).collect();
+    assert_eq!(pts.len(), 8);
+    // The last axis varies fastest, as nested loops in the file's order.
+    assert_eq!(pts[0], "device.over_provisioning = 0.07, device.gc_policy = \"greedy\"");
+    assert_eq!(pts[1], "device.over_provisioning = 0.07, device.gc_policy = \"fifo\"");
+    assert_eq!(pts[7], "device.over_provisioning = 0.5, device.gc_policy = \"fifo\"");
+    // The overrides reach the resolved experiment.
+    let v = spec.variants(&spec.points()[7]).unwrap();
+    assert_eq!((v[0].spec.device.over_provisioning, v[0].spec.device.gc_policy.as_str()), (Some(0.5), "fifo"));
+
+    let r = run(&dir, None, None);
+    assert_eq!((r.rows.len(), r.executed_points, r.kept_points), (8, 8, 0));
+    for policy in ["greedy", "fifo"] {
+        let wafs: Vec<f64> = r.rows.iter().filter(|x| x.axis_text("device.gc_policy") == policy).map(|x| x.waf).collect();
+        assert_eq!(wafs.len(), 4);
+        assert!(wafs.windows(2).all(|w| w[0] > w[1]), "{policy}: WAF should fall as OP rises: {wafs:?}");
+        assert!(wafs[0] > 2.0 && wafs[3] < 2.0, "{policy}: {wafs:?}");
+    }
+    // Greedy beats FIFO under uniform random writes at every OP.
+    for op in 0..4 {
+        assert!(r.rows[2 * op].waf <= r.rows[2 * op + 1].waf, "{:?}", &r.rows[2 * op..2 * op + 2]);
+    }
+    // String values go into CSV as they are (no TOML quotes), numbers as TOML writes them.
+    let csv = wafsim_experiment::sweep::to_csv(&spec.axes, &r.rows);
+    assert!(csv.starts_with("point,device.over_provisioning,device.gc_policy,variant,waf,hbmw,mbmw,mbe,gc_bytes,waf[ns1],hash\n1,0.07,greedy,default,"), "{csv}");
+    let row = &r.rows[0];
+    assert_eq!(row.hbmw, 2 * (64 << 20));
+    assert_eq!(row.mbmw, row.hbmw + row.gc_bytes);
+    assert_eq!(row.ns_waf.len(), 1);
+    assert!((row.ns_waf[0].1 - row.waf).abs() < 1e-9);
+}
+
+#[test]
+fn zip_mode_pairs_axes_and_explicit_points_cross_every_variant() {
+    let dir = setup(
+        "zip",
+        BASE,
+        "base = \"base.toml\"\nmode = \"zip\"\n[axes]\n\"device.over_provisioning\" = [0.07, 0.28]\n\"workload.0.amount\" = [\"1x\", \"3x\"]\n",
+    );
+    let spec = SweepSpec::load(&dir.join("sweep.toml")).unwrap();
+    let pts: Vec<String> = spec.points().iter().map(|p| p.describe()).collect();
+    assert_eq!(pts, ["device.over_provisioning = 0.07, workload.0.amount = \"1x\"", "device.over_provisioning = 0.28, workload.0.amount = \"3x\""]);
+    let r = run(&dir, None, None);
+    assert_eq!(r.rows.iter().map(|x| x.hbmw).collect::<Vec<_>>(), [64 << 20, 3 * (64 << 20)], "an array-of-tables index override lands");
+
+    // Unequal lengths in zip mode are an error.
+    std::fs::write(dir.join("sweep.toml"), "base = \"base.toml\"\nmode = \"zip\"\n[axes]\n\"device.over_provisioning\" = [0.07, 0.28]\n\"device.gc_policy\" = [\"fifo\"]\n").unwrap();
+    let e = SweepSpec::load(&dir.join("sweep.toml")).unwrap_err();
+    assert!(format!("{e:#}").contains("equal length"), "{e:#}");
+
+    // Explicit points over a base with two variants: a point x variant grid; a point may set
+    // different keys than another, and a table value merges.
+    let base = format!("{BASE}[[variant]]\nname = \"greedy\"\n[[variant]]\nname = \"fifo\"\ndevice.gc_policy = \"fifo\"\n");
+    std::fs::write(dir.join("base.toml"), base).unwrap();
+    std::fs::write(
+        dir.join("sweep.toml"),
+        "base = \"base.toml\"\n[[point]]\ndevice.over_provisioning = 0.1\n[[point]]\n\"device.over_provisioning\" = 0.3\nseed = 9\n[[point]]\ndevice = { over_provisioning = 0.2 }\n",
+    )
+    .unwrap();
+    let spec = SweepSpec::load(&dir.join("sweep.toml")).unwrap();
+    assert_eq!(spec.axes, ["device.over_provisioning", "seed"]);
+    let r = run(&dir, None, None);
+    let got: Vec<(usize, String, String, &str)> = r.rows.iter().map(|x| (x.point, x.axis_text("device.over_provisioning"), x.axis_text("seed"), x.variant.as_str())).collect();
+    assert_eq!(
+        got,
+        [(1, "0.1", "", "greedy"), (1, "0.1", "", "fifo"), (2, "0.3", "9", "greedy"), (2, "0.3", "9", "fifo"), (3, "0.2", "", "greedy"), (3, "0.2", "", "fifo")].map(|(p, o, s, v)| (p, o.to_string(), s.to_string(), v))
+    );
+    assert!(r.rows[0].waf > r.rows[4].waf && r.rows[4].waf > r.rows[2].waf, "WAF by OP 0.1 > 0.2 > 0.3: {:?}", r.rows);
+}
+
+#[test]
+fn errors_name_the_point_and_the_key() {
+    let err = |sweep: &str, base: &str| {
+        let dir = setup("errors", base, sweep);
+        let spec = SweepSpec::load(&dir.join("sweep.toml")).unwrap();
+        let e = spec.run(&SweepOptions { scale: Some(1.0), ..Default::default() }, &|_| {}).unwrap_err();
+        format!("{e:#}")
+    };
+    // A value the experiment's checks reject.
+    let e = err("base = \"base.toml\"\n[axes]\n\"device.over_provisioning\" = [0.07, \"lots\"]\n", BASE);
+    assert!(e.starts_with("point 2 (device.over_provisioning = \"lots\"): "), "{e}");
+    assert!(e.contains("over_provisioning"), "{e}");
+    // An unknown key.
+    let e = err("base = \"base.toml\"\n[axes]\n\"device.over_provisoning\" = [0.1]\n", BASE);
+    assert!(e.starts_with("point 1 (device.over_provisoning = 0.1): "), "{e}");
+    assert!(e.contains("unknown field `over_provisoning`") || e.contains("over_provisoning"), "{e}");
+    // An index past the end of an array of tables.
+    let e = err("base = \"base.toml\"\n[axes]\n\"workload.3.amount\" = [\"1x\"]\n", BASE);
+    assert!(e.contains("point 1 (workload.3.amount = \"1x\"): workload.3.amount: workload has 1 entries: no index 3"), "{e}");
+    // A variant that sets the swept key would silently win.
+    let e = err("base = \"base.toml\"\n[axes]\n\"device.gc_policy\" = [\"fifo\"]\n", &format!("{BASE}[[variant]]\nname = \"cb\"\ndevice.gc_policy = \"cost-benefit\"\n"));
+    assert!(e.contains("point 1 (device.gc_policy = \"fifo\"): device.gc_policy: variant \"cb\""), "{e}");
+    // Sweep file errors.
+    let dir = setup("errors2", BASE, "base = \"base.toml\"\n[axes]\n\"device.gc_policy\" = []\n");
+    let e = SweepSpec::load(&dir.join("sweep.toml")).unwrap_err();
+    assert!(format!("{e:#}").contains("axis \"device.gc_policy\" needs a non-empty list"), "{e:#}");
+    std::fs::write(dir.join("sweep.toml"), "base = \"missing.toml\"\n[[point]]\nseed = 1\n").unwrap();
+    assert!(format!("{:#}", SweepSpec::load(&dir.join("sweep.toml")).unwrap_err()).contains("cannot read base"));
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    let dir = setup(
+        "jobs",
+        &format!("{BASE}[[variant]]\nname = \"greedy\"\n[[variant]]\nname = \"cb\"\ndevice.gc_policy = \"cost-benefit\"\n"),
+        "base = \"base.toml\"\n[axes]\n\"device.over_provisioning\" = [0.07, 0.14, 0.28]\n\"seed\" = [1, 2]\n",
+    );
+    let one = run(&dir, Some(1), Some("one.csv"));
+    let two = run(&dir, Some(2), Some("two.csv"));
+    assert_eq!(one.rows.len(), 12);
+    assert_eq!(one.rows, two.rows);
+    assert_eq!(std::fs::read_to_string(dir.join("one.csv")).unwrap(), std::fs::read_to_string(dir.join("two.csv")).unwrap());
+    // Different seeds give different numbers (the seed axis lands).
+    assert_ne!(one.rows[0].waf, one.rows[2].waf);
+}
+
+#[test]
+fn a_sweep_with_an_output_file_resumes_where_it_stopped() {
+    for out in ["res.csv", "res.json"] {
+        let dir = setup(
+            &format!("resume-{out}"),
+            BASE,
+            "base = \"base.toml\"\n[axes]\n\"device.over_provisioning\" = [0.07, 0.14, 0.28, 0.5]\n\"device.gc_policy\" = [\"greedy\", \"fifo\"]\n",
+        );
+        let path = dir.join(out);
+        let first = run(&dir, None, Some(out));
+        assert_eq!((first.executed_points, first.kept_points), (8, 0));
+        assert_eq!(read_rows(&path).unwrap().len(), 8);
+        let full = std::fs::read_to_string(&path).unwrap();
+
+        // Again: nothing runs, the file stays as it was.
+        let again = run(&dir, None, Some(out));
+        assert_eq!((again.executed_points, again.kept_points, again.dropped_rows), (0, 8, 0));
+        assert_eq!(again.rows, first.rows);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), full);
+
+        // Delete point 3's row: only point 3 runs, and the file is whole again.
+        let mut rows = read_rows(&path).unwrap();
+        rows.retain(|r| r.point != 3);
+        let spec = SweepSpec::load(&dir.join("sweep.toml")).unwrap();
+        let text = if out.ends_with("json") { wafsim_experiment::sweep::to_json(&spec.axes, &rows) } else { wafsim_experiment::sweep::to_csv(&spec.axes, &rows) };
+        std::fs::write(&path, text).unwrap();
+        let resumed = run(&dir, None, Some(out));
+        assert_eq!((resumed.executed_points, resumed.kept_points), (1, 7), "{out}");
+        assert_eq!(resumed.rows, first.rows, "{out}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), full, "{out}");
+
+        // A changed base experiment invalidates every row (the hash covers its text).
+        std::fs::write(dir.join("base.toml"), BASE.replace("seed = 7", "seed = 8")).unwrap();
+        let changed = run(&dir, None, Some(out));
+        assert_eq!((changed.executed_points, changed.kept_points, changed.dropped_rows), (8, 0, 8), "{out}");
+    }
+}
