@@ -399,6 +399,10 @@ impl PacedExport {
     /// Model first (its time starts at arrival), then the data store while the model's time
     /// runs, then the wait.
     fn run(&self, ios: &[Io], data: impl FnOnce() -> Result<(), ExportError>) -> Result<(), ExportError> {
+        // Zero-length requests make no command: nothing to time.
+        if ios.is_empty() {
+            return data();
+        }
         let ticket = self.pacer.submit(ios)?;
         data()?;
         self.pacer.wait(ticket)
@@ -419,13 +423,14 @@ impl Export for PacedExport {
     }
 
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<(), ExportError> {
-        let io = self.inner.io(Op::Read, offset, buf.len() as u64);
-        self.run(&[io], || self.inner.data.read(offset, buf))
+        // A zero-length request is no command for the drive (as untimed).
+        let ios: Vec<Io> = crate::sim::chunks(offset, buf.len() as u64).map(|(o, l)| self.inner.io(Op::Read, o, l)).collect();
+        self.run(&ios, || self.inner.data.read(offset, buf))
     }
 
     fn write(&self, offset: u64, data: &[u8], fua: bool) -> Result<(), ExportError> {
-        let io = self.inner.io(Op::Write, offset, data.len() as u64);
-        self.run(&[io], || self.inner.data.write(offset, data, fua))
+        let ios: Vec<Io> = crate::sim::chunks(offset, data.len() as u64).map(|(o, l)| self.inner.io(Op::Write, o, l)).collect();
+        self.run(&ios, || self.inner.data.write(offset, data, fua))
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<(), ExportError> {

@@ -78,6 +78,11 @@ impl LiveDrive {
     }
 
     fn submit(&self, io: Io) -> Result<(), ExportError> {
+        // NBD clients may send zero-length requests (the server answers them as done); an
+        // NVMe command cannot carry zero blocks, so none reaches the drive.
+        if io.len == 0 {
+            return Ok(());
+        }
         let mut live = self.lock();
         live.stack.submit_batch(std::slice::from_ref(&io)).map_err(|e| ExportError::Failed(format!("simulated drive: {e}")))?;
         match io.op {
