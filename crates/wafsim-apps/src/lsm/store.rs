@@ -22,26 +22,8 @@ struct Loc {
 
 const MEM: u32 = u32::MAX;
 
-/// What the index keeps per key: where its newest version is, and which tables may hold any
-/// version of it (bit `s` for table slot `s < 63`; bit 63 for any slot from 63 on). A read of a
-/// partial row probes only those tables: with tens of small tables (a size-tiered store at
-/// scale) probing every table's filter cost a cache miss each. The set is exact for slots
-/// below 63 (a flush or compaction output sets its bit on every key it holds, a compaction
-/// clears its inputs' bits on every key it keeps; tables leave only by compaction) and a
-/// superset otherwise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Entry {
-    loc: Loc,
-    holders: u64,
-}
 
-/// The holder bit of table slot `s`.
-#[inline(always)]
-fn holder_bit(s: u32) -> u64 {
-    1u64 << s.min(63)
-}
-
-type Index = crate::keymap::KeyMap<Entry>;
+type Index = crate::keymap::KeyMap<Loc>;
 
 /// What an [`Lsm`] has done so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -359,11 +341,11 @@ impl Lsm {
     /// Value bytes of `key` (None: absent or deleted): of its newest version, combined with
     /// the older ones down to a full version or a tombstone when it is a partial row.
     pub fn value_of(&self, key: u64) -> Option<u32> {
-        let &Entry { loc, holders } = self.index.get(&key)?;
+        let &loc = self.index.get(&key)?;
         let mut size = self.size_at(loc);
         if is_partial(size) {
             let mut older = Vec::new();
-            self.older_versions(key, loc, holders, &mut older);
+            self.older_versions(key, loc, &mut older);
             size = combine_down(self.cells, std::iter::once(size).chain(older.iter().map(|v| v.1)));
         }
         if is_tombstone(size) {
@@ -386,27 +368,17 @@ impl Lsm {
     /// size, table slot, entry) from every live table holding the key, newest first. Every
     /// table is probed (key range, then a search), as if bloom filters were perfect. `v` is
     /// cleared first (a buffer the caller keeps: reads call this millions of times).
-    fn older_versions(&self, key: u64, newest: Loc, holders: u64, v: &mut Vec<(u64, u32, u32, u32)>) {
+    fn older_versions(&self, key: u64, newest: Loc, v: &mut Vec<(u64, u32, u32, u32)>) {
         v.clear();
-        let mut probe = |slot: usize| {
-            let Some(t) = self.tables.get(slot).and_then(Option::as_ref) else { return };
+        for (slot, t) in self.tables.iter().enumerate() {
+            let Some(t) = t else { continue };
             if slot as u32 == newest.table || key < t.min_key() || key > t.max_key() || !t.may_contain(key) {
-                return;
+                continue;
             }
             let i = t.lower_bound(key);
             if t.run.keys.get(i) == Some(&key) {
                 let m = t.run.meta[i];
                 v.push((m.seq, m.size, slot as u32, i as u32));
-            }
-        };
-        let mut bits = holders & !(1 << 63);
-        while bits != 0 {
-            probe(bits.trailing_zeros() as usize);
-            bits &= bits - 1;
-        }
-        if holders >> 63 != 0 {
-            for slot in 63..self.tables.len() {
-                probe(slot);
             }
         }
         v.sort_unstable_by_key(|v| std::cmp::Reverse(v.0));
@@ -452,7 +424,7 @@ impl Lsm {
             };
         match self.index.entry(key) {
             std::collections::hash_map::Entry::Occupied(mut e) => {
-                let loc = &mut e.get_mut().loc;
+                let loc = e.get_mut();
                 if loc.table == MEM {
                     // Cells merge in memory: a partial row over the memtable's version.
                     let old = self.mem.slots[loc.pos as usize].1;
@@ -463,7 +435,7 @@ impl Lsm {
                 }
             }
             std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(Entry { loc: Loc { table: MEM, pos: self.mem.push(key, size, self.seq) }, holders: 0 });
+                e.insert(Loc { table: MEM, pos: self.mem.push(key, size, self.seq) });
             }
         }
         self.mem.bytes += stored;
@@ -480,7 +452,7 @@ impl Lsm {
     /// the first full version or tombstone.
     fn read(&mut self, key: u64, out: &mut Vec<FileOp>) {
         self.counters.reads += 1;
-        let Some(&Entry { loc, holders }) = self.index.get(&key) else {
+        let Some(&loc) = self.index.get(&key) else {
             self.counters.missing_reads += 1;
             return;
         };
@@ -499,7 +471,7 @@ impl Lsm {
         self.counters.partial_reads += 1;
         let mut acc = newest;
         let mut older = std::mem::take(&mut self.older);
-        self.older_versions(key, loc, holders, &mut older);
+        self.older_versions(key, loc, &mut older);
         for &(_, size, table, pos) in &older {
             if !is_partial(acc) {
                 break;
@@ -671,12 +643,8 @@ impl Lsm {
         let keys = run.keys.clone();
         let mut ops = Vec::with_capacity((need / self.cfg.write_bytes as u64) as usize + 3);
         let slot = self.write_table(run, group, 0, &mut ops);
-        let bit = holder_bit(slot);
         for (i, k) in keys.into_iter().enumerate() {
-            // Every memtable key is in the index (the write put it there).
-            let e = self.index.get_mut(&k).expect("memtable key indexed");
-            e.loc = Loc { table: slot, pos: i as u32 };
-            e.holders |= bit;
+            self.index.insert(k, Loc { table: slot, pos: i as u32 });
         }
         let fb = self.table(slot).file_bytes;
         self.counters.flushes += 1;
@@ -809,8 +777,6 @@ impl Lsm {
             l.retain(|s| !slots.contains(s));
         }
         let in_entries: u64 = taken.iter().map(|t| t.1.len() as u64).sum();
-        // Holder bits the inputs take with them (bit 63 stays: other slots share it).
-        let in_bits = taken.iter().fold(0u64, |b, t| b | holder_bit(t.0)) & !(1 << 63);
         let mut pos_of = HashMap::new();
         for (i, (s, _)) in taken.iter().enumerate() {
             pos_of.insert(*s, i);
@@ -837,21 +803,17 @@ impl Lsm {
             origin.push(from);
             cur_bytes += entry_bytes(k.size) as u64;
             if job.split_bytes.is_some_and(|b| cur_bytes >= b) {
-                outputs.push(self.finish_output(std::mem::take(&mut cur), std::mem::take(&mut origin), in_bits, group, job.out_level, &mut ops));
+                outputs.push(self.finish_output(std::mem::take(&mut cur), std::mem::take(&mut origin), group, job.out_level, &mut ops));
                 cur_bytes = 0;
             }
         });
         if !cur.is_empty() {
-            outputs.push(self.finish_output(cur, origin, in_bits, group, job.out_level, &mut ops));
+            outputs.push(self.finish_output(cur, origin, group, job.out_level, &mut ops));
         }
         drop(inputs);
         for (key, from) in dropped_keys {
-            match self.index.get_mut(&key) {
-                Some(e) if e.loc == from => {
-                    self.index.remove(&key);
-                }
-                Some(e) => e.holders &= !in_bits,
-                None => {}
+            if self.index.get(&key) == Some(&from) {
+                self.index.remove(&key);
             }
         }
         self.counters.tombstones_dropped += dropped;
@@ -870,19 +832,17 @@ impl Lsm {
         Ok(())
     }
 
-    /// Write one compaction output, point the index at the entries that are the newest of
-    /// their keys, and move their holder bits from the inputs (`in_bits`) to the output.
-    fn finish_output(&mut self, run: Run, origin: Vec<Loc>, in_bits: u64, group: u32, level: u32, out: &mut Vec<FileOp>) -> u32 {
+    /// Write one compaction output and point the index at the entries that are the newest of
+    /// their keys.
+    fn finish_output(&mut self, run: Run, origin: Vec<Loc>, group: u32, level: u32, out: &mut Vec<FileOp>) -> u32 {
         let keys = run.keys.clone();
         let slot = self.write_table(run, group, level, out);
         self.counters.compaction_write_bytes += self.table(slot).file_bytes;
-        let bit = holder_bit(slot);
         for (i, (k, from)) in keys.into_iter().zip(origin).enumerate() {
-            if let Some(e) = self.index.get_mut(&k) {
-                if e.loc == from {
-                    e.loc = Loc { table: slot, pos: i as u32 };
+            if let Some(loc) = self.index.get_mut(&k) {
+                if *loc == from {
+                    *loc = Loc { table: slot, pos: i as u32 };
                 }
-                e.holders = (e.holders & !in_bits) | bit;
             }
         }
         slot
@@ -933,19 +893,11 @@ impl Lsm {
     /// Check the bookkeeping (tests): every index entry points at its key, tables are sorted
     /// and listed once, byte counts add up.
     pub fn check_invariants(&self) {
-        for (&k, &Entry { loc, .. }) in &self.index {
+        for (&k, loc) in &self.index {
             if loc.table == MEM {
                 assert_eq!(self.mem.slots[loc.pos as usize].0, k, "memtable slot of key {k}");
             } else {
                 assert_eq!(self.table(loc.table).run.keys[loc.pos as usize], k, "table entry of key {k}");
-            }
-        }
-        // The holder bits name every table holding a key (and maybe more).
-        for (slot, t) in self.tables.iter().enumerate() {
-            let Some(t) = t else { continue };
-            for &k in &t.run.keys {
-                let h = self.index.get(&k).map_or(0, |e| e.holders);
-                assert!(h & holder_bit(slot as u32) != 0, "key {k} in table slot {slot} but not among its holders ({h:#x})");
             }
         }
         let listed: Vec<u32> = self.levels.iter().flatten().copied().collect();
