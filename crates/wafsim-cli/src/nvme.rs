@@ -114,6 +114,14 @@ pub enum OutputFormat {
     Json,
 }
 
+/// `-o/--output-format`, as every nvme-cli log command takes it.
+#[derive(Args, Debug)]
+pub struct FormatArgs {
+    /// Output format.
+    #[arg(short = 'o', long = "output-format", value_enum, default_value = "normal")]
+    pub output_format: OutputFormat,
+}
+
 /// Arguments of `wafsim nvme smart-log`.
 #[derive(Args, Debug)]
 pub struct SmartLogArgs {
@@ -124,13 +132,8 @@ pub struct SmartLogArgs {
     #[arg(short = 'n', long = "namespace-id", default_value = "0xffffffff", value_parser = parse_u32)]
     pub namespace_id: u32,
     /// Output format.
-    #[arg(
-        short = 'o',
-        long = "output-format",
-        value_enum,
-        default_value = "normal"
-    )]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub format: FormatArgs,
     /// Decode the critical warning bits.
     #[arg(short = 'H', long = "human-readable")]
     pub human_readable: bool,
@@ -143,13 +146,8 @@ pub struct OcpArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Output format.
-    #[arg(
-        short = 'o',
-        long = "output-format",
-        value_enum,
-        default_value = "normal"
-    )]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub format: FormatArgs,
     /// JSON layout: 1 (labels, nvme-cli up to 2.16) or 2 (snake_case keys, nvme-cli 3.0).
     #[arg(long = "output-format-version", default_value_t = 2, value_parser = clap::value_parser!(u8).range(1..=2))]
     pub output_format_version: u8,
@@ -165,13 +163,8 @@ pub struct FdpArgs {
     #[arg(short = 'e', long = "endgrp-id", default_value_t = ENDURANCE_GROUP_ID)]
     pub endgrp_id: u16,
     /// Output format.
-    #[arg(
-        short = 'o',
-        long = "output-format",
-        value_enum,
-        default_value = "normal"
-    )]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 /// Arguments of `wafsim nvme fdp configs`.
@@ -208,13 +201,8 @@ pub struct FdpStatusArgs {
     #[arg(short = 'n', long = "namespace-id", default_value = "1", value_parser = parse_u32)]
     pub namespace_id: u32,
     /// Output format.
-    #[arg(
-        short = 'o',
-        long = "output-format",
-        value_enum,
-        default_value = "normal"
-    )]
-    pub output_format: OutputFormat,
+    #[command(flatten)]
+    pub format: FormatArgs,
 }
 
 /// Arguments of `wafsim waf`: write amplification between two captures.
@@ -323,7 +311,7 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
     Ok(match cmd {
         NvmeCmd::SmartLog(a) => {
             let log = smart_log(st, Some(a.namespace_id))?;
-            if json(a.output_format) {
+            if json(a.format.output_format) {
                 smart_log_json(&log, a.human_readable)
             } else {
                 print_smart_log(&log, a.namespace_id, &st.name, &opts(a.human_readable))
@@ -333,7 +321,7 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
             cmd: OcpCmd::SmartAddLog(a),
         } => {
             let log = ocp_smart_add_log(st);
-            if json(a.output_format) {
+            if json(a.format.output_format) {
                 let v = if a.output_format_version == 1 {
                     OcpJsonVersion::V1
                 } else {
@@ -348,7 +336,7 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
             FdpCmd::Configs(a) => {
                 check_egid(&a.fdp)?;
                 let log = fdp_configs(st)?;
-                if json(a.fdp.output_format) {
+                if json(a.fdp.format.output_format) {
                     fdp_configs_json(&log)
                 } else {
                     print_fdp_configs(&log, &opts(a.human_readable))
@@ -357,7 +345,7 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
             FdpCmd::Usage(a) => {
                 check_egid(a)?;
                 let log = fdp_usage(st)?;
-                if json(a.output_format) {
+                if json(a.format.output_format) {
                     fdp_usage_json(&log)
                 } else {
                     print_fdp_usage(&log)
@@ -366,7 +354,7 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
             FdpCmd::Stats(a) => {
                 check_egid(a)?;
                 let log = fdp_stats(st)?;
-                if json(a.output_format) {
+                if json(a.format.output_format) {
                     fdp_stats_json(&log)
                 } else {
                     print_fdp_stats(&log, &opts(false))
@@ -375,7 +363,7 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
             FdpCmd::Events(a) => {
                 check_egid(&a.fdp)?;
                 let log = fdp_events(st, a.host_events)?;
-                if json(a.fdp.output_format) {
+                if json(a.fdp.format.output_format) {
                     fdp_events_json(&log)
                 } else {
                     print_fdp_events(&log, &opts(false))
@@ -383,7 +371,7 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
             }
             FdpCmd::Status(a) => {
                 let log = fdp_status(st, a.namespace_id)?;
-                if json(a.output_format) {
+                if json(a.format.output_format) {
                     fdp_status_json(&log)
                 } else {
                     print_fdp_status(&log)
