@@ -15,7 +15,8 @@ pub struct SweepArgs {
     /// ("device.over_provisioning" = [0.07, 0.14], combined as mode = "product" or "zip") or
     /// [[point]] tables of overrides.
     sweep: PathBuf,
-    /// Write the rows (one per point and variant) to this .csv or .json file. Rows already in
+    /// Write the rows (one per point and variant; in a .parquet file one per point, variant and
+    /// namespace) to this .csv, .json or .parquet file. Rows already in
     /// it for the same base experiment, point and scale are kept and their points not run
     /// again, so an interrupted sweep resumes.
     #[arg(long)]
@@ -35,8 +36,8 @@ pub struct SweepArgs {
 pub fn run_sweep(a: SweepArgs) -> Result<()> {
     if let Some(out) = &a.out {
         let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        if ext != "csv" && ext != "json" {
-            bail!("--out {}: expected a .csv or .json file", out.display());
+        if ext != "csv" && ext != "json" && ext != "parquet" {
+            bail!("--out {}: expected a .csv, .json or .parquet file", out.display());
         }
     }
     if a.jobs == Some(0) {

@@ -56,6 +56,23 @@ fn sweep_errors_name_the_point_and_key() {
     let (ok, _, err) = wafsim(&["sweep", sweep.to_str().unwrap()]);
     assert!(!ok);
     assert!(err.contains("wafsim: error: point 2 (device.over_provisioning = -0.5): "), "{err}");
-    let (ok, _, err) = wafsim(&["sweep", "experiments/sweeps/op.toml", "--out", "x.parquet"]);
-    assert!(!ok && err.contains("expected a .csv or .json file"), "{err}");
+    let (ok, _, err) = wafsim(&["sweep", "experiments/sweeps/op.toml", "--out", "x.xlsx"]);
+    assert!(!ok && err.contains("expected a .csv, .json or .parquet file"), "{err}");
+}
+
+#[test]
+fn the_example_sweep_writes_parquet() {
+    let pq = tmp("op.parquet");
+    let _ = std::fs::remove_file(&pq);
+    let (ok, _, err) = wafsim(&["sweep", "experiments/sweeps/op.toml", "--out", pq.to_str().unwrap(), "--jobs", "2"]);
+    assert!(ok, "{err}");
+    let bytes = std::fs::read(&pq).unwrap();
+    assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"));
+    let reader = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&pq).unwrap()).unwrap();
+    use parquet::file::reader::FileReader;
+    assert_eq!(reader.metadata().file_metadata().num_rows(), 5, "5 points x 1 variant x 1 namespace");
+    // A second run finds every point in the file.
+    let (ok, _, err) = wafsim(&["sweep", "experiments/sweeps/op.toml", "--out", pq.to_str().unwrap()]);
+    assert!(ok && err.contains("sweep: 5 points (0 run, 5 kept"), "{err}");
+    assert_eq!(std::fs::read(&pq).unwrap(), bytes);
 }

@@ -16,6 +16,7 @@ pub mod spec;
 pub mod stack;
 pub mod steady;
 pub mod sweep;
+pub mod sweep_parquet;
 pub mod validate;
 
 pub use run::{run_variant, run_variants, Progress, RunOptions, VariantResult};

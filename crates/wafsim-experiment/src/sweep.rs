@@ -86,7 +86,7 @@ pub struct SweepOptions {
     /// Capacity scale for every run (None: the default scale of `wafsim run`, the largest any
     /// point's variants need, so all points compare).
     pub scale: Option<f64>,
-    /// Results file (`.csv` or `.json`): rows already in it are kept, new rows are written as
+    /// Results file (`.csv`, `.json` or `.parquet`): rows already in it are kept, new rows are written as
     /// points finish, so an interrupted sweep resumes where it stopped. Rows of other base
     /// experiments, scales or points are dropped from it (counted in
     /// [`SweepResult::dropped_rows`]).
@@ -119,6 +119,9 @@ pub struct Row {
     pub gc_bytes: u64,
     /// WAF of each namespace (media bytes attributed to it over its host bytes).
     pub ns_waf: Vec<(String, f64)>,
+    /// (namespace, host bytes, media bytes attributed to it) of each namespace; only Parquet
+    /// files keep them, so rows read back from CSV or JSON have none.
+    pub ns_bytes: Vec<(String, u64, u64)>,
     /// Identity of the point's run (base text, overrides, scale), for resuming.
     pub hash: String,
 }
@@ -145,6 +148,7 @@ impl Row {
             mbe: r.mbe(),
             gc_bytes: r.counters.gc_units * r.mapping_unit as u64,
             ns_waf: r.namespaces.iter().map(|n| (n.name.clone(), if n.host_bytes > 0 { n.media_bytes as f64 / n.host_bytes as f64 } else { 0.0 })).collect(),
+            ns_bytes: r.namespaces.iter().map(|n| (n.name.clone(), n.host_bytes, n.media_bytes)).collect(),
             hash: hash.to_string(),
         }
     }
@@ -556,7 +560,13 @@ pub fn to_json(axes: &[String], rows: &[Row]) -> String {
 }
 
 fn write_rows(path: &Path, axes: &[String], rows: &[Row]) -> Result<()> {
-    let text = if is_json(path) { to_json(axes, rows) } else { to_csv(axes, rows) };
+    let text = if is_parquet(path) {
+        crate::sweep_parquet::to_parquet(axes, rows).with_context(|| format!("cannot write {} as Parquet", path.display()))?
+    } else if is_json(path) {
+        to_json(axes, rows).into_bytes()
+    } else {
+        to_csv(axes, rows).into_bytes()
+    };
     // Through a temporary file, so an interruption never leaves half a results file.
     let tmp = path.with_extension("partial");
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
@@ -565,6 +575,10 @@ fn write_rows(path: &Path, axes: &[String], rows: &[Row]) -> Result<()> {
 
 fn is_json(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+fn is_parquet(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
 }
 
 /// Split CSV text into records (RFC 4180 quoting).
@@ -602,6 +616,9 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 /// Rows of a results file written by a sweep (the figures and hash; axes are taken from the
 /// current points when kept).
 pub fn read_rows(path: &Path) -> Result<Vec<Row>> {
+    if is_parquet(path) {
+        return crate::sweep_parquet::read_parquet(path);
+    }
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let recs: Vec<Vec<(String, String)>> = if is_json(path) {
         let v: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("{}: not a sweep's JSON results", path.display()))?;
@@ -638,6 +655,7 @@ pub fn read_rows(path: &Path) -> Result<Vec<Row>> {
                 .iter()
                 .filter_map(|(c, v)| Some((c.strip_prefix("waf[")?.strip_suffix(']')?.to_string(), v.parse().ok()?)))
                 .collect(),
+            ns_bytes: Vec::new(),
             hash: hash.to_string(),
         });
     }
