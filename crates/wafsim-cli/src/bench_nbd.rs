@@ -181,15 +181,7 @@ pub fn run(rounds: u32, seconds: u32, progress: impl Fn(&str)) -> Result<NbdBenc
     server.shutdown_handle().shutdown();
     let _ = serving.join();
     let _ = std::fs::remove_dir_all(&dir);
-    let median = |v: &[f64]| {
-        let mut v = v.to_vec();
-        v.sort_by(|a, b| a.total_cmp(b));
-        if v.len() % 2 == 1 {
-            v[v.len() / 2]
-        } else {
-            (v[v.len() / 2 - 1] + v[v.len() / 2]) / 2.0
-        }
-    };
+    let median = wafsim_experiment::bench::median;
     let mut cases = vec![NbdCase { name: format!("wafsim serve ({PRESET} at {s}, preconditioned, GC active)"), median: median(&ours), rounds: ours }];
     if !theirs.is_empty() {
         cases.push(NbdCase { name: "nbdkit memory".into(), median: median(&theirs), rounds: theirs });

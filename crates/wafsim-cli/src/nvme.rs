@@ -385,13 +385,21 @@ fn render(cmd: &NvmeCmd, st: &DriveState, locale: &Locale) -> Result<String> {
 /// `unix:PATH` for a Unix socket), sends the line `STATE`, and reads the reply to EOF: one
 /// drive state JSON document, or a line `ERR <message>`.
 pub fn fetch_state(addr: &str) -> Result<DriveState> {
+    let reply = control_request(addr, "STATE")?;
+    DriveState::from_json(&reply).map_err(|e| anyhow!("reply of the wafsim server at {addr}: {e}"))
+}
+
+/// One request to a running `wafsim serve`'s control socket (`HOST:PORT` or `unix:PATH`): sends
+/// `request` as a line and reads the reply until the server closes the connection. A reply
+/// `ERR <message>` and an empty reply are errors.
+pub fn control_request(addr: &str, request: &str) -> Result<String> {
     let reply = if let Some(path) = addr.strip_prefix("unix:") {
         #[cfg(unix)]
         {
             let s = std::os::unix::net::UnixStream::connect(path)
                 .with_context(|| format!("connecting to the wafsim server at unix:{path}"))?;
             s.set_read_timeout(Some(READ_TIMEOUT))?;
-            exchange(s, addr)?
+            exchange(s, addr, request)?
         }
         #[cfg(not(unix))]
         {
@@ -422,7 +430,7 @@ pub fn fetch_state(addr: &str) -> Result<DriveState> {
             (None, None) => bail!("--server {addr}: the name resolves to no address"),
         };
         s.set_read_timeout(Some(READ_TIMEOUT))?;
-        exchange(s, addr)?
+        exchange(s, addr, request)?
     };
     if let Some(msg) = reply.strip_prefix("ERR ") {
         bail!("the wafsim server at {addr} refused: {}", msg.trim_end());
@@ -430,12 +438,12 @@ pub fn fetch_state(addr: &str) -> Result<DriveState> {
     if reply.trim().is_empty() {
         bail!("the wafsim server at {addr} closed the connection without a reply");
     }
-    DriveState::from_json(&reply).map_err(|e| anyhow!("reply of the wafsim server at {addr}: {e}"))
+    Ok(reply)
 }
 
-/// Sends `STATE\n` and reads the reply until the server closes the connection.
-fn exchange<S: Read + Write>(mut s: S, addr: &str) -> Result<String> {
-    s.write_all(b"STATE\n")
+/// Sends `request` as a line and reads the reply until the server closes the connection.
+fn exchange<S: Read + Write>(mut s: S, addr: &str, request: &str) -> Result<String> {
+    s.write_all(format!("{request}\n").as_bytes())
         .and_then(|_| s.flush())
         .with_context(|| format!("sending to {addr}"))?;
     let mut buf = Vec::new();

@@ -2,7 +2,7 @@
 //! answers `wafsim nvme ... --server` with the drive's state.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -136,7 +136,7 @@ fn control_addr(args: &ServeArgs) -> Result<Option<String>> {
 }
 
 /// One control request: `STATE [N]` (drive N's state as JSON), `STOP`.
-fn control_request(line: &str, drive: &LiveDrive, started: Instant, stop: &AtomicBool) -> String {
+fn answer_control(line: &str, drive: &LiveDrive, started: Instant, stop: &AtomicBool) -> String {
     let mut words = line.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (Some("STATE"), n, None) => {
@@ -167,7 +167,7 @@ fn control_conn<S: std::io::Read + Write>(s: S, drive: &LiveDrive, started: Inst
     if Read::take(&mut r, 256).read_line(&mut line).is_err() {
         return;
     }
-    let reply = control_request(&line, drive, started, stop);
+    let reply = answer_control(&line, drive, started, stop);
     let _ = r.get_mut().write_all(reply.as_bytes());
 }
 
@@ -313,19 +313,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
 
 /// Ask a running server's control socket to stop.
 pub fn stop_server(addr: &str) -> Result<()> {
-    let reply = if let Some(p) = addr.strip_prefix("unix:") {
-        let mut s = std::os::unix::net::UnixStream::connect(p).with_context(|| format!("control socket {p}"))?;
-        s.write_all(b"STOP\n")?;
-        let mut r = String::new();
-        std::io::Read::read_to_string(&mut s, &mut r)?;
-        r
-    } else {
-        let mut s = TcpStream::connect(addr).with_context(|| format!("control socket {addr}"))?;
-        s.write_all(b"STOP\n")?;
-        let mut r = String::new();
-        std::io::Read::read_to_string(&mut s, &mut r)?;
-        r
-    };
+    let reply = crate::nvme::control_request(addr, "STOP")?;
     if !reply.starts_with("OK") {
         bail!("{addr}: {}", reply.trim());
     }

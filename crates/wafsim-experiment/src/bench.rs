@@ -328,7 +328,8 @@ pub struct HostBenchResult {
     pub fs_zone_erases: u64,
 }
 
-fn median(v: &[f64]) -> f64 {
+/// Median of `v` (mean of the middle two for an even count; 0 for none).
+pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
     s.sort_by(f64::total_cmp);
     let n = s.len();

@@ -215,18 +215,19 @@ fn exports_with(drive: &Arc<LiveDrive>, backing: Backing<'_>, wrap: impl Fn(NsEx
     }
     let make = {
         let drive = drive.clone();
-        Arc::new(move |ns: usize, pid: Pid| -> Arc<dyn Export> { wrap(NsExport { drive: drive.clone(), ns: ns as u32, pid, size: sizes[ns], sizes: block, data: data[ns].clone() }) })
+        move |ns: usize, pid: Pid| -> Arc<dyn Export> { wrap(NsExport { drive: drive.clone(), ns: ns as u32, pid, size: sizes[ns], sizes: block, data: data[ns].clone() }) }
     };
     let mut map = ExportMap::new();
     for (i, name) in names.iter().enumerate() {
+        let export = make(i, Pid::NONE);
         let desc = format!(
             "namespace {} (nsid {}), {} bytes, {} placement handle(s); NAME@K writes with handle K",
             name,
             i + 1,
-            make(i, Pid::NONE).size(),
+            export.size(),
             handles[i].len().max(1)
         );
-        map.insert(name.clone(), desc, make(i, Pid::NONE));
+        map.insert(name.clone(), desc, export);
     }
     Ok(map.with_resolver(move |req: &str| {
         let (name, k) = req.rsplit_once('@')?;
