@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use wafsim_core::GcPolicy;
 use wafsim_experiment::bench::{run_bench, BenchConfig};
 use wafsim_core::units::parse_bytes;
-use wafsim_experiment::scale::{auto_scale_all, scale_spec};
 use wafsim_experiment::stack::DriveConfig;
 use wafsim_experiment::RunOptions;
 
@@ -236,28 +235,8 @@ enum DeviceCmd {
 
 /// Load an experiment, keep the named variants (all if none), and scale each.
 fn load_variants(experiment: &Path, variants: &[String], scale: Option<f64>, full_scale: bool) -> Result<Vec<wafsim_experiment::Variant>> {
-    let mut all = wafsim_experiment::load_experiment(experiment)?;
-    if !variants.is_empty() {
-        for want in variants {
-            if !all.iter().any(|v| &v.name == want) {
-                let names: Vec<_> = all.iter().map(|v| v.name.as_str()).collect();
-                bail!("no variant named {want:?} in {} (variants: {})", experiment.display(), names.join(", "));
-            }
-        }
-        all.retain(|v| variants.contains(&v.name));
-    }
-    // Variants of one experiment run at one scale, so they compare (a zoned drive keeps its
-    // zones at 2 MiB or more, a timed disk runs at full size).
-    let auto = auto_scale_all(all.iter().map(|v| &v.spec))?;
-    for v in &mut all {
-        let s = match (full_scale, scale) {
-            (true, _) => 1.0,
-            (false, Some(s)) => s,
-            (false, None) => auto,
-        };
-        scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
-    }
-    Ok(all)
+    let all = wafsim_experiment::load_experiment(experiment)?;
+    wafsim_experiment::scale::select_and_scale(all, variants, scale, full_scale, &experiment.display().to_string())
 }
 
 /// `path` relative to `base` when it lies under it (charts next to the markdown), else as is.

@@ -1366,3 +1366,32 @@ amount = "2x"
         assert_eq!(r.timeseries.last().unwrap().host_bytes, 3 * (64 << 20));
     }
 }
+
+/// Peak memory of one run of `spec` (already scaled), in bytes, for a scheduler that places
+/// runs by memory (a Ray task's `memory` requirement). Calibrated on measured peak RSS, not
+/// derived (docs/model.md, "Memory estimate"): 64 MiB for the program; 12 bytes per mapping
+/// unit of every flash drive's raw capacity (its mapping tables: 7.8 bytes measured); for a
+/// key-value store, 256 bytes per record of its fill (an LSM store's tables and merges: 210
+/// measured under YCSB A). Zoned drives and disks keep state per zone, not per block: no
+/// per-block part. A rough upper figure: schedulers need a bound, not a forecast.
+pub fn memory_estimate(spec: &ExperimentSpec) -> Result<u64> {
+    const FIXED: u64 = 64 << 20;
+    const PER_UNIT: u64 = 12;
+    const PER_RECORD: u64 = 256;
+    const RECORD: u64 = 1024;
+    let cfg = spec.device_config()?;
+    let flash = |c: &wafsim_core::config::DeviceConfig| c.physical_bytes / c.mapping_unit.max(1) as u64 * PER_UNIT;
+    let mut bytes = FIXED;
+    for d in plan(spec, &cfg)? {
+        bytes += match &d {
+            DriveConfig::Flash(c) => flash(c),
+            DriveConfig::Tiering { hot, cold, .. } => flash(hot) + flash(cold),
+            DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => 0,
+        };
+    }
+    for kv in spec.phase.iter().flat_map(|p| &p.kv) {
+        let ns = cfg.namespaces.iter().find(|n| n.name == kv.namespace).map_or(cfg.logical_bytes, |n| n.size_bytes);
+        bytes += (ns as f64 * kv.fill.unwrap_or(0.5)) as u64 / RECORD * PER_RECORD;
+    }
+    Ok(bytes)
+}

@@ -231,3 +231,28 @@ mod tests {
         assert_eq!(label(s), "scale 1/1000");
     }
 }
+
+/// Keep the variants named in `names` (all when empty) and scale each: by `scale`, or by 1 with
+/// `full_scale`, or else by the default scale of the kept variants (the largest any of them
+/// needs, so they compare). `origin` names the experiment in errors. What `wafsim run` and the
+/// Python package's `wafsim.run` share.
+pub fn select_and_scale(mut all: Vec<crate::spec::Variant>, names: &[String], scale: Option<f64>, full_scale: bool, origin: &str) -> Result<Vec<crate::spec::Variant>> {
+    use anyhow::Context;
+    for want in names {
+        if !all.iter().any(|v| &v.name == want) {
+            let have: Vec<_> = all.iter().map(|v| v.name.as_str()).collect();
+            bail!("no variant named {want:?} in {origin} (variants: {})", have.join(", "));
+        }
+    }
+    if !names.is_empty() {
+        all.retain(|v| names.contains(&v.name));
+    }
+    // Variants of one experiment run at one scale, so they compare (a zoned drive keeps its
+    // zones at 2 MiB or more, a timed disk runs at full size).
+    let auto = auto_scale_all(all.iter().map(|v| &v.spec))?;
+    let s = if full_scale { 1.0 } else { scale.unwrap_or(auto) };
+    for v in &mut all {
+        scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
+    }
+    Ok(all)
+}

@@ -294,85 +294,233 @@ impl SweepSpec {
     /// Run every point (all variants of each) in parallel; see [`SweepOptions`]. Results do not
     /// depend on the number of threads: every run is seeded by its experiment alone.
     pub fn run(&self, opts: &SweepOptions, progress: &(dyn Fn(SweepProgress) + Sync)) -> Result<SweepResult> {
-        // Resolve every point first, so a bad point fails the sweep before anything runs.
-        let mut grid: Vec<Vec<Variant>> = self.points.iter().map(|p| self.variants(p)).collect::<Result<_>>()?;
+        SweepPlan::new(self.clone(), opts)?.run_local(opts.jobs, progress)
+    }
+
+    /// The rows of the point with 1-based `index`, every variant run one after another at
+    /// `scale`: what a remote worker computes for one point. The same rows as a local run.
+    pub fn point_rows(&self, index: usize, scale: f64) -> Result<Vec<Row>> {
+        let p = self.points.iter().find(|p| p.index == index).ok_or_else(|| anyhow!("no point {index} (the sweep has {})", self.points.len()))?;
+        let hash = self.hash(p, scale);
+        let mut rows = Vec::new();
+        for mut v in self.variants(p)? {
+            scale_spec(&mut v.spec, scale).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
+            let r = run_variant(&v, RunOptions::default(), &|_| {}).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
+            rows.push(Row::new(p, &self.axes, &hash, &r));
+        }
+        Ok(rows)
+    }
+}
+
+/// A sweep ready to run: every point resolved and scaled (so a bad point fails before anything
+/// runs), the rows of the output file that are still valid kept. Points are run by the local
+/// threads ([`SweepPlan::run_local`]) or elsewhere (a Ray cluster: [`SweepSpec::point_rows`]
+/// on a worker) and handed back with [`SweepPlan::record`], which rewrites the output file.
+#[derive(Debug)]
+pub struct SweepPlan {
+    spec: SweepSpec,
+    grid: Vec<Vec<Variant>>,
+    scale: f64,
+    hashes: Vec<String>,
+    out: Option<PathBuf>,
+    /// Rows of each point once all its variants are done (kept from the file or recorded).
+    done: Vec<Option<Vec<Row>>>,
+    executed_points: usize,
+    kept_points: usize,
+    dropped_rows: usize,
+}
+
+impl SweepPlan {
+    /// Resolve and scale every point; read the rows of `opts.out` (if it exists) and keep the
+    /// points whose every variant has a row there; write the file back with the kept rows.
+    pub fn new(spec: SweepSpec, opts: &SweepOptions) -> Result<SweepPlan> {
+        let mut grid: Vec<Vec<Variant>> = spec.points.iter().map(|p| spec.variants(p)).collect::<Result<_>>()?;
         let scale = match opts.scale {
             Some(s) => s,
             None => auto_scale_all(grid.iter().flatten().map(|v| &v.spec))?,
         };
-        for (p, vs) in self.points.iter().zip(&mut grid) {
+        for (p, vs) in spec.points.iter().zip(&mut grid) {
             for v in vs {
                 scale_spec(&mut v.spec, scale).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
             }
         }
-        let hashes: Vec<String> = self.points.iter().map(|p| self.hash(p, scale)).collect();
-
-        // Rows of the output file: a point is kept when every variant it has now has a row.
-        let mut kept: Vec<Option<Vec<Row>>> = vec![None; self.points.len()];
+        let hashes: Vec<String> = spec.points.iter().map(|p| spec.hash(p, scale)).collect();
+        let mut done: Vec<Option<Vec<Row>>> = vec![None; spec.points.len()];
         let mut dropped_rows = 0;
         if let Some(out) = opts.out.as_ref().filter(|o| o.exists()) {
             let old = read_rows(out)?;
-            let total = old.len();
             let mut used = 0;
-            for (i, (p, vs)) in self.points.iter().zip(&grid).enumerate() {
+            for (i, (p, vs)) in spec.points.iter().zip(&grid).enumerate() {
                 let rows: Vec<Row> = vs
                     .iter()
                     .filter_map(|v| old.iter().find(|r| r.hash == hashes[i] && r.variant == v.name))
-                    .map(|r| Row { point: p.index, axes: p.axis_values(&self.axes), ..r.clone() })
+                    .map(|r| Row { point: p.index, axes: p.axis_values(&spec.axes), ..r.clone() })
                     .collect();
                 if rows.len() == vs.len() {
                     used += rows.len();
-                    kept[i] = Some(rows);
+                    done[i] = Some(rows);
                 }
             }
-            dropped_rows = total - used;
+            dropped_rows = old.len() - used;
         }
-        let kept_points = kept.iter().filter(|k| k.is_some()).count();
-        let todo: Vec<(usize, usize)> = grid.iter().enumerate().filter(|(i, _)| kept[*i].is_none()).flat_map(|(i, vs)| (0..vs.len()).map(move |j| (i, j))).collect();
-        let executed_points = self.points.len() - kept_points;
+        let kept_points = done.iter().filter(|k| k.is_some()).count();
+        let plan = SweepPlan { executed_points: spec.points.len() - kept_points, spec, grid, scale, hashes, out: opts.out.clone(), done, kept_points, dropped_rows };
+        plan.write()?;
+        Ok(plan)
+    }
 
-        // Finished rows by point; the file is rewritten with what is done as each point
-        // finishes, so an interrupted sweep loses only the points under way.
-        if let Some(out) = &opts.out {
-            write_rows(out, &self.axes, &collect_rows(&kept))?;
+    /// The sweep.
+    pub fn spec(&self) -> &SweepSpec {
+        &self.spec
+    }
+
+    /// The scale every run uses.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// 1-based indices of the points still to run.
+    pub fn todo(&self) -> Vec<usize> {
+        self.spec.points.iter().zip(&self.done).filter(|(_, d)| d.is_none()).map(|(p, _)| p.index).collect()
+    }
+
+    /// Variants run at each point (every point runs all of the base's variants).
+    pub fn variants_per_point(&self) -> usize {
+        self.grid.first().map_or(0, Vec::len)
+    }
+
+    /// Peak memory one run of the point needs, in bytes: the largest of its variants'
+    /// [`crate::run::memory_estimate`] (a point's variants run one after another on a worker).
+    pub fn memory_estimate(&self, index: usize) -> Result<u64> {
+        let i = self.position(index)?;
+        self.grid[i].iter().map(|v| crate::run::memory_estimate(&v.spec)).try_fold(0u64, |m, e| Ok(m.max(e?)))
+    }
+
+    fn position(&self, index: usize) -> Result<usize> {
+        self.spec.points.iter().position(|p| p.index == index).ok_or_else(|| anyhow!("no point {index} (the sweep has {})", self.spec.points.len()))
+    }
+
+    /// Take the rows of point `index` (all its variants, from [`SweepSpec::point_rows`]),
+    /// checked against the plan (same run identity, every variant once), and rewrite the
+    /// output file. Returns the points done so far.
+    pub fn record(&mut self, index: usize, rows: Vec<Row>) -> Result<usize> {
+        let i = self.position(index)?;
+        let p = &self.spec.points[i];
+        if self.done[i].is_some() {
+            bail!("point {index}: recorded twice");
         }
-        let pending: Vec<Vec<Option<Row>>> = grid.iter().map(|vs| vec![None; vs.len()]).collect();
-        // (rows of finished points, rows of points under way, runs done, points done)
-        let state = Mutex::new((kept, pending, 0usize, kept_points));
+        let mut ordered = Vec::new();
+        for v in &self.grid[i] {
+            let r = rows
+                .iter()
+                .find(|r| r.variant == v.name)
+                .ok_or_else(|| anyhow!("point {index}: no row for variant {:?}", v.name))?;
+            if r.hash != self.hashes[i] {
+                bail!("point {index}: a row of another run (hash {} where {} was expected: another base experiment, scale or point)", r.hash, self.hashes[i]);
+            }
+            ordered.push(Row { point: p.index, axes: p.axis_values(&self.spec.axes), ..r.clone() });
+        }
+        if rows.len() != ordered.len() {
+            bail!("point {index}: {} rows for {} variants", rows.len(), ordered.len());
+        }
+        self.done[i] = Some(ordered);
+        self.write()?;
+        Ok(self.done.iter().filter(|d| d.is_some()).count())
+    }
+
+    fn write(&self) -> Result<()> {
+        match &self.out {
+            Some(out) => write_rows(out, &self.spec.axes, &collect_rows(&self.done)),
+            None => Ok(()),
+        }
+    }
+
+    /// What was run and kept; an error when a point has no rows yet.
+    pub fn finish(self) -> Result<SweepResult> {
+        if let Some(i) = self.done.iter().position(Option::is_none) {
+            bail!("point {} was not run", self.spec.points[i].index);
+        }
+        Ok(SweepResult { rows: collect_rows(&self.done), executed_points: self.executed_points, kept_points: self.kept_points, dropped_rows: self.dropped_rows })
+    }
+
+    /// Run the points still to run on this machine's cores (`jobs` threads, None: all), one
+    /// task per (point, variant) so a sweep of few points with many variants fills the cores.
+    pub fn run_local(self, jobs: Option<usize>, progress: &(dyn Fn(SweepProgress) + Sync)) -> Result<SweepResult> {
+        let todo: Vec<(usize, usize)> = (0..self.grid.len()).filter(|&i| self.done[i].is_none()).flat_map(|i| (0..self.grid[i].len()).map(move |j| (i, j))).collect();
+        let pending: Vec<Vec<Option<Row>>> = self.grid.iter().map(|vs| vec![None; vs.len()]).collect();
         let runs_total = todo.len();
-        let points_total = self.points.len();
+        let points_total = self.spec.points.len();
+        let kept_points = self.kept_points;
+        // (the plan, rows of points under way, runs done)
+        let state = Mutex::new((self, pending, 0usize));
         progress(SweepProgress { runs_done: 0, runs_total, points_done: kept_points, points_total });
-        let work = || -> Result<()> {
+        let work = |st: &Mutex<(SweepPlan, Vec<Vec<Option<Row>>>, usize)>| -> Result<()> {
             todo.par_iter()
                 .map(|&(i, j)| -> Result<()> {
-                    let p = &self.points[i];
-                    let v = &grid[i][j];
-                    let r = run_variant(v, RunOptions::default(), &|_| {}).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
-                    let row = Row::new(p, &self.axes, &hashes[i], &r);
-                    let mut st = state.lock().expect("sweep lock");
-                    st.1[i][j] = Some(row);
-                    st.2 += 1;
-                    if st.1[i].iter().all(Option::is_some) {
-                        let rows: Vec<Row> = st.1[i].iter().flatten().cloned().collect();
-                        st.0[i] = Some(rows);
-                        st.3 += 1;
-                        if let Some(out) = &opts.out {
-                            write_rows(out, &self.axes, &collect_rows(&st.0))?;
-                        }
+                    let (v, p, hash) = {
+                        let g = st.lock().expect("sweep lock");
+                        (g.0.grid[i][j].clone(), g.0.spec.points[i].clone(), g.0.hashes[i].clone())
+                    };
+                    let r = run_variant(&v, RunOptions::default(), &|_| {}).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
+                    let row = Row::new(&p, &[], &hash, &r);
+                    let mut g = st.lock().expect("sweep lock");
+                    let g = &mut *g;
+                    g.1[i][j] = Some(row);
+                    g.2 += 1;
+                    let mut points_done = None;
+                    if g.1[i].iter().all(Option::is_some) {
+                        let rows: Vec<Row> = g.1[i].iter_mut().map(|r| r.take().expect("row")).collect();
+                        points_done = Some(g.0.record(p.index, rows)?);
                     }
-                    progress(SweepProgress { runs_done: st.2, runs_total, points_done: st.3, points_total });
+                    let points_done = points_done.unwrap_or_else(|| g.0.done.iter().filter(|d| d.is_some()).count());
+                    progress(SweepProgress { runs_done: g.2, runs_total, points_done, points_total });
                     Ok(())
                 })
                 .collect::<Result<Vec<()>>>()
                 .map(|_| ())
         };
-        match opts.jobs {
-            Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build().context("cannot start the worker threads")?.install(work)?,
-            None => work()?,
+        match jobs {
+            Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build().context("cannot start the worker threads")?.install(|| work(&state))?,
+            None => work(&state)?,
         }
-        let st = state.into_inner().expect("sweep lock");
-        Ok(SweepResult { rows: collect_rows(&st.0), executed_points, kept_points, dropped_rows })
+        state.into_inner().expect("sweep lock").0.finish()
     }
+}
+
+/// Rows as JSON for sending between processes (a Ray worker to the driver): every field but
+/// the axes, which the receiver takes from its own points. Floats round-trip exactly.
+pub fn rows_to_wire(rows: &[Row]) -> String {
+    let v: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "point": r.point, "variant": r.variant, "waf": r.waf, "hbmw": r.hbmw, "mbmw": r.mbmw,
+                "mbe": r.mbe, "gc_bytes": r.gc_bytes, "ns_waf": r.ns_waf, "ns_bytes": r.ns_bytes, "hash": r.hash,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(v).to_string()
+}
+
+/// Rows from [`rows_to_wire`]'s text.
+pub fn rows_from_wire(text: &str) -> Result<Vec<Row>> {
+    #[derive(serde::Deserialize)]
+    struct Wire {
+        point: usize,
+        variant: String,
+        waf: f64,
+        hbmw: u64,
+        mbmw: u64,
+        mbe: u64,
+        gc_bytes: u64,
+        ns_waf: Vec<(String, f64)>,
+        ns_bytes: Vec<(String, u64, u64)>,
+        hash: String,
+    }
+    let w: Vec<Wire> = serde_json::from_str(text).context("rows from a worker: not the JSON rows_to_wire writes")?;
+    Ok(w.into_iter()
+        .map(|w| Row { point: w.point, axes: Vec::new(), variant: w.variant, waf: w.waf, hbmw: w.hbmw, mbmw: w.mbmw, mbe: w.mbe, gc_bytes: w.gc_bytes, ns_waf: w.ns_waf, ns_bytes: w.ns_bytes, hash: w.hash })
+        .collect())
 }
 
 fn collect_rows(done: &[Option<Vec<Row>>]) -> Vec<Row> {
