@@ -31,6 +31,15 @@ pub struct SweepArgs {
     /// Run at the experiment's real capacities.
     #[arg(long)]
     full_scale: bool,
+    /// Run each point as a task on a Ray cluster: "auto" (the cluster `ray start` runs on this
+    /// machine), an address ("10.0.0.5:6379", "ray://host:10001"), or "local" (a Ray instance
+    /// of its own). Needs Python with the wafsim package and ray (see --python); workers need
+    /// the sweep's files at the same paths. Rows are identical to a local run's.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
+    ray: Option<String>,
+    /// The Python interpreter for --ray (default: $WAFSIM_PYTHON, else python3).
+    #[arg(long, value_name = "PATH", requires = "ray")]
+    python: Option<PathBuf>,
 }
 
 pub fn run_sweep(a: SweepArgs) -> Result<()> {
@@ -44,6 +53,9 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
         bail!("--jobs 0: expected at least 1");
     }
     let spec = SweepSpec::load(&a.sweep)?;
+    if let Some(address) = &a.ray {
+        return run_on_ray(&a, &spec, address);
+    }
     let opts = SweepOptions { jobs: a.jobs, scale: if a.full_scale { Some(1.0) } else { a.scale }, out: a.out.clone() };
     let start = Instant::now();
     // One line on a terminal, redrawn at most every 200 ms (as `wafsim run`'s).
@@ -75,5 +87,45 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
         note += &format!("; {} stale rows dropped (other base experiment, scale or point)", r.dropped_rows);
     }
     eprintln!("{note}");
+    Ok(())
+}
+
+/// `--ray`: the sweep runs in Python (wafsim.ray_sweep: the same plan and Rust runs, one Ray
+/// task per point), which writes the rows to a file this side prints as a local run would.
+fn run_on_ray(a: &SweepArgs, spec: &SweepSpec, address: &str) -> Result<()> {
+    use anyhow::Context;
+    let start = Instant::now();
+    let python = a.python.clone().or_else(|| std::env::var_os("WAFSIM_PYTHON").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("python3"));
+    let rows_file = std::env::temp_dir().join(format!("wafsim-ray-rows-{}.json", std::process::id()));
+    let mut cmd = std::process::Command::new(&python);
+    cmd.args(["-m", "wafsim.ray_sweep"]).arg(&a.sweep).args(["--address", address]).arg("--rows-json").arg(&rows_file);
+    if let Some(out) = &a.out {
+        cmd.arg("--out").arg(out);
+    }
+    if let Some(s) = if a.full_scale { Some(1.0) } else { a.scale } {
+        cmd.args(["--scale", &s.to_string()]);
+    }
+    let output = cmd.stderr(std::process::Stdio::inherit()).output().with_context(|| format!("--ray: cannot start {} (set --python or WAFSIM_PYTHON to an interpreter with the wafsim package and ray)", python.display()))?;
+    if !output.status.success() {
+        let _ = std::fs::remove_file(&rows_file);
+        bail!("--ray: the sweep failed in {} (its messages are above; an ImportError means that interpreter lacks the wafsim package or ray: scripts/test builds both into .venv)", python.display());
+    }
+    let rows = wafsim_experiment::sweep::read_rows(&rows_file);
+    let _ = std::fs::remove_file(&rows_file);
+    let mut rows = rows?;
+    for r in &mut rows {
+        if let Some(p) = spec.points().iter().find(|p| p.index == r.point) {
+            r.axes = spec.axes.iter().map(|k| (k.clone(), p.value(k).cloned())).collect();
+        }
+    }
+    let counts = String::from_utf8_lossy(&output.stdout);
+    let mut it = counts.split_whitespace().map(|n| n.parse::<usize>().unwrap_or(0));
+    let (executed, kept) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+    print!("{}", table(&spec.axes, &rows));
+    let mut note = format!("sweep on Ray ({address}): {} points ({executed} run, {kept} kept", executed + kept);
+    if let Some(out) = &a.out {
+        note += &format!(" from {}", out.display());
+    }
+    eprintln!("{note}), {} rows in {:.1} s", rows.len(), start.elapsed().as_secs_f64());
     Ok(())
 }

@@ -329,3 +329,26 @@ pub fn smr_device(z: &wafsim_core::smr::SmrConfig, namespace: &str) -> Value {
         "namespaces": [json!({"name": namespace, "size_bytes": z.zone_size * z.zones as u64, "zoned": true})],
     })
 }
+
+/// The time series of every variant (runs with sampling): one object per sample with the
+/// columns of `wafsim run --timeseries` (cumulative counters since the precondition; `drive`
+/// is null for all of a variant's drives together).
+pub fn timeseries(results: &[VariantResult]) -> Value {
+    let mut rows = Vec::new();
+    for r in results {
+        for t in &r.timeseries {
+            rows.push(json!({
+                "variant": r.name,
+                "phase": r.phases.get(t.phase).map(|p| p.name.as_str()).unwrap_or(""),
+                "drive": t.device,
+                "host_bytes": t.host_bytes,
+                "media_bytes": t.media_bytes,
+                "gc_bytes": t.gc_bytes,
+                "erases": t.erases,
+                "waf": num(wafsim_core::counters::waf(t.media_bytes, t.host_bytes)),
+                "app_bytes": t.app_bytes,
+            }));
+        }
+    }
+    Value::Array(rows)
+}
