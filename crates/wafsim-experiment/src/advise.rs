@@ -231,7 +231,7 @@ pub struct Advisor {
 /// Relative WAF gain a local move must bring to be taken: smaller differences are within what
 /// changing the interleaving of one erase unit does to a run, and chasing them would spend the
 /// budget on noise (docs/advisor.md).
-const MOVE_TOLERANCE: f64 = 1e-3;
+pub const MOVE_TOLERANCE: f64 = 1e-3;
 
 impl Advisor {
     /// Load the experiment, pick the variant, find its streams and check that it can be
@@ -604,6 +604,48 @@ impl Advisor {
         self.canonical(&a)
     }
 
+    /// Local search from `start` by simulation: each round evaluates every neighbour (one
+    /// stream moved, or two swapped; see [`Advisor::neighbours`]) as one batch and moves to the
+    /// best one if it lowers WAF by more than [`MOVE_TOLERANCE`] (relative); it stops after a
+    /// round without such a gain or when `budget` simulations (the start's included) are spent.
+    pub fn local_search(&mut self, start: &[u16], budget: usize, progress: &(dyn Fn(AdviseProgress) + Sync)) -> Result<LocalSearch> {
+        let first = self.evaluations;
+        let spent = |adv: &Advisor| adv.evaluations - first;
+        let mut cur = self.canonical(start);
+        let mut cur_e = self.evaluate(&[Candidate { assignment: cur.clone(), op: None, ruhs: None }], "greedy", progress)?.remove(0);
+        let mut evaluated = vec![(cur.clone(), cur_e.clone())];
+        let (mut rounds, mut exhausted) = (0, false);
+        loop {
+            let left = budget.saturating_sub(spent(self));
+            let mut nb = self.neighbours(&cur);
+            // Neighbours simulated before cost nothing; new ones count against the budget.
+            nb.retain(|b| !evaluated.iter().any(|(a, _)| a == b));
+            if nb.len() > left {
+                nb.truncate(left);
+                exhausted = true;
+            }
+            if nb.is_empty() {
+                break;
+            }
+            rounds += 1;
+            let cands: Vec<Candidate> = nb.iter().map(|a| Candidate { assignment: a.clone(), op: None, ruhs: None }).collect();
+            let es = self.evaluate(&cands, "greedy", progress)?;
+            evaluated.extend(nb.iter().cloned().zip(es.iter().cloned()));
+            // Best improvement over everything seen (ties: the smaller assignment, so the
+            // result does not depend on the order of the batch).
+            let best = evaluated.iter().min_by(|x, y| x.1.waf.total_cmp(&y.1.waf).then_with(|| x.0.cmp(&y.0))).cloned().expect("evaluated");
+            if best.1.waf < cur_e.waf * (1.0 - MOVE_TOLERANCE) {
+                (cur, cur_e) = best;
+            } else {
+                break;
+            }
+            if exhausted {
+                break;
+            }
+        }
+        Ok(LocalSearch { best: cur, best_eval: cur_e, evaluated, rounds, budget_exhausted: exhausted })
+    }
+
     /// Neighbours of an assignment: every stream moved to another handle in use or to an unused
     /// one (the lowest of each type), and every two streams of different handles swapped.
     pub fn neighbours(&self, a: &[u16]) -> Vec<Assignment> {
@@ -645,6 +687,20 @@ fn remember(ev: &mut Vec<(Assignment, Evaluation)>, a: &Assignment, e: &Evaluati
     if !ev.iter().any(|(b, _)| b == a) {
         ev.push((a.clone(), e.clone()));
     }
+}
+
+/// What [`Advisor::local_search`] did.
+#[derive(Debug, Clone)]
+pub struct LocalSearch {
+    /// Where it stopped, and its evaluation.
+    pub best: Assignment,
+    pub best_eval: Evaluation,
+    /// Every assignment it simulated (the start first).
+    pub evaluated: Vec<(Assignment, Evaluation)>,
+    /// Rounds of neighbours evaluated.
+    pub rounds: usize,
+    /// Whether the budget ran out before a round without improvement.
+    pub budget_exhausted: bool,
 }
 
 fn normalize_ruh_type(t: &str) -> &'static str {
@@ -756,49 +812,14 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
             Search::Exhaustive { candidates: all.len() }
         }
         None => {
-            let mut cur = adv.greedy_start(&features);
-            let start_label = adv.label(&cur);
-            let mut cur_e = adv.evaluate(&[Candidate { assignment: cur.clone(), op: None, ruhs: None }], "greedy", progress)?.remove(0);
-            remember(&mut evaluated, &cur, &cur_e);
-            let mut rounds = 0;
-            let mut exhausted = false;
-            loop {
-                let left = opts.max_evals.saturating_sub(adv.evaluations);
-                let mut nb = adv.neighbours(&cur);
-                // Neighbours simulated before cost nothing; new ones count against the budget.
-                let (seen, mut new): (Vec<Assignment>, Vec<Assignment>) = nb.drain(..).partition(|b| evaluated.iter().any(|(a, _)| a == b));
-                if new.len() > left {
-                    new.truncate(left);
-                    exhausted = true;
-                }
-                if new.is_empty() && seen.is_empty() {
-                    break;
-                }
-                rounds += 1;
-                let cands: Vec<Candidate> = new.iter().map(|a| Candidate { assignment: a.clone(), op: None, ruhs: None }).collect();
-                let es = adv.evaluate(&cands, "greedy", progress)?;
-                for (a, e) in new.iter().zip(&es) {
-                    remember(&mut evaluated, a, e);
-                }
-                // Best-improvement: the best neighbour, if it beats the current one by more than
-                // the tolerance.
-                let best = new
-                    .iter()
-                    .chain(&seen)
-                    .filter_map(|a| evaluated.iter().find(|(b, _)| b == a))
-                    .min_by(|x, y| x.1.waf.total_cmp(&y.1.waf).then_with(|| x.0.cmp(&y.0)))
-                    .cloned();
-                match best {
-                    Some((a, e)) if e.waf < cur_e.waf * (1.0 - MOVE_TOLERANCE) => {
-                        cur = a;
-                        cur_e = e;
-                    }
-                    _ => break,
-                }
-                if exhausted {
-                    break;
-                }
+            let start = adv.greedy_start(&features);
+            let start_label = adv.label(&start);
+            let budget = opts.max_evals.saturating_sub(adv.evaluations);
+            let ls = adv.local_search(&start, budget, progress)?;
+            for (a, e) in &ls.evaluated {
+                remember(&mut evaluated, a, e);
             }
+            let (rounds, exhausted) = (ls.rounds, ls.budget_exhausted);
             Search::Greedy { candidates: count, start: start_label, rounds, budget_exhausted: exhausted }
         }
     };
