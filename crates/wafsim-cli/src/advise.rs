@@ -124,7 +124,11 @@ fn report(r: &AdviseResult, top: usize) -> String {
             if *budget_exhausted { ", stopped by --max-evals" } else { "" }
         ),
     };
-    out += &format!("; {} simulations in {:.1} s\n", r.evaluations, r.seconds);
+    out += &format!("; {} simulations", r.search_evaluations);
+    if r.evaluations > r.search_evaluations {
+        out += &format!(" (+{} across --op)", r.evaluations - r.search_evaluations);
+    }
+    out += &format!(" in {:.1} s\n", r.seconds);
     for n in &r.notes {
         out += &format!("note: {n}\n");
     }

@@ -182,8 +182,10 @@ pub struct AdviseResult {
     pub features: Vec<StreamFeatures>,
     /// With `--op`: the baselines and the best assignments at every OP.
     pub op_rows: Vec<OpRow>,
-    /// Simulations run (cached repeats not counted).
+    /// Simulations run (cached repeats not counted), and those of them before the OP crossing
+    /// (baselines and search).
     pub evaluations: usize,
+    pub search_evaluations: usize,
     pub seconds: f64,
     pub notes: Vec<String>,
 }
@@ -829,6 +831,7 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
     let mut one_per_stream = adv.ranked(&one_raw, &base[1]);
     one_per_stream.label = adv.streams.iter().map(|st| format!("{{{}}}", st.name)).collect();
 
+    let search_evaluations = adv.evaluations;
     // OP crossing: the baselines and the best assignments (all of them when that is small).
     let mut op_rows = Vec::new();
     if !opts.ops.is_empty() {
@@ -865,6 +868,7 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
         features,
         op_rows,
         evaluations: adv.evaluations,
+        search_evaluations,
         seconds: start.elapsed().as_secs_f64(),
         notes,
     })
