@@ -115,7 +115,7 @@ fn report(r: &AdviseResult, top: usize) -> String {
     let mut out = String::new();
     let variant = if r.variant == "default" { String::new() } else { format!(" (variant {})", r.variant) };
     let names: Vec<&str> = r.streams.iter().map(|s| s.name.as_str()).collect();
-    out += &format!("advise: {}{variant}: {} streams ({}) on {} handles; scale {}\n", r.experiment, r.streams.len(), names.join(", "), r.handles, wafsim_experiment::scale::label(r.scale));
+    out += &format!("advise: {}{variant}: {} streams ({}) on {} handles; {}\n", r.experiment, r.streams.len(), names.join(", "), r.handles, wafsim_experiment::scale::label(r.scale));
     out += &match &r.search {
         Search::Exhaustive { candidates } => format!("search: exhaustive, {candidates} candidates"),
         Search::Greedy { candidates, start, rounds, budget_exhausted } => format!(

@@ -837,7 +837,9 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
     if !opts.ops.is_empty() {
         let k = if ranking.len() * opts.ops.len() <= opts.exhaustive_limit { ranking.len() } else { opts.op_top.max(1).min(ranking.len()) };
         let mut rows: Vec<(String, Assignment, Option<u32>)> = vec![(format!("no placement {}", no_placement.label), none_a.clone(), None), (format!("one per stream {}", one_per_stream.label), one_raw.clone(), one_ruhs)];
-        for r in &ranking[..k] {
+        // The baselines come first; an assignment equal to one of them is not repeated.
+        let one_canon = if s as u32 <= n { Some(adv.canonical(&one_raw)) } else { None };
+        for r in ranking.iter().filter(|r| r.assignment != none_a && Some(&r.assignment) != one_canon.as_ref()).take(k) {
             rows.push((r.label.clone(), r.assignment.clone(), None));
         }
         let mut cands = Vec::new();
