@@ -792,9 +792,6 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
             notes.push(format!("stream {} wrote nothing in the measured phases: its handle does not matter", st.name));
         }
     }
-    if adv.streams.iter().any(|st| adv.streams.iter().filter(|t| t.ns_index == st.ns_index).count() > 1) {
-        notes.push("streams of one namespace share its measured figures evenly (the counters are per namespace), so the greedy start cannot tell them apart; local moves can".into());
-    }
 
     // The search.
     let mut evaluated: Vec<(Assignment, Evaluation)> = Vec::new();
@@ -814,6 +811,9 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
             Search::Exhaustive { candidates: all.len() }
         }
         None => {
+            if adv.streams.iter().any(|st| adv.streams.iter().filter(|t| t.ns_index == st.ns_index).count() > 1) {
+                notes.push("streams of one namespace share its measured figures evenly (the counters are per namespace), so the greedy start cannot tell them apart; local moves can".into());
+            }
             let start = adv.greedy_start(&features);
             let start_label = adv.label(&start);
             let budget = opts.max_evals.saturating_sub(adv.evaluations);
