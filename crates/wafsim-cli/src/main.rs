@@ -1,5 +1,6 @@
 //! The `wafsim` command line: argument parsing and wiring only.
 
+mod advise;
 mod bench_nbd;
 mod nvme;
 mod progress;
@@ -68,6 +69,8 @@ enum Cmd {
     ///
     /// Example: wafsim sweep experiments/sweeps/op.toml --out op.csv
     Sweep(sweep::SweepArgs),
+    /// Placement advisor: the assignment of streams to N reclaim unit handles with the lowest WAF, by simulation.
+    Advise(advise::AdviseArgs),
     /// Zoned drives: reports of their zones after a run.
     Zone {
         #[command(subcommand)]
@@ -383,6 +386,7 @@ fn real_main() -> Result<()> {
         }
         Cmd::Serve(a) => serve::run_serve(a)?,
         Cmd::Sweep(a) => sweep::run_sweep(a)?,
+        Cmd::Advise(a) => advise::run_advise(a)?,
         Cmd::Nvme(a) => nvme::run_nvme(a)?,
         Cmd::Waf(a) => nvme::run_waf(a)?,
         Cmd::Catalog { dir, out, machine, plots } => {

@@ -1,5 +1,6 @@
 //! wafsim-experiment: device and experiment descriptions (TOML), variants, precondition, runs.
 
+pub mod advise;
 pub mod bench;
 pub mod cachekv;
 pub mod catalog;

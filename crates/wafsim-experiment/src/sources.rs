@@ -557,6 +557,9 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
         if let Some(ph) = t.placement_handle {
             input = input.with_write_pid(Pid::new(0, ph));
         }
+        if let Some(split) = &t.placement_split {
+            input = input.with_write_split(split.iter().map(|f| (f * ns_bytes as f64) as u64).collect());
+        }
         inputs.push(input);
         trace_names.push(t.file.clone());
         if !trace_ns.contains(&t.namespace) {

@@ -624,6 +624,12 @@ pub struct TraceSpec {
     pub offsets: String,
     /// Placement handle carried by the trace's writes.
     pub placement_handle: Option<u16>,
+    /// Split the trace's writes by LBA range onto placement handles: fractions of the namespace
+    /// (ascending, in (0, 1)) where the next handle starts. `[0.25, 0.5]`: writes starting in
+    /// the first quarter carry placement handle 0, in the second quarter handle 1, in the upper
+    /// half handle 2 (the namespace lists that many `placement_handles`). Fractions, so the
+    /// ranges scale with the namespace; offsets beyond a scaled namespace wrap first.
+    pub placement_split: Option<Vec<f64>>,
 }
 
 fn default_offsets() -> String {
@@ -1376,6 +1382,14 @@ impl ExperimentSpec {
                     bail!("phase {:?}: trace {:?}: no namespace named {:?}", p.name, t.file, t.namespace);
                 }
                 t.trace_format()?;
+                if let Some(split) = &t.placement_split {
+                    if t.placement_handle.is_some() {
+                        bail!("phase {:?}: trace {:?}: give placement_handle or placement_split, not both", p.name, t.file);
+                    }
+                    if split.is_empty() || split.iter().any(|f| !(*f > 0.0 && *f < 1.0)) || split.windows(2).any(|w| w[0] >= w[1]) {
+                        bail!("phase {:?}: trace {:?}: placement_split = {split:?}: expected ascending fractions of the namespace in (0, 1), e.g. [0.25, 0.5]", p.name, t.file);
+                    }
+                }
                 if t.offsets != "wrap" && t.offsets != "error" {
                     bail!("phase {:?}: trace {:?}: offsets = {:?}, expected \"wrap\" or \"error\"", p.name, t.file, t.offsets);
                 }

@@ -41,6 +41,10 @@ pub struct TraceInput {
     pub policy: OffsetPolicy,
     /// Placement id carried by this trace's writes (default `Pid::NONE`).
     pub write_pid: Pid,
+    /// Byte offsets (ascending) splitting the namespace into LBA ranges whose writes carry
+    /// placement handles 0, 1, ...: a write starting at or beyond `write_split[i]` and below
+    /// `write_split[i + 1]` carries handle i + 1. Empty: `write_pid` for every write.
+    pub write_split: Vec<u64>,
     /// The trace's format, when known (it words the message for a trace with no records).
     pub format: Option<TraceFormat>,
 }
@@ -57,6 +61,7 @@ impl TraceInput {
             key_filter: None,
             policy: OffsetPolicy::Error,
             write_pid: Pid::NONE,
+            write_split: Vec::new(),
             format: None,
         }
     }
@@ -79,6 +84,12 @@ impl TraceInput {
     /// Placement id for this trace's writes.
     pub fn with_write_pid(mut self, pid: Pid) -> Self {
         self.write_pid = pid;
+        self
+    }
+    /// Split the trace's writes into LBA ranges by placement handle (see
+    /// [`TraceInput::write_split`]); replaces `write_pid`.
+    pub fn with_write_split(mut self, bounds: Vec<u64>) -> Self {
+        self.write_split = bounds;
         self
     }
     /// Name the trace's format (for messages).
@@ -113,7 +124,12 @@ impl TraceInput {
                 off
             }
         };
-        let pid = if r.op == wafsim_core::Op::Write { self.write_pid } else { Pid::NONE };
+        let pid = match r.op {
+            // The range of the write's first byte (after wrapping) picks the handle.
+            wafsim_core::Op::Write if !self.write_split.is_empty() => Pid::new(0, self.write_split.partition_point(|&b| b <= offset) as u16),
+            wafsim_core::Op::Write => self.write_pid,
+            _ => Pid::NONE,
+        };
         Ok(Io { op: r.op, ns: self.ns, offset, len, pid })
     }
 }
