@@ -52,6 +52,13 @@ pub struct AdviseArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
+    /// Run the candidates' sweeps on a Ray cluster ("auto", an address, or "local"), as
+    /// `wafsim sweep --ray` does; results are the same as a local run's.
+    #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
+    ray: Option<String>,
+    /// The Python interpreter for --ray (default: $WAFSIM_PYTHON, else python3).
+    #[arg(long, value_name = "PATH", requires = "ray")]
+    python: Option<PathBuf>,
 }
 
 pub fn run_advise(a: AdviseArgs) -> Result<()> {
@@ -68,6 +75,7 @@ pub fn run_advise(a: AdviseArgs) -> Result<()> {
         jobs: a.jobs,
         scale: if a.full_scale { Some(1.0) } else { a.scale },
         force_greedy: a.greedy,
+        executor: a.ray.as_ref().map(|r| crate::sweep::ray_executor(r.clone(), crate::sweep::python_for_ray(a.python.as_ref()))),
     };
     let start = Instant::now();
     // One line on a terminal, redrawn at most every 200 ms (as `wafsim sweep`'s).

@@ -7,7 +7,9 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use wafsim_experiment::sweep::{table, SweepOptions, SweepProgress, SweepSpec};
+use anyhow::Context;
+use std::sync::Arc;
+use wafsim_experiment::sweep::{table, Executor, SweepOptions, SweepProgress, SweepResult, SweepSpec};
 
 #[derive(Args)]
 pub struct SweepArgs {
@@ -53,9 +55,6 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
         bail!("--jobs 0: expected at least 1");
     }
     let spec = SweepSpec::load(&a.sweep)?;
-    if let Some(address) = &a.ray {
-        return run_on_ray(&a, &spec, address);
-    }
     let opts = SweepOptions { jobs: a.jobs, scale: if a.full_scale { Some(1.0) } else { a.scale }, out: a.out.clone() };
     let start = Instant::now();
     // One line on a terminal, redrawn at most every 200 ms (as `wafsim run`'s).
@@ -72,13 +71,17 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
         let _ = write!(std::io::stderr(), "\r\x1b[K{}/{} points | {}/{} runs | {:.0} s | ETA {:.0} s", p.points_done, p.points_total, p.runs_done, p.runs_total, secs, eta);
         let _ = std::io::stderr().flush();
     };
-    let r = spec.run(&opts, &progress);
+    let r = match &a.ray {
+        Some(address) => ray_executor(address.clone(), python_for_ray(a.python.as_ref()))(&spec, &opts),
+        None => spec.run(&opts, &progress),
+    };
     if tty {
         let _ = write!(std::io::stderr(), "\r\x1b[K");
     }
     let r = r?;
     print!("{}", table(&spec.axes, &r.rows));
-    let mut note = format!("sweep: {} points ({} run, {} kept", r.executed_points + r.kept_points, r.executed_points, r.kept_points);
+    let on = a.ray.as_ref().map(|r| format!(" on Ray ({r})")).unwrap_or_default();
+    let mut note = format!("sweep{on}: {} points ({} run, {} kept", r.executed_points + r.kept_points, r.executed_points, r.kept_points);
     if let Some(out) = &a.out {
         note += &format!(" from {}", out.display());
     }
@@ -90,42 +93,50 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
     Ok(())
 }
 
-/// `--ray`: the sweep runs in Python (wafsim.ray_sweep: the same plan and Rust runs, one Ray
-/// task per point), which writes the rows to a file this side prints as a local run would.
-fn run_on_ray(a: &SweepArgs, spec: &SweepSpec, address: &str) -> Result<()> {
-    use anyhow::Context;
-    let start = Instant::now();
-    let python = a.python.clone().or_else(|| std::env::var_os("WAFSIM_PYTHON").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("python3"));
-    let rows_file = std::env::temp_dir().join(format!("wafsim-ray-rows-{}.json", std::process::id()));
-    let mut cmd = std::process::Command::new(&python);
-    cmd.args(["-m", "wafsim.ray_sweep"]).arg(&a.sweep).args(["--address", address]).arg("--rows-json").arg(&rows_file);
-    if let Some(out) = &a.out {
-        cmd.arg("--out").arg(out);
-    }
-    if let Some(s) = if a.full_scale { Some(1.0) } else { a.scale } {
-        cmd.args(["--scale", &s.to_string()]);
-    }
-    let output = cmd.stderr(std::process::Stdio::inherit()).output().with_context(|| format!("--ray: cannot start {} (set --python or WAFSIM_PYTHON to an interpreter with the wafsim package and ray)", python.display()))?;
-    if !output.status.success() {
-        let _ = std::fs::remove_file(&rows_file);
-        bail!("--ray: the sweep failed in {} (its messages are above; an ImportError means that interpreter lacks the wafsim package or ray: scripts/test builds both into .venv)", python.display());
-    }
-    let rows = wafsim_experiment::sweep::read_rows(&rows_file);
-    let _ = std::fs::remove_file(&rows_file);
-    let mut rows = rows?;
-    for r in &mut rows {
-        if let Some(p) = spec.points().iter().find(|p| p.index == r.point) {
-            r.axes = spec.axes.iter().map(|k| (k.clone(), p.value(k).cloned())).collect();
-        }
-    }
-    let counts = String::from_utf8_lossy(&output.stdout);
-    let mut it = counts.split_whitespace().map(|n| n.parse::<usize>().unwrap_or(0));
-    let (executed, kept) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
-    print!("{}", table(&spec.axes, &rows));
-    let mut note = format!("sweep on Ray ({address}): {} points ({executed} run, {kept} kept", executed + kept);
-    if let Some(out) = &a.out {
-        note += &format!(" from {}", out.display());
-    }
-    eprintln!("{note}), {} rows in {:.1} s", rows.len(), start.elapsed().as_secs_f64());
-    Ok(())
+/// The interpreter `--ray` runs: --python, else $WAFSIM_PYTHON, else python3.
+pub fn python_for_ray(python: Option<&PathBuf>) -> PathBuf {
+    python.cloned().or_else(|| std::env::var_os("WAFSIM_PYTHON").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("python3"))
 }
+
+/// A sweep executor that runs each point as a task on the Ray cluster at `address`: the
+/// sweep goes as a bundle to Python (`python -m wafsim.ray_sweep --bundle`: the same plan and
+/// Rust runs, one Ray task per point), which records rows into `--out` as points finish and
+/// hands all rows back in a file. Used by `wafsim sweep --ray` and `wafsim advise --ray`.
+pub fn ray_executor(address: String, python: PathBuf) -> Arc<Executor> {
+    Arc::new(move |spec: &SweepSpec, opts: &SweepOptions| -> Result<SweepResult> {
+        let tag = format!("{}-{}", std::process::id(), CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let bundle_file = std::env::temp_dir().join(format!("wafsim-ray-sweep-{tag}.json"));
+        let rows_file = std::env::temp_dir().join(format!("wafsim-ray-rows-{tag}.json"));
+        std::fs::write(&bundle_file, spec.bundle()).with_context(|| format!("cannot write {}", bundle_file.display()))?;
+        let mut cmd = std::process::Command::new(&python);
+        cmd.args(["-m", "wafsim.ray_sweep", "--bundle"]).arg(&bundle_file).args(["--address", &address]).arg("--rows-json").arg(&rows_file);
+        if let Some(out) = &opts.out {
+            cmd.arg("--out").arg(out);
+        }
+        if let Some(s) = opts.scale {
+            cmd.args(["--scale", &s.to_string()]);
+        }
+        let output = cmd.stderr(std::process::Stdio::inherit()).output();
+        let _ = std::fs::remove_file(&bundle_file);
+        let output = output.with_context(|| format!("--ray: cannot start {} (set --python or WAFSIM_PYTHON to an interpreter with the wafsim package and ray)", python.display()))?;
+        if !output.status.success() {
+            let _ = std::fs::remove_file(&rows_file);
+            bail!("--ray: the sweep failed in {} (its messages are above; an ImportError means that interpreter lacks the wafsim package or ray: scripts/test builds both into .venv)", python.display());
+        }
+        let rows = std::fs::read_to_string(&rows_file).with_context(|| format!("--ray: cannot read the rows file {}", rows_file.display()));
+        let _ = std::fs::remove_file(&rows_file);
+        let mut rows = wafsim_experiment::sweep::rows_from_wire(&rows?)?;
+        for r in &mut rows {
+            if let Some(p) = spec.points().iter().find(|p| p.index == r.point) {
+                r.axes = spec.axes.iter().map(|k| (k.clone(), p.value(k).cloned())).collect();
+            }
+        }
+        let counts = String::from_utf8_lossy(&output.stdout);
+        let mut it = counts.split_whitespace().map(|n| n.parse::<usize>().unwrap_or(0));
+        let (executed_points, kept_points) = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+        Ok(SweepResult { rows, executed_points, kept_points, dropped_rows: 0 })
+    })
+}
+
+/// Distinct temporary file names for the sweeps of one process (the advisor runs several).
+static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Options of an advisor run (the flags of `wafsim advise`).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AdviseOptions {
     /// N: reclaim unit handles the streams may use (RUHs 0..N of the drive).
     pub handles: u32,
@@ -58,11 +58,31 @@ pub struct AdviseOptions {
     /// Force the greedy search even when the candidates would fit the exhaustive limit (for
     /// comparing the two).
     pub force_greedy: bool,
+    /// Where the candidates' sweeps run (None: this machine's threads, `jobs` of them); e.g. a
+    /// Ray cluster (`wafsim advise --ray`).
+    pub executor: Option<std::sync::Arc<crate::sweep::Executor>>,
+}
+
+impl std::fmt::Debug for AdviseOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdviseOptions")
+            .field("handles", &self.handles)
+            .field("ops", &self.ops)
+            .field("exhaustive_limit", &self.exhaustive_limit)
+            .field("max_evals", &self.max_evals)
+            .field("op_top", &self.op_top)
+            .field("variant", &self.variant)
+            .field("jobs", &self.jobs)
+            .field("scale", &self.scale)
+            .field("force_greedy", &self.force_greedy)
+            .field("executor", &self.executor.as_ref().map(|_| "remote"))
+            .finish()
+    }
 }
 
 impl Default for AdviseOptions {
     fn default() -> Self {
-        AdviseOptions { handles: 2, ops: Vec::new(), exhaustive_limit: 200, max_evals: 300, op_top: 3, variant: None, jobs: None, scale: None, force_greedy: false }
+        AdviseOptions { handles: 2, ops: Vec::new(), exhaustive_limit: 200, max_evals: 300, op_top: 3, variant: None, jobs: None, scale: None, force_greedy: false, executor: None }
     }
 }
 
@@ -225,6 +245,7 @@ pub struct Advisor {
     ruh_types: Vec<String>,
     scale: f64,
     jobs: Option<usize>,
+    executor: Option<std::sync::Arc<crate::sweep::Executor>>,
     cache: HashMap<String, Evaluation>,
     evaluations: usize,
     best_waf: Option<f64>,
@@ -319,6 +340,7 @@ impl Advisor {
             ruh_types,
             scale,
             jobs: opts.jobs,
+            executor: opts.executor.clone(),
             cache: HashMap::new(),
             evaluations: 0,
             best_waf: None,
@@ -368,9 +390,11 @@ impl Advisor {
             let done_before = self.evaluations;
             let best = self.best_waf;
             let opts = SweepOptions { jobs: self.jobs, scale: Some(self.scale), out: None };
-            let r = sweep
-                .run(&opts, &|p| progress(AdviseProgress { stage, evaluations: done_before + p.runs_done, batch_done: p.runs_done, batch_total: p.runs_total, best_waf: best }))
-                .with_context(|| format!("{}: advisor", self.path.display()))?;
+            let r = match &self.executor {
+                Some(run) => run(&sweep, &opts),
+                None => sweep.run(&opts, &|p| progress(AdviseProgress { stage, evaluations: done_before + p.runs_done, batch_done: p.runs_done, batch_total: p.runs_total, best_waf: best })),
+            }
+            .with_context(|| format!("{}: advisor", self.path.display()))?;
             for row in &r.rows {
                 let i = todo[row.point - 1];
                 let e = Evaluation {

@@ -50,6 +50,10 @@ pub struct SweepSpec {
     /// Axis names (dotted keys), in the order of the output columns.
     pub axes: Vec<String>,
     points: Vec<Point>,
+    /// The sweep file's text, directory and name, for [`SweepSpec::bundle`].
+    text: String,
+    dir: PathBuf,
+    origin: String,
 }
 
 /// One point of a sweep: overrides of the base experiment's keys.
@@ -77,6 +81,10 @@ impl Point {
         axes.iter().map(|a| (a.clone(), self.value(a).cloned())).collect()
     }
 }
+
+/// Runs a sweep somewhere other than this machine's threads (a Ray cluster, through the
+/// Python package): given the sweep and its options, returns what [`SweepSpec::run`] would.
+pub type Executor = dyn Fn(&SweepSpec, &SweepOptions) -> Result<SweepResult> + Send + Sync;
 
 /// Options of a sweep run.
 #[derive(Debug, Clone, Default)]
@@ -178,6 +186,12 @@ impl SweepSpec {
     /// Like [`SweepSpec::load`] from a string; `dir` resolves `base`, `origin` names the file
     /// in messages.
     pub fn parse(text: &str, dir: &Path, origin: &str) -> Result<SweepSpec> {
+        Self::parse_with_base(text, dir, origin, None)
+    }
+
+    /// Like [`SweepSpec::parse`], with the base experiment's text given instead of read from
+    /// `base` (a sweep built in memory, as the advisor's, or sent to a remote worker).
+    fn parse_with_base(text: &str, dir: &Path, origin: &str, base_text: Option<String>) -> Result<SweepSpec> {
         let mut doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
         let base = match doc.remove("base") {
             Some(toml::Value::String(s)) => dir.join(s),
@@ -236,8 +250,32 @@ impl SweepSpec {
                 (axes, points)
             }
         };
-        let base_text = std::fs::read_to_string(&base).with_context(|| format!("{origin}: cannot read base {}", base.display()))?;
-        Ok(SweepSpec { base, base_text, axes, points })
+        let base_text = match base_text {
+            Some(t) => t,
+            None => std::fs::read_to_string(&base).with_context(|| format!("{origin}: cannot read base {}", base.display()))?,
+        };
+        Ok(SweepSpec { base, base_text, axes, points, text: text.to_string(), dir: dir.to_path_buf(), origin: origin.to_string() })
+    }
+
+    /// The sweep as one JSON text (its file, directory, name and the base experiment's text,
+    /// which may differ from the file on disk: see [`SweepSpec::base_text`]), for running its
+    /// points in another process ([`SweepSpec::from_bundle`]). Files the base experiment names
+    /// (fio job files, traces) are not in it: a worker reads them at the same paths.
+    pub fn bundle(&self) -> String {
+        serde_json::json!({ "sweep": self.text, "dir": self.dir, "origin": self.origin, "base_text": self.base_text }).to_string()
+    }
+
+    /// The sweep of [`SweepSpec::bundle`]'s text.
+    pub fn from_bundle(bundle: &str) -> Result<SweepSpec> {
+        #[derive(serde::Deserialize)]
+        struct Bundle {
+            sweep: String,
+            dir: PathBuf,
+            origin: String,
+            base_text: String,
+        }
+        let b: Bundle = serde_json::from_str(bundle).context("not a sweep bundle (the JSON of SweepSpec::bundle)")?;
+        Self::parse_with_base(&b.sweep, &b.dir, &b.origin, Some(b.base_text))
     }
 
     /// The sweep's points, in order.

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use wafsim_experiment::sweep::{rows_from_wire, rows_to_wire, to_json, SweepOptions, SweepPlan, SweepResult, SweepSpec};
 use wafsim_experiment::{RunOptions, Variant};
 
-create_exception!(_native, WafsimError, PyValueError, "An experiment or sweep wafsim cannot run: a bad file, key or value (the message names it, with file:line where it can), or a failed run.");
+create_exception!(wafsim, WafsimError, PyValueError, "An experiment or sweep wafsim cannot run: a bad file, key or value (the message names it, with file:line where it can), or a failed run.");
 
 /// The CLI's rendering of an error chain ("context: cause: ..."), as a Python exception.
 fn err(e: anyhow::Error) -> PyErr {
@@ -82,9 +82,8 @@ struct Sweep {
     plan: Option<SweepPlan>,
     result: Option<SweepResult>,
     axes: Vec<String>,
-    text: String,
-    dir: String,
-    origin: String,
+    /// The sweep as [`SweepSpec::bundle`] writes it: what a worker needs to run a point.
+    bundle: String,
 }
 
 impl Sweep {
@@ -95,24 +94,27 @@ impl Sweep {
 
 #[pymethods]
 impl Sweep {
-    /// Plan the sweep file `path` (scale: None for the default; out: a .csv/.json/.parquet
-    /// results file to keep rows from and write to).
+    /// Plan the sweep file `path`, or the sweep of `bundle` (`SweepSpec::bundle`'s JSON, as
+    /// `wafsim sweep --ray` and `wafsim advise --ray` send it); scale: None for the default;
+    /// out: a .csv/.json/.parquet results file to keep rows from and write to.
     #[new]
-    #[pyo3(signature = (path, scale=None, out=None))]
-    fn new(py: Python<'_>, path: &str, scale: Option<f64>, out: Option<&str>) -> PyResult<Sweep> {
-        let p = Path::new(path);
-        let text = std::fs::read_to_string(p).map_err(|e| WafsimError::new_err(format!("cannot read {path}: {e}")))?;
-        let dir = p.parent().unwrap_or(Path::new("")).display().to_string();
-        let spec = SweepSpec::parse(&text, Path::new(&dir), path).map_err(err)?;
+    #[pyo3(signature = (path=None, scale=None, out=None, bundle=None))]
+    fn new(py: Python<'_>, path: Option<&str>, scale: Option<f64>, out: Option<&str>, bundle: Option<&str>) -> PyResult<Sweep> {
+        let spec = match (path, bundle) {
+            (Some(path), None) => SweepSpec::load(Path::new(path)).map_err(err)?,
+            (None, Some(b)) => SweepSpec::from_bundle(b).map_err(err)?,
+            _ => return Err(WafsimError::new_err("Sweep: give a path or a bundle")),
+        };
+        let bundle = spec.bundle();
         let opts = SweepOptions { jobs: None, scale, out: out.map(PathBuf::from) };
         let plan = py.detach(|| SweepPlan::new(spec, &opts)).map_err(err)?;
         let axes = plan.spec().axes.clone();
-        Ok(Sweep { plan: Some(plan), result: None, axes, text, dir, origin: path.to_string() })
+        Ok(Sweep { plan: Some(plan), result: None, axes, bundle })
     }
 
-    /// (sweep text, its directory, its name): what a worker needs to run a point.
-    fn source(&self) -> (String, String, String) {
-        (self.text.clone(), self.dir.clone(), self.origin.clone())
+    /// The sweep as one JSON text, for `point_rows` on a worker.
+    fn bundle(&self) -> String {
+        self.bundle.clone()
     }
 
     /// The scale every run uses.
@@ -164,13 +166,20 @@ impl Sweep {
         let r = self.result.as_ref().ok_or_else(|| WafsimError::new_err("the sweep is finished"))?;
         Ok((to_json(&self.axes, &r.rows), r.executed_points, r.kept_points))
     }
+
+    /// After `finish`: every row in the exchange format (`point_rows`' JSON, every field but
+    /// the axes, per-namespace bytes included), for `wafsim sweep --ray` to read back.
+    fn rows_wire(&self) -> PyResult<String> {
+        let r = self.result.as_ref().ok_or_else(|| WafsimError::new_err("the sweep is not finished"))?;
+        Ok(rows_to_wire(&r.rows))
+    }
 }
 
-/// Run point `index` of a sweep (its text and directory, as `Sweep.source` gives) at `scale`;
-/// returns its rows as JSON for `Sweep.record`. What a Ray task runs.
+/// Run point `index` of a sweep (`Sweep.bundle`) at `scale`; returns its rows as JSON for
+/// `Sweep.record`. What a Ray task runs.
 #[pyfunction]
-fn point_rows(py: Python<'_>, text: &str, dir: &str, origin: &str, index: usize, scale: f64) -> PyResult<String> {
-    let spec = SweepSpec::parse(text, Path::new(dir), origin).map_err(err)?;
+fn point_rows(py: Python<'_>, bundle: &str, index: usize, scale: f64) -> PyResult<String> {
+    let spec = SweepSpec::from_bundle(bundle).map_err(err)?;
     py.detach(|| spec.point_rows(index, scale)).map(|r| rows_to_wire(&r)).map_err(err)
 }
 

@@ -112,3 +112,14 @@ def test_cli_ray_flag(ray_cluster, sweep_file, tmp_path, wafsim_bin):
     local_table = cli(wafsim_bin, "sweep", sweep_file).stdout
     assert r.stdout == local_table
     assert "3 run, 0 kept" in r.stderr
+
+
+def test_cli_advise_on_ray(ray_cluster, root, wafsim_bin):
+    """The advisor's candidate sweeps on the cluster: the same ranking as on local threads."""
+    exp = root / "experiments/advise/hot-cold.toml"
+    local = json.loads(cli(wafsim_bin, "advise", exp, "--handles", "2", "--json").stdout)
+    on_ray = json.loads(cli(wafsim_bin, "advise", exp, "--handles", "2", "--json", "--ray", ray_cluster.address, "--python", sys.executable).stdout)
+    local.pop("seconds")
+    on_ray.pop("seconds")
+    assert on_ray == local
+    assert on_ray["ranking"][0]["label"] == "{hot1,hot2}{cold1,cold2}"

@@ -6,11 +6,13 @@ estimate as its `memory` resource, so Ray places no more runs on a node than fit
 worker dies (killed, out of memory, node lost) is retried up to `max_retries` times; a point
 whose experiment fails raises `WafsimError` at once (retrying would fail the same way).
 
-`wafsim sweep SWEEP.toml --ray ADDRESS` runs this module as
-`python -m wafsim.ray_sweep SWEEP --address ADDRESS --rows-json FILE [--out F] [--scale S]`.
+`wafsim sweep SWEEP.toml --ray ADDRESS` (and `wafsim advise --ray`) run this module as
+`python -m wafsim.ray_sweep --bundle SWEEP.json --address ADDRESS --rows-json FILE [--out F]
+[--scale S]`, the bundle being the sweep with its base experiment's text.
 """
 
 import argparse
+import logging
 import os
 import sys
 
@@ -22,14 +24,14 @@ from wafsim import _native
 _CRASH_ONCE = "WAFSIM_TEST_RAY_CRASH_ONCE"
 
 
-def _point(text, directory, origin, index, scale):
+def _point(bundle, index, scale):
     crash_dir = os.environ.get(_CRASH_ONCE)
     if crash_dir:
         marker = os.path.join(crash_dir, f"point-{index}")
         if not os.path.exists(marker):
             open(marker, "w").close()
             os._exit(1)
-    return index, _native.point_rows(text, directory, origin, index, scale)
+    return index, _native.point_rows(bundle, index, scale)
 
 
 def run_points(sweep, address, progress=None, max_retries=3):
@@ -40,15 +42,15 @@ def run_points(sweep, address, progress=None, max_retries=3):
 
     if not ray.is_initialized():
         # "local": a Ray instance of this process's own, for trying a sweep without a cluster.
-        ray.init(address=None if address == "local" else address, log_to_driver=False, include_dashboard=False)
+        ray.init(address=None if address == "local" else address, log_to_driver=False, include_dashboard=False, logging_level=logging.WARNING)
     task = ray.remote(max_retries=max_retries, retry_exceptions=False)(_point)
-    text, directory, origin = sweep.source()
+    bundle = ray.put(sweep.bundle())
     scale = sweep.scale()
     todo = sweep.todo()
     total, _ = sweep.shape()
     done = total - len(todo)
     pending = [
-        task.options(memory=max(1, sweep.memory_estimate(i)), name=f"wafsim sweep point {i}").remote(text, directory, origin, i, scale)
+        task.options(memory=max(1, sweep.memory_estimate(i)), name=f"wafsim sweep point {i}").remote(bundle, i, scale)
         for i in todo
     ]
     if progress:
@@ -69,11 +71,12 @@ def run_points(sweep, address, progress=None, max_retries=3):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m wafsim.ray_sweep", description="Run a wafsim sweep on a Ray cluster.")
-    ap.add_argument("sweep")
+    ap.add_argument("sweep", nargs="?", help="a sweep file (or --bundle)")
+    ap.add_argument("--bundle", help="a file with the sweep's bundle (wafsim sweep --ray writes one)")
     ap.add_argument("--address", default="auto")
     ap.add_argument("--out")
     ap.add_argument("--scale", type=float)
-    ap.add_argument("--rows-json", required=True, help="write the rows here (the JSON of wafsim sweep --out F.json)")
+    ap.add_argument("--rows-json", required=True, help="write the rows here (JSON: every field of every row but the axes)")
     ap.add_argument("--max-retries", type=int, default=3)
     a = ap.parse_args(argv)
     tty = sys.stderr.isatty()
@@ -83,9 +86,16 @@ def main(argv=None):
             print(f"\r\x1b[K{done}/{total} points on Ray", end="", file=sys.stderr, flush=True)
 
     try:
-        s = _native.Sweep(a.sweep, a.scale, a.out)
+        if (a.sweep is None) == (a.bundle is None):
+            ap.error("give a sweep file or --bundle")
+        if a.bundle:
+            with open(a.bundle) as f:
+                s = _native.Sweep(None, a.scale, a.out, bundle=f.read())
+        else:
+            s = _native.Sweep(a.sweep, a.scale, a.out)
         run_points(s, a.address, progress=progress, max_retries=a.max_retries)
-        text, executed, kept = s.finish()
+        _, executed, kept = s.finish()
+        text = s.rows_wire()
     except wafsim.WafsimError as e:
         if tty:
             print("\r\x1b[K", end="", file=sys.stderr)
