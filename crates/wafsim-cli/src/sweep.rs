@@ -3,10 +3,8 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use wafsim_experiment::sweep::{table, SweepOptions, SweepProgress, SweepSpec};
 
 #[derive(Args)]
@@ -46,24 +44,10 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
     let spec = SweepSpec::load(&a.sweep)?;
     let opts = SweepOptions { jobs: a.jobs, scale: if a.full_scale { Some(1.0) } else { a.scale }, out: a.out.clone() };
     let start = Instant::now();
-    // One line on a terminal, redrawn at most every 200 ms (as `wafsim run`'s).
-    let tty = std::io::stderr().is_terminal();
-    let last = Mutex::new(Instant::now() - Duration::from_secs(1));
-    let progress = |p: SweepProgress| {
-        let mut l = last.lock().expect("progress lock");
-        if !tty || (l.elapsed() < Duration::from_millis(200) && p.runs_done < p.runs_total) {
-            return;
-        }
-        *l = Instant::now();
-        let secs = start.elapsed().as_secs_f64();
-        let eta = if p.runs_done > 0 { secs * (p.runs_total - p.runs_done) as f64 / p.runs_done as f64 } else { 0.0 };
-        let _ = write!(std::io::stderr(), "\r\x1b[K{}/{} points | {}/{} runs | {:.0} s | ETA {:.0} s", p.points_done, p.points_total, p.runs_done, p.runs_total, secs, eta);
-        let _ = std::io::stderr().flush();
-    };
-    let r = spec.run(&opts, &progress);
-    if tty {
-        let _ = write!(std::io::stderr(), "\r\x1b[K");
-    }
+    // A bar on a terminal (crate::progress), nothing otherwise.
+    let bar = crate::progress::SweepBar::new();
+    let r = spec.run(&opts, &|p: SweepProgress| bar.update(p));
+    bar.finish();
     let r = r?;
     print!("{}", table(&spec.axes, &r.rows));
     let mut note = format!("sweep: {} points ({} run, {} kept", r.executed_points + r.kept_points, r.executed_points, r.kept_points);

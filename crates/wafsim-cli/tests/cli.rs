@@ -110,6 +110,8 @@ fn fio_like_json_timeseries_plots_and_warnings() {
     ]);
     assert!(ok, "{err}");
     assert!(err.contains("w.fio:5") && err.contains("frobnicate"), "unknown option warning with file:line: {err}");
+    // stderr is a pipe here: no progress bars, no terminal escapes.
+    assert!(!err.contains('\x1b') && !err.contains("ETA") && !err.contains('\r'), "progress drawn to a pipe: {err:?}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["fio version"].as_str().unwrap().starts_with("wafsim-"));
     let job = &v["jobs"][0];
