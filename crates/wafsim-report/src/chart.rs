@@ -270,7 +270,7 @@ impl Chart {
         }
     }
 
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, s: f64) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, s: f64) -> DrawResult
     where
         DB::ErrorType: 'static,
     {

@@ -1,6 +1,5 @@
-//! wafsim-report: human tables, machine JSON, CSV time series and charts (SVG and PNG,
-//! drawn with plotters) for experiment
-//! results and device descriptions.
+//! wafsim-report: human tables, machine JSON, CSV time series and charts (SVG and PNG, drawn
+//! with plotters) for experiment results and device descriptions.
 
 pub mod chart;
 pub mod csv;
