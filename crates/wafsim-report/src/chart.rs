@@ -577,10 +577,18 @@ where
     if zones.is_empty() {
         return no_data(&chart, (n / 2.0, 50.0), s);
     }
-    chart.draw_series(zones.iter().enumerate().map(|(i, z)| {
-        let x = i as f64;
+    // One rectangle per run of neighbouring zones that look the same (a drive has thousands of
+    // zones, most of them full or empty), so the SVG stays small.
+    let mut runs: Vec<(usize, usize, ZoneBar)> = Vec::new();
+    for (i, z) in zones.iter().enumerate() {
+        match runs.last_mut() {
+            Some((_, end, last)) if *last == *z => *end = i + 1,
+            _ => runs.push((i, i + 1, *z)),
+        }
+    }
+    chart.draw_series(runs.iter().map(|&(a, b, z)| {
         let (y0, y1) = if z.class == ZoneClass::Empty { (-6.0, -2.0) } else { (0.0, 100.0 * z.share.clamp(0.0, 1.0)) };
-        Rectangle::new([(x, y0), (x + 1.0, y1)], z.class.colour().filled())
+        Rectangle::new([(a as f64, y0), (b as f64, y1)], z.class.colour().filled())
     }))?;
     chart.draw_series(std::iter::once(PathElement::new(vec![(0.0, 0.0), (n, 0.0)], BLACK.stroke_width(1))))?;
     Ok(())
@@ -865,6 +873,14 @@ pub(crate) mod tests {
         for cl in [ZoneClass::Full, ZoneClass::Open, ZoneClass::Closed, ZoneClass::Empty] {
             assert!(png_count(&png, cl.colour()) > 300, "{:?} drawn", cl);
         }
+        // 1,000 zones in three runs: three rectangles (plus background and legend swatches).
+        let mut zones = vec![ZoneBar { class: ZoneClass::Full, share: 1.0 }; 400];
+        zones.extend(vec![ZoneBar { class: ZoneClass::Empty, share: 0.0 }; 500]);
+        zones.extend(vec![ZoneBar { class: ZoneClass::Full, share: 1.0 }; 100]);
+        let big = Chart { name: "z".into(), title: "z".into(), kind: Kind::ZoneMap { x_label: "x".into(), y_label: "y".into(), zones } };
+        let svg = big.svg().unwrap();
+        check_svg(&svg);
+        assert_eq!(svg.matches("<rect").count(), 1 + 2 + 3, "background, two legend swatches, three runs");
         // A full zone's bar is taller than a half-written one's: more pixels.
         assert!(png_count(&png, ZoneClass::Full.colour()) > png_count(&png, ZoneClass::Closed.colour()));
     }
