@@ -59,9 +59,14 @@ enum Cmd {
         /// Host bytes between time-series samples (default: 2% of the logical capacity).
         #[arg(long)]
         sample_every: Option<String>,
-        /// Write SVG charts (WAF over time, host vs media writes, per-tenant WAF) to this directory.
+        /// Write charts to this directory: WAF over time, host vs media writes, per-tenant WAF,
+        /// and where the run has them cumulative WAF per drive, zone maps, traffic per tier,
+        /// bandwidth, dm-zoned cache zones and reclaim.
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Image format of the --plot charts.
+        #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
+        plot_format: String,
     },
     /// Run a base experiment at every point of a sweep (axes of experiment keys, as a product,
     /// zipped, or explicit points) on all cores; a row per point and variant, resumable with
@@ -298,7 +303,7 @@ fn real_main() -> Result<()> {
                 }
             }
         }
-        Cmd::Run { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot } => {
+        Cmd::Run { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot, plot_format } => {
             let json = json || output_format == "json";
             if output_format != "normal" && output_format != "json" {
                 bail!("--output-format {output_format:?}: expected \"normal\" or \"json\"");
@@ -340,11 +345,9 @@ fn real_main() -> Result<()> {
                 std::fs::write(path, wafsim_report::csv::timeseries(&results)).with_context(|| format!("cannot write {}", path.display()))?;
             }
             if let Some(dir) = &plot {
-                std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-                for (name, svg) in wafsim_report::plots::charts(&results) {
-                    let p = dir.join(name);
-                    std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
-                }
+                let formats = wafsim_report::chart::Format::parse_list(&plot_format).map_err(anyhow::Error::msg)?;
+                let charts = wafsim_report::plots::charts(&results);
+                wafsim_report::chart::write_all(dir, &charts, &formats).with_context(|| format!("cannot write charts to {}", dir.display()))?;
             }
             if json {
                 println!("{}", serde_json::to_string_pretty(&wafsim_report::json::fio_like(&results))?);
@@ -408,14 +411,16 @@ fn real_main() -> Result<()> {
                     let sub = plots.join(stem.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "-"));
                     std::fs::create_dir_all(&sub).with_context(|| format!("cannot create {}", sub.display()))?;
                     // Bandwidth and cache charts over all variants; reclaim per disk of the first.
-                    let first_reclaim = format!("reclaim_{}.svg", wafsim_report::plots::file_safe(&e.results[0].name));
-                    for (name, svg) in wafsim_report::plots::charts(&e.results) {
+                    let first_reclaim = format!("reclaim_{}", wafsim_report::plots::file_safe(&e.results[0].name));
+                    for chart in wafsim_report::plots::charts(&e.results) {
                         // Application experiments: WAF over time, each variant's application /
                         // host / NAND writes, and the zone maps of zoned drives.
-                        let app_chart = apps && (name == "waf_over_time.svg" || name.starts_with("host_vs_media_") || name.starts_with("zone_map_"));
-                        if name == "bandwidth.svg" || name == "cache_zones.svg" || name == first_reclaim || app_chart {
-                            let path = sub.join(&name);
-                            std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+                        let name = chart.name.as_str();
+                        let app_chart = apps && (name == "waf_over_time" || name.starts_with("host_vs_media_") || name.starts_with("zone_map_"));
+                        if name == "bandwidth" || name == "cache_zones" || name == first_reclaim || app_chart {
+                            // SVG only: the markdown shows them, and SVG stays small in git.
+                            let path = sub.join(chart.file_name(wafsim_report::chart::Format::Svg));
+                            std::fs::write(&path, chart.svg()?).with_context(|| format!("cannot write {}", path.display()))?;
                             let rel = pathdiff(&path, base);
                             charts[i].push(rel);
                         }

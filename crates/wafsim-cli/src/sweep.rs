@@ -3,10 +3,8 @@
 
 use anyhow::{bail, Result};
 use clap::Args;
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use anyhow::Context;
 use std::sync::Arc;
 use wafsim_experiment::sweep::{table, Executor, SweepOptions, SweepProgress, SweepResult, SweepSpec};
@@ -57,27 +55,14 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
     let spec = SweepSpec::load(&a.sweep)?;
     let opts = SweepOptions { jobs: a.jobs, scale: if a.full_scale { Some(1.0) } else { a.scale }, out: a.out.clone() };
     let start = Instant::now();
-    // One line on a terminal, redrawn at most every 200 ms (as `wafsim run`'s).
-    let tty = std::io::stderr().is_terminal();
-    let last = Mutex::new(Instant::now() - Duration::from_secs(1));
-    let progress = |p: SweepProgress| {
-        let mut l = last.lock().expect("progress lock");
-        if !tty || (l.elapsed() < Duration::from_millis(200) && p.runs_done < p.runs_total) {
-            return;
-        }
-        *l = Instant::now();
-        let secs = start.elapsed().as_secs_f64();
-        let eta = if p.runs_done > 0 { secs * (p.runs_total - p.runs_done) as f64 / p.runs_done as f64 } else { 0.0 };
-        let _ = write!(std::io::stderr(), "\r\x1b[K{}/{} points | {}/{} runs | {:.0} s | ETA {:.0} s", p.points_done, p.points_total, p.runs_done, p.runs_total, secs, eta);
-        let _ = std::io::stderr().flush();
-    };
+    // A bar on a terminal (crate::progress), nothing otherwise; on Ray, the Python side
+    // prints points done.
+    let bar = crate::progress::SweepBar::new();
     let r = match &a.ray {
         Some(address) => ray_executor(address.clone(), python_for_ray(a.python.as_ref()))(&spec, &opts),
-        None => spec.run(&opts, &progress),
+        None => spec.run(&opts, &|p: SweepProgress| bar.update(p)),
     };
-    if tty {
-        let _ = write!(std::io::stderr(), "\r\x1b[K");
-    }
+    bar.finish();
     let r = r?;
     print!("{}", table(&spec.axes, &r.rows));
     let on = a.ray.as_ref().map(|r| format!(" on Ray ({r})")).unwrap_or_default();

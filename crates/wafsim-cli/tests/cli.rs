@@ -110,6 +110,8 @@ fn fio_like_json_timeseries_plots_and_warnings() {
     ]);
     assert!(ok, "{err}");
     assert!(err.contains("w.fio:5") && err.contains("frobnicate"), "unknown option warning with file:line: {err}");
+    // stderr is a pipe here: no progress bars, no terminal escapes.
+    assert!(!err.contains('\x1b') && !err.contains("ETA") && !err.contains('\r'), "progress drawn to a pipe: {err:?}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert!(v["fio version"].as_str().unwrap().starts_with("wafsim-"));
     let job = &v["jobs"][0];
@@ -122,10 +124,93 @@ fn fio_like_json_timeseries_plots_and_warnings() {
     assert_eq!(rows[0], "variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval,app_bytes");
     assert!(rows[1..].iter().all(|r| r.split(',').nth(2) == Some("all")), "one drive: only the all-drives series");
     assert!(rows.len() >= 16, "one sample per 4 MiB of 64 MiB: {}", rows.len());
-    for f in ["waf_over_time.svg", "host_vs_media_default.svg", "tenant_waf.svg"] {
-        let svg = std::fs::read_to_string(plots.join(f)).unwrap();
-        assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{f}");
+    // Charts: SVG and PNG by default, and neither a zone map nor tier traffic (no zones, no tiers).
+    check_charts(&plots, &[("waf_over_time", &["WAF over time (per sampling interval)", "host writes (GiB)", "WAF", "default"]), ("host_vs_media_default", &["default: host vs media writes", "cumulative writes (GiB)", "host writes", "media writes"]), ("tenant_waf", &["WAF per tenant (namespace)", "ns1", "default"])]);
+    let names = chart_files(&plots);
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("zone_map_") || n.starts_with("tiers_")), "{names:?}");
+    // --plot-format picks one format.
+    let svg_only = dir.join("svg-only");
+    let (ok, _, err) = wafsim(&["run", exp.to_str().unwrap(), "--plot", svg_only.to_str().unwrap(), "--plot-format", "svg"]);
+    assert!(ok, "{err}");
+    assert!(chart_files(&svg_only).iter().all(|n| n.ends_with(".svg")) && chart_files(&svg_only).len() == 3);
+    let (ok, _, err) = wafsim(&["run", exp.to_str().unwrap(), "--plot", svg_only.to_str().unwrap(), "--plot-format", "gif"]);
+    assert!(!ok && err.contains("gif"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// File names in `dir`, sorted.
+fn chart_files(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    v.sort();
+    v
+}
+
+/// The trimmed contents of every `<text>` element of an SVG.
+fn svg_texts(svg: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, _) in svg.match_indices("<text") {
+        let open = svg[i..].find('>').unwrap() + i + 1;
+        let close = svg[open..].find("</text>").unwrap() + open;
+        out.push(svg[open..close].trim().to_string());
     }
+    out
+}
+
+/// Each chart exists as SVG (one root, balanced tags, the given texts among its text elements)
+/// and as PNG (signature, IHDR size 1200 x 675 or, for zone maps, 1200 x 450, more than one
+/// colour).
+fn check_charts(dir: &std::path::Path, charts: &[(&str, &[&str])]) {
+    for (name, want) in charts {
+        let svg = std::fs::read_to_string(dir.join(format!("{name}.svg"))).unwrap_or_else(|e| panic!("{name}.svg: {e}"));
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{name}.svg");
+        assert_eq!(svg.matches("<text").count(), svg.matches("</text>").count(), "{name}.svg");
+        let texts = svg_texts(&svg);
+        for w in *want {
+            assert!(texts.iter().any(|t| t == w), "{name}.svg: {w:?} not among {texts:?}");
+        }
+        let png = std::fs::read(dir.join(format!("{name}.png"))).unwrap_or_else(|e| panic!("{name}.png: {e}"));
+        assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "{name}.png signature");
+        assert_eq!(&png[12..16], b"IHDR");
+        let w = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let h = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        let expect = if name.starts_with("zone_map_") { (1200, 450) } else { (1200, 675) };
+        assert_eq!((w, h), expect, "{name}.png size");
+        let mut r = png::Decoder::new(std::io::Cursor::new(&png)).read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        let info = r.next_frame(&mut buf).unwrap();
+        let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()].chunks(3).collect();
+        assert!(colours.len() > 2, "{name}.png is blank");
+    }
+}
+
+#[test]
+fn zone_maps_and_tier_charts_only_where_there_are_zones_and_tiers() {
+    let dir = std::env::temp_dir().join(format!("wafsim-cli-charts-{}", std::process::id()));
+    let zns = dir.join("zns");
+    let (ok, _, err) = wafsim(&["run", "experiments/zoned-fio/zns.toml", "--plot", zns.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let names = chart_files(&zns);
+    let maps: Vec<&String> = names.iter().filter(|n| n.starts_with("zone_map_")).collect();
+    assert_eq!(maps, ["zone_map_default_zns.png", "zone_map_default_zns.svg"], "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("tiers_")), "{names:?}");
+    check_charts(&zns, &[("zone_map_default_zns", &["zone index (sequential zones)", "written (% of zone capacity)", "full"])]);
+    let svg = std::fs::read_to_string(zns.join("zone_map_default_zns.svg")).unwrap();
+    assert!(svg_texts(&svg).iter().any(|t| t.starts_with("default / zns: ") && t.contains("% of zone capacity written")), "zone map title");
+
+    let tiers = dir.join("tiers");
+    let (ok, _, err) = wafsim(&["run", "experiments/tiering/hot-cold.toml", "--plot", tiers.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let names = chart_files(&tiers);
+    // The tiered variant has a tier timeline; the capacity drive alone has none.
+    let tier: Vec<&String> = names.iter().filter(|n| n.starts_with("tiers_")).collect();
+    assert_eq!(tier, ["tiers_tiered.png", "tiers_tiered.svg"], "{names:?}");
+    assert!(!names.iter().any(|n| n.starts_with("zone_map_")), "{names:?}");
+    check_charts(
+        &tiers,
+        &[("tiers_tiered", &["tiered: traffic per tier", "user writes (GiB)", "cumulative bytes (GiB)", "hot: user writes", "cold: migration writes", "cold: user writes", "hot: migration reads"])],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

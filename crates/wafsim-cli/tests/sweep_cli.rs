@@ -21,6 +21,7 @@ fn the_example_sweep_writes_csv_and_json_and_resumes() {
     assert!(ok, "{err}");
     assert!(out.starts_with("point  device.over_provisioning  variant") && out.lines().count() == 6, "{out}");
     assert!(err.contains("sweep: 5 points (5 run, 0 kept"), "{err}");
+    assert!(!err.contains('\x1b') && !err.contains("ETA"), "no progress bar on a pipe: {err:?}");
     let text = std::fs::read_to_string(&csv).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "point,device.over_provisioning,variant,waf,hbmw,mbmw,mbe,gc_bytes,waf[ns1],hash");

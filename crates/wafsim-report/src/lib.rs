@@ -1,11 +1,11 @@
-//! wafsim-report: human tables, machine JSON, CSV time series and SVG charts for experiment
-//! results and device descriptions.
+//! wafsim-report: human tables, machine JSON, CSV time series and charts (SVG and PNG, drawn
+//! with plotters) for experiment results and device descriptions.
 
+pub mod chart;
 pub mod csv;
 pub mod json;
 pub mod nvme;
 pub mod plots;
-pub mod svg;
 pub mod table;
 pub mod zonemap;
 pub mod zones;

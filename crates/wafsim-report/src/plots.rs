@@ -1,15 +1,19 @@
 //! The charts of `wafsim run --plot DIR`: WAF over time per variant, host vs media writes over
 //! time (one chart per variant), per-tenant WAF bars, and for timed runs with a bandwidth log
-//! the bandwidth over time (dm-zoned: free cache zones and reclaim per disk too).
+//! the bandwidth over time (dm-zoned: free cache zones and reclaim per disk too); cumulative
+//! WAF per drive for dedicated drives, a zone map per zoned namespace (runs with zone reports)
+//! and traffic per tier for tiering runs. [`crate::chart`] draws them as SVG and PNG.
 
-use crate::svg::{bar_chart, line_chart, Series};
+use crate::chart::{Chart, Series};
 use wafsim_core::counters::waf;
 use wafsim_experiment::VariantResult;
 
 const GIB: f64 = (1u64 << 30) as f64;
 
-/// (file name, SVG) of every chart.
-pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
+/// Every chart of `results` (file names without extension: `waf_over_time`,
+/// `host_vs_media_VARIANT`, `drives_waf_VARIANT`, `bandwidth`, `cache_zones`, `reclaim_VARIANT`,
+/// `zone_map_VARIANT_NAMESPACE`, `tiers_VARIANT`, `tenant_waf`).
+pub fn charts(results: &[VariantResult]) -> Vec<Chart> {
     let mut out = Vec::new();
     let waf_series: Vec<Series> = results
         .iter()
@@ -25,10 +29,7 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
             Series { name: r.name.clone(), points }
         })
         .collect();
-    out.push((
-        "waf_over_time.svg".to_string(),
-        line_chart("WAF over time (per sampling interval)", "host writes (GiB)", "WAF", &waf_series, true),
-    ));
+    out.push(Chart::line("waf_over_time", "WAF over time (per sampling interval)", "host writes (GiB)", "WAF", waf_series, true));
     for r in results {
         let all = || r.timeseries.iter().filter(|t| t.device.is_none());
         let host = all().map(|t| (t.host_bytes as f64 / GIB, t.host_bytes as f64 / GIB)).collect();
@@ -38,9 +39,13 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
             let app = all().filter_map(|t| t.app_bytes.map(|a| (t.host_bytes as f64 / GIB, a as f64 / GIB))).collect();
             series.insert(0, Series { name: "application writes (file systems)".into(), points: app });
         }
-        out.push((
-            format!("host_vs_media_{}.svg", file_safe(&r.name)),
-            line_chart(&format!("{}: host vs media writes", r.name), "host writes (GiB)", "cumulative writes (GiB)", &series, true),
+        out.push(Chart::line(
+            &format!("host_vs_media_{}", file_safe(&r.name)),
+            &format!("{}: host vs media writes", r.name),
+            "host writes (GiB)",
+            "cumulative writes (GiB)",
+            series,
+            true,
         ));
     }
     // Several drives (dedicated layout): cumulative WAF of each drive and of all together.
@@ -50,9 +55,13 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
             let name = r.namespaces.get(d as usize).map_or(format!("drive {d}"), |n| format!("drive {d} ({})", n.name));
             series.push(cumulative(r, Some(d), name));
         }
-        out.push((
-            format!("drives_waf_{}.svg", file_safe(&r.name)),
-            line_chart(&format!("{}: cumulative WAF per drive", r.name), "host writes, all drives (GiB)", "WAF", &series, true),
+        out.push(Chart::line(
+            &format!("drives_waf_{}", file_safe(&r.name)),
+            &format!("{}: cumulative WAF per drive", r.name),
+            "host writes, all drives (GiB)",
+            "WAF",
+            series,
+            true,
         ));
     }
     out.extend(timed_charts(results));
@@ -61,21 +70,26 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
         for (ns, rep) in &r.zone_reports {
             // The last file system on the namespace says what is live.
             let live = r.filesystems.iter().rev().find(|f| &f.namespace == ns).and_then(|f| f.zone_live_bytes.as_deref());
-            out.push((format!("zone_map_{}_{}.svg", file_safe(&r.name), file_safe(ns)), crate::zonemap::zone_map_svg(&format!("{} / {ns}", r.name), rep, live)));
+            let name = format!("zone_map_{}_{}", file_safe(&r.name), file_safe(ns));
+            out.push(crate::zonemap::zone_map(&name, &format!("{} / {ns}", r.name), rep, live));
         }
     }
     // Tiering: cumulative writes to each tier against the user's writes.
     for r in results.iter().filter(|r| !r.tier_timeline.is_empty()) {
         let pts = |f: fn(&wafsim_experiment::run::TierPoint) -> u64| r.tier_timeline.iter().map(|t| (t.host_bytes as f64 / GIB, f(t) as f64 / GIB)).collect();
-        let series = [
+        let series = vec![
             Series { name: "hot: user writes".into(), points: pts(|t| t.hot.user_write_bytes) },
             Series { name: "cold: migration writes".into(), points: pts(|t| t.cold.migration_write_bytes) },
             Series { name: "cold: user writes".into(), points: pts(|t| t.cold.user_write_bytes) },
             Series { name: "hot: migration reads".into(), points: pts(|t| t.hot.migration_read_bytes) },
         ];
-        out.push((
-            format!("tiers_{}.svg", file_safe(&r.name)),
-            line_chart(&format!("{}: traffic per tier", r.name), "user writes (GiB)", "cumulative bytes (GiB)", &series, true),
+        out.push(Chart::line(
+            &format!("tiers_{}", file_safe(&r.name)),
+            &format!("{}: traffic per tier", r.name),
+            "user writes (GiB)",
+            "cumulative bytes (GiB)",
+            series,
+            true,
         ));
     }
     let mut tenants: Vec<String> = Vec::new();
@@ -94,13 +108,13 @@ pub fn charts(results: &[VariantResult]) -> Vec<(String, String)> {
             (r.name.clone(), vals)
         })
         .collect();
-    out.push(("tenant_waf.svg".to_string(), bar_chart("WAF per tenant (namespace)", "WAF", &tenants, &groups)));
+    out.push(Chart::bars("tenant_waf", "WAF per tenant (namespace)", "WAF", tenants, groups));
     out
 }
 
 /// Charts of timed runs with a bandwidth log: write bandwidth over time (all variants), and for
 /// dm-zoned the free cache zones over time (all variants) and each disk's reclaim rate.
-fn timed_charts(results: &[VariantResult]) -> Vec<(String, String)> {
+fn timed_charts(results: &[VariantResult]) -> Vec<Chart> {
     let mut out = Vec::new();
     const MB: f64 = 1e6;
     let bw: Vec<Series> = results
@@ -126,7 +140,7 @@ fn timed_charts(results: &[VariantResult]) -> Vec<(String, String)> {
         })
         .collect();
     if !bw.is_empty() {
-        out.push(("bandwidth.svg".to_string(), line_chart("Write bandwidth over time", "time (s)", "MB/s", &bw, true)));
+        out.push(Chart::line("bandwidth", "Write bandwidth over time", "time (s)", "MB/s", bw, true));
     }
     let cache: Vec<Series> = results
         .iter()
@@ -137,7 +151,7 @@ fn timed_charts(results: &[VariantResult]) -> Vec<(String, String)> {
         })
         .collect();
     if !cache.is_empty() {
-        out.push(("cache_zones.svg".to_string(), line_chart("dm-zoned: free cache zones", "time (s)", "free cache zones (%)", &cache, true)));
+        out.push(Chart::line("cache_zones", "dm-zoned: free cache zones", "time (s)", "free cache zones (%)", cache, true));
     }
     for r in results.iter().filter(|r| !r.host_timeline.is_empty()) {
         let disks = r.host_timeline[0].reclaim_write_bytes.len();
@@ -156,9 +170,13 @@ fn timed_charts(results: &[VariantResult]) -> Vec<(String, String)> {
                 Series { name: format!("disk {}", d + 1), points }
             })
             .collect();
-        out.push((
-            format!("reclaim_{}.svg", file_safe(&r.name)),
-            line_chart(&format!("{}: reclaim writes per disk", r.name), "time (s)", "MB/s", &series, true),
+        out.push(Chart::line(
+            &format!("reclaim_{}", file_safe(&r.name)),
+            &format!("{}: reclaim writes per disk", r.name),
+            "time (s)",
+            "MB/s",
+            series,
+            true,
         ));
     }
     out
