@@ -64,6 +64,11 @@ enum Cmd {
         /// bandwidth, dm-zoned cache zones and reclaim.
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Write one row per (variant, namespace) to this Parquet file: the device's WAF, HBMW,
+        /// MBMW, MBE and GC bytes beside the namespace's host and media bytes and WAF (the
+        /// columns of `wafsim sweep --out F.parquet`, with point 1 and no axes).
+        #[arg(long, value_name = "FILE")]
+        parquet: Option<PathBuf>,
         /// Image format of the --plot charts.
         #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
         plot_format: String,
@@ -303,7 +308,7 @@ fn real_main() -> Result<()> {
                 }
             }
         }
-        Cmd::Run { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot, plot_format } => {
+        Cmd::Run { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot, plot_format, parquet } => {
             let json = json || output_format == "json";
             if output_format != "normal" && output_format != "json" {
                 bail!("--output-format {output_format:?}: expected \"normal\" or \"json\"");
@@ -340,6 +345,11 @@ fn real_main() -> Result<()> {
                     }
                     seen.push(w.clone());
                 }
+            }
+            if let Some(path) = &parquet {
+                let rows = wafsim_experiment::sweep::run_rows(&results);
+                let bytes = wafsim_experiment::sweep_parquet::to_parquet(&[], &rows).with_context(|| format!("cannot write {} as Parquet", path.display()))?;
+                std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
             }
             if let Some(path) = &timeseries {
                 std::fs::write(path, wafsim_report::csv::timeseries(&results)).with_context(|| format!("cannot write {}", path.display()))?;

@@ -350,6 +350,13 @@ impl SweepSpec {
     }
 }
 
+/// The rows of one run's variants (`wafsim run --parquet`): point 1, no axes, no hash (a
+/// single run has nothing to resume).
+pub fn run_rows(results: &[VariantResult]) -> Vec<Row> {
+    let p = Point { index: 1, overrides: Vec::new() };
+    results.iter().map(|r| Row::new(&p, &[], "", r)).collect()
+}
+
 /// A sweep ready to run: every point resolved and scaled (so a bad point fails before anything
 /// runs), the rows of the output file that are still valid kept. Points are run by the local
 /// threads ([`SweepPlan::run_local`]) or elsewhere (a Ray cluster: [`SweepSpec::point_rows`]

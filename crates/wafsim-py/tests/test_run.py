@@ -112,3 +112,15 @@ def test_gil_is_released_while_simulating(root):
     # Holding the GIL, the loop would get the interpreter only at switch intervals (5 ms)
     # while the native call holds it for the whole run: a few hundred ticks at most.
     assert ticks > 100_000, f"{ticks} ticks in {elapsed:.2f} s: the GIL was held"
+
+
+def test_cli_parquet_equals_python_parquet(small_file, tmp_path, wafsim_bin):
+    """`wafsim run --parquet` (Rust's writer) and Results.to_parquet (pyarrow) agree."""
+    cli(wafsim_bin, "run", small_file, "--parquet", tmp_path / "cli.parquet")
+    wafsim.run(small_file).to_parquet(tmp_path / "py.parquet")
+    a = pd.read_parquet(tmp_path / "cli.parquet")
+    b = pd.read_parquet(tmp_path / "py.parquet")
+    assert list(a["variant"]) == list(b["variant"]) == ["greedy", "fifo"]
+    for col in ("waf", "hbmw", "mbmw", "mbe", "gc_bytes", "ns_host_bytes", "ns_media_bytes", "ns_waf"):
+        assert list(a[col]) == list(b[col]), col
+    assert list(a["namespace"]) == list(b["namespace"])
