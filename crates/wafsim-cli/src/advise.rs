@@ -1,7 +1,7 @@
 //! `wafsim advise`: which streams should share which reclaim unit handle? Argument parsing and
 //! printing only; the search is `wafsim_experiment::advise` (docs/advisor.md).
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use clap::Args;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -40,31 +40,16 @@ pub struct AdviseArgs {
     /// Rows of the ranking to print (the JSON has all).
     #[arg(long, default_value_t = 20)]
     top: usize,
-    /// Worker threads (default: all cores). Results do not depend on it.
-    #[arg(long)]
-    jobs: Option<usize>,
-    /// Capacity scale, 0 < F <= 1 (default: as `wafsim run`).
-    #[arg(long, conflicts_with = "full_scale")]
-    scale: Option<f64>,
-    /// Run at the experiment's real capacities.
-    #[arg(long)]
-    full_scale: bool,
     /// Print JSON instead of tables.
     #[arg(long)]
     json: bool,
-    /// Run the candidates' sweeps on a Ray cluster ("auto", an address, or "local"), as
-    /// `wafsim sweep --ray` does; results are the same as a local run's.
-    #[arg(long, value_name = "ADDRESS", conflicts_with = "jobs")]
-    ray: Option<String>,
-    /// The Python interpreter for --ray (default: $WAFSIM_PYTHON, else python3).
-    #[arg(long, value_name = "PATH", requires = "ray")]
-    python: Option<PathBuf>,
+    /// Where the candidates run (--jobs, --ray, --python) and at what scale (--scale,
+    /// --full-scale), as for `wafsim sweep`.
+    #[command(flatten)]
+    run: crate::sweep::SweepRunArgs,
 }
 
 pub fn run_advise(a: AdviseArgs) -> Result<()> {
-    if a.jobs == Some(0) {
-        bail!("--jobs 0: expected at least 1");
-    }
     let opts = AdviseOptions {
         handles: a.handles,
         ops: a.op.clone(),
@@ -72,10 +57,10 @@ pub fn run_advise(a: AdviseArgs) -> Result<()> {
         max_evals: a.max_evals,
         op_top: a.op_top,
         variant: a.variant.clone(),
-        jobs: a.jobs,
-        scale: if a.full_scale { Some(1.0) } else { a.scale },
+        jobs: a.run.jobs()?,
+        scale: a.run.scale(),
         force_greedy: a.greedy,
-        executor: a.ray.as_ref().map(|r| crate::sweep::ray_executor(r.clone(), crate::sweep::python_for_ray(a.python.as_ref()))),
+        executor: a.run.executor(),
     };
     let start = Instant::now();
     // One line on a terminal, redrawn at most every 200 ms (as `wafsim sweep`'s).

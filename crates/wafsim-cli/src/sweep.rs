@@ -21,6 +21,14 @@ pub struct SweepArgs {
     /// again, so an interrupted sweep resumes.
     #[arg(long)]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    run: SweepRunArgs,
+}
+
+/// Where a sweep's runs go and at what scale: the flags `wafsim sweep` and `wafsim advise`
+/// share.
+#[derive(Args)]
+pub struct SweepRunArgs {
     /// Worker threads (default: all cores). Results do not depend on it.
     #[arg(long)]
     jobs: Option<usize>,
@@ -42,6 +50,30 @@ pub struct SweepArgs {
     python: Option<PathBuf>,
 }
 
+impl SweepRunArgs {
+    /// Threads (checked: at least one).
+    pub fn jobs(&self) -> Result<Option<usize>> {
+        if self.jobs == Some(0) {
+            bail!("--jobs 0: expected at least 1");
+        }
+        Ok(self.jobs)
+    }
+
+    /// The scale: --full-scale, --scale, or None for the default.
+    pub fn scale(&self) -> Option<f64> {
+        if self.full_scale {
+            Some(1.0)
+        } else {
+            self.scale
+        }
+    }
+
+    /// The Ray executor of --ray (None: local threads).
+    pub fn executor(&self) -> Option<Arc<Executor>> {
+        self.ray.as_ref().map(|r| ray_executor(r.clone(), python_for_ray(self.python.as_ref())))
+    }
+}
+
 pub fn run_sweep(a: SweepArgs) -> Result<()> {
     if let Some(out) = &a.out {
         let ext = out.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
@@ -49,23 +81,20 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
             bail!("--out {}: expected a .csv, .json or .parquet file", out.display());
         }
     }
-    if a.jobs == Some(0) {
-        bail!("--jobs 0: expected at least 1");
-    }
     let spec = SweepSpec::load(&a.sweep)?;
-    let opts = SweepOptions { jobs: a.jobs, scale: if a.full_scale { Some(1.0) } else { a.scale }, out: a.out.clone() };
+    let opts = SweepOptions { jobs: a.run.jobs()?, scale: a.run.scale(), out: a.out.clone() };
     let start = Instant::now();
     // A bar on a terminal (crate::progress), nothing otherwise; on Ray, the Python side
     // prints points done.
     let bar = crate::progress::SweepBar::new();
-    let r = match &a.ray {
-        Some(address) => ray_executor(address.clone(), python_for_ray(a.python.as_ref()))(&spec, &opts),
+    let r = match a.run.executor() {
+        Some(run) => run(&spec, &opts),
         None => spec.run(&opts, &|p: SweepProgress| bar.update(p)),
     };
     bar.finish();
     let r = r?;
     print!("{}", table(&spec.axes, &r.rows));
-    let on = a.ray.as_ref().map(|r| format!(" on Ray ({r})")).unwrap_or_default();
+    let on = a.run.ray.as_ref().map(|r| format!(" on Ray ({r})")).unwrap_or_default();
     let mut note = format!("sweep{on}: {} points ({} run, {} kept", r.executed_points + r.kept_points, r.executed_points, r.kept_points);
     if let Some(out) = &a.out {
         note += &format!(" from {}", out.display());
@@ -79,7 +108,7 @@ pub fn run_sweep(a: SweepArgs) -> Result<()> {
 }
 
 /// The interpreter `--ray` runs: --python, else $WAFSIM_PYTHON, else python3.
-pub fn python_for_ray(python: Option<&PathBuf>) -> PathBuf {
+fn python_for_ray(python: Option<&PathBuf>) -> PathBuf {
     python.cloned().or_else(|| std::env::var_os("WAFSIM_PYTHON").map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("python3"))
 }
 

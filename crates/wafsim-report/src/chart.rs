@@ -426,13 +426,7 @@ where
     }
     let (xlo, xhi) = widen(xlo, xhi, 0.0);
     let (ylo, yhi) = widen(ylo, yhi, 0.05);
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(px(8.0, s))
-        .margin_right(px(12.0, s))
-        .margin_left(px(8.0, s))
-        .margin_bottom(px(6.0, s))
-        .x_label_area_size(px(42.0, s))
-        .y_label_area_size(px(62.0, s))
+    let mut chart = frame(area, px(42.0, s), s)
         .build_cartesian_2d(xlo..xhi, ylo..yhi)?;
     mesh(&mut chart, x_label, y_label, s)?;
     if !has_data {
@@ -493,13 +487,7 @@ where
     let label_area = if rotate { (widest + 40.0 * s).min(170.0 * s) } else { 42.0 * s };
     // x in thousandths of a category (plotters formats custom key points of integer axes only).
     let centres: Vec<i32> = (0..ncat as i32).map(|c| c * UNIT + UNIT / 2).collect();
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(px(8.0, s))
-        .margin_right(px(12.0, s))
-        .margin_left(px(8.0, s))
-        .margin_bottom(px(6.0, s))
-        .x_label_area_size(label_area as u32)
-        .y_label_area_size(px(62.0, s))
+    let mut chart = frame(area, label_area as u32, s)
         .build_cartesian_2d((0..ncat as i32 * UNIT).with_key_points(centres), lo..hi)?;
     // plotters centres x labels on their tick even when rotated: rotated ones are drawn below.
     let name = |v: &i32| if rotate { String::new() } else { labels.get((*v).max(0) as usize / UNIT as usize).cloned().unwrap_or_default() };
@@ -547,18 +535,20 @@ where
     Ok(())
 }
 
+/// A chart builder with the margins and y-label room every chart shares (x-label room varies:
+/// rotated category names need more), scaled by `s`.
+fn frame<'a, 'b, DB: DrawingBackend>(area: &'a DrawingArea<DB, Shift>, x_label_area: u32, s: f64) -> ChartBuilder<'a, 'b, DB> {
+    let mut b = ChartBuilder::on(area);
+    b.margin_top(px(8.0, s)).margin_right(px(12.0, s)).margin_left(px(8.0, s)).margin_bottom(px(6.0, s)).x_label_area_size(x_label_area).y_label_area_size(px(62.0, s));
+    b
+}
+
 fn zone_map<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, x_label: &str, y_label: &str, zones: &[ZoneBar], s: f64) -> DrawResult
 where
     DB::ErrorType: 'static,
 {
     let n = zones.len().max(1) as f64;
-    let mut chart = ChartBuilder::on(area)
-        .margin_top(px(8.0, s))
-        .margin_right(px(12.0, s))
-        .margin_left(px(8.0, s))
-        .margin_bottom(px(6.0, s))
-        .x_label_area_size(px(42.0, s))
-        .y_label_area_size(px(62.0, s))
+    let mut chart = frame(area, px(42.0, s), s)
         .build_cartesian_2d(0.0..n, -8.0..105.0)?;
     let mut m = chart.configure_mesh();
     m.disable_x_mesh()
