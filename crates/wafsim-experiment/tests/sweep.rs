@@ -288,3 +288,54 @@ fn parquet_output_has_a_row_per_point_variant_and_namespace_and_reads_back() {
     assert_eq!((again.executed_points, again.kept_points, again.dropped_rows), (0, 3, 0));
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
 }
+
+/// A fio iolog of `n` 4 KiB writes over the first `span` blocks of the namespace (a seeded LCG).
+fn iolog(n: u64, span: u64, seed: u64) -> String {
+    let mut x = seed;
+    let mut log = String::from("fio version 2 iolog\n/dev/t add\n/dev/t open\n");
+    for _ in 0..n {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        log += &format!("/dev/t write {} 4096\n", ((x >> 33) % span) * 4096);
+    }
+    log + "/dev/t close\n"
+}
+
+#[test]
+fn an_axis_of_trace_files_runs_each_trace() {
+    // Two traces of the same length on a 64 MiB namespace: one overwrites the whole namespace,
+    // one only its first quarter (the rest stays cold, so GC finds emptier victims).
+    let base = r#"
+name = "trace replay"
+[device]
+capacity = "64MiB"
+over_provisioning = 0.07
+erase_unit = "256KiB"
+[[namespace]]
+name = "t"
+size = "64MiB"
+[[phase]]
+name = "replay"
+[[phase.trace]]
+file = "wide.log"
+namespace = "t"
+"#;
+    let sweep = "base = \"base.toml\"\n[axes]\n\"phase.0.trace.0.file\" = [\"wide.log\", \"narrow.log\"]\n";
+    let dir = setup("traces", base, sweep);
+    let blocks = (64u64 << 20) / 4096;
+    std::fs::write(dir.join("wide.log"), iolog(4 * blocks, blocks, 1)).unwrap();
+    std::fs::write(dir.join("narrow.log"), iolog(4 * blocks, blocks / 4, 1)).unwrap();
+    let r = run(&dir, Some(2), None);
+    assert_eq!(r.rows.len(), 2);
+    assert_eq!(r.rows[0].axis_text("phase.0.trace.0.file"), "wide.log");
+    assert_eq!(r.rows[1].axis_text("phase.0.trace.0.file"), "narrow.log");
+    // Each row is its trace's own run: the same figures as the experiment run alone with it.
+    for (row, file) in r.rows.iter().zip(["wide.log", "narrow.log"]) {
+        let text = base.replace("wide.log", file);
+        std::fs::write(dir.join("alone.toml"), &text).unwrap();
+        let v = &wafsim_experiment::load_experiment(&dir.join("alone.toml")).unwrap()[0];
+        let alone = wafsim_experiment::run_variant(v, Default::default(), &|_| {}).unwrap();
+        assert_eq!((row.hbmw, row.mbmw), (alone.hbmw(), alone.mbmw()), "{file}");
+    }
+    assert_eq!(r.rows[0].hbmw, r.rows[1].hbmw);
+    assert!(r.rows[1].waf < r.rows[0].waf, "narrow {} vs wide {}", r.rows[1].waf, r.rows[0].waf);
+}
