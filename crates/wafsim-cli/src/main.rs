@@ -102,9 +102,10 @@ enum Cmd {
         /// Write the markdown to this file instead of stdout.
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Machine description for the run-time column.
-        #[arg(long, default_value = "a 2-core AMD EPYC (Zen 3) KVM guest")]
-        machine: String,
+        /// Machine description for the run-time column (default: read from /proc/cpuinfo, e.g.
+        /// "a 2-core Intel(R) Xeon(R) Processor virtual machine").
+        #[arg(long)]
+        machine: Option<String>,
         /// Write the charts of entries with a bandwidth log (timed runs with `[timing]
         /// log_interval`) under this directory, one subdirectory per entry, and show them in the
         /// markdown (paths relative to --out's directory). Example: --plots docs/plots
@@ -250,6 +251,17 @@ enum DeviceCmd {
 fn load_variants(experiment: &Path, variants: &[String], scale: Option<f64>, full_scale: bool) -> Result<Vec<wafsim_experiment::Variant>> {
     let all = wafsim_experiment::load_experiment(experiment)?;
     wafsim_experiment::scale::select_and_scale(all, variants, scale, full_scale, &experiment.display().to_string())
+}
+
+/// "a N-core MODEL machine" from /proc/cpuinfo ("virtual machine" when the CPU reports a
+/// hypervisor), for the catalog's run-time column; "this machine" where there is no cpuinfo.
+fn describe_machine() -> String {
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else { return "this machine".into() };
+    let field = |k: &str| info.lines().find(|l| l.starts_with(k)).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = field("model name").unwrap_or_else(|| "CPU".into());
+    let virt = field("flags").is_some_and(|f| f.split_whitespace().any(|x| x == "hypervisor"));
+    format!("a {cores}-core {model} {}", if virt { "virtual machine" } else { "machine" })
 }
 
 /// `path` relative to `base` when it lies under it (charts next to the markdown), else as is.
@@ -439,6 +451,7 @@ fn real_main() -> Result<()> {
                 }
             }
             let command = if plots.is_some() { "wafsim catalog --out docs/experiments.md --plots docs/plots" } else { "wafsim catalog --out docs/experiments.md" };
+            let machine = machine.unwrap_or_else(describe_machine);
             let md = markdown(&entries, &charts, command, &machine);
             match out {
                 Some(p) => std::fs::write(&p, md).with_context(|| format!("cannot write {}", p.display()))?,
