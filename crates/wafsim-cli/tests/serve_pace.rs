@@ -73,27 +73,35 @@ fn paced_qd1_latency_is_the_models_and_untimed_is_much_faster() {
     let dir = tmpdir("qd1");
     let (read_min, write_min) = model_minimums("qlc");
 
-    let s = serve("qlc", &[]);
-    let out = fio(&dir, &s, QD1);
-    let (ur, uw) = (dir_of(&out, "read"), dir_of(&out, "write"));
-    let untimed_err = s.stop().0;
-    assert!(!untimed_err.contains("paced"), "untimed serving says nothing of pacing: {untimed_err}");
-
-    let s = serve("qlc", &["--pace"]);
-    let out = fio(&dir, &s, QD1);
-    let (pr, pw) = (dir_of(&out, "read"), dir_of(&out, "write"));
-    let paced_err = s.stop().0;
-
+    // Wall-clock ratios on a 2-core machine that may be running other tests: a measurement
+    // whose ratio fails is taken again (up to three times); a real regression fails them all.
     let total = |r: Dir, w: Dir| r.iops + w.iops;
-    eprintln!(
-        "QLC, QD1 4 KiB randrw: untimed {:.0} IOPS (read {:.1} us, write {:.1} us); paced {:.0} IOPS (read {:.1} us, write {:.1} us); model minimum read {read_min:.1} us, write {write_min:.1} us",
-        total(ur, uw),
-        ur.lat_us,
-        uw.lat_us,
-        total(pr, pw),
-        pr.lat_us,
-        pw.lat_us
-    );
+    let mut attempt = 0;
+    let (ur, uw, pr, pw, paced_err) = loop {
+        attempt += 1;
+        let s = serve("qlc", &[]);
+        let out = fio(&dir, &s, QD1);
+        let (ur, uw) = (dir_of(&out, "read"), dir_of(&out, "write"));
+        let untimed_err = s.stop().0;
+        assert!(!untimed_err.contains("paced"), "untimed serving says nothing of pacing: {untimed_err}");
+
+        let s = serve("qlc", &["--pace"]);
+        let out = fio(&dir, &s, QD1);
+        let (pr, pw) = (dir_of(&out, "read"), dir_of(&out, "write"));
+        let paced_err = s.stop().0;
+        eprintln!(
+            "QLC, QD1 4 KiB randrw (attempt {attempt}): untimed {:.0} IOPS (read {:.1} us, write {:.1} us); paced {:.0} IOPS (read {:.1} us, write {:.1} us); model minimum read {read_min:.1} us, write {write_min:.1} us",
+            total(ur, uw),
+            ur.lat_us,
+            uw.lat_us,
+            total(pr, pw),
+            pr.lat_us,
+            pw.lat_us
+        );
+        if total(pr, pw) * 3.0 < total(ur, uw) || attempt == 3 {
+            break (ur, uw, pr, pw, paced_err);
+        }
+    };
     eprintln!("server: {}", paced_err.lines().last().unwrap_or_default());
     assert!(pr.lat_us >= read_min, "paced read latency {:.1} us below the model's {read_min:.1} us", pr.lat_us);
     assert!(pw.lat_us >= write_min, "paced write latency {:.1} us below the model's {write_min:.1} us", pw.lat_us);
@@ -102,12 +110,19 @@ fn paced_qd1_latency_is_the_models_and_untimed_is_much_faster() {
 
     // TLC, random reads only (no programs queued: the precondition is untimed).
     let (tlc_read_min, _) = model_minimums("tlc");
-    let s = serve("tlc", &["--pace"]);
     let read = ["--rw=randread", "--bs=4k", "--iodepth=1", "--time_based", "--runtime=1", "--randseed=5"];
-    let one = dir_of(&fio(&dir, &s, &read), "read");
-    let four = dir_of(&fio(&dir, &s, &[&read[..], &["--numjobs=4", "--group_reporting"]].concat()), "read");
-    s.stop();
-    eprintln!("TLC, paced 4 KiB randread QD1: 1 connection {:.0} IOPS ({:.1} us), 4 connections {:.0} IOPS ({:.1} us); model minimum {tlc_read_min:.1} us", one.iops, one.lat_us, four.iops, four.lat_us);
+    let mut attempt = 0;
+    let (one, four) = loop {
+        attempt += 1;
+        let s = serve("tlc", &["--pace"]);
+        let one = dir_of(&fio(&dir, &s, &read), "read");
+        let four = dir_of(&fio(&dir, &s, &[&read[..], &["--numjobs=4", "--group_reporting"]].concat()), "read");
+        s.stop();
+        eprintln!("TLC, paced 4 KiB randread QD1 (attempt {attempt}): 1 connection {:.0} IOPS ({:.1} us), 4 connections {:.0} IOPS ({:.1} us); model minimum {tlc_read_min:.1} us", one.iops, one.lat_us, four.iops, four.lat_us);
+        if four.iops > 1.5 * one.iops || attempt == 3 {
+            break (one, four);
+        }
+    };
     assert!(one.lat_us >= tlc_read_min && four.lat_us >= tlc_read_min, "paced read latency below the model's {tlc_read_min:.1} us");
     assert!(one.iops <= 1e6 / tlc_read_min, "one paced connection {:.0} IOPS beats the model's bound", one.iops);
     assert!(four.iops > 1.5 * one.iops, "four paced connections {:.0} IOPS vs one {:.0}: the model should serve them in parallel", four.iops, one.iops);
