@@ -297,12 +297,12 @@ impl Advisor {
             Some(RuhTypeSpec::One(t)) => vec![t.clone(); fdp.ruhs as usize],
             Some(RuhTypeSpec::PerRuh(l)) => l.clone(),
         };
-        let mut classes: Vec<&str> = Vec::new();
-        let class = ruh_types[..opts.handles as usize]
+        // Handles are interchangeable within a type: number the types in order of first use.
+        let mut classes = Vec::new();
+        let class = fdp.ruh_types()?[..opts.handles as usize]
             .iter()
-            .map(|t| {
-                let t = normalize_ruh_type(t);
-                match classes.iter().position(|c| *c == t) {
+            .map(|&t| {
+                match classes.iter().position(|&c| c == t) {
                     Some(i) => i,
                     None => {
                         classes.push(t);
@@ -727,13 +727,6 @@ pub struct LocalSearch {
     pub rounds: usize,
     /// Whether the budget ran out before a round without improvement.
     pub budget_exhausted: bool,
-}
-
-fn normalize_ruh_type(t: &str) -> &'static str {
-    match t {
-        "persistently-isolated" | "pi" => "persistently-isolated",
-        _ => "initially-isolated",
-    }
 }
 
 fn key_of(o: &[(String, toml::Value)]) -> String {

@@ -162,6 +162,24 @@ pub struct FdpSpec {
     pub ruh_type: Option<RuhTypeSpec>,
 }
 
+impl FdpSpec {
+    /// The type of every RUH: `ruh_type` expanded to one per handle (initially isolated when
+    /// not given), each name checked.
+    pub fn ruh_types(&self) -> Result<Vec<RuhType>> {
+        let parse = |t: &String| t.parse::<RuhType>().map_err(|e| anyhow!("device.fdp.{e}"));
+        Ok(match &self.ruh_type {
+            None => vec![RuhType::InitiallyIsolated; self.ruhs as usize],
+            Some(RuhTypeSpec::One(t)) => vec![parse(t)?; self.ruhs as usize],
+            Some(RuhTypeSpec::PerRuh(list)) => {
+                if list.len() != self.ruhs as usize {
+                    bail!("device.fdp.ruh_type lists {} types but ruhs = {}", list.len(), self.ruhs);
+                }
+                list.iter().map(parse).collect::<Result<_>>()?
+            }
+        })
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum RuhTypeSpec {
@@ -1054,20 +1072,7 @@ impl DeviceSpec {
         }
         let placement = if fdp_on {
             let f = self.fdp.as_ref().expect("checked");
-            let types = match &f.ruh_type {
-                None => vec![RuhType::InitiallyIsolated; f.ruhs as usize],
-                Some(RuhTypeSpec::One(t)) => {
-                    vec![t.parse::<RuhType>().map_err(|e| anyhow!("device.fdp.{e}"))?; f.ruhs as usize]
-                }
-                Some(RuhTypeSpec::PerRuh(list)) => {
-                    if list.len() != f.ruhs as usize {
-                        bail!("device.fdp.ruh_type lists {} types but ruhs = {}", list.len(), f.ruhs);
-                    }
-                    list.iter()
-                        .map(|t| t.parse::<RuhType>().map_err(|e| anyhow!("device.fdp.{e}")))
-                        .collect::<Result<_>>()?
-                }
-            };
+            let types = f.ruh_types()?;
             Placement::Fdp { reclaim_groups: f.reclaim_groups, ruh_types: types }
         } else if streams > 0 {
             Placement::Streams { streams }
