@@ -110,13 +110,15 @@ pub struct SweepProgress {
     pub points_total: usize,
 }
 
-/// One result row: a variant of the base experiment at one point.
-#[derive(Debug, Clone, PartialEq)]
+/// One result row: a variant of the base experiment at one point. Its serde form is the
+/// exchange format between processes ([`rows_to_wire`]): every field but the axes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     /// The point's 1-based index.
     pub point: usize,
     /// (axis, value) for every axis of the sweep; None where an explicit point leaves the
-    /// axis out.
+    /// axis out. Not sent between processes: the receiver takes them from its own points.
+    #[serde(skip)]
     pub axes: Vec<(String, Option<toml::Value>)>,
     pub variant: String,
     pub waf: f64,
@@ -340,14 +342,24 @@ impl SweepSpec {
     pub fn point_rows(&self, index: usize, scale: f64) -> Result<Vec<Row>> {
         let p = self.points.iter().find(|p| p.index == index).ok_or_else(|| anyhow!("no point {index} (the sweep has {})", self.points.len()))?;
         let hash = self.hash(p, scale);
-        let mut rows = Vec::new();
-        for mut v in self.variants(p)? {
-            scale_spec(&mut v.spec, scale).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
-            let r = run_variant(&v, RunOptions::default(), &|_| {}).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
-            rows.push(Row::new(p, &self.axes, &hash, &r));
-        }
-        Ok(rows)
+        let mut vs = self.variants(p)?;
+        scale_variants(p, &mut vs, scale)?;
+        vs.iter().map(|v| run_row(p, v, &self.axes, &hash)).collect()
     }
+}
+
+/// Scale the variants of point `p` (errors name the point and variant).
+fn scale_variants(p: &Point, vs: &mut [Variant], scale: f64) -> Result<()> {
+    for v in vs {
+        scale_spec(&mut v.spec, scale).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
+    }
+    Ok(())
+}
+
+/// Run variant `v` of point `p` (scaled) into its row.
+fn run_row(p: &Point, v: &Variant, axes: &[String], hash: &str) -> Result<Row> {
+    let r = run_variant(v, RunOptions::default(), &|_| {}).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
+    Ok(Row::new(p, axes, hash, &r))
 }
 
 /// The rows of one run's variants (`wafsim run --parquet`): point 1, no axes, no hash (a
@@ -385,9 +397,7 @@ impl SweepPlan {
             None => auto_scale_all(grid.iter().flatten().map(|v| &v.spec))?,
         };
         for (p, vs) in spec.points.iter().zip(&mut grid) {
-            for v in vs {
-                scale_spec(&mut v.spec, scale).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
-            }
+            scale_variants(p, vs, scale)?;
         }
         let hashes: Vec<String> = spec.points.iter().map(|p| spec.hash(p, scale)).collect();
         let mut done: Vec<Option<Vec<Row>>> = vec![None; spec.points.len()];
@@ -506,8 +516,7 @@ impl SweepPlan {
                         let g = st.lock().expect("sweep lock");
                         (g.0.grid[i][j].clone(), g.0.spec.points[i].clone(), g.0.hashes[i].clone())
                     };
-                    let r = run_variant(&v, RunOptions::default(), &|_| {}).with_context(|| format!("point {} ({}): variant {:?}", p.index, p.describe(), v.name))?;
-                    let row = Row::new(&p, &[], &hash, &r);
+                    let row = run_row(&p, &v, &[], &hash)?;
                     let mut g = st.lock().expect("sweep lock");
                     let g = &mut *g;
                     g.1[i][j] = Some(row);
@@ -535,37 +544,12 @@ impl SweepPlan {
 /// Rows as JSON for sending between processes (a Ray worker to the driver): every field but
 /// the axes, which the receiver takes from its own points. Floats round-trip exactly.
 pub fn rows_to_wire(rows: &[Row]) -> String {
-    let v: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "point": r.point, "variant": r.variant, "waf": r.waf, "hbmw": r.hbmw, "mbmw": r.mbmw,
-                "mbe": r.mbe, "gc_bytes": r.gc_bytes, "ns_waf": r.ns_waf, "ns_bytes": r.ns_bytes, "hash": r.hash,
-            })
-        })
-        .collect();
-    serde_json::Value::Array(v).to_string()
+    serde_json::to_string(rows).expect("json of plain values")
 }
 
 /// Rows from [`rows_to_wire`]'s text.
 pub fn rows_from_wire(text: &str) -> Result<Vec<Row>> {
-    #[derive(serde::Deserialize)]
-    struct Wire {
-        point: usize,
-        variant: String,
-        waf: f64,
-        hbmw: u64,
-        mbmw: u64,
-        mbe: u64,
-        gc_bytes: u64,
-        ns_waf: Vec<(String, f64)>,
-        ns_bytes: Vec<(String, u64, u64)>,
-        hash: String,
-    }
-    let w: Vec<Wire> = serde_json::from_str(text).context("rows from a worker: not the JSON rows_to_wire writes")?;
-    Ok(w.into_iter()
-        .map(|w| Row { point: w.point, axes: Vec::new(), variant: w.variant, waf: w.waf, hbmw: w.hbmw, mbmw: w.mbmw, mbe: w.mbe, gc_bytes: w.gc_bytes, ns_waf: w.ns_waf, ns_bytes: w.ns_bytes, hash: w.hash })
-        .collect())
+    serde_json::from_str(text).context("rows from a worker: not the JSON rows_to_wire writes")
 }
 
 fn collect_rows(done: &[Option<Vec<Row>>]) -> Vec<Row> {
