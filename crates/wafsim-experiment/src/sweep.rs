@@ -745,7 +745,11 @@ fn write_rows(path: &Path, axes: &[String], rows: &[Row]) -> Result<()> {
         to_csv(axes, rows).into_bytes()
     };
     // Through a temporary file, so an interruption never leaves half a results file.
-    let tmp = path.with_extension("partial");
+    // Named after the whole file name: results files of one stem (op.csv, op.parquet) in one
+    // directory must not share a temporary file.
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    let tmp = path.with_file_name(name);
     std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }
