@@ -1,5 +1,5 @@
 //! `wafsim advise`: which streams should share which reclaim unit handle? Argument parsing and
-//! printing only; the search is `wafsim_experiment::advise` (docs/advisor.md).
+//! printing only; the search is `wafsim_experiment::studies::advise` (docs/advisor.md).
 
 use anyhow::Result;
 use clap::Args;
@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use wafsim_experiment::advise::{advise, AdviseOptions, AdviseProgress, AdviseResult, Ranked, Search};
+use wafsim_experiment::studies::advise::{advise, AdviseOptions, AdviseProgress, AdviseResult, Ranked, Search};
 
 #[derive(Args)]
 pub struct AdviseArgs {
@@ -108,7 +108,7 @@ fn report(r: &AdviseResult, top: usize) -> String {
     let mut out = String::new();
     let variant = if r.variant == "default" { String::new() } else { format!(" (variant {})", r.variant) };
     let names: Vec<&str> = r.streams.iter().map(|s| s.name.as_str()).collect();
-    out += &format!("advise: {}{variant}: {} streams ({}) on {} handles; {}\n", r.experiment, r.streams.len(), names.join(", "), r.handles, wafsim_experiment::scale::label(r.scale));
+    out += &format!("advise: {}{variant}: {} streams ({}) on {} handles; {}\n", r.experiment, r.streams.len(), names.join(", "), r.handles, wafsim_experiment::plan::scale::label(r.scale));
     out += &match &r.search {
         Search::Exhaustive { candidates } => format!("search: exhaustive, {candidates} candidates"),
         Search::Greedy { candidates, start, rounds, budget_exhausted } => format!(

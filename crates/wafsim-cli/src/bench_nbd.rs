@@ -129,7 +129,7 @@ pub fn run(rounds: u32, seconds: u32, progress: impl Fn(&str)) -> Result<NbdBenc
     std::fs::create_dir_all(&dir)?;
     let mut vs = wafsim_experiment::parse_experiment(&format!("[device]\npreset = {PRESET:?}\n"), PRESET)?;
     let s = SCALE;
-    wafsim_experiment::scale::scale_spec(&mut vs[0].spec, s)?;
+    wafsim_experiment::plan::scale::scale_spec(&mut vs[0].spec, s)?;
     let stack = wafsim_experiment::run::build_stack(&vs[0].spec)?;
     let drive = LiveDrive::new(stack).map_err(|e| anyhow!(e))?;
     progress(&format!("precondition {PRESET} at scale {s}"));
@@ -181,7 +181,7 @@ pub fn run(rounds: u32, seconds: u32, progress: impl Fn(&str)) -> Result<NbdBenc
     server.shutdown_handle().shutdown();
     let _ = serving.join();
     let _ = std::fs::remove_dir_all(&dir);
-    let median = wafsim_experiment::bench::median;
+    let median = wafsim_experiment::studies::bench::median;
     let mut cases = vec![NbdCase { name: format!("wafsim serve ({PRESET} at {s}, preconditioned, GC active)"), median: median(&ours), rounds: ours }];
     if !theirs.is_empty() {
         cases.push(NbdCase { name: "nbdkit memory".into(), median: median(&theirs), rounds: theirs });

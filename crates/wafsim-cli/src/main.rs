@@ -11,9 +11,9 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use wafsim_core::GcPolicy;
-use wafsim_experiment::bench::{run_bench, BenchConfig};
+use wafsim_experiment::studies::bench::{run_bench, BenchConfig};
 use wafsim_core::units::parse_bytes;
-use wafsim_experiment::stack::DriveConfig;
+use wafsim_experiment::plan::DriveConfig;
 use wafsim_experiment::RunOptions;
 
 /// wafsim: how much would data placement help my workload? Simulates SSD garbage collection,
@@ -250,7 +250,7 @@ enum DeviceCmd {
 /// Load an experiment, keep the named variants (all if none), and scale each.
 fn load_variants(experiment: &Path, variants: &[String], scale: Option<f64>, full_scale: bool) -> Result<Vec<wafsim_experiment::Variant>> {
     let all = wafsim_experiment::load_experiment(experiment)?;
-    wafsim_experiment::scale::select_and_scale(all, variants, scale, full_scale, &experiment.display().to_string())
+    wafsim_experiment::plan::scale::select_and_scale(all, variants, scale, full_scale, &experiment.display().to_string())
 }
 
 /// "a N-core MODEL machine" from /proc/cpuinfo ("virtual machine" when the CPU reports a
@@ -359,8 +359,8 @@ fn real_main() -> Result<()> {
                 }
             }
             if let Some(path) = &parquet {
-                let rows = wafsim_experiment::sweep::run_rows(&results);
-                let bytes = wafsim_experiment::sweep_parquet::to_parquet(&[], &rows).with_context(|| format!("cannot write {} as Parquet", path.display()))?;
+                let rows = wafsim_experiment::studies::sweep::run_rows(&results);
+                let bytes = wafsim_experiment::studies::sweep::to_parquet(&[], &rows).with_context(|| format!("cannot write {} as Parquet", path.display()))?;
                 std::fs::write(path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
             }
             if let Some(path) = &timeseries {
@@ -378,13 +378,13 @@ fn real_main() -> Result<()> {
             }
         }
         Cmd::Device { cmd: DeviceCmd::Presets } => {
-            for (name, text) in wafsim_experiment::presets::PRESETS {
+            for (name, text) in wafsim_experiment::load::presets::PRESETS {
                 let first = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
                 println!("{name:<24} {first}");
             }
         }
         Cmd::Device { cmd: DeviceCmd::Show { file, json } } => {
-            let (text, origin) = if !file.exists() && wafsim_experiment::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == file) {
+            let (text, origin) = if !file.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == file) {
                 (format!("[device]\npreset = {:?}\n", file.display().to_string()), format!("preset {}", file.display()))
             } else {
                 (std::fs::read_to_string(&file).with_context(|| format!("cannot read {}", file.display()))?, file.display().to_string())
@@ -415,7 +415,7 @@ fn real_main() -> Result<()> {
         Cmd::Nvme(a) => nvme::run_nvme(a)?,
         Cmd::Waf(a) => nvme::run_waf(a)?,
         Cmd::Catalog { dir, out, machine, plots } => {
-            use wafsim_experiment::catalog::{catalog_files, markdown, run_entry};
+            use wafsim_experiment::studies::catalog::{catalog_files, markdown, run_entry};
             let mut entries = Vec::new();
             for f in catalog_files(&dir)? {
                 eprintln!("catalog: {}", f.display());
@@ -459,7 +459,7 @@ fn real_main() -> Result<()> {
             }
         }
         Cmd::Validate { out, full, no_datasheet, datasheet_only } => {
-            use wafsim_experiment::validate::{all_cases, markdown, Scale};
+            use wafsim_experiment::studies::validate::{all_cases, markdown, Scale};
             let scale = if full { Scale::FULL } else { Scale::TEST };
             let cmd = match (datasheet_only, full) {
                 (true, _) => "wafsim validate --datasheet-only",
@@ -469,7 +469,7 @@ fn real_main() -> Result<()> {
             let cases = if datasheet_only { Vec::new() } else { all_cases(scale, 1, |name| eprintln!("validate: {name}")) };
             let mut md = if datasheet_only { String::new() } else { markdown(&cases, scale, cmd) };
             if !no_datasheet {
-                use wafsim_experiment::datasheet;
+                use wafsim_experiment::studies::datasheet;
                 let settings = datasheet::Settings::DEFAULT;
                 let t0 = std::time::Instant::now();
                 let results = datasheet::run_all(&settings, &|line| eprintln!("validate: datasheet {line}"))?;
@@ -492,7 +492,7 @@ fn real_main() -> Result<()> {
             }
         }
         Cmd::Bench { json, apps: true, rounds, ops_per_round, case, .. } => {
-            let r = wafsim_experiment::bench::run_apps_bench(rounds, ops_per_round, case.as_deref(), |line| {
+            let r = wafsim_experiment::studies::bench::run_apps_bench(rounds, ops_per_round, case.as_deref(), |line| {
                 if !json {
                     eprintln!("bench --apps: {line}");
                 }
@@ -537,14 +537,14 @@ fn real_main() -> Result<()> {
             }
         }
         Cmd::Bench { json, host: true, rounds, writes_per_round, .. } => {
-            use wafsim_experiment::bench::{run_host_bench, HostBenchConfig};
+            use wafsim_experiment::studies::bench::{run_host_bench, HostBenchConfig};
             let cfg = HostBenchConfig { rounds, writes_per_round, ..HostBenchConfig::default() };
             let r = run_host_bench(&cfg, |line| {
                 if !json {
                     eprintln!("bench --host: {line}");
                 }
             })?;
-            let case = |c: &wafsim_experiment::bench::HostCaseResult| {
+            let case = |c: &wafsim_experiment::studies::bench::HostCaseResult| {
                 serde_json::json!({
                     "median_user_writes_per_sec": c.median_writes_per_sec,
                     "rounds_user_writes_per_sec": c.rounds,
@@ -588,7 +588,7 @@ fn real_main() -> Result<()> {
         }
         Cmd::Bench { json, units_log2, fills, timed: true, .. } => {
             let log2 = if units_log2 == 26 { 24 } else { units_log2 };
-            let r = wafsim_experiment::bench::run_timed_bench(log2, fills, |phase| {
+            let r = wafsim_experiment::studies::bench::run_timed_bench(log2, fills, |phase| {
                 if !json {
                     eprintln!("bench --timed: {phase}");
                 }

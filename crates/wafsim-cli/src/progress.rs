@@ -5,7 +5,7 @@
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
-use wafsim_experiment::sweep::SweepProgress;
+use wafsim_experiment::studies::sweep::SweepProgress;
 use wafsim_experiment::Progress;
 
 /// Redraws per second at most.

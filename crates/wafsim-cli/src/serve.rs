@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::BlockDevice;
-use wafsim_experiment::scale::{auto_scale_all, scale_spec};
+use wafsim_experiment::plan::scale::{auto_scale_all, scale_spec};
 use wafsim_nbd::pace::{self, Pacer};
 use wafsim_nbd::sim::{self, Backing, LiveDrive};
 use wafsim_nbd::{Config, Server};
@@ -99,7 +99,7 @@ pub fn drive_state(drive: &LiveDrive, d: usize, started: Instant) -> Result<Driv
 /// Load the experiment (or device file, or preset), pick the variant, scale it.
 fn load(args: &ServeArgs) -> Result<wafsim_experiment::Variant> {
     let f = args.file.as_ref().expect("clap: a file unless --stop");
-    let mut all = if !f.exists() && wafsim_experiment::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == f.as_path()) {
+    let mut all = if !f.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == f.as_path()) {
         wafsim_experiment::parse_experiment(&format!("[device]\npreset = {:?}\n", f.display().to_string()), &format!("preset {}", f.display()))?
     } else {
         wafsim_experiment::load_experiment(f)?

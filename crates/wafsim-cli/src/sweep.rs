@@ -1,5 +1,5 @@
 //! `wafsim sweep`: run a base experiment at every point of a sweep file (see
-//! `wafsim_experiment::sweep` for the format); this file only parses arguments and prints.
+//! `wafsim_experiment::studies::sweep` for the format); this file only parses arguments and prints.
 
 use anyhow::{bail, Result};
 use clap::Args;
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 use anyhow::Context;
 use std::sync::Arc;
-use wafsim_experiment::sweep::{table, Executor, SweepOptions, SweepProgress, SweepResult, SweepSpec};
+use wafsim_experiment::studies::sweep::{table, Executor, SweepOptions, SweepProgress, SweepResult, SweepSpec};
 
 #[derive(Args)]
 pub struct SweepArgs {
@@ -139,7 +139,7 @@ pub fn ray_executor(address: String, python: PathBuf) -> Arc<Executor> {
         }
         let rows = std::fs::read_to_string(&rows_file).with_context(|| format!("--ray: cannot read the rows file {}", rows_file.display()));
         let _ = std::fs::remove_file(&rows_file);
-        let mut rows = wafsim_experiment::sweep::rows_from_wire(&rows?)?;
+        let mut rows = wafsim_experiment::studies::sweep::rows_from_wire(&rows?)?;
         for r in &mut rows {
             if let Some(p) = spec.points().iter().find(|p| p.index == r.point) {
                 r.axes = spec.axes.iter().map(|k| (k.clone(), p.value(k).cloned())).collect();

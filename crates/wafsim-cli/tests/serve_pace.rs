@@ -46,9 +46,9 @@ fn dir_of(out: &serde_json::Value, d: &str) -> Dir {
 fn model_minimums(variant: &str) -> (f64, f64) {
     let all = wafsim_experiment::load_experiment(&repo().join(EXPERIMENT)).unwrap();
     let mut v = all.into_iter().find(|v| v.name == variant).unwrap();
-    wafsim_experiment::scale::scale_spec(&mut v.spec, 1.0).unwrap();
+    wafsim_experiment::plan::scale::scale_spec(&mut v.spec, 1.0).unwrap();
     let cfg = v.spec.device_config().unwrap();
-    let tc = wafsim_experiment::timing::timing_config(&v.spec, &cfg).unwrap().expect("the experiment has [timing] enabled");
+    let tc = wafsim_experiment::plan::timing::timing_config(&v.spec, &cfg).unwrap().expect("the experiment has [timing] enabled");
     let bs = 4096.0;
     let t_read = (0..tc.nand.bits_per_cell).map(|t| tc.t_read_of(t)).min().unwrap() as f64;
     let read = t_read + bs / tc.channel_bytes_per_sec * 1e9 + bs / tc.host_link_bytes_per_sec * 1e9 + tc.read_overhead_ns as f64;

@@ -7,7 +7,7 @@
 //! groupings, not "it ran".
 
 use std::path::PathBuf;
-use wafsim_experiment::advise::{advise, AdviseOptions, Advisor, Search};
+use wafsim_experiment::studies::advise::{advise, AdviseOptions, Advisor, Search};
 
 /// A tenant: name, namespace size, pattern, weight (relative IOPS), amount per phase.
 struct T(&'static str, &'static str, &'static str, u32, &'static str);

@@ -1,7 +1,7 @@
 //! Every catalog experiment, run at a tiny scale (1/10,000: 682 erase units of 1.3 MB), keeps the
 //! qualitative result the catalog documents; plus trace replay and fio phases end to end.
 use std::path::Path;
-use wafsim_experiment::scale::scale_spec;
+use wafsim_experiment::plan::scale::scale_spec;
 use wafsim_experiment::{load_experiment, run_variants, RunOptions, VariantResult};
 
 fn run(path: &str, scale: f64) -> Vec<VariantResult> {
@@ -194,9 +194,9 @@ namespaces = ["a"]
 args = "--name=rw --rw=randwrite --bs=4k --iodepth=32 --numjobs=2 --time_based --runtime=1500 --ioengine=io_uring --direct=1"
 "#;
     let at = |scale: f64| {
-        let mut vs = wafsim_experiment::spec::parse_experiment(doc, "rw").unwrap();
+        let mut vs = wafsim_experiment::parse_experiment(doc, "rw").unwrap();
         for v in &mut vs {
-            wafsim_experiment::scale::scale_spec(&mut v.spec, scale).unwrap();
+            wafsim_experiment::plan::scale::scale_spec(&mut v.spec, scale).unwrap();
         }
         run_variants(&vs, RunOptions::default(), &|_, _| {}).into_iter().map(|r| r.unwrap()).collect::<Vec<_>>()
     };

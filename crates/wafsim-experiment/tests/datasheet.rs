@@ -1,8 +1,8 @@
 //! The datasheet check of the timing model (docs/validation.md, "Datasheet check") at the test
 //! settings (scale 1/10,000, runs of a few hundred simulated ms): relationships between the
 //! figures that hold whatever the preset's calibration.
-use wafsim_experiment::datasheet::{experiment, markdown, run_presets, Figure, Point, Settings};
-use wafsim_experiment::timing::timing_config;
+use wafsim_experiment::studies::datasheet::{experiment, markdown, run_presets, Figure, Point, Settings};
+use wafsim_experiment::plan::timing::timing_config;
 
 #[test]
 fn enterprise_tlc_datasheet_figures_are_consistent() {

@@ -2,7 +2,7 @@
 //! fio files in timed runs, empty phases, scaled sizes, dedicated time series, interleaving
 //! modes and steady state (issue 7).
 use std::path::PathBuf;
-use wafsim_experiment::scale::scale_spec;
+use wafsim_experiment::plan::scale::scale_spec;
 use wafsim_experiment::{parse_experiment, run_variant, RunOptions, VariantResult};
 
 /// A fresh directory for one test's files.

@@ -222,8 +222,8 @@ checkpoints = [["early", 0.2], ["all", 1.0]]
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("cp.toml");
     std::fs::write(&path, doc).unwrap();
-    let e = wafsim_experiment::catalog::run_entry(&path).unwrap();
-    let md = wafsim_experiment::catalog::markdown(std::slice::from_ref(&e), &[], "test", "test");
+    let e = wafsim_experiment::studies::catalog::run_entry(&path).unwrap();
+    let md = wafsim_experiment::studies::catalog::markdown(std::slice::from_ref(&e), &[], "test", "test");
     let _ = std::fs::remove_dir_all(&dir);
     let line = md.lines().skip_while(|l| !l.contains("early: drive WAF")).find(|l| l.starts_with("| default |")).unwrap_or_else(|| panic!("no checkpoint row in:\n{md}"));
     let cells: Vec<&str> = line.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();

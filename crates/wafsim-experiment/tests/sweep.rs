@@ -3,7 +3,7 @@
 //! output file makes a sweep resumable.
 
 use std::path::{Path, PathBuf};
-use wafsim_experiment::sweep::{read_rows, SweepOptions, SweepResult, SweepSpec};
+use wafsim_experiment::studies::sweep::{read_rows, SweepOptions, SweepResult, SweepSpec};
 
 /// A tiny drive (256 erase units) under uniform random 4 KiB writes: a run takes milliseconds.
 const BASE: &str = r#"
@@ -69,7 +69,7 @@ fn axes_product_expands_every_combination_and_waf_falls_as_op_rises() {
         assert!(r.rows[2 * op].waf <= r.rows[2 * op + 1].waf, "{:?}", &r.rows[2 * op..2 * op + 2]);
     }
     // String values go into CSV as they are (no TOML quotes), numbers as TOML writes them.
-    let csv = wafsim_experiment::sweep::to_csv(&spec.axes, &r.rows);
+    let csv = wafsim_experiment::studies::sweep::to_csv(&spec.axes, &r.rows);
     assert!(csv.starts_with("point,device.over_provisioning,device.gc_policy,variant,waf,hbmw,mbmw,mbe,gc_bytes,waf[ns1],hash\n1,0.07,greedy,default,"), "{csv}");
     let row = &r.rows[0];
     assert_eq!(row.hbmw, 2 * (64 << 20));
@@ -180,7 +180,7 @@ fn a_sweep_with_an_output_file_resumes_where_it_stopped() {
         let again = run(&dir, None, Some(out));
         assert_eq!((again.executed_points, again.kept_points, again.dropped_rows), (0, 8, 0));
         // (CSV and JSON keep no per-namespace byte counts: rows read back have none.)
-        let no_ns_bytes = |rows: &[wafsim_experiment::sweep::Row]| rows.iter().map(|r| wafsim_experiment::sweep::Row { ns_bytes: Vec::new(), ..r.clone() }).collect::<Vec<_>>();
+        let no_ns_bytes = |rows: &[wafsim_experiment::studies::sweep::Row]| rows.iter().map(|r| wafsim_experiment::studies::sweep::Row { ns_bytes: Vec::new(), ..r.clone() }).collect::<Vec<_>>();
         assert_eq!(again.rows, no_ns_bytes(&first.rows));
         assert_eq!(std::fs::read_to_string(&path).unwrap(), full);
 
@@ -188,7 +188,7 @@ fn a_sweep_with_an_output_file_resumes_where_it_stopped() {
         let mut rows = read_rows(&path).unwrap();
         rows.retain(|r| r.point != 3);
         let spec = SweepSpec::load(&dir.join("sweep.toml")).unwrap();
-        let text = if out.ends_with("json") { wafsim_experiment::sweep::to_json(&spec.axes, &rows) } else { wafsim_experiment::sweep::to_csv(&spec.axes, &rows) };
+        let text = if out.ends_with("json") { wafsim_experiment::studies::sweep::to_json(&spec.axes, &rows) } else { wafsim_experiment::studies::sweep::to_csv(&spec.axes, &rows) };
         std::fs::write(&path, text).unwrap();
         let resumed = run(&dir, None, Some(out));
         assert_eq!((resumed.executed_points, resumed.kept_points), (1, 7), "{out}");
@@ -242,7 +242,7 @@ fn parquet_output_has_a_row_per_point_variant_and_namespace_and_reads_back() {
     let dir = setup("parquet", BASE_TWO_NS, "base = \"base.toml\"\n[axes]\n\"device.over_provisioning\" = [0.07, 0.14, 0.28]\n");
     let r = run(&dir, Some(2), Some("out.parquet"));
     assert_eq!(r.rows.len(), 3 * 2);
-    let csv = wafsim_experiment::sweep::to_csv(&["device.over_provisioning".to_string()], &r.rows);
+    let csv = wafsim_experiment::studies::sweep::to_csv(&["device.over_provisioning".to_string()], &r.rows);
     let csv: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
 
     let path = dir.join("out.parquet");
@@ -282,7 +282,7 @@ fn parquet_output_has_a_row_per_point_variant_and_namespace_and_reads_back() {
 
     // Reads back as the rows written (axes aside), so a Parquet sweep resumes.
     let back = read_rows(&path).unwrap();
-    let strip = |rows: &[wafsim_experiment::sweep::Row]| rows.iter().map(|r| wafsim_experiment::sweep::Row { axes: Vec::new(), ..r.clone() }).collect::<Vec<_>>();
+    let strip = |rows: &[wafsim_experiment::studies::sweep::Row]| rows.iter().map(|r| wafsim_experiment::studies::sweep::Row { axes: Vec::new(), ..r.clone() }).collect::<Vec<_>>();
     assert_eq!(back, strip(&r.rows));
     let again = run(&dir, None, Some("out.parquet"));
     assert_eq!((again.executed_points, again.kept_points, again.dropped_rows), (0, 3, 0));

@@ -1,7 +1,7 @@
 //! The validation cases of docs/validation.md at test scale (>= 1,000 erase units): the
 //! simulator against closed forms and bounds. `wafsim validate --full` runs them larger.
 use wafsim_core::GcPolicy;
-use wafsim_experiment::validate::*;
+use wafsim_experiment::studies::validate::*;
 
 fn check(c: Case) {
     eprintln!("{}: sim {:.4} expected {:.4} ({:+.2}%) {}", c.name, c.simulated, c.expected, c.rel_error() * 100.0, c.note);

@@ -110,7 +110,7 @@ name = "z"
 fn fio_zbd_jobs_run_on_the_zoned_presets() {
     for (file, finish_pads) in [("zns.toml", true), ("smr.toml", false)] {
         let v = experiment(&format!("zoned-fio/{file}")).remove(0);
-        let s = wafsim_experiment::scale::auto_scale(&v.spec).unwrap();
+        let s = wafsim_experiment::plan::scale::auto_scale(&v.spec).unwrap();
         let r = run_at(v, s).unwrap();
         let job = r.jobs.iter().find(|j| j.measured).unwrap();
         assert!(job.stats.write_bytes > r.logical_bytes, "{file}: the overwrite writes the drive over");

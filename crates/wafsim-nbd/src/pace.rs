@@ -28,8 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use wafsim_core::{Device, DeviceError, Io, Op};
-use wafsim_experiment::spec::{ExperimentSpec, Queues};
-use wafsim_experiment::stack::{Drive, Stack};
+use wafsim_experiment::schema::{ExperimentSpec, Queues};
+use wafsim_experiment::drives::{Drive, Stack};
 use wafsim_time::{Cmd, Completions, FlashTimed, TimedDevice, Timeline, TimingConfig};
 
 use crate::export::{Export, ExportError};
@@ -67,7 +67,7 @@ pub fn timing_configs(spec: &ExperimentSpec, stack: &Stack) -> Result<Vec<Timing
                 return Err(format!("--pace: pacing covers flash drives; this variant is {kind}"));
             }
         };
-        match wafsim_experiment::timing::timing_config(spec, f.config()) {
+        match wafsim_experiment::plan::timing::timing_config(spec, f.config()) {
             Ok(Some(tc)) => out.push(tc),
             Ok(None) => {
                 return Err("--pace needs the timing model: set [timing] enabled = true in the experiment (and give [device.geometry]; see experiments/live/paced.toml)".to_string())
@@ -461,7 +461,7 @@ mod tests {
     fn spec(path: &str, variant: &str) -> ExperimentSpec {
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path);
         let mut v = wafsim_experiment::load_experiment(&file).unwrap().into_iter().find(|v| v.name == variant).unwrap();
-        wafsim_experiment::scale::scale_spec(&mut v.spec, 1.0).unwrap();
+        wafsim_experiment::plan::scale::scale_spec(&mut v.spec, 1.0).unwrap();
         v.spec
     }
 

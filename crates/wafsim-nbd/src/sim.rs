@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use wafsim_core::{Io, Op, Pid};
-use wafsim_experiment::stack::Stack;
+use wafsim_experiment::drives::Stack;
 
 use crate::export::{Export, ExportError, ExportMap};
 use crate::proto::BlockSizes;
@@ -72,7 +72,7 @@ impl LiveDrive {
     pub fn precondition(&self) -> Result<(), String> {
         let mut live = self.lock();
         for d in &mut live.stack.devices {
-            wafsim_experiment::run::precondition(d).map_err(|e| format!("precondition: {e:#}"))?;
+            wafsim_experiment::drives::precondition(d).map_err(|e| format!("precondition: {e:#}"))?;
         }
         Ok(())
     }

@@ -160,7 +160,7 @@ fn paced_zero_length_requests_are_answered() {
 fn zoned_namespaces_are_refused_with_the_reason() {
     let doc = "[device]\npreset = \"zns-zn540\"\n";
     let mut v = wafsim_experiment::parse_experiment(doc, "zns").unwrap().remove(0);
-    wafsim_experiment::scale::scale_spec(&mut v.spec, 0.001).unwrap();
+    wafsim_experiment::plan::scale::scale_spec(&mut v.spec, 0.001).unwrap();
     let stack = wafsim_experiment::run::build_stack(&v.spec).unwrap();
     let err = LiveDrive::new(stack).err().expect("refused");
     assert!(err.contains("zoned") && err.contains("dm-zoned"), "{err}");

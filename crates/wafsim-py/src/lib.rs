@@ -11,7 +11,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::path::{Path, PathBuf};
-use wafsim_experiment::sweep::{rows_from_wire, rows_to_wire, to_json, SweepOptions, SweepPlan, SweepResult, SweepSpec};
+use wafsim_experiment::studies::sweep::{rows_from_wire, rows_to_wire, to_json, SweepOptions, SweepPlan, SweepResult, SweepSpec};
 use wafsim_experiment::{RunOptions, Variant};
 
 create_exception!(wafsim, WafsimError, PyValueError, "An experiment or sweep wafsim cannot run: a bad file, key or value (the message names it, with file:line where it can), or a failed run.");
@@ -45,7 +45,7 @@ fn load(source: &str, is_path: bool, origin: &str, base_dir: Option<&str>) -> an
 fn run(py: Python<'_>, source: &str, is_path: bool, origin: &str, base_dir: Option<&str>, variants: Vec<String>, scale: Option<f64>, full_scale: bool, sample_every: Option<u64>, serial: bool) -> PyResult<String> {
     let (all, origin) = load(source, is_path, origin, base_dir).map_err(err)?;
     py.detach(move || -> anyhow::Result<String> {
-        let all = wafsim_experiment::scale::select_and_scale(all, &variants, scale, full_scale, &origin)?;
+        let all = wafsim_experiment::plan::scale::select_and_scale(all, &variants, scale, full_scale, &origin)?;
         let opts = RunOptions { sample_every_bytes: sample_every.map(|b| b.max(1)) };
         let results = if serial {
             all.iter().map(|v| wafsim_experiment::run_variant(v, opts, &|_| {})).collect()

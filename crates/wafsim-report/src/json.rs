@@ -160,7 +160,7 @@ pub fn variant(r: &VariantResult) -> Value {
     v["application_bytes"] = app.into();
     v["total_waf"] = num(wafsim_core::counters::waf(r.mbmw(), app));
     // Tiering: each tier's traffic at every time-series sample.
-    let traffic = |t: &wafsim_experiment::run::TierTraffic| {
+    let traffic = |t: &wafsim_experiment::results::TierTraffic| {
         json!({
             "user_write_bytes": t.user_write_bytes,
             "migration_write_bytes": t.migration_write_bytes,
@@ -182,7 +182,7 @@ pub fn variants(results: &[VariantResult]) -> Value {
     json!({ "variants": results.iter().map(variant).collect::<Vec<_>>() })
 }
 
-fn direction(ios: u64, bytes: u64, t: Option<(&wafsim_experiment::run::DirTiming, u64)>) -> Value {
+fn direction(ios: u64, bytes: u64, t: Option<(&wafsim_experiment::results::DirTiming, u64)>) -> Value {
     let mut v = json!({ "io_bytes": bytes, "io_kbytes": bytes / 1024, "total_ios": ios });
     if let Some((d, window_ns)) = t {
         let pct = json!({

@@ -76,7 +76,7 @@ pub fn charts(results: &[VariantResult]) -> Vec<Chart> {
     }
     // Tiering: cumulative writes to each tier against the user's writes.
     for r in results.iter().filter(|r| !r.tier_timeline.is_empty()) {
-        let pts = |f: fn(&wafsim_experiment::run::TierPoint) -> u64| r.tier_timeline.iter().map(|t| (t.host_bytes as f64 / GIB, f(t) as f64 / GIB)).collect();
+        let pts = |f: fn(&wafsim_experiment::results::TierPoint) -> u64| r.tier_timeline.iter().map(|t| (t.host_bytes as f64 / GIB, f(t) as f64 / GIB)).collect();
         let series = vec![
             Series { name: "hot: user writes".into(), points: pts(|t| t.hot.user_write_bytes) },
             Series { name: "cold: migration writes".into(), points: pts(|t| t.cold.migration_write_bytes) },

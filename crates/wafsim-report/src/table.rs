@@ -108,7 +108,7 @@ pub fn variants(results: &[VariantResult]) -> String {
             r.placement,
             r.gc_policy,
             fmt_op_scaled(r.op_logical_full, r.op_logical),
-            wafsim_experiment::scale::label(r.scale)
+            wafsim_experiment::plan::scale::label(r.scale)
         );
         if r.phases.len() > 1 {
             for p in &r.phases {
@@ -448,7 +448,7 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> String {
 pub(crate) mod tests {
     use super::*;
     use wafsim_core::Counters;
-    use wafsim_experiment::run::{JobResult, JobTiming, TimedSummary};
+    use wafsim_experiment::results::{JobResult, JobTiming, TimedSummary};
 
     /// A timed variant: `write_bps` bytes/s of writes and `read_iops` reads/s over one second,
     /// die busy `host_busy` + `gc_busy` of `dies` x 1 s.
@@ -506,7 +506,7 @@ pub(crate) mod tests {
     /// and relative to the first variant.
     #[test]
     fn layer_table_gives_total_waf_and_life_against_the_first() {
-        use wafsim_experiment::run::FsResult;
+        use wafsim_experiment::results::FsResult;
         let fs = |app: u64| FsResult {
             phase: "p".into(),
             measured: true,

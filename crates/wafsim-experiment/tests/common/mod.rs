@@ -2,7 +2,7 @@
 //! experiment files, and summing job figures.
 #![allow(dead_code)] // each test file uses a part
 
-use wafsim_experiment::scale::scale_spec;
+use wafsim_experiment::plan::scale::scale_spec;
 use wafsim_experiment::{load_experiment, parse_experiment, run_variant, RunOptions, Variant, VariantResult};
 
 /// Run `v` at `scale`, without progress.

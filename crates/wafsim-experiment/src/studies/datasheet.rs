@@ -11,9 +11,11 @@
 //! the document is divided by the scale, since scaled timed runs shrink fio runtimes with the
 //! capacity (see `scale.rs`).
 
-use crate::run::{run_variant, RunOptions, VariantResult};
-use crate::scale::{auto_scale, label, scale_spec};
-use crate::spec::{parse_experiment, Variant};
+use crate::results::VariantResult;
+use crate::run::{run_variant, RunOptions};
+use crate::plan::scale::{auto_scale, label, scale_spec};
+use crate::plan::parse_experiment;
+use crate::schema::Variant;
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use std::fmt::Write;
@@ -373,7 +375,7 @@ impl PresetFigures {
 }
 
 /// Timed figures of the measured job rows of phase `phase`.
-fn phase_jobs<'a>(r: &'a VariantResult, phase: &str) -> Result<Vec<&'a crate::run::JobTiming>> {
+fn phase_jobs<'a>(r: &'a VariantResult, phase: &str) -> Result<Vec<&'a crate::results::JobTiming>> {
     let rows: Vec<_> = r.jobs.iter().filter(|j| j.phase == phase).filter_map(|j| j.timing.as_ref()).collect();
     if rows.is_empty() {
         bail!("{}: phase {phase:?} has no timed job rows", r.name);
@@ -383,7 +385,7 @@ fn phase_jobs<'a>(r: &'a VariantResult, phase: &str) -> Result<Vec<&'a crate::ru
 
 /// The figures one point's result gives.
 fn figures_of(point: Point, r: &VariantResult) -> Result<Vec<(Figure, f64)>> {
-    let one = |phase: &str| -> Result<crate::run::JobTiming> { Ok(*phase_jobs(r, phase)?[0]) };
+    let one = |phase: &str| -> Result<crate::results::JobTiming> { Ok(*phase_jobs(r, phase)?[0]) };
     Ok(match point {
         Point::SeqWrite => vec![(Figure::SeqWrite, one("seq-write")?.write.bytes_per_sec)],
         Point::SeqRead => vec![(Figure::SeqRead, one("seq-read")?.read.bytes_per_sec)],
@@ -467,13 +469,13 @@ pub fn run_presets(presets: &[&str], settings: &Settings, progress: &(dyn Fn(&st
     Ok(out)
 }
 
-/// Every flash preset of [`crate::presets::PRESETS`]. Zoned presets are left out: these figures
+/// Every flash preset of [`crate::load::presets::PRESETS`]. Zoned presets are left out: these figures
 /// (random writes anywhere, steady-state device GC) do not apply to them; the ZN540 preset's
 /// write ceiling is checked in tests/zoned.rs.
 pub fn run_all(settings: &Settings, progress: &(dyn Fn(&str) + Sync)) -> Result<Vec<PresetFigures>> {
-    let flash = |n: &str| crate::presets::device_table(n).map(|t| t.get("kind").and_then(|k| k.as_str()).is_none_or(|k| k == "flash"));
+    let flash = |n: &str| crate::load::presets::device_table(n).map(|t| t.get("kind").and_then(|k| k.as_str()).is_none_or(|k| k == "flash"));
     let mut names = Vec::new();
-    for (n, _) in crate::presets::PRESETS {
+    for (n, _) in crate::load::presets::PRESETS {
         if flash(n)? {
             names.push(*n);
         }
@@ -581,7 +583,7 @@ mod tests {
     #[test]
     fn every_range_names_a_preset_and_is_ordered() {
         for r in CLASS_RANGES {
-            assert!(crate::presets::PRESETS.iter().any(|(n, _)| *n == r.preset), "{}", r.preset);
+            assert!(crate::load::presets::PRESETS.iter().any(|(n, _)| *n == r.preset), "{}", r.preset);
             assert!(r.lo > 0.0 && r.lo <= r.hi, "{} {:?}", r.preset, r.figure);
             assert!(!r.source.is_empty());
             assert_eq!(CLASS_RANGES.iter().filter(|q| q.preset == r.preset && q.figure == r.figure).count(), 1);

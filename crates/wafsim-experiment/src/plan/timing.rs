@@ -1,6 +1,6 @@
 //! From `[timing]` and `[device.geometry]` to the timing model's configuration.
 
-use crate::spec::ExperimentSpec;
+use crate::schema::ExperimentSpec;
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::units::parse_bytes;
 use wafsim_core::smr::SmrConfig;
@@ -100,7 +100,7 @@ pub fn disk_config(spec: &ExperimentSpec, z: &SmrConfig) -> Result<Option<(HddCo
     };
     let bs = z.block_size as u64;
     let full_zone = ((z.zone_size as f64 / spec.erase_scale / bs as f64).round() as u64 * bs).max(z.zone_size);
-    let seek = |key: &str, s: &crate::spec::SeekSpec| -> Result<SeekFigures> {
+    let seek = |key: &str, s: &crate::schema::SeekSpec| -> Result<SeekFigures> {
         let f = SeekFigures {
             track_to_track_ns: field_ns(&format!("hdd.{key}.track_to_track"), &s.track_to_track)?,
             average_ns: field_ns(&format!("hdd.{key}.average"), &s.average)?,

@@ -32,9 +32,17 @@
 //! and points whose rows are all in the file already are kept instead of run again. Files the
 //! base refers to (fio job files, traces) are not part of the hash.
 
-use crate::run::{run_variant, RunOptions, VariantResult};
-use crate::scale::{auto_scale_all, scale_spec};
-use crate::spec::{merge, parse_experiment, Variant};
+use crate::results::VariantResult;
+use crate::run::{run_variant, RunOptions};
+use crate::plan::scale::{auto_scale_all, scale_spec};
+use crate::plan::parse_experiment;
+
+mod parquet;
+mod row;
+
+pub use parquet::{read_parquet, to_parquet};
+pub use row::Row;
+use crate::schema::{merge, Variant};
 use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -110,43 +118,8 @@ pub struct SweepProgress {
     pub points_total: usize,
 }
 
-/// One result row: a variant of the base experiment at one point. Its serde form is the
-/// exchange format between processes ([`rows_to_wire`]): every field but the axes.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Row {
-    /// The point's 1-based index.
-    pub point: usize,
-    /// (axis, value) for every axis of the sweep; None where an explicit point leaves the
-    /// axis out. Not sent between processes: the receiver takes them from its own points.
-    #[serde(skip)]
-    pub axes: Vec<(String, Option<toml::Value>)>,
-    pub variant: String,
-    pub waf: f64,
-    /// Host bytes written, media bytes written, media bytes erased, GC bytes written.
-    pub hbmw: u64,
-    pub mbmw: u64,
-    pub mbe: u64,
-    pub gc_bytes: u64,
-    /// WAF of each namespace (media bytes attributed to it over its host bytes).
-    pub ns_waf: Vec<(String, f64)>,
-    /// (namespace, host bytes, media bytes attributed to it) of each namespace; only Parquet
-    /// files keep them, so rows read back from CSV or JSON have none.
-    pub ns_bytes: Vec<(String, u64, u64)>,
-    /// Identity of the point's run (base text, overrides, scale), for resuming.
-    pub hash: String,
-}
 
 impl Row {
-    /// The row's value of axis `key` as text: strings as they are, other values as TOML
-    /// writes them, "" where the point leaves the axis out.
-    pub fn axis_text(&self, key: &str) -> String {
-        match self.axes.iter().find(|(a, _)| a == key).and_then(|(_, v)| v.as_ref()) {
-            Some(toml::Value::String(s)) => s.clone(),
-            Some(v) => v.to_string(),
-            None => String::new(),
-        }
-    }
-
     fn new(p: &Point, axes: &[String], hash: &str, r: &VariantResult) -> Row {
         Row {
             point: p.index,
@@ -738,7 +711,7 @@ pub fn to_json(axes: &[String], rows: &[Row]) -> String {
 
 fn write_rows(path: &Path, axes: &[String], rows: &[Row]) -> Result<()> {
     let text = if is_parquet(path) {
-        crate::sweep_parquet::to_parquet(axes, rows).with_context(|| format!("cannot write {} as Parquet", path.display()))?
+        parquet::to_parquet(axes, rows).with_context(|| format!("cannot write {} as Parquet", path.display()))?
     } else if is_json(path) {
         to_json(axes, rows).into_bytes()
     } else {
@@ -798,7 +771,7 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
 /// current points when kept).
 pub fn read_rows(path: &Path) -> Result<Vec<Row>> {
     if is_parquet(path) {
-        return crate::sweep_parquet::read_parquet(path);
+        return parquet::read_parquet(path);
     }
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let recs: Vec<Vec<(String, String)>> = if is_json(path) {

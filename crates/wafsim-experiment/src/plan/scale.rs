@@ -10,7 +10,7 @@
 //!   a small scale overwrites its namespace more often than at full scale: use --full-scale for
 //!   traces whose footprint matters).
 
-use crate::spec::ExperimentSpec;
+use crate::schema::ExperimentSpec;
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::units::parse_bytes;
 
@@ -25,7 +25,7 @@ pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
     // A timed disk: the head, its queue and its write cache do not scale, and a scaled run
     // (fio runtime scales too) would be as short as their transients; a disk's run costs time
     // per command, not memory per block, so run it at full size.
-    if spec.device.drive_kind()? == crate::spec::DriveKind::Smr && spec.timing.as_ref().is_some_and(|t| t.enabled) {
+    if spec.device.drive_kind()? == crate::schema::DriveKind::Smr && spec.timing.as_ref().is_some_and(|t| t.enabled) {
         return Ok(1.0);
     }
     if let Some(z) = spec.device.zones.as_ref().filter(|_| spec.device.is_zoned().unwrap_or(false)) {
@@ -188,8 +188,8 @@ fn scale_workload_amounts(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
                 Ok(())
             };
             match &mut g.file_size {
-                crate::spec::FileSize::One(v) => scale_one(v)?,
-                crate::spec::FileSize::Range([a, b]) => {
+                crate::schema::FileSize::One(v) => scale_one(v)?,
+                crate::schema::FileSize::Range([a, b]) => {
                     scale_one(a)?;
                     scale_one(b)?;
                 }
@@ -213,7 +213,7 @@ pub fn label(s: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::parse_experiment;
+    use crate::plan::parse_experiment;
 
     #[test]
     fn scaling_keeps_op_and_erase_unit_count() {
@@ -236,7 +236,7 @@ mod tests {
 /// `full_scale`, or else by the default scale of the kept variants (the largest any of them
 /// needs, so they compare). `origin` names the experiment in errors. What `wafsim run` and the
 /// Python package's `wafsim.run` share.
-pub fn select_and_scale(mut all: Vec<crate::spec::Variant>, names: &[String], scale: Option<f64>, full_scale: bool, origin: &str) -> Result<Vec<crate::spec::Variant>> {
+pub fn select_and_scale(mut all: Vec<crate::schema::Variant>, names: &[String], scale: Option<f64>, full_scale: bool, origin: &str) -> Result<Vec<crate::schema::Variant>> {
     use anyhow::Context;
     for want in names {
         if !all.iter().any(|v| &v.name == want) {

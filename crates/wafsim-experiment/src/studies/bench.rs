@@ -135,7 +135,7 @@ pub fn run_timed_bench(mapping_units_log2: u32, fills: f64, mut progress: impl F
     let mut dev = Device::new(cfg)?;
     let ns = dev.namespace_bytes(0);
     progress("precondition (sequential fill, untimed)");
-    crate::run::precondition(&mut dev)?;
+    crate::drives::precondition(&mut dev)?;
     let mut tl = Timeline::new(tc, &mut dev);
     let job = |amount: u64, seed: u64| -> anyhow::Result<JobSpec> {
         let src = Synthetic::new(SyntheticSpec {

@@ -1,9 +1,10 @@
 //! docs/experiments.md: run every experiment of the catalog at its default scale and set the
 //! results next to the published figures the experiment file records under `[published]`.
 
-use crate::run::{run_variants, RunOptions, VariantResult};
-use crate::scale::{auto_scale_all, label, scale_spec};
-use crate::spec::load_experiment;
+use crate::results::VariantResult;
+use crate::run::{run_variants, RunOptions};
+use crate::plan::scale::{auto_scale_all, label, scale_spec};
+use crate::plan::load_experiment;
 use anyhow::{Context, Result};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -64,7 +65,7 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
     let mut random_interleave = vec![Vec::new(); variants.len()];
     // The interleaving of a phase's sources only matters where a phase has several (a fio
     // file may hold several jobs).
-    let several = |v: &crate::spec::Variant| {
+    let several = |v: &crate::schema::Variant| {
         v.spec.phases().iter().any(|p| !p.fio.is_empty() || p.workload.len() + p.trace.len() + p.files.len() + p.kv.len() > 1)
     };
     if !timed && variants.iter().any(several) {
@@ -318,7 +319,7 @@ fn checkpoints_table(s: &mut String, e: &Entry) {
     }
     let _ = writeln!(s, "{head}\n{rule}");
     for r in &e.results {
-        let all: Vec<&crate::run::Sample> = r.timeseries.iter().filter(|x| x.device.is_none() && x.app_bytes.is_some()).collect();
+        let all: Vec<&crate::results::Sample> = r.timeseries.iter().filter(|x| x.device.is_none() && x.app_bytes.is_some()).collect();
         let Some(end) = all.last().and_then(|x| x.app_bytes).filter(|&b| b > 0) else { continue };
         let _ = write!(s, "| {} |", r.name);
         let mut before = (0u64, 0u64, 0u64);
@@ -346,7 +347,7 @@ fn host_timeline_table(s: &mut String, e: &Entry) {
     let _ = writeln!(s, "\n| variant | first interval MB/s | cache zones used up at | MB/s after (mean to the end) | reclaim MB/s per disk (mean over disks, after) | host-layer WAF |");
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|");
     for r in e.results.iter().filter(|r| !r.host_timeline.is_empty() && !r.bandwidth.is_empty()) {
-        let rate = |b: &crate::run::BwPoint, prev: f64| b.write_bytes as f64 / (b.t_s - prev).max(1e-9) / 1e6;
+        let rate = |b: &crate::results::BwPoint, prev: f64| b.write_bytes as f64 / (b.t_s - prev).max(1e-9) / 1e6;
         let first = rate(&r.bandwidth[0], 0.0);
         let full = r.host_timeline.iter().position(|h| h.cache_free == 0);
         let (at, after, reclaim) = match full {

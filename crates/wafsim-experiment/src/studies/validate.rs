@@ -53,7 +53,7 @@ pub fn uniform_device(eus: u32, np: u32, op: f64, policy: GcPolicy, seed: u64) -
 }
 
 fn fill(dev: &mut Device) {
-    crate::run::precondition(dev).expect("precondition of a fresh device cannot fail");
+    crate::drives::precondition(dev).expect("precondition of a fresh device cannot fail");
 }
 
 /// Run `n` single-unit writes whose mapping unit `pick` chooses; returns WAF over the run.

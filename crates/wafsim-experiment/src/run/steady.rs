@@ -3,31 +3,9 @@
 //! (max - min) and the range of its least-squares line across the window are both small
 //! against the window's mean. Here the quantity is the write amplification of each round.
 
-use crate::spec::SteadyStateSpec;
+use crate::results::SteadyState;
+use crate::schema::SteadyStateSpec;
 
-/// The verdict on the last `window` rounds of a phase.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SteadyState {
-    /// Rounds the phase ran (complete rounds of `round_bytes` host bytes).
-    pub rounds: u32,
-    pub round_bytes: u64,
-    /// Whether the last window met both criteria.
-    pub steady: bool,
-    /// Per-round WAF of the last window (fewer if the phase ran fewer rounds).
-    pub window_waf: Vec<f64>,
-    /// (max - min) / mean over the window.
-    pub excursion: f64,
-    /// |fitted slope| x (window - 1) / mean: how far the fitted line moves across the window.
-    pub slope: f64,
-    /// The criteria it was judged by.
-    pub max_excursion: f64,
-    pub max_slope: f64,
-    /// Rounds the window needs.
-    pub window: u32,
-    /// Erase units erased during the window: none means the drive has not started reclaiming
-    /// space, and a WAF of 1.0 before garbage collection starts is not the steady value.
-    pub window_erases: u64,
-}
 
 impl SteadyState {
     /// One-line explanation, e.g. for a warning.

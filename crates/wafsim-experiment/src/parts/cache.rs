@@ -4,9 +4,9 @@
 //! writes with placement handle 0 and the large-object engine (BlockCache) with handle 1, as
 //! CacheLib does when FDP is enabled; `placement = false` turns that off.
 
-use crate::files::FsProbe;
-use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
-use crate::spec::{size, KvSpec};
+use crate::parts::FsProbe;
+use crate::parts::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::schema::{size, KvSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheReport, FlashCacheSource, RegionEviction};
@@ -120,7 +120,7 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
     if let Some(z) = k.zipf {
         gen.popularity = if z == 0.0 { Popularity::Uniform } else { Popularity::Zipfian { exponent: z } };
     }
-    let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
+    let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
     if limit.is_none() {
         gen.ops = Some(10_000_000);
     }

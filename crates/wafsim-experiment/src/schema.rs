@@ -39,14 +39,10 @@
 //! A variant's keys are deep-merged over the base document (tables merge, anything else
 //! replaces), so any setting can differ between variants.
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 use serde::Deserialize;
-use std::path::Path;
-use wafsim_core::units::{parse_bytes, Bytes};
-use wafsim_core::smr::SmrConfig;
-use wafsim_core::zns::ZnsConfig;
-use wafsim_core::zone::ZoneConfig;
-use wafsim_core::{DeviceConfig, GcPolicy, NamespaceConfig, Placement, RuhType};
+use wafsim_core::units::parse_bytes;
+use wafsim_core::RuhType;
 use wafsim_workload::synthetic::{Distribution, Pattern};
 
 /// `[device]`: the drive.
@@ -344,6 +340,7 @@ pub struct HostSpec {
 fn one_u32() -> u32 {
     1
 }
+
 fn sixteen() -> u32 {
     16
 }
@@ -522,12 +519,15 @@ fn default_kv_filesystem() -> String {
 fn default_kv_store() -> String {
     "log-structured".into()
 }
+
 fn default_kv_workload() -> String {
     "ycsb".into()
 }
+
 fn default_ycsb() -> String {
     "a".into()
 }
+
 fn default_kv_phases() -> String {
     "load+run".into()
 }
@@ -564,12 +564,15 @@ pub enum FileSize {
 fn default_file_write() -> String {
     "1MiB".into()
 }
+
 fn default_chunk() -> String {
     "8MiB".into()
 }
+
 fn default_victim() -> String {
     "greedy".into()
 }
+
 fn default_delete() -> String {
     "oldest".into()
 }
@@ -615,12 +618,15 @@ impl Default for SteadyStateSpec {
 fn default_round() -> String {
     "0.1x".into()
 }
+
 fn five() -> u32 {
     5
 }
+
 fn default_excursion() -> f64 {
     0.2
 }
+
 fn default_slope() -> f64 {
     0.1
 }
@@ -818,22 +824,28 @@ pub enum Queues {
 fn default_nand() -> String {
     "tlc".into()
 }
+
 fn default_channel_rate() -> String {
     "1600MT/s".into()
 }
+
 fn default_host_link() -> String {
     "pcie4x4".into()
 }
+
 fn default_write_buffer() -> String {
     "64MiB".into()
 }
+
 /// Default suspend latencies and resume overhead.
 fn twenty_us() -> String {
     "20us".into()
 }
+
 fn default_max_suspends() -> u32 {
     5
 }
+
 /// Default controller overheads (none unless a preset or the experiment sets them).
 fn zero_us() -> String {
     "0us".into()
@@ -908,27 +920,35 @@ fn one_f64() -> f64 {
 fn default_mapping_unit() -> String {
     "4KiB".into()
 }
+
 fn default_gc_policy() -> String {
     "greedy".into()
 }
+
 fn default_gc_free_min() -> u32 {
     2
 }
+
 fn default_layout() -> String {
     "shared".into()
 }
+
 fn default_interleave() -> String {
     "round-robin".into()
 }
+
 fn one() -> u32 {
     1
 }
+
 fn one_u64() -> u64 {
     1
 }
+
 fn eight() -> u32 {
     8
 }
+
 fn yes() -> bool {
     true
 }
@@ -957,479 +977,36 @@ pub fn merge(base: &mut toml::Table, over: &toml::Table) {
     }
 }
 
-/// Parse an experiment file and resolve its variants (one variant named "default" if none).
-pub fn load_experiment(path: &Path) -> Result<Vec<Variant>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut vs = parse_experiment(&text, &path.display().to_string())?;
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    for v in &mut vs {
-        v.spec.base_dir = dir.clone();
-    }
-    Ok(vs)
-}
-
-/// Like [`load_experiment`] from a string; `origin` names the source in error messages.
-pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
-    let mut base: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
-    // Variants merge over the document as written and expand presets afterwards, so a variant
-    // may name another preset (even another kind of drive) without inheriting the base's.
-    let raw = base.clone();
-    // Validate the base document on its own first; parsed from the text (not the table) when
-    // no preset is involved, so errors carry line numbers.
-    let spec: ExperimentSpec = if crate::presets::expand(&mut base).with_context(|| origin.to_string())? {
-        toml::Value::Table(base.clone()).try_into().map_err(|e| anyhow!("{origin}: {e}"))?
-    } else {
-        toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?
-    };
-    if spec.variant.is_empty() {
-        let mut spec = spec;
-        spec.variant_name = "default".into();
-        spec.single_writer = spec.single_fio_writer();
-        let v = Variant { name: "default".into(), spec };
-        v.spec.validate().with_context(|| format!("{origin}"))?;
-        return Ok(vec![v]);
-    }
-    let mut out = Vec::new();
-    for (i, over) in spec.variant.iter().enumerate() {
-        let name = match over.get("name") {
-            Some(toml::Value::String(s)) => s.clone(),
-            _ => bail!("{origin}: [[variant]] #{} needs a name = \"...\"", i + 1),
-        };
-        if out.iter().any(|v: &Variant| v.name == name) {
-            bail!("{origin}: two variants are named {name:?}");
-        }
-        let mut doc = raw.clone();
-        doc.remove("variant");
-        if over.get("device").and_then(|d| d.get("preset")).is_some() {
-            if let Some(toml::Value::Table(dev)) = doc.get_mut("device") {
-                dev.remove("preset");
-            }
-        }
-        let mut over = over.clone();
-        over.remove("name");
-        merge(&mut doc, &over);
-        crate::presets::expand(&mut doc).with_context(|| format!("{origin}: variant {name:?}"))?;
-        let mut spec: ExperimentSpec = toml::Value::Table(doc)
-            .try_into()
-            .map_err(|e| anyhow!("{origin}: variant {name:?}: {e}"))?;
-        spec.variant_name = name.clone();
-        spec.validate().with_context(|| format!("{origin}: variant {name:?}"))?;
-        out.push(Variant { name, spec });
-    }
-    Ok(out)
-}
-
-impl DeviceSpec {
-    /// Translate to the core's numeric config for the given namespaces.
-    pub fn to_config(&self, namespaces: &[NamespaceSpec], seed: u64) -> Result<DeviceConfig> {
-        match self.zoned_config(namespaces)? {
-            Some(crate::stack::DriveConfig::Zns(z)) => return Ok(zns_namespaces(&z, namespaces)),
-            Some(crate::stack::DriveConfig::Smr(z)) => {
-                let zc = z.zone_config().map_err(|e| anyhow!("device.zones: {e}"))?;
-                let zns = ZnsConfig { block_size: z.block_size, zones: zc, erase_units_per_zone: 1, finish_pads: false };
-                return Ok(zns_namespaces(&zns, namespaces));
-            }
-            _ => {}
-        }
-        if self.capacity.is_empty() {
-            bail!("device.capacity missing (e.g. capacity = \"7.68TB\")");
-        }
-        let logical = size("device.capacity", &self.capacity)?;
-        let mapping_unit = size("device.mapping_unit", &self.mapping_unit)?;
-        if mapping_unit > u32::MAX as u64 {
-            bail!("device.mapping_unit: {} is too large", Bytes(mapping_unit));
-        }
-        let erase_unit = match (&self.erase_unit, &self.geometry) {
-            (Some(e), None) => size("device.erase_unit", e)?,
-            (None, Some(g)) => g.superblock_bytes()?,
-            // An explicit erase unit overrides the superblock the geometry implies (scaled runs
-            // keep the geometry for the timing model and shrink the erase unit).
-            (Some(e), Some(_)) => size("device.erase_unit", e)?,
-            (None, None) => bail!("device: erase_unit missing (e.g. erase_unit = \"256MiB\") and no [device.geometry] to derive it from"),
-        };
-        let geo_raw = self.geometry.as_ref().and_then(|g| g.raw_bytes().transpose()).transpose()?;
-        let physical = match (self.over_provisioning, &self.raw_capacity, geo_raw) {
-            (Some(op), None, None) => {
-                if !(op >= 0.0) || !op.is_finite() {
-                    bail!("device.over_provisioning: {op} must be >= 0 ((physical - logical) / logical, e.g. 0.07)");
-                }
-                let physical = (logical as f64 * (1.0 + op)).round();
-                if physical >= u64::MAX as f64 {
-                    bail!("device.capacity {} with over_provisioning {op}: the physical capacity does not fit in 2^64 bytes", self.capacity);
-                }
-                physical as u64
-            }
-            (None, Some(raw), None) => size("device.raw_capacity", raw)?,
-            (None, None, Some(raw)) => raw,
-            (None, None, None) => bail!("device: give over_provisioning (e.g. 0.07) or raw_capacity"),
-            _ => bail!("device: give only one of over_provisioning, raw_capacity, geometry.blocks_per_plane"),
-        };
-        let gc_policy: GcPolicy = self.gc_policy.parse().map_err(|e: String| anyhow!("device.{e}"))?;
-        let fdp_on = self.fdp.as_ref().is_some_and(|f| f.enabled);
-        let streams = self.streams.unwrap_or(0);
-        if fdp_on && streams > 0 {
-            bail!("device: FDP and streams cannot both be enabled");
-        }
-        let placement = if fdp_on {
-            let f = self.fdp.as_ref().expect("checked");
-            let types = f.ruh_types()?;
-            Placement::Fdp { reclaim_groups: f.reclaim_groups, ruh_types: types }
-        } else if streams > 0 {
-            Placement::Streams { streams }
-        } else {
-            Placement::Conventional
-        };
-        let namespaces = if namespaces.is_empty() {
-            vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }]
-        } else {
-            namespaces
-                .iter()
-                .map(|n| {
-                    Ok(NamespaceConfig {
-                        name: n.name.clone(),
-                        size_bytes: size(&format!("namespace {:?}: size", n.name), &n.size)?,
-                        placement_handles: if n.placement_handles.is_empty() { vec![0] } else { n.placement_handles.clone() },
-                    })
-                })
-                .collect::<Result<_>>()?
-        };
-        let cfg = DeviceConfig {
-            logical_bytes: logical,
-            physical_bytes: physical,
-            mapping_unit: mapping_unit as u32,
-            erase_unit_bytes: erase_unit,
-            gc_policy,
-            gc_free_min: self.gc_free_min,
-            gc_free_target: self.gc_free_target.unwrap_or(self.gc_free_min),
-            placement,
-            namespaces,
-            seed: self.seed.unwrap_or(seed),
-        };
-        cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
-        Ok(cfg)
-    }
-}
-
-/// What kind of drive a `[device]` describes.
+/// How the untimed model orders the I/Os of a phase's concurrent sources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DriveKind {
-    Flash,
-    Zns,
-    Smr,
+pub enum InterleaveKind {
+    /// Strict weighted turns.
+    RoundRobin,
+    /// Each I/O's source drawn at random by weight (Poisson arrivals), seeded.
+    Random,
 }
 
-impl DeviceSpec {
-    /// The drive's kind; errors on an unknown `kind`.
-    pub fn drive_kind(&self) -> Result<DriveKind> {
-        match self.kind.as_deref().unwrap_or("flash") {
-            "flash" => Ok(DriveKind::Flash),
-            "zns" => Ok(DriveKind::Zns),
-            "smr" => Ok(DriveKind::Smr),
-            k => bail!("device.kind {k:?}: expected \"flash\", \"zns\" or \"smr\""),
+impl std::str::FromStr for InterleaveKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "round-robin" => Ok(InterleaveKind::RoundRobin),
+            "random" => Ok(InterleaveKind::Random),
+            _ => Err(format!("interleave = {s:?}: expected \"round-robin\" or \"random\"")),
         }
-    }
-
-    /// Whether the drive is zoned (ZNS or SMR): its capacity comes from `[device.zones]`.
-    pub fn is_zoned(&self) -> Result<bool> {
-        Ok(self.drive_kind()? != DriveKind::Flash)
-    }
-
-    /// The zoned drive to build (None for flash), checked. A zoned drive has one namespace: at
-    /// most one `[[namespace]]`, without a size (or with the zones' size).
-    pub fn zoned_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<crate::stack::DriveConfig>> {
-        Ok(match self.drive_kind()? {
-            DriveKind::Flash => {
-                if self.zones.is_some() {
-                    bail!("[device.zones] needs device.kind = \"zns\" or \"smr\"");
-                }
-                None
-            }
-            DriveKind::Zns => self.zns_config(namespaces)?.map(crate::stack::DriveConfig::Zns),
-            DriveKind::Smr => Some(crate::stack::DriveConfig::Smr(self.smr_config(namespaces)?)),
-        })
-    }
-
-    /// The host-managed SMR disk of a `kind = "smr"` drive.
-    pub fn smr_config(&self, namespaces: &[NamespaceSpec]) -> Result<SmrConfig> {
-        let z = self.zoned_common("smr", namespaces)?;
-        let bs = size("device.mapping_unit", &self.mapping_unit)?;
-        let zone_size = size("device.zones.zone_size", &z.zone_size)?;
-        if z.zone_capacity.as_deref().is_some_and(|c| parse_bytes(c).ok() != Some(zone_size)) {
-            bail!("device.zones.zone_capacity: an SMR disk's zones are writable to their end (capacity = zone size); remove it");
-        }
-        if z.max_active != 0 {
-            bail!("device.zones.max_active: ZBC disks have no active-zone limit; remove it");
-        }
-        let cfg = SmrConfig { block_size: bs as u32, zone_size, zones: z.zones, conventional_zones: z.conventional_zones, max_open: z.max_open };
-        cfg.validate().map_err(|e| anyhow!("device.zones: {e}"))?;
-        self.check_namespace_size(namespaces, zone_size * z.zones as u64, z.zones, zone_size)?;
-        Ok(cfg)
-    }
-
-    /// Checks every zoned kind shares; the `[device.zones]` table.
-    fn zoned_common(&self, kind: &str, namespaces: &[NamespaceSpec]) -> Result<&ZonesSpec> {
-        let Some(z) = &self.zones else {
-            bail!("device.kind = \"{kind}\" needs [device.zones] (zones, zone_size, ...)");
-        };
-        for (key, set) in [
-            ("capacity", !self.capacity.is_empty()),
-            ("over_provisioning", self.over_provisioning.is_some()),
-            ("raw_capacity", self.raw_capacity.is_some()),
-            ("erase_unit", self.erase_unit.is_some()),
-            ("fdp", self.fdp.as_ref().is_some_and(|f| f.enabled)),
-            ("streams", self.streams.is_some_and(|s| s > 0)),
-        ] {
-            if set {
-                bail!("device.{key}: a zoned drive's capacity and layout come from [device.zones]; remove device.{key}");
-            }
-        }
-        if namespaces.len() > 1 {
-            bail!("a zoned drive has one zoned namespace; {} [[namespace]] tables given", namespaces.len());
-        }
-        Ok(z)
-    }
-
-    fn check_namespace_size(&self, namespaces: &[NamespaceSpec], total: u64, zones: u32, zone_size: u64) -> Result<()> {
-        if let Some(n) = namespaces.first().filter(|n| !n.size.is_empty()) {
-            if size(&format!("namespace {:?}: size", n.name), &n.size)? != total {
-                bail!("namespace {:?}: size {:?}, but the zoned drive's namespace is its zones ({} x {} = {}): omit size", n.name, n.size, zones, Bytes(zone_size), Bytes(total));
-            }
-        }
-        Ok(())
-    }
-
-    /// The ZNS device of a `kind = "zns"` drive (None for other kinds).
-    pub fn zns_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<ZnsConfig>> {
-        if self.drive_kind()? != DriveKind::Zns {
-            return Ok(None);
-        }
-        let z = self.zoned_common("zns", namespaces)?;
-        let bs = size("device.mapping_unit", &self.mapping_unit)?;
-        if bs > u32::MAX as u64 || !bs.is_power_of_two() {
-            bail!("device.mapping_unit {}: the logical block size of a ZNS drive must be a power of two", Bytes(bs));
-        }
-        let zone_size = size("device.zones.zone_size", &z.zone_size)?;
-        let zone_capacity = match &z.zone_capacity {
-            Some(c) => size("device.zones.zone_capacity", c)?,
-            None => zone_size,
-        };
-        for (key, v) in [("zone_size", zone_size), ("zone_capacity", zone_capacity)] {
-            if v % bs != 0 {
-                bail!("device.zones.{key} {} is not a whole number of {} blocks", Bytes(v), Bytes(bs));
-            }
-        }
-        let mut zc = ZoneConfig::new(zone_size / bs, zone_capacity / bs, z.zones);
-        zc.max_open = z.max_open;
-        zc.max_active = z.max_active;
-        zc.conventional_zones = z.conventional_zones;
-        let cfg = ZnsConfig { block_size: bs as u32, zones: zc, erase_units_per_zone: z.erase_units_per_zone, finish_pads: z.finish_pads };
-        cfg.validate().map_err(|e| anyhow!("device.zones: {e}"))?;
-        self.check_namespace_size(namespaces, zone_size * z.zones as u64, z.zones, zone_size)?;
-        Ok(Some(cfg))
-    }
-}
-
-/// The namespace list of a ZNS drive, in the flash config's shape the runner reads names, block
-/// size and capacity from (no FTL is built from it).
-fn zns_namespaces(z: &ZnsConfig, namespaces: &[NamespaceSpec]) -> DeviceConfig {
-    let bs = z.block_size as u64;
-    let logical = z.zones.zone_size * z.zones.zones as u64 * bs;
-    DeviceConfig {
-        logical_bytes: logical,
-        physical_bytes: z.zones.zone_capacity * z.zones.zones as u64 * bs,
-        mapping_unit: z.block_size,
-        erase_unit_bytes: z.blocks_per_erase_unit() * bs,
-        gc_policy: GcPolicy::Greedy,
-        gc_free_min: 0,
-        gc_free_target: 0,
-        placement: Placement::Conventional,
-        namespaces: vec![NamespaceConfig {
-            name: namespaces.first().map_or("ns1".into(), |n| n.name.clone()),
-            size_bytes: logical,
-            placement_handles: vec![0],
-        }],
-        seed: 0,
-    }
-}
-
-impl NandGeometry {
-    fn dies(&self) -> u64 {
-        self.dies_per_channel * self.channels
-    }
-    /// One block per plane on every die.
-    pub fn superblock_bytes(&self) -> Result<u64> {
-        let page = size("device.geometry.page_size", &self.page_size)?;
-        let b = page
-            .checked_mul(self.pages_per_block)
-            .and_then(|x| x.checked_mul(self.planes_per_die))
-            .and_then(|x| x.checked_mul(self.dies()))
-            .ok_or_else(|| anyhow!("device.geometry: superblock size overflows"))?;
-        if b == 0 {
-            bail!("device.geometry: every count must be > 0");
-        }
-        Ok(b)
-    }
-    pub fn raw_bytes(&self) -> Result<Option<u64>> {
-        match self.blocks_per_plane {
-            None => Ok(None),
-            Some(n) => Ok(Some(self.superblock_bytes()? * n)),
-        }
-    }
-}
-
-impl ExperimentSpec {
-    /// The namespaces on `[device]` (not on a drive of their own).
-    pub fn main_namespaces(&self) -> Vec<NamespaceSpec> {
-        self.namespace.iter().filter(|n| n.device.is_none()).cloned().collect()
-    }
-
-    /// The experiment's device config: `[device]`'s, with every namespace in the experiment's
-    /// order (those on drives of their own as their drives have them).
-    pub fn device_config(&self) -> Result<DeviceConfig> {
-        let mut cfg = self.device.to_config(&self.main_namespaces(), self.seed)?;
-        if self.namespace.iter().any(|n| n.device.is_some()) {
-            let main = std::mem::take(&mut cfg.namespaces);
-            for n in &self.namespace {
-                cfg.namespaces.push(match &n.device {
-                    None => main.iter().find(|m| m.name == n.name).cloned().ok_or_else(|| anyhow!("namespace {:?}: not on [device]", n.name))?,
-                    Some(_) => crate::stack::own_drive(self, n)?.1,
-                });
-            }
-        }
-        Ok(cfg)
-    }
-
-    /// Check everything that can be checked before running.
-    pub fn validate(&self) -> Result<()> {
-        if self.layout != "shared" && self.layout != "dedicated" {
-            bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
-        }
-        if let Some(h) = self.host.as_ref().filter(|h| h.layer != "none") {
-            if self.namespace.len() != 1 {
-                bail!("host.layer = {:?}: one namespace (the layer's volume), not {}", h.layer, self.namespace.len());
-            }
-            match h.layer.as_str() {
-                "dm-zoned" => {
-                    if self.device.drive_kind()? != DriveKind::Smr {
-                        bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
-                    }
-                    if h.disks == 0 {
-                        bail!("host.disks: at least one disk");
-                    }
-                }
-                "tiering" => {
-                    if self.device.drive_kind()? != DriveKind::Flash {
-                        bail!("host.layer = \"tiering\": the capacity drive ([device]) must be a conventional flash drive (the layer writes it in place)");
-                    }
-                    if h.hot.is_none() {
-                        bail!("host.layer = \"tiering\" needs host.hot, the staging drive's preset (e.g. \"enterprise-tlc-1.92tb\")");
-                    }
-                }
-                l => bail!("host.layer {l:?}: expected \"dm-zoned\", \"tiering\" or \"none\""),
-            }
-        }
-        for (i, n) in self.namespace.iter().enumerate() {
-            if self.namespace[..i].iter().any(|m| m.name == n.name) {
-                bail!("two [[namespace]] tables are named {:?}: namespace names must be unique", n.name);
-            }
-        }
-        let own = self.namespace.iter().filter(|n| n.device.is_some()).count();
-        if own > 0 {
-            if self.layout != "dedicated" {
-                bail!("namespace.device puts a namespace on its own drive: set layout = \"dedicated\"");
-            }
-            if self.host.as_ref().is_some_and(|h| h.layer != "none") {
-                bail!("namespace.device: a namespace on its own drive cannot sit under a host layer");
-            }
-            if own == self.namespace.len() {
-                bail!("namespace.device: every namespace names its own drive; leave at least one on [device]");
-            }
-        }
-        let cfg = self.device_config()?;
-        if !self.workload.is_empty() && !self.phase.is_empty() {
-            bail!("give top-level [[workload]]s or [[phase]]s, not both (put the workloads into a phase)");
-        }
-        let has_ns = |n: &str| cfg.namespaces.iter().any(|x| x.name == n);
-        self.interleave_of(&PhaseSpec::default())?;
-        for (i, p) in self.phase.iter().enumerate() {
-            if self.phase[..i].iter().any(|q| q.name == p.name) {
-                bail!("two [[phase]] tables are named {:?}: phase names must be unique", p.name);
-            }
-            self.interleave_of(p)?;
-            if let Some(ss) = &p.steady_state {
-                ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
-            }
-            for n in p.files.iter().map(|f| &f.namespace).chain(p.kv.iter().flat_map(|k| std::iter::once(&k.namespace).chain(k.staging_namespace.as_ref()))) {
-                if !has_ns(n) {
-                    bail!("phase {:?}: no namespace named {n:?} (file and key-value workloads name one of the [[namespace]]s)", p.name);
-                }
-            }
-            if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() && p.files.is_empty() && p.kv.is_empty() {
-                bail!("phase {:?} has no workload, fio job, trace or file workload: it would do no I/O", p.name);
-            }
-            for f in &p.fio {
-                let what = f.origin();
-                if f.file.is_some() == f.args.is_some() {
-                    bail!("phase {:?}: [[phase.fio]] needs exactly one of file = \"job.fio\" or args = \"--name=... --rw=...\"", p.name);
-                }
-                let names = f.namespace_list();
-                if names.is_empty() {
-                    bail!("phase {:?}: fio {what} needs namespace = \"...\" or namespaces = [...]", p.name);
-                }
-                for n in names {
-                    if !has_ns(&n) {
-                        bail!("phase {:?}: fio {what}: no namespace named {n:?}", p.name);
-                    }
-                }
-            }
-            for t in &p.trace {
-                if !has_ns(&t.namespace) {
-                    bail!("phase {:?}: trace {:?}: no namespace named {:?}", p.name, t.file, t.namespace);
-                }
-                t.trace_format()?;
-                if let Some(split) = &t.placement_split {
-                    if t.placement_handle.is_some() {
-                        bail!("phase {:?}: trace {:?}: give placement_handle or placement_split, not both", p.name, t.file);
-                    }
-                    if split.is_empty() || split.iter().any(|f| !(*f > 0.0 && *f < 1.0)) || split.windows(2).any(|w| w[0] >= w[1]) {
-                        bail!("phase {:?}: trace {:?}: placement_split = {split:?}: expected ascending fractions of the namespace in (0, 1), e.g. [0.25, 0.5]", p.name, t.file);
-                    }
-                }
-                if t.offsets != "wrap" && t.offsets != "error" {
-                    bail!("phase {:?}: trace {:?}: offsets = {:?}, expected \"wrap\" or \"error\"", p.name, t.file, t.offsets);
-                }
-            }
-        }
-        let all_workloads = self.workload.iter().chain(self.phase.iter().flat_map(|p| p.workload.iter()));
-        for (i, w) in all_workloads.enumerate() {
-            let ctx = || format!("workload #{} (namespace {:?})", i + 1, w.namespace);
-            let ns = cfg
-                .namespaces
-                .iter()
-                .find(|n| n.name == w.namespace)
-                .ok_or_else(|| anyhow!("no namespace named {:?}", w.namespace))
-                .with_context(ctx)?;
-            w.pattern().with_context(ctx)?;
-            w.block_size().with_context(ctx)?;
-            w.amount_bytes(ns.size_bytes).with_context(ctx)?;
-            if !(0.0..=1.0).contains(&w.trim) {
-                bail!("{}: trim = {} must be a fraction in 0..=1", ctx(), w.trim);
-            }
-        }
-        Ok(())
     }
 }
 
 impl ExperimentSpec {
     /// At most one fio source runs on at most one namespace (see `single_writer`).
-    fn single_fio_writer(&self) -> bool {
+    pub(crate) fn single_fio_writer(&self) -> bool {
         let instances: usize = self.phase.iter().flat_map(|p| p.fio.iter()).map(|f| f.namespace_list().len()).sum();
         instances <= 1
     }
 }
 
 impl SteadyStateSpec {
-    fn check(&self) -> Result<()> {
+    pub(crate) fn check(&self) -> Result<()> {
         if self.window < 2 {
             bail!("window = {}: needs at least 2 rounds", self.window);
         }
@@ -1459,7 +1036,7 @@ impl SteadyStateSpec {
 
 impl ExperimentSpec {
     /// The interleave of a phase (its own, else the experiment's).
-    pub fn interleave_of(&self, p: &PhaseSpec) -> Result<crate::sources::InterleaveKind> {
+    pub fn interleave_of(&self, p: &PhaseSpec) -> Result<crate::schema::InterleaveKind> {
         let s = p.interleave.as_deref().unwrap_or(&self.interleave);
         s.parse().map_err(|e: String| anyhow!("{e}"))
     }
@@ -1552,72 +1129,56 @@ pub fn amount_bytes(amount: &str, base: u64) -> Result<u64> {
     size("amount", amount)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// What kind of drive a `[device]` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriveKind {
+    Flash,
+    Zns,
+    Smr,
+}
 
-    const DOC: &str = r#"
-name = "t"
-[device]
-capacity = "1GiB"
-over_provisioning = 0.25
-erase_unit = "4MiB"
-[device.fdp]
-ruhs = 2
-[[namespace]]
-name = "a"
-size = "512MiB"
-placement_handles = [0]
-[[namespace]]
-name = "b"
-size = "512MiB"
-placement_handles = [1]
-[[workload]]
-namespace = "a"
-pattern = "sequential"
-bs = "128KiB"
-amount = "2x"
-[[variant]]
-name = "off"
-[[variant]]
-name = "on"
-device.fdp.enabled = true
-"#;
-
-    #[test]
-    fn variants_merge() {
-        let v = parse_experiment(DOC, "t.toml").unwrap();
-        assert_eq!(v.len(), 2);
-        let off = v[0].spec.device.to_config(&v[0].spec.namespace, 1).unwrap();
-        let on = v[1].spec.device.to_config(&v[1].spec.namespace, 1).unwrap();
-        assert_eq!(off.placement, Placement::Conventional);
-        assert!(matches!(on.placement, Placement::Fdp { ref ruh_types, .. } if ruh_types.len() == 2));
-        assert_eq!(v[0].spec.workload[0].amount_bytes(512 << 20).unwrap(), 1 << 30);
+impl DeviceSpec {
+    /// The drive's kind; errors on an unknown `kind`.
+    pub fn drive_kind(&self) -> Result<DriveKind> {
+        match self.kind.as_deref().unwrap_or("flash") {
+            "flash" => Ok(DriveKind::Flash),
+            "zns" => Ok(DriveKind::Zns),
+            "smr" => Ok(DriveKind::Smr),
+            k => bail!("device.kind {k:?}: expected \"flash\", \"zns\" or \"smr\""),
+        }
     }
 
-    #[test]
-    fn errors_name_the_place() {
-        let e = parse_experiment(&DOC.replace("bs = \"128KiB\"", "bs = \"12QB\""), "t.toml").unwrap_err();
-        let msg = format!("{e:#}");
-        assert!(msg.contains("workload #1") && msg.contains("12QB"), "{msg}");
-        let e = parse_experiment(&DOC.replace("erase_unit", "erase_uint"), "t.toml").unwrap_err();
-        let msg = format!("{e:#}");
-        assert!(msg.contains("erase_uint") && msg.contains("line"), "{msg}");
-        let e = parse_experiment(&DOC.replace("namespace = \"a\"", "namespace = \"zz\""), "t.toml").unwrap_err();
-        assert!(format!("{e:#}").contains("no namespace named \"zz\""));
+    /// Whether the drive is zoned (ZNS or SMR): its capacity comes from `[device.zones]`.
+    pub fn is_zoned(&self) -> Result<bool> {
+        Ok(self.drive_kind()? != DriveKind::Flash)
     }
+}
 
-    #[test]
-    fn geometry_derives_erase_unit_and_raw_capacity() {
-        let g = NandGeometry {
-            page_size: "16KiB".into(),
-            pages_per_block: 1536,
-            planes_per_die: 4,
-            dies_per_channel: 4,
-            channels: 8,
-            blocks_per_plane: Some(100),
-        };
-        assert_eq!(g.superblock_bytes().unwrap(), 16384 * 1536 * 4 * 32);
-        assert_eq!(g.raw_bytes().unwrap(), Some(16384 * 1536 * 4 * 32 * 100));
+impl ExperimentSpec {
+    /// An experiment of one drive and one namespace and nothing else, with every other key at
+    /// its default (a preset's drive, sized and scaled as the plan needs it).
+    pub fn of_drive(device: DeviceSpec, namespace: NamespaceSpec) -> ExperimentSpec {
+        ExperimentSpec {
+            name: namespace.name.clone(),
+            description: String::new(),
+            seed: one_u64(),
+            precondition: yes(),
+            layout: default_layout(),
+            interleave: default_interleave(),
+            device,
+            namespace: vec![namespace],
+            workload: Vec::new(),
+            phase: Vec::new(),
+            timing: None,
+            host: None,
+            published: None,
+            variant: Vec::new(),
+            base_dir: std::path::PathBuf::new(),
+            scale: one_f64(),
+            variant_name: "default".into(),
+            single_writer: true,
+            full_scale_op: None,
+            erase_scale: one_f64(),
+        }
     }
 }

@@ -4,9 +4,9 @@
 //! clients wrote, device bytes = what the store wrote), so results show its own write
 //! amplification and the total from application to media.
 
-use crate::files::FsProbe;
-use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
-use crate::spec::{size, KvSpec};
+use crate::parts::FsProbe;
+use crate::parts::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::schema::{size, KvSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_apps::{LsKv, LsKvConfig, LsKvReport, LsKvSource};
@@ -131,14 +131,14 @@ pub fn kv_parts(
             "log-structured" => {}
             "lsm" => {
                 let requests = |cfg: &wafsim_apps::lsm::LsmConfig, capacity: u64| -> Result<Box<dyn KvSource>> {
-                    let records = |share: f64, record_bytes: u64| crate::lsmkv::records_for(cfg, capacity, share, record_bytes);
+                    let records = |share: f64, record_bytes: u64| crate::parts::lsm::records_for(cfg, capacity, share, record_bytes);
                     requests(k, k.amount.is_some(), seed(i, g), capacity, records)
                 };
-                crate::lsmkv::lsm_part(k, i, target, requests, parts, errors, probes, next_group())?;
+                crate::parts::lsm::lsm_part(k, i, target, requests, parts, errors, probes, next_group())?;
                 continue;
             }
             "flash-cache" => {
-                crate::cachekv::cache_part(k, i, target, seed(i, g), parts, errors, probes, next_group())?;
+                crate::parts::cache::cache_part(k, i, target, seed(i, g), parts, errors, probes, next_group())?;
                 continue;
             }
             _ => unreachable!("checked above"),
@@ -158,7 +158,7 @@ pub fn kv_parts(
         let store = LsKv::new(cfg)
             .map_err(|e| anyhow!("{e} (the namespace holds {ns_bytes} bytes in this run, {wb}-byte write blocks: a scaled run shrinks the namespace, not the write blocks; give a smaller write_block or a larger --scale)"))
             .with_context(ctx)?;
-        let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
+        let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
         let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.blocks() as f64 * share) as u64;
         let requests = requests(k, limit.is_some(), seed(i, g), ns_bytes, records).with_context(ctx)?;
         let mean_io = store.config().write_block_bytes as f64;

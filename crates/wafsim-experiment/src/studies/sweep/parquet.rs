@@ -18,7 +18,7 @@
 //! A file written here reads back with [`read_parquet`], so a Parquet sweep resumes as CSV
 //! and JSON ones do.
 
-use crate::sweep::Row;
+use super::row::Row;
 use anyhow::{anyhow, bail, Context, Result};
 use parquet::basic::{LogicalType, Repetition, Type as Physical};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type};
@@ -227,7 +227,7 @@ pub fn to_parquet(axes: &[String], rows: &[Row]) -> Result<Vec<u8>> {
 }
 
 /// Rows of a Parquet file written by [`to_parquet`]: consecutive records of the same point,
-/// variant and hash make one row (axes are left empty, as [`crate::sweep::read_rows`] does).
+/// variant and hash make one row (axes are left empty, as [`crate::studies::sweep::read_rows`] does).
 pub fn read_parquet(path: &Path) -> Result<Vec<Row>> {
     let file =
         std::fs::File::open(path).with_context(|| format!("cannot read {}", path.display()))?;

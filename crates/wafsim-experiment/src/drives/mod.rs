@@ -6,28 +6,23 @@
 //! Every drive is driven through the block-device interface ([`BlockDevice`]); [`Drive`] is the
 //! closed set of device kinds, dispatched once per command batch.
 
-use crate::sources::Target;
-use wafsim_workload::fio::ZbdZones;
-use anyhow::{anyhow, bail, Context, Result};
+use crate::parts::Target;
+use crate::plan::DriveConfig;
+use anyhow::{anyhow, Result};
 use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
-use wafsim_core::smr::{SmrConfig, SmrDevice};
-use wafsim_core::zns::{ZnsConfig, ZnsDevice};
-use wafsim_core::zone::{ReportFilter, ZoneDescriptor};
 use wafsim_core::plain::PlainDevice;
-use wafsim_core::{Counters, Device, DeviceConfig, DeviceError, Io};
+use wafsim_core::smr::{SmrConfig, SmrDevice};
+use wafsim_core::zns::ZnsDevice;
+use wafsim_core::zone::{ReportFilter, ZoneDescriptor};
+use wafsim_core::{Counters, Device, DeviceConfig, DeviceError, Io, Op, Pid};
 use wafsim_host::{DmZonedConfig, DmZonedDevice, TieringConfig, TieringDevice};
+use wafsim_workload::fio::ZbdZones;
 
-/// What to build for one drive.
-#[derive(Debug, Clone)]
-pub enum DriveConfig {
-    Flash(DeviceConfig),
-    Zns(ZnsConfig),
-    Smr(SmrConfig),
-    /// Linux dm-zoned over `disks` SMR disks, with a regular cache device of `cache_bytes`.
-    DmZoned { disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32 },
-    /// Hot/cold tiering over two flash drives.
-    Tiering { hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64 },
-}
+/// I/Os per batch handed to the device (the device prefetches map entries within a batch).
+pub(crate) const BATCH: usize = 4096;
+
+/// Block size of the sequential precondition fill.
+const PRECONDITION_BS: u64 = 128 * 1024;
 
 /// One drive of a variant.
 // A run holds a handful of drives; the variants' size difference costs nothing worth a Box.
@@ -391,52 +386,30 @@ pub fn strip(c: &Counters) -> Counters {
     t
 }
 
-/// Preset `name` as an experiment of its own with one namespace `ns` of the whole drive (no
-/// size: a zoned drive's zones, a flash drive's capacity), at the experiment's scale.
-fn preset_spec(spec: &crate::spec::ExperimentSpec, name: &str, ns: &str, what: &str) -> Result<crate::spec::ExperimentSpec> {
-    let table = crate::presets::device_table(name).with_context(|| what.to_string())?;
-    let size = match table.get("capacity").and_then(|v| v.as_str()) {
-        Some(c) => format!("size = \"{c}\"\n"),
-        None => String::new(),
-    };
-    let doc = format!("name = \"{ns}\"\n[device]\npreset = \"{name}\"\n[[namespace]]\nname = \"{ns}\"\n{size}[[workload]]\nnamespace = \"{ns}\"\npattern = \"sequential\"\nbs = \"4KiB\"\namount = \"1x\"\n");
-    let mut v = crate::spec::parse_experiment(&doc, what).map_err(|e| anyhow!("{e:#}"))?.remove(0);
-    crate::scale::scale_spec(&mut v.spec, spec.scale)?;
-    Ok(v.spec)
-}
-
-/// The hot drive of a tiering layer: preset `name` as one namespace of its whole capacity, at
-/// the experiment's scale.
-pub fn hot_device(spec: &crate::spec::ExperimentSpec, name: &str) -> Result<wafsim_core::DeviceConfig> {
-    let s = preset_spec(spec, name, "hot", "host.hot")?;
-    if s.device.is_zoned()? {
-        bail!("host.hot: preset {name:?} is a zoned drive (a tiering drive must be a flash drive)");
-    }
-    s.device.to_config(&s.namespace, spec.seed).with_context(|| format!("host.hot {name:?}"))
-}
-
-/// The drive of a namespace that names its own (`[[namespace]] device = PRESET`), and the
-/// namespace as that drive has it (its `size`, already at the experiment's scale, if given;
-/// else the whole drive).
-pub fn own_drive(spec: &crate::spec::ExperimentSpec, ns: &crate::spec::NamespaceSpec) -> Result<(DriveConfig, wafsim_core::NamespaceConfig)> {
-    let name = ns.device.as_deref().expect("a namespace with its own drive");
-    let what = format!("namespace {:?}: device", ns.name);
-    let mut s = preset_spec(spec, name, &ns.name, &what)?;
-    let zoned = s.device.is_zoned()?;
-    if !zoned && !ns.size.is_empty() {
-        s.namespace[0].size = ns.size.clone();
-    }
-    if zoned && !ns.size.is_empty() {
-        bail!("{what} {name:?} is a zoned drive: its namespace is its zones; remove namespace.size");
-    }
-    s.namespace[0].placement_handles = ns.placement_handles.clone();
-    let mut cfg = s.device.to_config(&s.namespace, spec.seed).with_context(|| format!("{what} {name:?}"))?;
-    let drive = match s.device.zoned_config(&s.namespace)? {
-        Some(z) => z,
-        None => {
-            cfg.geometry().map_err(|e| anyhow!("{what} {name:?}: {e}"))?;
-            DriveConfig::Flash(cfg.clone())
+/// Sequential fill of every LBA of every namespace, 128 KiB at a time, round-robin across
+/// namespaces (as when every tenant preconditions its disk at once). Zoned namespaces are left
+/// as they are (empty zones are a zoned drive's fresh state; its host fills them).
+pub fn precondition(dev: &mut impl BlockDevice) -> Result<()> {
+    let n = dev.namespace_count();
+    let mut pos = vec![0u64; n as usize];
+    let mut batch = Vec::with_capacity(BATCH);
+    loop {
+        batch.clear();
+        for ns in 0..n {
+            if dev.zone_geometry(ns).is_some() {
+                continue;
+            }
+            let size = dev.namespace_bytes(ns);
+            let p = pos[ns as usize];
+            if p < size {
+                let len = PRECONDITION_BS.min(size - p) as u32;
+                batch.push(Io { op: Op::Write, ns, offset: p, len, pid: Pid::NONE });
+                pos[ns as usize] = p + len as u64;
+            }
         }
-    };
-    Ok((drive, cfg.namespaces.remove(0)))
+        if batch.is_empty() {
+            return Ok(());
+        }
+        dev.submit_batch(&batch)?;
+    }
 }

@@ -5,9 +5,10 @@
 //! clients sent), store bytes (what the store wrote to files) and device bytes (what the file
 //! systems wrote).
 
-use crate::files::{make_fs, FsChoice, FsProbe};
-use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
-use crate::spec::{size, KvSpec};
+use crate::parts::files::{make_fs, FsChoice};
+use crate::parts::FsProbe;
+use crate::parts::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::schema::{size, KvSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
@@ -134,7 +135,7 @@ pub fn lsm_part(
         }
     };
     let cfg = lsm_config(k, capacity).with_context(ctx)?;
-    let limit = k.amount.as_deref().map(|a| crate::spec::amount_bytes(a, target.room(g, ns_bytes))).transpose().with_context(ctx)?;
+    let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, target.room(g, ns_bytes))).transpose().with_context(ctx)?;
     let kv = requests(&cfg, capacity).with_context(ctx)?;
     let mean_io = cfg.write_bytes as f64;
     let what = match cfg.compaction {

@@ -3,8 +3,8 @@
 //! (mkfs: discard the namespace, or reset every zone) and reports what the application wrote
 //! and what it sent down, so results show the file system's own write amplification.
 
-use crate::sources::{ErrorSlots, Label, Part, PartTiming, Target};
-use crate::spec::{size, FileSize, FilesSpec};
+use super::part::{ErrorSlots, FsProbe, Label, Part, PartTiming, Target};
+use crate::schema::{size, FileSize, FilesSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_core::blockdev::ZoneAction;
@@ -12,14 +12,6 @@ use wafsim_core::{Io, Op, Pid};
 use wafsim_host::fs::{ConvFs, ConvFsConfig, FileSystem, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
 use wafsim_workload::{Chain, IoSource, Script};
-
-/// A file system's report, for the results: which workload, on which namespace.
-#[derive(Debug, Clone)]
-pub struct FsProbe {
-    pub label: Label,
-    pub filesystem: String,
-    pub report: Arc<Mutex<FsReport>>,
-}
 
 /// Default queue depth of a file workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;
@@ -167,7 +159,7 @@ pub fn file_parts(
         let ctx = || format!("[[phase.files]] #{} on {}", i + 1, f.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&f.namespace) else { continue };
         // A multiple of what the file system can hold.
-        let amount = crate::spec::amount_bytes(&f.amount, target.room(g, ns_bytes)).with_context(ctx)?;
+        let amount = crate::schema::amount_bytes(&f.amount, target.room(g, ns_bytes)).with_context(ctx)?;
         let groups = groups(f).with_context(ctx)?;
         let mean_write = mean_write(&groups);
         let synthetic = SyntheticFiles::new(groups, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;

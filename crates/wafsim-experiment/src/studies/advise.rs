@@ -20,13 +20,14 @@
 //!   two) by simulation until a round finds no improvement or the evaluation budget is spent.
 //!
 //! Every evaluation goes through [`Advisor::evaluate`], which runs its candidates as one sweep
-//! ([`crate::sweep::SweepSpec`], one `[[point]]` per candidate), so a sweep executor that runs
+//! ([`crate::studies::sweep::SweepSpec`], one `[[point]]` per candidate), so a sweep executor that runs
 //! points elsewhere serves the advisor unchanged. docs/advisor.md describes the search and its
 //! assumptions. This module prints nothing.
 
-use crate::scale::auto_scale_all;
-use crate::spec::{merge, parse_experiment, size, ExperimentSpec, RuhTypeSpec, Variant};
-use crate::sweep::{SweepOptions, SweepSpec};
+use crate::plan::scale::auto_scale_all;
+use crate::plan::parse_experiment;
+use crate::schema::{merge, size, ExperimentSpec, RuhTypeSpec, Variant};
+use crate::studies::sweep::{SweepOptions, SweepSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 use std::collections::HashMap;
@@ -60,7 +61,7 @@ pub struct AdviseOptions {
     pub force_greedy: bool,
     /// Where the candidates' sweeps run (None: this machine's threads, `jobs` of them); e.g. a
     /// Ray cluster (`wafsim advise --ray`).
-    pub executor: Option<std::sync::Arc<crate::sweep::Executor>>,
+    pub executor: Option<std::sync::Arc<crate::studies::sweep::Executor>>,
 }
 
 impl std::fmt::Debug for AdviseOptions {
@@ -245,7 +246,7 @@ pub struct Advisor {
     ruh_types: Vec<String>,
     scale: f64,
     jobs: Option<usize>,
-    executor: Option<std::sync::Arc<crate::sweep::Executor>>,
+    executor: Option<std::sync::Arc<crate::studies::sweep::Executor>>,
     cache: HashMap<String, Evaluation>,
     evaluations: usize,
     best_waf: Option<f64>,
@@ -266,7 +267,7 @@ impl Advisor {
         let mut vs = parse_experiment(&base_text, &origin)?;
         let spec = vs.pop().expect("one variant").spec;
         let ctx = |m: String| anyhow!("{origin}{}: {m}", if variant == "default" { String::new() } else { format!(" (variant {variant:?})") });
-        if spec.device.drive_kind()? != crate::spec::DriveKind::Flash {
+        if spec.device.drive_kind()? != crate::schema::DriveKind::Flash {
             return Err(ctx("the advisor needs a flash drive with FDP; this is a zoned drive".into()));
         }
         let Some(fdp) = spec.device.fdp.as_ref().filter(|f| f.enabled) else {

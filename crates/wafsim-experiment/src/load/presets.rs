@@ -1,18 +1,18 @@
 //! Built-in device presets (the TOML files in devices/, embedded in the binary). An experiment
 //! names one with `[device] preset = "NAME"`; its own `[device]` keys override the preset's.
 
-use crate::spec::merge;
+use crate::schema::merge;
 use anyhow::{anyhow, bail, Result};
 
 /// (name, TOML text) of every preset.
 pub const PRESETS: &[(&str, &str)] = &[
-    ("enterprise-tlc-7.68tb", include_str!("../../../devices/enterprise-tlc-7.68tb.toml")),
-    ("enterprise-tlc-1.92tb", include_str!("../../../devices/enterprise-tlc-1.92tb.toml")),
-    ("client-tlc-2tb", include_str!("../../../devices/client-tlc-2tb.toml")),
-    ("qlc-15.36tb", include_str!("../../../devices/qlc-15.36tb.toml")),
-    ("zns-zn540", include_str!("../../../devices/zns-zn540.toml")),
-    ("zns-prototype-2tb", include_str!("../../../devices/zns-prototype-2tb.toml")),
-    ("smr-hm-14tb", include_str!("../../../devices/smr-hm-14tb.toml")),
+    ("enterprise-tlc-7.68tb", include_str!("../../../../devices/enterprise-tlc-7.68tb.toml")),
+    ("enterprise-tlc-1.92tb", include_str!("../../../../devices/enterprise-tlc-1.92tb.toml")),
+    ("client-tlc-2tb", include_str!("../../../../devices/client-tlc-2tb.toml")),
+    ("qlc-15.36tb", include_str!("../../../../devices/qlc-15.36tb.toml")),
+    ("zns-zn540", include_str!("../../../../devices/zns-zn540.toml")),
+    ("zns-prototype-2tb", include_str!("../../../../devices/zns-prototype-2tb.toml")),
+    ("smr-hm-14tb", include_str!("../../../../devices/smr-hm-14tb.toml")),
 ];
 
 fn preset_doc(name: &str) -> Result<toml::Table> {
@@ -78,7 +78,7 @@ mod tests {
     fn every_preset_is_a_valid_device() {
         for (name, _) in PRESETS {
             let t = device_table(name).unwrap();
-            let spec: crate::spec::DeviceSpec = toml::Value::Table(t).try_into().unwrap();
+            let spec: crate::schema::DeviceSpec = toml::Value::Table(t).try_into().unwrap();
             if spec.zoned_config(&[]).unwrap_or_else(|e| panic!("{name}: {e:#}")).is_some() {
                 let cfg = spec.to_config(&[], 1).unwrap();
                 assert!(cfg.logical_bytes > 1_000_000_000_000, "{name}");

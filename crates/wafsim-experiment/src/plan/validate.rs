@@ -1,0 +1,127 @@
+//! Everything about a resolved variant that can be checked before it runs.
+
+use crate::schema::DriveKind;
+use crate::schema::{ExperimentSpec, PhaseSpec};
+use anyhow::{anyhow, bail, Context, Result};
+
+impl ExperimentSpec {
+    /// Check everything that can be checked before running.
+    pub fn validate(&self) -> Result<()> {
+        if self.layout != "shared" && self.layout != "dedicated" {
+            bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
+        }
+        if let Some(h) = self.host.as_ref().filter(|h| h.layer != "none") {
+            if self.namespace.len() != 1 {
+                bail!("host.layer = {:?}: one namespace (the layer's volume), not {}", h.layer, self.namespace.len());
+            }
+            match h.layer.as_str() {
+                "dm-zoned" => {
+                    if self.device.drive_kind()? != DriveKind::Smr {
+                        bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
+                    }
+                    if h.disks == 0 {
+                        bail!("host.disks: at least one disk");
+                    }
+                }
+                "tiering" => {
+                    if self.device.drive_kind()? != DriveKind::Flash {
+                        bail!("host.layer = \"tiering\": the capacity drive ([device]) must be a conventional flash drive (the layer writes it in place)");
+                    }
+                    if h.hot.is_none() {
+                        bail!("host.layer = \"tiering\" needs host.hot, the staging drive's preset (e.g. \"enterprise-tlc-1.92tb\")");
+                    }
+                }
+                l => bail!("host.layer {l:?}: expected \"dm-zoned\", \"tiering\" or \"none\""),
+            }
+        }
+        for (i, n) in self.namespace.iter().enumerate() {
+            if self.namespace[..i].iter().any(|m| m.name == n.name) {
+                bail!("two [[namespace]] tables are named {:?}: namespace names must be unique", n.name);
+            }
+        }
+        let own = self.namespace.iter().filter(|n| n.device.is_some()).count();
+        if own > 0 {
+            if self.layout != "dedicated" {
+                bail!("namespace.device puts a namespace on its own drive: set layout = \"dedicated\"");
+            }
+            if self.host.as_ref().is_some_and(|h| h.layer != "none") {
+                bail!("namespace.device: a namespace on its own drive cannot sit under a host layer");
+            }
+            if own == self.namespace.len() {
+                bail!("namespace.device: every namespace names its own drive; leave at least one on [device]");
+            }
+        }
+        let cfg = self.device_config()?;
+        if !self.workload.is_empty() && !self.phase.is_empty() {
+            bail!("give top-level [[workload]]s or [[phase]]s, not both (put the workloads into a phase)");
+        }
+        let has_ns = |n: &str| cfg.namespaces.iter().any(|x| x.name == n);
+        self.interleave_of(&PhaseSpec::default())?;
+        for (i, p) in self.phase.iter().enumerate() {
+            if self.phase[..i].iter().any(|q| q.name == p.name) {
+                bail!("two [[phase]] tables are named {:?}: phase names must be unique", p.name);
+            }
+            self.interleave_of(p)?;
+            if let Some(ss) = &p.steady_state {
+                ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
+            }
+            for n in p.files.iter().map(|f| &f.namespace).chain(p.kv.iter().flat_map(|k| std::iter::once(&k.namespace).chain(k.staging_namespace.as_ref()))) {
+                if !has_ns(n) {
+                    bail!("phase {:?}: no namespace named {n:?} (file and key-value workloads name one of the [[namespace]]s)", p.name);
+                }
+            }
+            if p.workload.is_empty() && p.fio.is_empty() && p.trace.is_empty() && p.files.is_empty() && p.kv.is_empty() {
+                bail!("phase {:?} has no workload, fio job, trace or file workload: it would do no I/O", p.name);
+            }
+            for f in &p.fio {
+                let what = f.origin();
+                if f.file.is_some() == f.args.is_some() {
+                    bail!("phase {:?}: [[phase.fio]] needs exactly one of file = \"job.fio\" or args = \"--name=... --rw=...\"", p.name);
+                }
+                let names = f.namespace_list();
+                if names.is_empty() {
+                    bail!("phase {:?}: fio {what} needs namespace = \"...\" or namespaces = [...]", p.name);
+                }
+                for n in names {
+                    if !has_ns(&n) {
+                        bail!("phase {:?}: fio {what}: no namespace named {n:?}", p.name);
+                    }
+                }
+            }
+            for t in &p.trace {
+                if !has_ns(&t.namespace) {
+                    bail!("phase {:?}: trace {:?}: no namespace named {:?}", p.name, t.file, t.namespace);
+                }
+                t.trace_format()?;
+                if let Some(split) = &t.placement_split {
+                    if t.placement_handle.is_some() {
+                        bail!("phase {:?}: trace {:?}: give placement_handle or placement_split, not both", p.name, t.file);
+                    }
+                    if split.is_empty() || split.iter().any(|f| !(*f > 0.0 && *f < 1.0)) || split.windows(2).any(|w| w[0] >= w[1]) {
+                        bail!("phase {:?}: trace {:?}: placement_split = {split:?}: expected ascending fractions of the namespace in (0, 1), e.g. [0.25, 0.5]", p.name, t.file);
+                    }
+                }
+                if t.offsets != "wrap" && t.offsets != "error" {
+                    bail!("phase {:?}: trace {:?}: offsets = {:?}, expected \"wrap\" or \"error\"", p.name, t.file, t.offsets);
+                }
+            }
+        }
+        let all_workloads = self.workload.iter().chain(self.phase.iter().flat_map(|p| p.workload.iter()));
+        for (i, w) in all_workloads.enumerate() {
+            let ctx = || format!("workload #{} (namespace {:?})", i + 1, w.namespace);
+            let ns = cfg
+                .namespaces
+                .iter()
+                .find(|n| n.name == w.namespace)
+                .ok_or_else(|| anyhow!("no namespace named {:?}", w.namespace))
+                .with_context(ctx)?;
+            w.pattern().with_context(ctx)?;
+            w.block_size().with_context(ctx)?;
+            w.amount_bytes(ns.size_bytes).with_context(ctx)?;
+            if !(0.0..=1.0).contains(&w.trim) {
+                bail!("{}: trim = {} must be a fraction in 0..=1", ctx(), w.trim);
+            }
+        }
+        Ok(())
+    }
+}

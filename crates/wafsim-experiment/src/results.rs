@@ -1,0 +1,364 @@
+//! What a run reports: per variant, its phases, namespaces, jobs, write frontiers, file systems
+//! and stores, host-layer devices, time series and timed figures.
+
+use wafsim_core::counters::waf;
+use wafsim_core::Counters;
+
+/// Per-namespace figures of the measured phases.
+#[derive(Debug, Clone)]
+pub struct NsResult {
+    pub name: String,
+    pub size_bytes: u64,
+    pub host_bytes: u64,
+    /// Media bytes attributed to the namespace: its host-written units plus GC copies of its data.
+    pub media_bytes: u64,
+    pub gc_bytes: u64,
+    pub read_bytes: u64,
+    pub trim_bytes: u64,
+}
+
+/// Per write-frontier figures (RUH, stream, or GC frontier) of the measured phases.
+#[derive(Debug, Clone)]
+pub struct FrontierResult {
+    pub device: u32,
+    /// "host" or "gc" or "gc-shared".
+    pub kind: &'static str,
+    pub rg: u32,
+    /// RUH or stream id; None for shared GC frontiers.
+    pub ruh: Option<u32>,
+    pub host_bytes: u64,
+    pub gc_bytes: u64,
+    pub erases: u64,
+}
+
+/// Timed figures of one direction of a job.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DirTiming {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p50_ns: u64,
+    pub lat_p99_ns: u64,
+    pub lat_p999_ns: u64,
+    pub lat_p9999_ns: u64,
+    pub lat_max_ns: u64,
+}
+
+/// Timed figures of one job (timing model on), over its window after ramp time.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct JobTiming {
+    pub read: DirTiming,
+    pub write: DirTiming,
+    pub trim: DirTiming,
+    pub window_ns: u64,
+    pub mean_inflight: f64,
+    pub iodepth: u32,
+}
+
+impl JobTiming {
+    pub(crate) fn from_engine(j: &wafsim_time::JobResult, iodepth: u32) -> JobTiming {
+        let dir = |d: &wafsim_time::engine::DirStats| DirTiming {
+            ios: d.ios,
+            bytes: d.bytes,
+            iops: j.iops(d),
+            bytes_per_sec: j.bandwidth(d),
+            lat_mean_ns: d.lat.mean(),
+            lat_p50_ns: d.lat.percentile(50.0),
+            lat_p99_ns: d.lat.percentile(99.0),
+            lat_p999_ns: d.lat.percentile(99.9),
+            lat_p9999_ns: d.lat.percentile(99.99),
+            lat_max_ns: d.lat.max(),
+        };
+        JobTiming { read: dir(&j.read), write: dir(&j.write), trim: dir(&j.trim), window_ns: j.window_ns, mean_inflight: j.mean_inflight, iodepth }
+    }
+}
+
+/// What one workload source (synthetic workload, fio job, trace set) issued.
+#[derive(Debug, Clone)]
+pub struct JobResult {
+    pub phase: String,
+    pub name: String,
+    pub namespace: String,
+    pub measured: bool,
+    pub stats: wafsim_workload::SourceStats,
+    /// Timed figures, when the timing model ran.
+    pub timing: Option<JobTiming>,
+}
+
+/// Device-level timing of the measured phases (timing model on).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TimedSummary {
+    /// Simulated time of the measured phases (longest device).
+    pub elapsed_ns: u64,
+    /// Simulated time until the dies finished the work the measured phases booked (longest
+    /// device): the window die-busy fractions are taken over.
+    pub busy_window_ns: u64,
+    pub busy: wafsim_time::media::Busy,
+    /// Dies over all devices (busy time is summed over dies).
+    pub dies: u32,
+    /// Mechanical disks, and their head-busy time in the measured phases (positioning and
+    /// transfer, summed over disks).
+    pub disks: u32,
+    pub head_busy_ns: u64,
+    /// Rated P/E cycles of the NAND (0 for disks: no wear-out by writes).
+    pub pe_cycles: u32,
+}
+
+/// Device-wide counters of one phase (summed over devices).
+#[derive(Debug, Clone)]
+pub struct PhaseResult {
+    pub name: String,
+    pub measured: bool,
+    /// Counters of the phase (of its measurement window, for a phase with `steady_state`).
+    pub counters: Counters,
+    pub mapping_unit: u32,
+    /// Steady-state verdict of a measured untimed phase that wrote.
+    pub steady: Option<SteadyState>,
+}
+
+impl PhaseResult {
+    pub fn waf(&self) -> f64 {
+        waf(self.counters.media_units() * self.mapping_unit as u64, self.counters.host_write_bytes)
+    }
+}
+
+/// One time-series sample: cumulative counters since the end of the built-in precondition.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub phase: usize,
+    /// The drive (dedicated layout), or None for all drives together.
+    pub device: Option<u32>,
+    pub host_bytes: u64,
+    pub media_bytes: u64,
+    pub gc_bytes: u64,
+    pub erases: u64,
+    /// Bytes applications wrote through file systems so far (all drives), when the run has
+    /// file workloads: the level above `host_bytes`.
+    pub app_bytes: Option<u64>,
+}
+
+/// Everything measured for one variant.
+#[derive(Debug, Clone)]
+pub struct VariantResult {
+    pub name: String,
+    pub layout: String,
+    pub placement: String,
+    pub gc_policy: String,
+    pub devices: u32,
+    pub mapping_unit: u32,
+    pub erase_unit_bytes: u64,
+    /// Capacity scale the variant ran at (1 = full scale).
+    pub scale: f64,
+    /// Counters of the measured phases, summed over phases and devices.
+    pub counters: Counters,
+    pub phases: Vec<PhaseResult>,
+    pub namespaces: Vec<NsResult>,
+    pub jobs: Vec<JobResult>,
+    pub frontiers: Vec<FrontierResult>,
+    /// Erase count per erase unit over the device life: min, mean, max.
+    pub erase_count: (u32, f64, u32),
+    pub logical_bytes: u64,
+    pub physical_bytes: u64,
+    /// OP as simulated ((physical - logical) / logical over all drives).
+    pub op_logical: f64,
+    /// OP of the drive as described (before scaling rounded it); equals `op_logical` unscaled.
+    pub op_logical_full: f64,
+    /// Samples of all drives together (`device` None) and, with several drives, of each drive
+    /// at the same moments.
+    pub timeseries: Vec<Sample>,
+    /// Non-fatal findings (unknown fio options and the like).
+    pub warnings: Vec<String>,
+    pub timed: Option<TimedSummary>,
+    /// Zoned namespaces at the end of the run: (namespace name, its zones).
+    pub zone_reports: Vec<(String, wafsim_core::blockdev::ZoneReport)>,
+    /// File systems of `[[phase.files]]` workloads, one row per phase and workload.
+    pub filesystems: Vec<FsResult>,
+    /// A host layer's devices (dm-zoned: the cache device and every disk): what the layer
+    /// wrote to and read from each over the whole run.
+    pub host_devices: Vec<HostDeviceRow>,
+    /// Timed runs with `[timing] log_interval`: completed bytes of each drive per interval.
+    pub bandwidth: Vec<BwPoint>,
+    /// Timed dm-zoned with `[timing] log_interval`: the target's state at every interval end.
+    pub host_timeline: Vec<HostPoint>,
+    /// Tiering, at every time-series sample (untimed, `--timeseries`/`--plot`): each tier's
+    /// traffic since the layer was built.
+    pub tier_timeline: Vec<TierPoint>,
+}
+
+/// Bytes one tier of a tiering layer took and gave, by cause (cumulative).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TierTraffic {
+    pub user_write_bytes: u64,
+    pub migration_write_bytes: u64,
+    pub user_read_bytes: u64,
+    pub migration_read_bytes: u64,
+}
+
+/// Per-tier traffic at one sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TierPoint {
+    pub phase: usize,
+    /// User bytes written (all drives) since the end of the precondition, as in [`Sample`].
+    pub host_bytes: u64,
+    pub hot: TierTraffic,
+    pub cold: TierTraffic,
+}
+
+/// Bytes one drive completed in one log interval (fio's bandwidth log).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BwPoint {
+    pub phase: usize,
+    pub device: u32,
+    /// Interval end, seconds from the drive's first phase start (the last interval of a phase
+    /// may be shorter).
+    pub t_s: f64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+}
+
+/// dm-zoned's state at one moment of a timed run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostPoint {
+    /// Seconds of model time (from the start of the run).
+    pub t_s: f64,
+    /// Cache (or single-device random) zones free, and in all.
+    pub cache_free: u32,
+    pub cache_total: u32,
+    /// User bytes written so far.
+    pub user_write_bytes: u64,
+    /// Bytes each disk's reclaim worker has written so far (copies and zero-fill).
+    pub reclaim_write_bytes: Vec<u64>,
+}
+
+/// Traffic a host layer sent to one of its devices over the whole run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostDeviceRow {
+    /// "cache" or "disk N" (from 1).
+    pub device: String,
+    pub user_write_bytes: u64,
+    pub user_read_bytes: u64,
+    pub reclaim_read_bytes: u64,
+    /// dm-zoned: reclaim copies and zero-fill; tiering: migrations (`reclaim_read_bytes` too).
+    pub reclaim_write_bytes: u64,
+    pub metadata_write_bytes: u64,
+}
+
+/// What a file system did in one phase: the application's bytes and the bytes it sent to the
+/// device (its own write amplification: a log-structured one's GC copies).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FsResult {
+    pub phase: String,
+    pub measured: bool,
+    pub name: String,
+    pub namespace: String,
+    /// "conventional" or "zoned".
+    pub filesystem: String,
+    pub file_write_bytes: u64,
+    pub dev_write_bytes: u64,
+    /// Zone-aware file system: live file data per zone of the namespace when its workload ended.
+    pub zone_live_bytes: Option<Vec<u64>>,
+    /// A store between the application and the file system (an LSM tree): bytes it wrote to
+    /// files (`file_write_bytes` is then what the application wrote to the store).
+    pub store_write_bytes: Option<u64>,
+    /// Figures of the store's own (a cache's hit ratios), by name.
+    pub metrics: Vec<(String, f64)>,
+}
+
+impl FsResult {
+    /// Device bytes written / application bytes written.
+    pub fn waf(&self) -> f64 {
+        waf(self.dev_write_bytes, self.file_write_bytes)
+    }
+}
+
+impl VariantResult {
+    /// Bytes the application wrote in the measured phases: through file systems (or key-value
+    /// stores) where a measured phase ran such a workload, else the host bytes (a host layer's
+    /// user bytes).
+    pub fn application_bytes(&self) -> u64 {
+        let fs: Vec<_> = self.filesystems.iter().filter(|f| f.measured).collect();
+        if fs.is_empty() {
+            self.hbmw()
+        } else {
+            fs.iter().map(|f| f.file_write_bytes).sum()
+        }
+    }
+
+    /// NAND wear per application byte: bytes programmed per byte of NAND per application byte
+    /// (each program costs an erase in the long run); `None` without NAND (disks erase nothing)
+    /// or without writes. Life at equal application writes is its inverse.
+    pub fn wear_per_app_byte(&self) -> Option<f64> {
+        let app = self.application_bytes() as f64;
+        (self.physical_bytes > 0 && app > 0.0 && self.mbe() > 0).then(|| self.mbmw() as f64 / self.physical_bytes as f64 / app)
+    }
+
+    pub fn hbmw(&self) -> u64 {
+        self.counters.host_write_bytes
+    }
+    /// Media bytes written (host + GC programs).
+    pub fn mbmw(&self) -> u64 {
+        self.counters.media_units() * self.mapping_unit as u64
+    }
+    /// Media bytes erased.
+    pub fn mbe(&self) -> u64 {
+        self.counters.erases * self.erase_unit_bytes
+    }
+    pub fn waf(&self) -> f64 {
+        waf(self.mbmw(), self.hbmw())
+    }
+
+    /// Projected drive life in years at full scale: rated P/E cycles x raw capacity over the
+    /// measured media write rate (timed runs only).
+    pub fn lifetime_years(&self) -> Option<f64> {
+        let t = self.timed?;
+        if t.elapsed_ns == 0 || self.mbmw() == 0 || t.pe_cycles == 0 {
+            return None;
+        }
+        let rate = self.mbmw() as f64 / (t.elapsed_ns as f64 * 1e-9); // bytes/s, scale-free
+        let raw_full = self.physical_bytes as f64 / self.scale;
+        Some(t.pe_cycles as f64 * raw_full / rate / (365.25 * 86_400.0))
+    }
+
+    /// Drive writes per day the rated P/E cycles sustain for 5 years at the measured WAF.
+    pub fn sustainable_dwpd(&self) -> Option<f64> {
+        let t = self.timed?;
+        let w = self.waf();
+        (w > 0.0).then(|| t.pe_cycles as f64 * self.physical_bytes as f64 / (w * self.logical_bytes as f64 * 5.0 * 365.0))
+    }
+
+    /// Drive writes per day the measured host write rate amounts to (full scale).
+    pub fn measured_dwpd(&self) -> Option<f64> {
+        let t = self.timed?;
+        if t.elapsed_ns == 0 {
+            return None;
+        }
+        let per_day = self.hbmw() as f64 / (t.elapsed_ns as f64 * 1e-9) * 86_400.0;
+        Some(per_day / (self.logical_bytes as f64 / self.scale))
+    }
+}
+
+/// The verdict on the last `window` rounds of a phase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyState {
+    /// Rounds the phase ran (complete rounds of `round_bytes` host bytes).
+    pub rounds: u32,
+    pub round_bytes: u64,
+    /// Whether the last window met both criteria.
+    pub steady: bool,
+    /// Per-round WAF of the last window (fewer if the phase ran fewer rounds).
+    pub window_waf: Vec<f64>,
+    /// (max - min) / mean over the window.
+    pub excursion: f64,
+    /// |fitted slope| x (window - 1) / mean: how far the fitted line moves across the window.
+    pub slope: f64,
+    /// The criteria it was judged by.
+    pub max_excursion: f64,
+    pub max_slope: f64,
+    /// Rounds the window needs.
+    pub window: u32,
+    /// Erase units erased during the window: none means the drive has not started reclaiming
+    /// space, and a WAF of 1.0 before garbage collection starts is not the steady value.
+    pub window_erases: u64,
+}

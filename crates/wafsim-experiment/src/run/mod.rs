@@ -1,0 +1,337 @@
+//! Running a variant: build the device(s), precondition, run the phases' workloads, collect
+//! counters per phase, namespace, job and write frontier, and optionally a time series.
+
+use crate::drives::Stack;
+use crate::plan::DriveConfig;
+use crate::results::*;
+use crate::schema::{ExperimentSpec, Variant};
+use anyhow::{anyhow, Context, Result};
+use rayon::prelude::*;
+use wafsim_core::{BlockDevice, Counters};
+
+mod collect;
+pub mod steady;
+mod timed;
+mod untimed;
+
+use collect::*;
+
+/// Progress report.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Host bytes written or trimmed so far, and the planned total (0 when unknown).
+    pub done_bytes: u64,
+    pub total_bytes: u64,
+    /// Host bytes written divided by the logical capacity.
+    pub drive_writes: f64,
+    pub waf: f64,
+}
+
+/// Options of a run that do not change its results.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Take a time-series sample every this many host bytes written (None: no time series).
+    pub sample_every_bytes: Option<u64>,
+}
+
+/// Run several variants in parallel (one per thread); results keep the variants' order.
+pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&str, Progress) + Sync)) -> Vec<Result<VariantResult>> {
+    variants.par_iter().map(|v| run_variant(v, opts, &|p| progress(&v.name, p))).collect()
+}
+
+/// The drives of a variant, built but not run (no precondition, no phases): what `wafsim
+/// serve` puts behind its exports.
+pub fn build_stack(spec: &ExperimentSpec) -> Result<Stack> {
+    let cfg = spec.device_config()?;
+    let drives = crate::plan::drive_configs(spec, &cfg)?;
+    Stack::new(cfg, drives)
+}
+
+/// Run one variant on the calling thread: plan the drives, build them, drive every phase
+/// through them, collect the results.
+pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -> Result<VariantResult> {
+    let spec = &v.spec;
+    let ctx = || format!("variant {:?}", v.name);
+    let cfg = spec.device_config().with_context(ctx)?;
+    let drives = crate::plan::drive_configs(spec, &cfg).with_context(ctx)?;
+    let phases = spec.phases();
+    let mu = cfg.mapping_unit as u64;
+
+    let mut result = VariantResult {
+        name: v.name.clone(),
+        layout: spec.layout.clone(),
+        placement: cfg.placement.to_string(),
+        gc_policy: cfg.gc_policy.to_string(),
+        devices: drives.len() as u32,
+        mapping_unit: cfg.mapping_unit,
+        erase_unit_bytes: cfg.erase_unit_bytes,
+        scale: spec.scale,
+        counters: Counters::default(),
+        phases: phases
+            .iter()
+            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None })
+            .collect(),
+        namespaces: Vec::new(),
+        jobs: Vec::new(),
+        frontiers: Vec::new(),
+        erase_count: (0, 0.0, 0),
+        logical_bytes: 0,
+        physical_bytes: 0,
+        op_logical: 0.0,
+        op_logical_full: 0.0,
+        timeseries: Vec::new(),
+        warnings: Vec::new(),
+        timed: None,
+        zone_reports: Vec::new(),
+        filesystems: Vec::new(),
+        host_devices: Vec::new(),
+        bandwidth: Vec::new(),
+        host_timeline: Vec::new(),
+        tier_timeline: Vec::new(),
+    };
+    let fio_files = crate::parts::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
+
+    // Planned host bytes over all drives and phases, for progress.
+    let mut total_planned = 0u64;
+    for d in &drives {
+        let d = match d {
+            DriveConfig::Flash(c) => c,
+            DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => &cfg,
+            DriveConfig::Tiering { cold, .. } => cold,
+        };
+        for (pi, p) in phases.iter().enumerate() {
+            total_planned += crate::parts::planned_bytes(p, &fio_files[pi], d)?;
+        }
+    }
+    match drives[0] {
+        DriveConfig::Zns(_) => (result.placement, result.gc_policy) = ("zns".into(), "none (host)".into()),
+        DriveConfig::Smr(_) => (result.placement, result.gc_policy) = ("smr (host-managed)".into(), "none (host)".into()),
+        DriveConfig::Tiering { .. } => {
+            result.placement = format!("tiering (hot {})", spec.host.as_ref().and_then(|h| h.hot.as_deref()).unwrap_or("?"));
+            result.gc_policy = format!("{} (both drives) + migration (host)", cfg.gc_policy);
+        }
+        DriveConfig::DmZoned { disks, cache_bytes, .. } => {
+            result.placement = format!("dm-zoned over {disks} SMR disk(s){}", if cache_bytes.is_some() { " and a cache device" } else { "" });
+            result.gc_policy = "dm-zoned reclaim (host)".into();
+        }
+        DriveConfig::Flash(_) => {}
+    }
+    let mut stack = Stack::new(cfg, drives).with_context(ctx)?;
+    // Timing configs per drive, checked before the (possibly long) precondition; empty untimed.
+    let timings = timed::timings(spec, &stack).with_context(ctx)?;
+    for dev in &stack.devices {
+        result.logical_bytes += dev.logical_bytes();
+        result.physical_bytes += dev.physical_bytes();
+    }
+    if spec.precondition {
+        for dev in &mut stack.devices {
+            crate::drives::precondition(dev).with_context(|| format!("{}: precondition", ctx()))?;
+        }
+    }
+    let mut st = RunState {
+        start: stack.devices.iter().map(|d| d.counters().clone()).collect(),
+        measured: vec![None; stack.devices.len()],
+        done_before: 0,
+        total_planned,
+        logical_total: stack.logical_bytes(),
+        next_sample: 0,
+        phase_ios: vec![0; phases.len()],
+    };
+    if !timings.is_empty() {
+        for (d, tcfg) in timings.into_iter().enumerate() {
+            timed::run_timed_drive(spec, &phases, &fio_files, &mut stack, d, tcfg, &mut st, &mut result, opts, progress).with_context(ctx)?;
+        }
+        if opts.sample_every_bytes.is_some() {
+            aggregate_timed_samples(&mut result);
+        }
+    } else {
+        for (pi, p) in phases.iter().enumerate() {
+            untimed::run_untimed_phase(spec, pi, p, &fio_files[pi], &mut stack, &mut st, &mut result, opts, progress)
+                .with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+        }
+        if opts.sample_every_bytes.is_some() {
+            let host = sum(&stack.devices, |c| c.host_write_bytes) - st.start.iter().map(|c| c.host_write_bytes).sum::<u64>();
+            if result.timeseries.last().map(|s| s.host_bytes) != Some(host) {
+                let app = app_bytes(&result, &[], false, 0);
+                push_samples(&mut result, &stack, &st, phases.len().saturating_sub(1), app);
+            }
+        }
+    }
+    for (pi, p) in phases.iter().enumerate() {
+        if st.phase_ios[pi] == 0 {
+            return Err(anyhow!(
+                "{}: phase {:?} issued no I/O: every source of the phase was empty (check the job sizes, trace filters and namespaces)",
+                ctx(),
+                p.name
+            ));
+        }
+    }
+    collect(&stack, &st, &mut result, mu);
+    result.op_logical_full = if result.op_logical.is_nan() { f64::NAN } else { spec.full_scale_op.unwrap_or(result.op_logical) };
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::parse_experiment;
+
+    #[test]
+    fn dedicated_layout_runs_one_device_per_namespace() {
+        let doc = r#"
+seed = 3
+[device]
+capacity = "256MiB"
+over_provisioning = 0.25
+erase_unit = "1MiB"
+[[namespace]]
+name = "a"
+size = "128MiB"
+[[namespace]]
+name = "b"
+size = "128MiB"
+[[workload]]
+namespace = "a"
+pattern = "sequential"
+bs = "16KiB"
+amount = "2x"
+[[workload]]
+namespace = "b"
+pattern = "sequential"
+bs = "64KiB"
+amount = "2x"
+[[variant]]
+name = "shared"
+[[variant]]
+name = "dedicated"
+layout = "dedicated"
+"#;
+        let vs = parse_experiment(doc, "t").unwrap();
+        let r: Vec<_> = vs.iter().map(|v| run_variant(v, RunOptions::default(), &|_| {}).unwrap()).collect();
+        assert_eq!(r[0].devices, 1);
+        assert_eq!(r[1].devices, 2);
+        // Each sequential writer alone on its drive never needs GC copies.
+        assert_eq!(r[1].counters.gc_units, 0);
+        assert_eq!(r[1].waf(), 1.0);
+        // Sharing one drive interleaves two streams of different speed: GC copies appear.
+        assert!(r[0].waf() > 1.0, "{}", r[0].waf());
+        assert_eq!(r[0].hbmw(), r[1].hbmw());
+        assert_eq!(r[0].hbmw(), 2 * 2 * (128 << 20));
+        assert_eq!(r[0].jobs.len(), 2);
+        assert_eq!(r[0].jobs[1].stats.write_bytes, 2 * (128 << 20));
+    }
+
+    #[test]
+    fn a_namespace_on_its_own_drive_of_another_kind() {
+        // A ZNS drive with a flash staging drive beside it: two drives of different kinds, each
+        // namespace's I/O on its own; the staging drive is the preset at the run's scale.
+        let doc = r#"
+seed = 3
+layout = "dedicated"
+precondition = false
+[device]
+preset = "zns-prototype-2tb"
+[[namespace]]
+name = "capacity"
+[[namespace]]
+name = "staging"
+device = "enterprise-tlc-1.92tb"
+[[phase]]
+name = "p"
+[[phase.workload]]
+namespace = "staging"
+pattern = "sequential"
+bs = "128KiB"
+amount = "1x"
+[[phase.fio]]
+namespace = "capacity"
+args = "--name=z --rw=write --bs=64k --zonemode=zbd --direct=1 --size=10%"
+"#;
+        let mut v = parse_experiment(doc, "t").unwrap().remove(0);
+        crate::plan::scale::scale_spec(&mut v.spec, 0.001).unwrap();
+        let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+        assert_eq!(r.devices, 2);
+        let staging = crate::plan::device::hot_device(&v.spec, "enterprise-tlc-1.92tb").unwrap().logical_bytes;
+        assert_eq!(r.namespaces[1].size_bytes, staging);
+        assert_eq!(r.namespaces[1].host_bytes, staging);
+        // fio sizes scale with the run (64 MiB at 1/1000 is 64 KiB, one write).
+        assert!(r.namespaces[0].host_bytes > 0);
+        // One sequential pass over the fresh staging drive: no GC.
+        assert_eq!(r.namespaces[1].media_bytes, staging);
+        // The checks: dedicated layout only, and something must stay on [device].
+        let shared = doc.replace("layout = \"dedicated\"\n", "");
+        let e = parse_experiment(&shared, "t").unwrap_err();
+        assert!(format!("{e:#}").contains("layout = \"dedicated\""), "{e:#}");
+        let all_own = doc.replace("name = \"capacity\"\n", "name = \"capacity\"\ndevice = \"client-tlc-2tb\"\n");
+        let e = parse_experiment(&all_own, "t").unwrap_err();
+        assert!(format!("{e:#}").contains("leave at least one"), "{e:#}");
+    }
+
+    #[test]
+    fn phases_measure_flag_and_timeseries() {
+        let doc = r#"
+precondition = false
+[device]
+capacity = "64MiB"
+over_provisioning = 0.25
+erase_unit = "256KiB"
+[[phase]]
+name = "fill"
+measure = false
+[[phase.workload]]
+namespace = "ns1"
+pattern = "sequential"
+bs = "128KiB"
+amount = "1x"
+[[phase]]
+name = "random"
+[[phase.workload]]
+namespace = "ns1"
+pattern = "random"
+bs = "4KiB"
+amount = "2x"
+"#;
+        let v = parse_experiment(doc, "t").unwrap().remove(0);
+        let r = run_variant(&v, RunOptions { sample_every_bytes: Some(8 << 20) }, &|_| {}).unwrap();
+        assert_eq!(r.phases.len(), 2);
+        assert_eq!(r.phases[0].counters.host_write_bytes, 64 << 20);
+        assert_eq!(r.phases[0].waf(), 1.0);
+        // Only the measured phase is in the headline counters.
+        assert_eq!(r.hbmw(), 2 * (64 << 20));
+        assert!(r.waf() > 1.0);
+        assert_eq!(r.namespaces[0].host_bytes, 2 * (64 << 20));
+        // Samples every 8 MiB over 192 MiB of host writes, cumulative and monotone.
+        assert!(r.timeseries.len() >= 24, "{}", r.timeseries.len());
+        assert!(r.timeseries.windows(2).all(|w| w[0].host_bytes < w[1].host_bytes && w[0].media_bytes <= w[1].media_bytes));
+        assert_eq!(r.timeseries.last().unwrap().host_bytes, 3 * (64 << 20));
+    }
+}
+
+/// Peak memory of one run of `spec` (already scaled), in bytes, for a scheduler that places
+/// runs by memory (a Ray task's `memory` requirement). Calibrated on measured peak RSS, not
+/// derived (docs/model.md, "Memory estimate"): 64 MiB for the program; 12 bytes per mapping
+/// unit of every flash drive's raw capacity (its mapping tables: 7.8 bytes measured); for a
+/// key-value store, 256 bytes per record of its fill (an LSM store's tables and merges: 210
+/// measured under YCSB A). Zoned drives and disks keep state per zone, not per block: no
+/// per-block part. A rough upper figure: schedulers need a bound, not a forecast.
+pub fn memory_estimate(spec: &ExperimentSpec) -> Result<u64> {
+    const FIXED: u64 = 64 << 20;
+    const PER_UNIT: u64 = 12;
+    const PER_RECORD: u64 = 256;
+    const RECORD: u64 = 1024;
+    let cfg = spec.device_config()?;
+    let flash = |c: &wafsim_core::config::DeviceConfig| c.physical_bytes / c.mapping_unit.max(1) as u64 * PER_UNIT;
+    let mut bytes = FIXED;
+    for d in crate::plan::drive_configs(spec, &cfg)? {
+        bytes += match &d {
+            DriveConfig::Flash(c) => flash(c),
+            DriveConfig::Tiering { hot, cold, .. } => flash(hot) + flash(cold),
+            DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => 0,
+        };
+    }
+    for kv in spec.phase.iter().flat_map(|p| &p.kv) {
+        let ns = cfg.namespaces.iter().find(|n| n.name == kv.namespace).map_or(cfg.logical_bytes, |n| n.size_bytes);
+        bytes += (ns as f64 * kv.fill.unwrap_or(0.5)) as u64 / RECORD * PER_RECORD;
+    }
+    Ok(bytes)
+}

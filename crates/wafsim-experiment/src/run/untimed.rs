@@ -1,0 +1,145 @@
+//! One phase of an untimed run: every drive at once, fed by one interleaved stream of the
+//! phase's sources, cut into rounds for the steady-state check and sampled for time series.
+
+use super::collect::*;
+use super::{Progress, RunOptions};
+use crate::drives::{Stack, BATCH};
+use crate::parts::{self, PhaseSources};
+use crate::results::*;
+use crate::schema::{ExperimentSpec, PhaseSpec};
+use anyhow::{anyhow, Result};
+use wafsim_core::counters::waf;
+use wafsim_core::{BlockDevice, Counters};
+use wafsim_host::fs::FsReport;
+use wafsim_workload::IoSource;
+
+/// One phase of an untimed run, over every drive at once.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn run_untimed_phase(
+    spec: &ExperimentSpec,
+    pi: usize,
+    p: &PhaseSpec,
+    fio: &[parts::LoadedFio],
+    stack: &mut Stack,
+    st: &mut RunState,
+    result: &mut VariantResult,
+    opts: RunOptions,
+    progress: &dyn Fn(Progress),
+) -> Result<()> {
+    let mu = stack.cfg.mapping_unit as u64;
+    let PhaseSources { mut source, labels, errors, notes, fs } = parts::build(spec, pi, p, fio, &stack.target())?;
+    for n in notes {
+        result.warnings.push(format!("phase {:?}: {n}", p.name));
+    }
+    let phase_start: Vec<Counters> = stack.devices.iter().map(|d| d.counters().clone()).collect();
+    let host0 = sum(&stack.devices, |c| c.host_write_bytes);
+    let media0 = sum(&stack.devices, |c| c.media_units());
+    let start_host: u64 = st.start.iter().map(|c| c.host_write_bytes).sum();
+    let start_trim: u64 = st.start.iter().map(|c| c.trim_bytes).sum();
+    let start_media: u64 = st.start.iter().map(|c| c.media_units()).sum();
+
+    let ss = p.steady_state.clone().unwrap_or_default();
+    let stop_when_steady = p.steady_state.is_some();
+    let round_bytes = ss.round_bytes(st.logical_total)?;
+    // Counters at round ends, kept only where a steady phase reports its window.
+    let mut snaps: Vec<Vec<Counters>> = if stop_when_steady { vec![phase_start.clone()] } else { Vec::new() };
+    // The file systems' and stores' counts at the same round ends (their rows report the window too).
+    let fs_now = |fs: &[crate::parts::FsProbe]| -> Vec<FsReport> { fs.iter().map(|f| f.report.lock().expect("fs report").clone()).collect() };
+    let mut fs_snaps: Vec<Vec<FsReport>> = if stop_when_steady { vec![fs_now(&fs)] } else { Vec::new() };
+    let erases0 = sum(&stack.devices, |c| c.erases);
+    let mut round_end = (host0, media0, erases0);
+    let mut round_waf: Vec<(f64, u64)> = Vec::new();
+    let mut steady_at: Option<usize> = None;
+
+    // Keep a batch below a hundredth of a round or 256 I/Os, whichever is larger (and below a
+    // tenth of the sampling interval) so rounds and samples end close to where they are due.
+    let mut batch = 64;
+    let mut buf = Vec::with_capacity(BATCH);
+    loop {
+        buf.clear();
+        if source.fill(&mut buf, batch) == 0 {
+            break;
+        }
+        let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
+        let per_io = (bytes / buf.len() as u64).max(1);
+        // Rounds need no batches finer than 256 I/Os (the device prefetches within a batch).
+        let mut limit = ((round_bytes / 100) / per_io).max(256);
+        if let Some(every) = opts.sample_every_bytes {
+            limit = limit.min((every / 10) / per_io);
+        }
+        batch = limit.clamp(16, BATCH as u64) as usize;
+        stack.submit_batch(&buf)?;
+
+        let host = sum(&stack.devices, |c| c.host_write_bytes);
+        if host - round_end.0 >= round_bytes {
+            let media = sum(&stack.devices, |c| c.media_units());
+            let erases = sum(&stack.devices, |c| c.erases);
+            round_waf.push((waf((media - round_end.1) * mu, host - round_end.0), erases - round_end.2));
+            round_end = (host, media, erases);
+            if stop_when_steady && fs.iter().any(|f| f.report.lock().expect("fs report").warming) {
+                // A store still filling: its rounds are not judged; the window starts after it.
+                round_waf.clear();
+                snaps = vec![stack.devices.iter().map(|d| d.counters().clone()).collect()];
+                fs_snaps = vec![fs_now(&fs)];
+            } else if stop_when_steady {
+                snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
+                fs_snaps.push(fs_now(&fs));
+                if crate::run::steady::judge(&round_waf, round_bytes, &ss).steady {
+                    steady_at = Some(round_waf.len());
+                    break;
+                }
+                if ss.max_rounds.is_some_and(|m| round_waf.len() >= m as usize) {
+                    break;
+                }
+            }
+        }
+        if let Some(every) = opts.sample_every_bytes {
+            if host - start_host >= st.next_sample {
+                let app = app_bytes(result, &fs, fs.len() == labels.len(), host - start_host);
+                push_samples(result, stack, st, pi, app);
+                // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
+                while st.next_sample <= host - start_host {
+                    st.next_sample += every.max(1);
+                }
+            }
+        }
+        let trim = sum(&stack.devices, |c| c.trim_bytes);
+        let media = sum(&stack.devices, |c| c.media_units());
+        progress(Progress {
+            done_bytes: (host - start_host) + (trim - start_trim),
+            total_bytes: st.total_planned,
+            drive_writes: (host - start_host) as f64 / st.logical_total as f64,
+            waf: waf((media - start_media) * mu, host - start_host),
+        });
+    }
+    if let Some(e) = errors.first_error() {
+        return Err(anyhow!("{e}"));
+    }
+    // A phase that stopped at steady state reports its measurement window only.
+    push_fs(result, p, &fs, steady_at.map(|r| &fs_snaps[r - ss.window as usize][..]));
+    let rows = labels.into_iter().zip(source.stats().iter().copied()).map(|(l, s)| (l, s, None)).collect();
+    push_jobs(result, st, pi, p, rows);
+    let from = match steady_at {
+        Some(r) => &snaps[r - ss.window as usize],
+        None => &phase_start,
+    };
+    for (di, dev) in stack.devices.iter().enumerate() {
+        let delta = dev.counters().delta(&from[di]);
+        account_phase(result, st, pi, p.measure, di, &delta);
+    }
+    let host_written = sum(&stack.devices, |c| c.host_write_bytes) - host0;
+    // Steadiness is about device GC; a drive without it (ZNS) has nothing to settle.
+    let device_gc = stack.devices.iter().any(|d| d.flash().is_some());
+    if p.measure && host_written > 0 && device_gc {
+        let verdict = crate::run::steady::judge(&round_waf, round_bytes, &ss);
+        if !verdict.steady {
+            result.warnings.push(format!(
+                "phase {:?} ended before WAF was steady ({}); the result may still be moving: write more (a larger amount or runtime) or use steady_state = {{ ... }} on the phase",
+                p.name,
+                verdict.describe()
+            ));
+        }
+        result.phases[pi].steady = Some(verdict);
+    }
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! Studies built from many runs: parameter sweeps, the placement advisor, the catalog of
+//! published experiments, the validation against closed-form WAF, the datasheet check of the
+//! timing model, and the benchmarks.
+
+pub mod advise;
+pub mod bench;
+pub mod catalog;
+pub mod datasheet;
+pub mod sweep;
+pub mod validate;
