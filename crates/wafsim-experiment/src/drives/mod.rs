@@ -197,7 +197,43 @@ impl Drive {
     }
 }
 
+/// A block-device call forwarded to the drive's device (a host layer's queries and zone
+/// commands to the layer itself): one line per method instead of one arm per kind.
+macro_rules! forward {
+    ($self:ident, $dev:ident => $call:expr) => {
+        match $self {
+            Drive::Flash($dev) => $call,
+            Drive::Zns($dev) => $call,
+            Drive::Smr($dev) => $call,
+            Drive::DmZoned(l) => {
+                let $dev = &mut l.dev;
+                $call
+            }
+            Drive::Tiering(l) => {
+                let $dev = &mut l.dev;
+                $call
+            }
+        }
+    };
+    (ref $self:ident, $dev:ident => $call:expr) => {
+        match $self {
+            Drive::Flash($dev) => $call,
+            Drive::Zns($dev) => $call,
+            Drive::Smr($dev) => $call,
+            Drive::DmZoned(l) => {
+                let $dev = &l.dev;
+                $call
+            }
+            Drive::Tiering(l) => {
+                let $dev = &l.dev;
+                $call
+            }
+        }
+    };
+}
+
 impl BlockDevice for Drive {
+    // Commands to a host layer go through its `LayerDrive`, which recounts after each.
     fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
         match self {
             Drive::Flash(d) => BlockDevice::submit(d, io),
@@ -217,59 +253,24 @@ impl BlockDevice for Drive {
         }
     }
     fn zone_mgmt_target(&mut self, ns: u32, target: ZoneTarget, action: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
-        match self {
-            Drive::Flash(d) => d.zone_mgmt_target(ns, target, action),
-            Drive::Zns(z) => z.zone_mgmt_target(ns, target, action),
-            Drive::Smr(z) => z.zone_mgmt_target(ns, target, action),
-            Drive::DmZoned(d) => d.dev.zone_mgmt_target(ns, target, action),
-            Drive::Tiering(d) => d.dev.zone_mgmt_target(ns, target, action),
-        }
+        forward!(self, d => BlockDevice::zone_mgmt_target(d, ns, target, action))
     }
     fn report_zones(&self, ns: u32, from: u64, filter: ReportFilter) -> Result<Vec<ZoneDescriptor>, DeviceError> {
-        match self {
-            Drive::Flash(d) => d.report_zones(ns, from, filter),
-            Drive::Zns(z) => z.report_zones(ns, from, filter),
-            Drive::Smr(z) => z.report_zones(ns, from, filter),
-            Drive::DmZoned(d) => d.dev.report_zones(ns, from, filter),
-            Drive::Tiering(d) => d.dev.report_zones(ns, from, filter),
-        }
+        forward!(ref self, d => BlockDevice::report_zones(d, ns, from, filter))
     }
     fn zone_geometry(&self, ns: u32) -> Option<ZoneGeometry> {
-        match self {
-            Drive::Flash(d) => d.zone_geometry(ns),
-            Drive::Zns(z) => z.zone_geometry(ns),
-            Drive::Smr(z) => z.zone_geometry(ns),
-            Drive::DmZoned(d) => d.dev.zone_geometry(ns),
-            Drive::Tiering(d) => d.dev.zone_geometry(ns),
-        }
+        forward!(ref self, d => BlockDevice::zone_geometry(d, ns))
     }
     fn namespace_count(&self) -> u32 {
-        match self {
-            Drive::Flash(d) => d.namespace_count(),
-            Drive::Zns(z) => z.namespace_count(),
-            Drive::Smr(z) => z.namespace_count(),
-            Drive::DmZoned(d) => d.dev.namespace_count(),
-            Drive::Tiering(d) => d.dev.namespace_count(),
-        }
+        forward!(ref self, d => BlockDevice::namespace_count(d))
     }
     fn namespace_bytes(&self, ns: u32) -> u64 {
-        match self {
-            Drive::Flash(d) => d.namespace_bytes(ns),
-            Drive::Zns(z) => z.namespace_bytes(ns),
-            Drive::Smr(z) => z.namespace_bytes(ns),
-            Drive::DmZoned(d) => d.dev.namespace_bytes(ns),
-            Drive::Tiering(d) => d.dev.namespace_bytes(ns),
-        }
+        forward!(ref self, d => BlockDevice::namespace_bytes(d, ns))
     }
     fn block_size(&self) -> u32 {
-        match self {
-            Drive::Flash(d) => BlockDevice::block_size(d),
-            Drive::Zns(z) => z.block_size(),
-            Drive::Smr(z) => z.block_size(),
-            Drive::DmZoned(d) => d.dev.block_size(),
-            Drive::Tiering(d) => d.dev.block_size(),
-        }
+        forward!(ref self, d => BlockDevice::block_size(d))
     }
+    // A host layer's counters are the experiment's view of it (see `LayerDrive`).
     fn counters(&self) -> &Counters {
         match self {
             Drive::Flash(d) => d.counters(),
