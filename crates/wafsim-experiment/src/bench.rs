@@ -470,7 +470,7 @@ impl FsCase {
 
     /// At least `n` user 4 KiB writes (the last batch of block I/O finishes).
     fn write(&mut self, n: u64) -> anyhow::Result<()> {
-        use wafsim_workload::IoSource;
+        use wafsim_core::pipeline::IoSource;
         let target = self.report().file_write_bytes + n * MU as u64;
         loop {
             self.batch.clear();

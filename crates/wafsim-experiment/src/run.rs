@@ -12,7 +12,7 @@ use wafsim_core::counters::waf;
 use wafsim_core::zone::ReportFilter;
 use wafsim_core::device::FrontierKind;
 use wafsim_core::{BlockDevice, Counters, DeviceConfig, Io, Op, Pid};
-use wafsim_workload::IoSource;
+use wafsim_core::pipeline::IoSource;
 
 /// I/Os per batch handed to the device (the device prefetches map entries within a batch).
 const BATCH: usize = 4096;

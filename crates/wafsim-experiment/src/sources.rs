@@ -9,7 +9,8 @@ use wafsim_core::{Device, DeviceConfig, Io, Pid, Placement};
 use wafsim_workload::fio::{parse_job_args, parse_job_file, DevicePlacement, FioJob, JobFile, SizeSpec, SourceParams, ZbdZones, ZoneMode};
 use wafsim_workload::synthetic::{Synthetic, SyntheticSpec};
 use wafsim_workload::trace::{IologTee, IologWriter, OffsetPolicy, TraceInput, TraceMerge};
-use wafsim_workload::{Interleave, InterleaveMode, IoSource};
+use wafsim_core::pipeline::IoSource;
+use wafsim_workload::{Interleave, InterleaveMode};
 
 /// A parsed fio job file of a phase, with the job options already scaled.
 pub struct LoadedFio {
