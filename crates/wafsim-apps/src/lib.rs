@@ -1,6 +1,7 @@
 //! wafsim-apps: application models that consume key-value requests
-//! ([`wafsim_workload::KvOp`]) and produce the block I/O the application would send to its
-//! device, so an application over a device is one more [`wafsim_workload::IoSource`].
+//! ([`wafsim_core::pipeline::KvOp`] through a [`wafsim_core::pipeline::KvSource`] the caller
+//! builds, e.g. wafsim-workload's YCSB) and produce the block I/O the application would send to
+//! its device, so an application over a device is one more [`wafsim_core::pipeline::IoSource`].
 //!
 //! - [`lskv`]: a log-structured key-value store in the manner of Aerospike's storage engine
 //!   (write blocks, in-memory index, defragmentation below a low-water mark).

@@ -47,8 +47,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use wafsim_core::{Io, Op, Pid};
-use wafsim_workload::expand::{Engine, Expand};
-use wafsim_workload::{IoSource, KvOp, KvSource};
+use wafsim_core::pipeline::{Engine, Expand, IoSource, KvOp, KvSource};
 
 /// Configuration of a [`LsKv`]. [`LsKvConfig::default`] gives Aerospike's documented
 /// defaults on a 1 GiB namespace 0.

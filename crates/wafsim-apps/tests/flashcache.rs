@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use wafsim_apps::flashcache::{BigHash, Layout};
 use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheSource, RegionEviction};
+use wafsim_core::pipeline::{IoSource, KvOp, KvScript};
 use wafsim_core::{BlockDevice, Io, Op, Pid};
 use wafsim_workload::cachegen::{CacheGen, CacheGenConfig, Popularity, SizeRange};
-use wafsim_workload::{IoSource, KvOp, KvScript};
 
 const KIB: u32 = 1024;
 const MIB: u64 = 1 << 20;
@@ -412,9 +412,9 @@ fn the_stream_is_deterministic_and_independent_of_batch_sizes() {
     let r = report.lock().unwrap().clone();
     assert_eq!((r.counters.ops, r.counters.hits, r.counters.misses(), r.pending_write_bytes), (3, 1, 1, 0));
     assert_eq!(r.bighash_items + r.blockcache_items, 2);
-    // The one-call recipe refuses bad settings of either part.
-    assert!(FlashCacheSource::cachebench(small_cfg(), &CacheGenConfig { keys: 0, ..CacheGenConfig::default() }, 1).is_err());
-    assert!(FlashCacheSource::cachebench(FlashCacheConfig { bighash_pct: 101, ..small_cfg() }, &CacheGenConfig::default(), 1).is_err());
+    // Either part refuses bad settings (the caller builds both: the requests and the cache).
+    assert!(CacheGen::try_new(&CacheGenConfig { keys: 0, ..CacheGenConfig::default() }, 1).is_err());
+    assert!(FlashCache::new(FlashCacheConfig { bighash_pct: 101, ..small_cfg() }).is_err());
 }
 
 /// The CacheBench-like workload through the cache, as `wafsim bench` would build it: the
@@ -427,7 +427,7 @@ fn speed_cachebench_like() {
     let ns = 4u64 << 30;
     let cfg = FlashCacheConfig { namespace_bytes: ns, bighash_pid: BH, blockcache_pid: BC, ..FlashCacheConfig::default() };
     let gen = CacheGenConfig::default().with_footprint(2 * ns);
-    let (mut src, report) = FlashCacheSource::cachebench(cfg, &gen, 1).unwrap();
+    let (mut src, report) = FlashCacheSource::new(CacheGen::try_new(&gen, 1).unwrap(), FlashCache::new(cfg).unwrap());
     let mut dev = wafsim_core::plain::PlainDevice::new(ns, 4096).unwrap();
     let mut buf = Vec::with_capacity(1024);
     let ops = |r: &std::sync::Arc<std::sync::Mutex<wafsim_apps::FlashCacheReport>>| r.lock().unwrap().counters.ops;

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use proptest::prelude::*;
 use wafsim_apps::{LsKv, LsKvConfig, LsKvError, LsKvSource};
+use wafsim_core::pipeline::{IoSource, KvOp, KvScript};
 use wafsim_core::{Io, Op, Pid, Rng};
-use wafsim_workload::{IoSource, KvOp, KvScript};
 
 const KIB: u32 = 1024;
 

@@ -6,12 +6,11 @@
 use std::collections::{HashMap, HashSet};
 
 use wafsim_apps::lsm::{
-    ycsb_through_lsm, CompactionConfig, FilePick, LeveledConfig, Lsm, LsmConfig, LsmError, LsmFiles, SizeTieredConfig, CAPACITY_GROUP_BIT,
+    CompactionConfig, FilePick, LeveledConfig, Lsm, LsmConfig, LsmError, LsmFiles, SizeTieredConfig, CAPACITY_GROUP_BIT,
 };
+use wafsim_core::pipeline::{FileOp, FileSource, KvOp, KvScript};
 use wafsim_core::Rng;
-use wafsim_workload::files::{FileOp, FileSource};
-use wafsim_workload::ycsb::{RequestDistribution, YcsbConfig, YcsbPhases};
-use wafsim_workload::{KvOp, KvScript};
+use wafsim_workload::ycsb::{RequestDistribution, Ycsb, YcsbConfig, YcsbPhases};
 
 const KIB: u64 = 1024;
 /// Value bytes that make a 1 KiB record with a 24-byte key and no overhead.
@@ -627,7 +626,7 @@ fn the_stream_is_deterministic_and_independent_of_batch_sizes() {
     let y = ycsb_a(20_000, 60_000);
     for cfg in [small_rocksdb(), small_cassandra()] {
         let run = |seed: u64, batch: usize| {
-            let (mut src, rep) = ycsb_through_lsm(&y, YcsbPhases::LoadAndRun, seed, cfg.clone()).unwrap();
+            let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, seed).unwrap(), Lsm::new(cfg.clone()).unwrap());
             let ops = drain(&mut src, batch);
             let r = rep.lock().unwrap().clone();
             (ops, r)
@@ -648,7 +647,7 @@ fn the_stream_is_deterministic_and_independent_of_batch_sizes() {
 #[test]
 fn pending_writes_are_reported_until_handed_out() {
     let y = ycsb_a(5_000, 0);
-    let (mut src, rep) = ycsb_through_lsm(&y, YcsbPhases::Load, 1, small_rocksdb()).unwrap();
+    let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::Load, 1).unwrap(), Lsm::new(small_rocksdb()).unwrap());
     let mut v = Vec::new();
     let mut handed = 0u64;
     while src.fill(&mut v, 3) > 0 {
@@ -665,7 +664,7 @@ fn a_full_file_system_is_refused_clearly() {
     let mut cfg = small_rocksdb();
     cfg.capacity_bytes = 4 << 20;
     let y = ycsb_a(20_000, 0);
-    let (mut src, rep) = ycsb_through_lsm(&y, YcsbPhases::Load, 1, cfg).unwrap();
+    let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::Load, 1).unwrap(), Lsm::new(cfg).unwrap());
     drain(&mut src, 100);
     let r = rep.lock().unwrap();
     let e = r.error.as_deref().expect("refused");
@@ -681,7 +680,7 @@ fn a_full_file_system_is_refused_clearly() {
 fn file_operations_pass_through_a_conventional_file_system() {
     use wafsim_core::BlockDevice;
     use wafsim_host::fs::{ConvFs, ConvFsConfig, FsSource};
-    use wafsim_workload::IoSource;
+    use wafsim_core::pipeline::IoSource;
     let mut rng = Rng::new(3);
     let mut ops = Vec::new();
     for i in 0..30_000u64 {
@@ -726,7 +725,7 @@ fn file_operations_pass_through_a_conventional_file_system() {
 fn speed_ycsb_a() {
     for (name, cfg) in [("rocksdb", LsmConfig::rocksdb()), ("cassandra", LsmConfig::cassandra())] {
         let y = ycsb_a(1_000_000, 4_000_000);
-        let (mut src, rep) = ycsb_through_lsm(&y, YcsbPhases::LoadAndRun, 1, cfg).unwrap();
+        let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg).unwrap());
         let mut buf = Vec::with_capacity(1024);
         let t0 = std::time::Instant::now();
         loop {
@@ -994,7 +993,7 @@ fn the_backlog_stays_bounded_under_sustained_inserts() {
 fn background_jobs_make_a_conventional_ssd_collect_garbage() {
     use wafsim_core::{Device, DeviceConfig, GcPolicy, NamespaceConfig, Placement};
     use wafsim_host::fs::{ConvFs, ConvFsConfig, FsSource};
-    use wafsim_workload::IoSource;
+    use wafsim_core::pipeline::IoSource;
     const MIB: u64 = 1 << 20;
     let ns = 128 * MIB;
     // 20 000 records of 1066 stored bytes (21 MiB); with the versions size-tiered keeps, the
@@ -1014,7 +1013,7 @@ fn background_jobs_make_a_conventional_ssd_collect_garbage() {
             ..LsmConfig::cassandra()
         };
         let y = ycsb_a(records, 400_000);
-        let (files, lsm) = ycsb_through_lsm(&y, YcsbPhases::LoadAndRun, 1, cfg).unwrap();
+        let (files, lsm) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg).unwrap());
         let fs = ConvFs::new(ConvFsConfig { chunk_bytes: MIB, group_spread_bytes: 16 * MIB, ..ConvFsConfig::new(0, ns) }).unwrap();
         let (mut src, fsr) = FsSource::new(files, fs);
         let eu = 2 * MIB;

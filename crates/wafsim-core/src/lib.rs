@@ -1,6 +1,8 @@
 //! wafsim-core: the simulated devices and the block-device interface they share. Geometry,
 //! page-mapped FTL, placement (conventional, streams, NVMe FDP), garbage collection, zoned
-//! namespaces (ZNS) and counters. No I/O and no printing, so it stays fast
+//! namespaces (ZNS) and counters; and the pipeline vocabulary every layer above speaks
+//! (`pipeline`: sources of block I/O, file operations and key-value requests, and the engines
+//! that expand operations into block I/O). No I/O and no printing, so it stays fast
 //! and testable; see docs/architecture.md.
 
 pub mod blockdev;
@@ -9,6 +11,8 @@ pub mod counters;
 pub mod device;
 pub mod fastdiv;
 pub mod io;
+#[warn(missing_docs)]
+pub mod pipeline;
 pub mod plain;
 pub mod rng;
 pub mod smr;

@@ -82,7 +82,7 @@ pub struct JobResult {
     pub name: String,
     pub namespace: String,
     pub measured: bool,
-    pub stats: wafsim_workload::SourceStats,
+    pub stats: wafsim_core::pipeline::SourceStats,
     /// Timed figures, when the timing model ran.
     pub timing: Option<JobTiming>,
 }

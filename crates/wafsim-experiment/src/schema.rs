@@ -894,7 +894,7 @@ pub struct ExperimentSpec {
     /// Directory that relative file names (fio job files, traces) are resolved against.
     #[serde(skip)]
     pub base_dir: std::path::PathBuf,
-    /// Capacity scale the spec was scaled to (1 = full scale); see `scale.rs`.
+    /// Capacity scale the spec was scaled to (1 = full scale); see `plan/scale.rs`.
     #[serde(skip, default = "one_f64")]
     pub scale: f64,
     /// Name of the variant this document was resolved for.

@@ -7,11 +7,11 @@
 use wafsim_core::plain::PlainDevice;
 use wafsim_core::smr::{SmrConfig, SmrDevice};
 use wafsim_core::{Io, Op, Pid};
+use wafsim_core::pipeline::Script;
 use wafsim_host::dmzoned::DmZonedClock;
 use wafsim_host::{DmZonedConfig, DmZonedDevice, DmZonedTimed};
 use wafsim_time::hdd::HddConfig;
 use wafsim_time::{DiskTimed, DiskTimeline, EngineOptions, JobSpec, PlainTimed, PlainTimeline, PlainTiming};
-use wafsim_workload::Script;
 
 const ZONE: u64 = 16 << 20;
 const DISK_ZONE: u64 = 256 << 20;

@@ -5,9 +5,9 @@
 use wafsim_core::blockdev::BlockDevice;
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::{Device, DeviceConfig, GcPolicy, NamespaceConfig, Placement};
+use wafsim_core::pipeline::IoSource;
 use wafsim_host::fs::{ConvFs, ConvFsConfig, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
-use wafsim_workload::IoSource;
 
 const MIB: u64 = 1 << 20;
 
@@ -170,7 +170,7 @@ fn zoned_fs_writes_never_cross_a_zone_boundary() {
 /// An update larger than the free space GC can make is refused (no space), never a panic.
 #[test]
 fn zoned_fs_refuses_an_update_it_has_no_room_for() {
-    use wafsim_workload::files::FileOp;
+    use wafsim_core::pipeline::FileOp;
     let b = 4096u64;
     let mut c = ZonedFsConfig::new(0, 16, 16 * b, 12 * b, 2);
     c.gc_low_zones = 2;

@@ -9,7 +9,7 @@ use crate::timed::{Class, Cmd, Completions, Event, TimedDevice};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use wafsim_core::{DeviceError, Io, MediaDevice};
-use wafsim_workload::IoSource;
+use wafsim_core::pipeline::IoSource;
 
 /// One job: a source of I/O with fio's host-side knobs.
 pub struct JobSpec {

@@ -1,8 +1,8 @@
 //! Timing model against first principles: program bandwidth, QD1 read latency, Little's law.
 use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, Op, Pid};
+use wafsim_core::pipeline::IoSource;
 use wafsim_time::{run, JobSpec, NandTiming, TimingConfig, Timeline};
 use wafsim_workload::synthetic::{Distribution, Pattern, Synthetic, SyntheticSpec};
-use wafsim_workload::IoSource;
 
 const MU: u32 = 4096;
 

@@ -2,8 +2,8 @@
 use wafsim_core::blockdev::{BlockDevice, ZoneAction};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::{Io, Op, Pid};
+use wafsim_core::pipeline::Script;
 use wafsim_time::{run, JobSpec, TimedRun, TimingConfig, Timeline};
-use wafsim_workload::Script;
 
 const BS: u32 = 4096;
 /// Erase unit: 32 program units on each of 4 dies (48 blocks of 4 KiB per TLC program unit).

@@ -1,36 +1,9 @@
-//! File-level workloads: what a file layer (a conventional or a zone-aware file system) receives
-//! from an application. A file is created in a group (a directory; files of one group share a
-//! lifetime, the hint a zone-aware file system places by), written (appended, or rewritten in
-//! place) and deleted. Application models produce [`FileOp`]s; [`SyntheticFiles`] makes them
-//! from a few figures per group (file sizes, how many files stay live, how writes interleave).
+//! File-level workloads: [`SyntheticFiles`] makes file operations ([`FileOp`], the vocabulary
+//! of wafsim-core's `pipeline::files`, re-exported here) from a few figures per group (file
+//! sizes, how many files stay live, how writes interleave).
 
+pub use wafsim_core::pipeline::files::{FileId, FileOp, FileSource};
 use wafsim_core::Rng;
-
-/// A file's identity, unique over a run.
-pub type FileId = u64;
-
-/// One file operation. Offsets and lengths are bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileOp {
-    /// Create an empty file in `group`.
-    Create { file: FileId, group: u32 },
-    /// Write `len` bytes at `offset`: an append when `offset` is the file's size, an in-place
-    /// update below it.
-    Write { file: FileId, offset: u64, len: u32 },
-    /// Read `len` bytes at `offset`.
-    Read { file: FileId, offset: u64, len: u32 },
-    /// The application is done writing the file for now (a file system drops space it had
-    /// reserved for the file to grow).
-    Close { file: FileId },
-    /// Delete the file (a file system may discard its blocks).
-    Delete { file: FileId },
-}
-
-/// A stream of file operations, a batch at a time (as [`crate::IoSource`] for block I/O).
-pub trait FileSource {
-    /// Append up to `max` operations to `out`; returns how many (0 = exhausted).
-    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize;
-}
 
 /// Which live file a group deletes when it holds more than its live files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -71,7 +71,7 @@ mod source;
 
 
 use wafsim_core::{Io, Pid};
-use wafsim_workload::KvOp;
+use wafsim_core::pipeline::KvOp;
 
 pub use bighash::{BigHash, BigHashCounters};
 pub use blockcache::{BlockCache, BlockCacheCounters, ItemLoc};
@@ -180,9 +180,6 @@ pub enum FlashCacheError {
     /// The configuration is unusable.
     #[error("bad flash cache configuration: {0}")]
     Config(String),
-    /// The request generator's settings are unusable.
-    #[error("bad cache workload: {0}")]
-    Workload(String),
 }
 
 /// Where the cache's parts lie in the namespace (bytes), as Navy lays them out.

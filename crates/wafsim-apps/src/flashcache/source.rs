@@ -2,12 +2,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use wafsim_core::pipeline::{Engine, Expand, IoSource, KvOp, KvSource};
 use wafsim_core::Io;
-use wafsim_workload::cachegen::{CacheGen, CacheGenConfig};
-use wafsim_workload::expand::{Engine, Expand};
-use wafsim_workload::{IoSource, KvOp, KvSource};
 
-use super::{FlashCache, FlashCacheConfig, FlashCacheCounters, FlashCacheError};
+use super::{FlashCache, FlashCacheCounters, FlashCacheError};
 
 /// What a [`FlashCacheSource`] reports, shared with whoever built it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -70,7 +68,10 @@ impl Engine<KvOp> for FlashCacheEngine {
 pub struct FlashCacheSource<K: KvSource>(Expand<KvOp, K, FlashCacheEngine>);
 
 impl<K: KvSource> FlashCacheSource<K> {
-    /// The source and a handle to its report.
+    /// The source and a handle to its report. The CacheBench-over-Navy setup: wafsim-workload's
+    /// `CacheGen` through an empty cache, e.g. `FlashCacheSource::new(CacheGen::try_new(&workload,
+    /// seed)?, FlashCache::new(cache)?)`; for a population twice the cache's size, `workload` is
+    /// `CacheGenConfig::default().with_footprint(2 * namespace_bytes)`.
     pub fn new(kv: K, cache: FlashCache) -> (Self, Arc<Mutex<FlashCacheReport>>) {
         let report = Arc::new(Mutex::new(FlashCacheReport::default()));
         (FlashCacheSource(Expand::new(kv, FlashCacheEngine { cache, report: report.clone() }, 256)), report)
@@ -79,16 +80,6 @@ impl<K: KvSource> FlashCacheSource<K> {
     /// The cache (for inspection).
     pub fn cache(&self) -> &FlashCache {
         &self.0.engine().cache
-    }
-}
-
-impl FlashCacheSource<CacheGen> {
-    /// CacheBench-like requests ([`CacheGen`] of `workload`, seeded) through an empty cache of
-    /// `cache`: the CacheBench-over-Navy setup in one call. For a population twice the cache's
-    /// size: `CacheGenConfig::default().with_footprint(2 * namespace_bytes)`.
-    pub fn cachebench(cache: FlashCacheConfig, workload: &CacheGenConfig, seed: u64) -> Result<(Self, Arc<Mutex<FlashCacheReport>>), FlashCacheError> {
-        let gen = CacheGen::try_new(workload, seed).map_err(FlashCacheError::Workload)?;
-        Ok(FlashCacheSource::new(gen, FlashCache::new(cache)?))
     }
 }
 

@@ -25,7 +25,7 @@
 
 use std::collections::{HashSet, VecDeque};
 
-use wafsim_workload::files::{FileId, FileOp};
+use wafsim_core::pipeline::{FileId, FileOp};
 
 /// Read and write bytes of an operation.
 #[inline]

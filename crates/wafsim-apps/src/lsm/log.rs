@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use wafsim_workload::files::{FileId, FileOp};
+use wafsim_core::pipeline::{FileId, FileOp};
 
 /// What the log counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -239,11 +239,11 @@ pub mod table;
 
 pub use jobs::JobsState;
 pub use log::LogCounters;
-pub use source::{ycsb_through_lsm, LsmFiles, LsmReport};
+pub use source::{LsmFiles, LsmReport};
 pub use store::{Lsm, LsmCounters, TableInfo};
 
 #[allow(unused_imports)]
-use wafsim_workload::files::{FileOp, FileSource};
+use wafsim_core::pipeline::{FileOp, FileSource};
 
 /// Group bit a router reads: files of a group with this bit belong on the capacity tier.
 pub const CAPACITY_GROUP_BIT: u32 = 1 << 31;

@@ -4,12 +4,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use wafsim_workload::expand::{Engine, Expand};
-use wafsim_workload::files::{FileOp, FileSource};
-use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
-use wafsim_workload::{KvOp, KvSource};
+use wafsim_core::pipeline::{Engine, Expand, FileOp, FileSource, KvOp, KvSource};
 
-use super::{JobsState, Lsm, LsmConfig, LsmCounters, LsmError};
+use super::{JobsState, Lsm, LsmCounters, LsmError};
 
 /// What an [`LsmFiles`] reports, shared with whoever built it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -100,6 +97,15 @@ pub struct LsmFiles<K: KvSource>(Expand<KvOp, K, LsmEngine>);
 
 impl<K: KvSource> LsmFiles<K> {
     /// The source and a handle to its report.
+    ///
+    /// A YCSB workload through the store, the recipe of the `wafsim bench` case ("YCSB A
+    /// through the LSM"): `LsmFiles::new(Ycsb::try_new(&ycsb, phases, seed)?, Lsm::new(cfg)?)`
+    /// with wafsim-workload's generator, `ycsb` = `YcsbConfig::workload('a')` with
+    /// `requestdistribution = Zipfian`, `recordcount` records of 1 KB (10 x 100 B), an
+    /// `operationcount`, `YcsbPhases::LoadAndRun`, and `cfg` = `LsmConfig::rocksdb()` (or
+    /// `cassandra()`) with `capacity_bytes` at least about twice the records' bytes
+    /// (size-tiered needs up to twice the data during a major compaction); drain with `fill`
+    /// and count `report.counters.ops`.
     pub fn new(kv: K, store: Lsm) -> (Self, Arc<Mutex<LsmReport>>) {
         let report = Arc::new(Mutex::new(LsmReport::default()));
         (LsmFiles(Expand::new(kv, LsmEngine { store, report: report.clone(), flush_at_end: false }, 256)), report)
@@ -122,17 +128,4 @@ impl<K: KvSource> FileSource for LsmFiles<K> {
     fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
         self.0.fill_commands(out, max)
     }
-}
-
-/// A YCSB workload through an LSM store, as file operations: the recipe of the `wafsim
-/// bench` case ("YCSB A through the LSM"). For the bench: `YcsbConfig::workload('a')` with
-/// `requestdistribution = Zipfian`, `recordcount` records of 1 KB (10 x 100 B), an
-/// `operationcount`, [`YcsbPhases::LoadAndRun`], and `LsmConfig::rocksdb()` (or
-/// `cassandra()`) with `capacity_bytes` at least about twice the records' bytes (size-tiered
-/// needs up to twice the data during a major compaction); drain with `fill` and count
-/// `report.counters.ops`.
-pub fn ycsb_through_lsm(ycsb: &YcsbConfig, phases: YcsbPhases, seed: u64, cfg: LsmConfig) -> Result<(LsmFiles<Ycsb>, Arc<Mutex<LsmReport>>), String> {
-    let kv = Ycsb::try_new(ycsb, phases, seed)?;
-    let store = Lsm::new(cfg).map_err(|e| e.to_string())?;
-    Ok(LsmFiles::new(kv, store))
 }

@@ -2,8 +2,7 @@
 
 use std::collections::HashMap;
 
-use wafsim_workload::files::{FileId, FileOp};
-use wafsim_workload::KvOp;
+use wafsim_core::pipeline::{FileId, FileOp, KvOp};
 
 use super::compaction::{level_targets, pick_level, size_tiered_pick};
 use super::jobs::{Jobs, JobsState};

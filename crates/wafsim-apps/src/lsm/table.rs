@@ -8,7 +8,7 @@
 //! matter until a full version or a tombstone. `Cells::combine` is the one rule every merge
 //! (memtable, compaction, read) uses to put a partial version over an older one.
 
-use wafsim_workload::files::FileId;
+use wafsim_core::pipeline::FileId;
 
 /// Flag in a stored size: the entry is a tombstone (a delete).
 pub const TOMBSTONE: u32 = 1 << 31;

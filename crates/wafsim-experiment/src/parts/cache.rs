@@ -13,7 +13,7 @@ use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheReport, Fla
 use wafsim_core::{Io, Pid, Placement};
 use wafsim_host::fs::FsReport;
 use wafsim_workload::cachegen::{CacheGen, CacheGenConfig, Popularity};
-use wafsim_workload::IoSource;
+use wafsim_core::pipeline::IoSource;
 
 /// The cache's source: passes its counts to the results' row, stops once the cache wrote
 /// `limit` device bytes, passes a refusal to the phase's error slots.

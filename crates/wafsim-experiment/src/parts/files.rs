@@ -11,7 +11,7 @@ use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::{Io, Op, Pid};
 use wafsim_host::fs::{ConvFs, ConvFsConfig, FileSystem, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
-use wafsim_workload::{Chain, IoSource, Script};
+use wafsim_core::pipeline::{Chain, IoSource, Script};
 
 /// Default queue depth of a file workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use wafsim_core::{DeviceConfig, Placement};
 use wafsim_workload::fio::{parse_job_args, parse_job_file, DevicePlacement, FioJob, JobFile, SizeSpec, SourceParams, ZoneMode};
 use wafsim_workload::trace::{IologTee, IologWriter};
-use wafsim_workload::IoSource;
+use wafsim_core::pipeline::IoSource;
 
 /// A parsed fio job file of a phase, with the job options already scaled.
 pub struct LoadedFio {
@@ -117,7 +117,7 @@ pub fn load_fio_files(spec: &ExperimentSpec, phases: &[PhaseSpec], warnings: &mu
 
 type Changes = Vec<(&'static str, u64, u64)>;
 
-/// Absolute byte sizes and I/O counts of a job shrink with the capacity (see `scale.rs`); a
+/// Absolute byte sizes and I/O counts of a job shrink with the capacity (see `plan/scale.rs`); a
 /// size never shrinks below the job's largest block, an I/O count never below 1. Returns what
 /// changed as (option, unscaled, scaled), and which of those stopped at one block.
 fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
@@ -157,7 +157,7 @@ fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
         }
         (*lo, *hi) = (a, b.max(a));
     }
-    // Zone sizes scale with the drive's zones (scale.rs keeps the zone count): whole 4 KiB
+    // Zone sizes scale with the drive's zones (plan/scale.rs keeps the zone count): whole 4 KiB
     // blocks, as the drive rounds its scaled zones, so a zbd job's zonesize still names them.
     let mut zone = |name: &'static str, v: &mut Option<u64>| {
         if let Some(b) = v {

@@ -14,7 +14,7 @@ use wafsim_core::Io;
 use wafsim_host::fs::FsReport;
 use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
 use wafsim_workload::tpcc::{Tpcc, TpccConfig};
-use wafsim_workload::{IoSource, KvSource};
+use wafsim_core::pipeline::{IoSource, KvSource};
 
 /// Default queue depth of a key-value workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;

@@ -15,7 +15,7 @@ use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
 use wafsim_apps::{Lsm, LsmFiles, LsmReport};
 use wafsim_core::Io;
 use wafsim_host::fs::{FileSystem, FsReport, FsSource, MediaClassFs};
-use wafsim_workload::{Chain, IoSource, KvSource, Script};
+use wafsim_core::pipeline::{Chain, IoSource, KvSource, Script};
 
 /// The store's source: passes the levels' counts to the results' row, stops once the store
 /// wrote `limit` bytes to its files, and passes the first refusal (store's or file system's)

@@ -78,7 +78,7 @@ mod tests {
     use crate::schema::InterleaveKind;
     use wafsim_core::Pid;
     use wafsim_workload::synthetic::{Pattern, Synthetic, SyntheticSpec};
-    use wafsim_workload::IoSource;
+    use wafsim_core::pipeline::IoSource;
 
     fn part(ns: u32, rate_iops: Option<f64>, rate_bytes: Option<f64>) -> Part {
         let s = Synthetic::new(SyntheticSpec {

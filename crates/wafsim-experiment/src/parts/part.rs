@@ -8,7 +8,8 @@ use wafsim_core::blockdev::ZoneGeometry;
 use wafsim_core::{Device, DeviceConfig};
 use wafsim_host::fs::FsReport;
 use wafsim_workload::fio::ZbdZones;
-use wafsim_workload::{Interleave, InterleaveMode, IoSource};
+use wafsim_core::pipeline::IoSource;
+use wafsim_workload::{Interleave, InterleaveMode};
 
 /// Default queue depth of synthetic workloads and traces in timed runs.
 pub const DEFAULT_IODEPTH: u32 = 32;

@@ -6,7 +6,7 @@ use anyhow::{anyhow, Result};
 use std::sync::{Arc, Mutex};
 use wafsim_core::{Io, Pid};
 use wafsim_workload::trace::{OffsetPolicy, TraceInput, TraceMerge};
-use wafsim_workload::IoSource;
+use wafsim_core::pipeline::IoSource;
 
 /// A trace merge that parks its error where the runner can find it.
 struct CheckedTraces {

@@ -182,7 +182,7 @@ pub(super) fn account_phase(result: &mut VariantResult, st: &mut RunState, pi: u
 }
 
 /// Job rows of a phase, with a loud warning for every source that issued nothing.
-pub(super) fn push_jobs(result: &mut VariantResult, st: &mut RunState, pi: usize, p: &PhaseSpec, rows: Vec<(Label, wafsim_workload::SourceStats, Option<JobTiming>)>) {
+pub(super) fn push_jobs(result: &mut VariantResult, st: &mut RunState, pi: usize, p: &PhaseSpec, rows: Vec<(Label, wafsim_core::pipeline::SourceStats, Option<JobTiming>)>) {
     for (label, stats, timing) in rows {
         st.phase_ios[pi] += stats.ios;
         if stats.ios == 0 {

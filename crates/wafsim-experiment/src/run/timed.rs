@@ -176,7 +176,7 @@ pub(super) fn run_timed_drive(
             .into_iter()
             .zip(&tr.jobs)
             .map(|((label, iodepth), j)| {
-                let stats = wafsim_workload::SourceStats {
+                let stats = wafsim_core::pipeline::SourceStats {
                     ios: j.read.ios + j.write.ios + j.trim.ios,
                     write_ios: j.write.ios,
                     read_ios: j.read.ios,

@@ -11,7 +11,7 @@ use anyhow::{anyhow, Result};
 use wafsim_core::counters::waf;
 use wafsim_core::{BlockDevice, Counters};
 use wafsim_host::fs::FsReport;
-use wafsim_workload::IoSource;
+use wafsim_core::pipeline::IoSource;
 
 /// One phase of an untimed run, over every drive at once.
 #[allow(clippy::too_many_arguments)]

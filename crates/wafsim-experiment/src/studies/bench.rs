@@ -470,7 +470,7 @@ impl FsCase {
 
     /// At least `n` user 4 KiB writes (the last batch of block I/O finishes).
     fn write(&mut self, n: u64) -> anyhow::Result<()> {
-        use wafsim_workload::IoSource;
+        use wafsim_core::pipeline::IoSource;
         let target = self.report().file_write_bytes + n * MU as u64;
         loop {
             self.batch.clear();
@@ -639,7 +639,7 @@ pub struct AppsBenchResult {
 /// operations after `warm` operations (as `ops()` counts them).
 fn drive_apps(
     name: &'static str,
-    src: &mut dyn wafsim_workload::IoSource,
+    src: &mut dyn wafsim_core::pipeline::IoSource,
     ns_bytes: u64,
     ops: &dyn Fn() -> u64,
     warm: u64,
@@ -722,7 +722,7 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
         let ns_bytes = 8u64 << 30;
         let records = 1_000_000u64;
         let cfg = LsmConfig { capacity_bytes: ns_bytes, ..cfg };
-        let (files, lsm) = wafsim_apps::lsm::ycsb_through_lsm(&ycsb_a(records), YcsbPhases::LoadAndRun, 1, cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let (files, lsm) = wafsim_apps::LsmFiles::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::Lsm::new(cfg).map_err(|e| anyhow::anyhow!("{e}"))?);
         let fs = wafsim_host::fs::ConvFs::new(wafsim_host::fs::ConvFsConfig::new(0, ns_bytes)).map_err(|e| anyhow::anyhow!("{e}"))?;
         let (mut src, fs_report) = wafsim_host::fs::FsSource::new(files, fs);
         let ops = || lsm.lock().expect("report").counters.ops;
@@ -738,7 +738,7 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     let cache = FlashCacheConfig { namespace_bytes: ns_bytes, ..FlashCacheConfig::default() };
     let mut gen = wafsim_workload::cachegen::CacheGenConfig::default().with_footprint(2 * ns_bytes);
     gen.ops = Some(total);
-    let (mut src, report): (_, Arc<Mutex<wafsim_apps::FlashCacheReport>>) = FlashCacheSource::cachebench(cache, &gen, 1).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (mut src, report): (_, Arc<Mutex<wafsim_apps::FlashCacheReport>>) = FlashCacheSource::new(wafsim_workload::cachegen::CacheGen::try_new(&gen, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::FlashCache::new(cache).map_err(|e| anyhow::anyhow!("{e}"))?);
     let ops = || report.lock().expect("report").counters.ops;
     let r = drive_apps("flash cache", &mut src, ns_bytes, &ops, warm, rounds, ops_per_round, &mut progress)?;
     let rep = report.lock().expect("report");

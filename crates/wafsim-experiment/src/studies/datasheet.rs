@@ -9,7 +9,7 @@
 //! [`crate::run::run_variant`]), so what is measured is what `wafsim run` would report for the
 //! same file. Simulated durations are given in simulated seconds: the fio runtime written into
 //! the document is divided by the scale, since scaled timed runs shrink fio runtimes with the
-//! capacity (see `scale.rs`).
+//! capacity (see `plan/scale.rs`).
 
 use crate::results::VariantResult;
 use crate::run::{run_variant, RunOptions};

@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use wafsim_core::{Io, Op, Pid};
-use wafsim_workload::files::{FileId, FileOp};
+use wafsim_core::pipeline::{FileId, FileOp};
 
 /// Figures of a conventional file system.
 #[derive(Debug, Clone, PartialEq)]

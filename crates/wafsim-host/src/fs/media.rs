@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use wafsim_core::Io;
-use wafsim_workload::files::{FileId, FileOp};
+use wafsim_core::pipeline::{FileId, FileOp};
 
 use super::{FileSystem, FsError};
 

@@ -1,4 +1,4 @@
-//! File systems: the file layer between file-level workloads ([`wafsim_workload::files`]) and a
+//! File systems: the file layer between file-level workloads ([`wafsim_core::pipeline::files`]) and a
 //! block device. Each turns file operations into the block I/O its device sees, on its own
 //! (nothing comes back from the device), so a file workload over a file system is an
 //! [`IoSource`] ([`FsSource`]) and runs wherever block workloads run, timed or not.
@@ -20,9 +20,7 @@ pub use zoned::{GcVictim, ZonedFs, ZonedFsConfig, ZonedFsCounters};
 
 use std::sync::{Arc, Mutex};
 use wafsim_core::Io;
-use wafsim_workload::expand::{Engine, Expand};
-use wafsim_workload::files::{FileOp, FileSource};
-use wafsim_workload::IoSource;
+use wafsim_core::pipeline::{Engine, Expand, FileOp, FileSource, IoSource};
 
 /// A file system: file operations in, block I/O out.
 pub trait FileSystem: Send {

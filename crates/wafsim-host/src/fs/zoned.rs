@@ -22,7 +22,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::fastdiv::FastDiv;
 use wafsim_core::{Io, Op, Pid};
-use wafsim_workload::files::{FileId, FileOp};
+use wafsim_core::pipeline::{FileId, FileOp};
 
 use super::conventional::{check_blocks, FsError};
 

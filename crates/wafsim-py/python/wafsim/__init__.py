@@ -7,7 +7,7 @@
     >>> s = wafsim.sweep("experiments/sweeps/op.toml", ray="auto")         # a Ray cluster
 
 An experiment is a path, TOML text or a dict of the same schema as the CLI's experiment files
-(docs in the repository's README and crates/wafsim-experiment/src/spec.rs). `run` returns
+(docs in the repository's README and crates/wafsim-experiment/src/schema.rs). `run` returns
 what `wafsim run --json` prints; errors raise `WafsimError` with the CLI's message.
 """
 

@@ -1,113 +1,8 @@
-//! The one interface every workload implements, and the weighted interleaving of several.
+//! The weighted interleaving of several block I/O sources (the sources and their counts are
+//! wafsim-core's pipeline vocabulary).
 
-use wafsim_core::blockdev::ZoneAction;
-use wafsim_core::{Io, Op};
-
-/// A stream of host I/Os.
-pub trait IoSource: Send {
-    /// Append up to `max` I/Os to `out` and return how many were appended; 0 means the source
-    /// is exhausted (and stays so).
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize;
-}
-
-/// What one source of an [`Interleave`] has emitted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SourceStats {
-    pub ios: u64,
-    pub write_ios: u64,
-    pub read_ios: u64,
-    pub trim_ios: u64,
-    pub write_bytes: u64,
-    pub read_bytes: u64,
-    pub trim_bytes: u64,
-    /// Zone resets (`Op::Zone(ZoneAction::Reset)`) the source issued, e.g. fio `zonemode=zbd`
-    /// resetting full zones ("N zone resets" in fio's output). Not counted in `ios`.
-    pub zone_resets: u64,
-    /// Zone finishes (`Op::Zone(ZoneAction::Finish)`) the source issued. Not counted in `ios`.
-    pub zone_finishes: u64,
-}
-
-impl SourceStats {
-    fn count(&mut self, io: &Io) {
-        if let Op::Zone(action) = io.op {
-            match action {
-                ZoneAction::Reset => self.zone_resets += 1,
-                ZoneAction::Finish => self.zone_finishes += 1,
-                _ => {}
-            }
-            return;
-        }
-        self.ios += 1;
-        match io.op {
-            // A zone append writes like a write; a flush moves no data.
-            Op::Write | Op::Append => {
-                self.write_ios += 1;
-                self.write_bytes += io.len as u64;
-            }
-            Op::Read => {
-                self.read_ios += 1;
-                self.read_bytes += io.len as u64;
-            }
-            Op::Trim => {
-                self.trim_ios += 1;
-                self.trim_bytes += io.len as u64;
-            }
-            Op::Flush | Op::Zone(_) => {}
-        }
-    }
-}
-
-/// A fixed list of I/Os (or of other requests, e.g. key-value ones), in order (a file system's
-/// mkfs commands, a test's script).
-pub struct Script<T = Io> {
-    ios: Vec<T>,
-    next: usize,
-}
-
-impl<T: Copy> Script<T> {
-    pub fn new(ios: Vec<T>) -> Script<T> {
-        Script { ios, next: 0 }
-    }
-
-    /// Append up to `max` items to `out`; how many.
-    pub(crate) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
-        let n = max.min(self.ios.len() - self.next);
-        out.extend_from_slice(&self.ios[self.next..self.next + n]);
-        self.next += n;
-        n
-    }
-}
-
-impl IoSource for Script<Io> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        self.take(out, max)
-    }
-}
-
-/// Runs sources one after another (fio `stonewall` phases inside one job file).
-pub struct Chain {
-    parts: Vec<Box<dyn IoSource>>,
-    current: usize,
-}
-
-impl Chain {
-    pub fn new(parts: Vec<Box<dyn IoSource>>) -> Self {
-        Chain { parts, current: 0 }
-    }
-}
-
-impl IoSource for Chain {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        while self.current < self.parts.len() {
-            let n = self.parts[self.current].fill(out, max);
-            if n > 0 {
-                return n;
-            }
-            self.current += 1;
-        }
-        0
-    }
-}
+use wafsim_core::pipeline::{IoSource, SourceStats};
+use wafsim_core::Io;
 
 /// How an [`Interleave`] picks the source of the next I/O.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -301,7 +196,8 @@ impl IoSource for Interleave {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wafsim_core::Pid;
+    use wafsim_core::pipeline::Script;
+    use wafsim_core::{Op, Pid};
 
     fn ios(ns: u32, n: usize, len: u32) -> Box<dyn IoSource> {
         Box::new(Script::new((0..n).map(|i| Io { op: Op::Write, ns, offset: i as u64 * len as u64, len, pid: Pid::NONE }).collect()))
@@ -318,14 +214,5 @@ mod tests {
         assert_eq!(first40.iter().filter(|&&n| n == 1).count(), 30);
         assert_eq!(il.stats()[0], SourceStats { ios: 10, write_ios: 10, write_bytes: 40960, ..Default::default() });
         assert_eq!(il.stats()[1].ios, 100);
-    }
-
-    #[test]
-    fn chain_runs_in_order() {
-        let mut c = Chain::new(vec![ios(0, 3, 512), ios(1, 2, 512)]);
-        let mut out = Vec::new();
-        while c.fill(&mut out, 2) > 0 {}
-        let order: Vec<u32> = out.iter().map(|io| io.ns).collect();
-        assert_eq!(order, vec![0, 0, 0, 1, 1]);
     }
 }

@@ -5,10 +5,10 @@
 //! stream is the same whatever the batch sizes. An application model over a file system is two
 //! of these stacked: requests -> file operations -> block I/O.
 
-use crate::files::{FileOp, FileSource};
-use crate::kv::{KvOp, KvSource};
-use crate::IoSource;
-use wafsim_core::{Io, Op};
+use super::files::{FileOp, FileSource};
+use super::kv::{KvOp, KvSource};
+use super::source::IoSource;
+use crate::io::{Io, Op};
 
 /// Where operations come from (file workloads, key-value request generators).
 pub trait OpSource<T>: Send {

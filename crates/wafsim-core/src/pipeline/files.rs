@@ -1,0 +1,56 @@
+//! File operations: what a file layer (a conventional or a zone-aware file system) receives
+//! from an application. A file is created in a group (a directory; files of one group share a
+//! lifetime, the hint a zone-aware file system places by), written (appended, or rewritten in
+//! place) and deleted. Application models and file workload generators produce [`FileOp`]s
+//! through a [`FileSource`].
+
+/// A file's identity, unique over a run.
+pub type FileId = u64;
+
+/// One file operation. Offsets and lengths are bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOp {
+    /// Create an empty file in `group`.
+    Create {
+        /// The new file.
+        file: FileId,
+        /// Its group (a directory; a file system may place by it).
+        group: u32,
+    },
+    /// Write `len` bytes at `offset`: an append when `offset` is the file's size, an in-place
+    /// update below it.
+    Write {
+        /// The file written.
+        file: FileId,
+        /// Byte offset in the file.
+        offset: u64,
+        /// Bytes written.
+        len: u32,
+    },
+    /// Read `len` bytes at `offset`.
+    Read {
+        /// The file read.
+        file: FileId,
+        /// Byte offset in the file.
+        offset: u64,
+        /// Bytes read.
+        len: u32,
+    },
+    /// The application is done writing the file for now (a file system drops space it had
+    /// reserved for the file to grow).
+    Close {
+        /// The file closed.
+        file: FileId,
+    },
+    /// Delete the file (a file system may discard its blocks).
+    Delete {
+        /// The file deleted.
+        file: FileId,
+    },
+}
+
+/// A stream of file operations, a batch at a time (as [`super::IoSource`] for block I/O).
+pub trait FileSource {
+    /// Append up to `max` operations to `out`; returns how many (0 = exhausted).
+    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize;
+}

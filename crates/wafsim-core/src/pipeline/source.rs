@@ -1,0 +1,143 @@
+//! Block I/O sources: the [`IoSource`] trait every block workload implements, what a source has
+//! emitted ([`SourceStats`]), a fixed list of I/Os ([`Script`]) and sources run one after
+//! another ([`Chain`]).
+
+use crate::blockdev::ZoneAction;
+use crate::io::{Io, Op};
+
+/// A stream of host I/Os.
+pub trait IoSource: Send {
+    /// Append up to `max` I/Os to `out` and return how many were appended; 0 means the source
+    /// is exhausted (and stays so).
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize;
+}
+
+/// What one source has emitted (a combinator of several sources, such as wafsim-workload's
+/// `Interleave`, keeps one per source).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceStats {
+    /// I/Os that move data or flush (every I/O but zone management).
+    pub ios: u64,
+    /// Writes and zone appends.
+    pub write_ios: u64,
+    /// Reads.
+    pub read_ios: u64,
+    /// Trims.
+    pub trim_ios: u64,
+    /// Bytes of the writes and zone appends.
+    pub write_bytes: u64,
+    /// Bytes of the reads.
+    pub read_bytes: u64,
+    /// Bytes of the trims.
+    pub trim_bytes: u64,
+    /// Zone resets (`Op::Zone(ZoneAction::Reset)`) the source issued, e.g. fio `zonemode=zbd`
+    /// resetting full zones ("N zone resets" in fio's output). Not counted in `ios`.
+    pub zone_resets: u64,
+    /// Zone finishes (`Op::Zone(ZoneAction::Finish)`) the source issued. Not counted in `ios`.
+    pub zone_finishes: u64,
+}
+
+impl SourceStats {
+    /// Count one emitted I/O.
+    #[inline]
+    pub fn count(&mut self, io: &Io) {
+        if let Op::Zone(action) = io.op {
+            match action {
+                ZoneAction::Reset => self.zone_resets += 1,
+                ZoneAction::Finish => self.zone_finishes += 1,
+                _ => {}
+            }
+            return;
+        }
+        self.ios += 1;
+        match io.op {
+            // A zone append writes like a write; a flush moves no data.
+            Op::Write | Op::Append => {
+                self.write_ios += 1;
+                self.write_bytes += io.len as u64;
+            }
+            Op::Read => {
+                self.read_ios += 1;
+                self.read_bytes += io.len as u64;
+            }
+            Op::Trim => {
+                self.trim_ios += 1;
+                self.trim_bytes += io.len as u64;
+            }
+            Op::Flush | Op::Zone(_) => {}
+        }
+    }
+}
+
+/// A fixed list of I/Os (or of other requests, e.g. key-value ones), in order (a file system's
+/// mkfs commands, a test's script).
+pub struct Script<T = Io> {
+    ios: Vec<T>,
+    next: usize,
+}
+
+impl<T: Copy> Script<T> {
+    /// The items of `ios`, handed out in order.
+    pub fn new(ios: Vec<T>) -> Script<T> {
+        Script { ios, next: 0 }
+    }
+
+    /// Append up to `max` items to `out`; how many.
+    pub(super) fn take(&mut self, out: &mut Vec<T>, max: usize) -> usize {
+        let n = max.min(self.ios.len() - self.next);
+        out.extend_from_slice(&self.ios[self.next..self.next + n]);
+        self.next += n;
+        n
+    }
+}
+
+impl IoSource for Script<Io> {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        self.take(out, max)
+    }
+}
+
+/// Runs sources one after another (fio `stonewall` phases inside one job file).
+pub struct Chain {
+    parts: Vec<Box<dyn IoSource>>,
+    current: usize,
+}
+
+impl Chain {
+    /// `parts` in order: each runs until it is exhausted, then the next starts.
+    pub fn new(parts: Vec<Box<dyn IoSource>>) -> Self {
+        Chain { parts, current: 0 }
+    }
+}
+
+impl IoSource for Chain {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        while self.current < self.parts.len() {
+            let n = self.parts[self.current].fill(out, max);
+            if n > 0 {
+                return n;
+            }
+            self.current += 1;
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::Pid;
+
+    fn ios(ns: u32, n: usize, len: u32) -> Box<dyn IoSource> {
+        Box::new(Script::new((0..n).map(|i| Io { op: Op::Write, ns, offset: i as u64 * len as u64, len, pid: Pid::NONE }).collect()))
+    }
+
+    #[test]
+    fn chain_runs_in_order() {
+        let mut c = Chain::new(vec![ios(0, 3, 512), ios(1, 2, 512)]);
+        let mut out = Vec::new();
+        while c.fill(&mut out, 2) > 0 {}
+        let order: Vec<u32> = out.iter().map(|io| io.ns).collect();
+        assert_eq!(order, vec![0, 0, 0, 1, 1]);
+    }
+}
