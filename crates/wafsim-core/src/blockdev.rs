@@ -21,9 +21,14 @@
 //! ```
 
 use crate::counters::Counters;
-use crate::device::DeviceError;
+use crate::error::DeviceError;
 use crate::io::Io;
+use crate::media_op::MediaOp;
 use crate::zone::{ReportFilter, ZoneDescriptor};
+
+// A zone action travels inside a command (`Op::Zone`), so it is defined with the command; it is
+// part of this interface too (`zone_mgmt`), and named here.
+pub use crate::io::ZoneAction;
 
 /// What a completed command reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,16 +36,6 @@ pub struct Completion {
     /// Byte offset the data went to: the command's own offset, or for a Zone Append the
     /// assigned one (the ALBA in bytes).
     pub offset: u64,
-}
-
-/// A Zone Management Send action (NVMe ZNS 1.1 3.4.3; ZBC OPEN/CLOSE/FINISH/RESET WRITE POINTER).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ZoneAction {
-    Open,
-    Close,
-    Finish,
-    Reset,
-    Offline,
 }
 
 /// Which zones a zone action applies to.
@@ -156,7 +151,7 @@ pub trait MediaDevice: BlockDevice {
     fn enable_media_log(&mut self, units_per_program: u32, units_per_page: u32, dies_per_rg: u32);
 
     /// Take the media operations logged since the last call.
-    fn drain_media_ops(&mut self, out: &mut Vec<crate::device::MediaOp>);
+    fn drain_media_ops(&mut self, out: &mut Vec<MediaOp>);
 
     /// Physical unit holding byte `offset` of namespace `ns`, `None` if unwritten (a read of it
     /// costs no NAND time).

@@ -1,4 +1,6 @@
-//! What a workload hands the device front end.
+//! What a workload hands the device front end: one command ([`Io`]), its kind ([`Op`], with a zone
+//! action for zone management), its placement identifier ([`Pid`]). Depends on nothing, so both
+//! the workloads and the block-device interface build on it.
 
 /// Host command kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -16,7 +18,17 @@ pub enum Op {
     /// Zone management (zoned namespaces) of the zone starting at `offset`; `len` is ignored.
     /// The same command as [`crate::blockdev::BlockDevice::zone_mgmt`], carried in the I/O
     /// stream so a workload (fio `zonemode=zbd` resetting full zones) can issue it in order.
-    Zone(crate::blockdev::ZoneAction),
+    Zone(ZoneAction),
+}
+
+/// A Zone Management Send action (NVMe ZNS 1.1 3.4.3; ZBC OPEN/CLOSE/FINISH/RESET WRITE POINTER).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ZoneAction {
+    Open,
+    Close,
+    Finish,
+    Reset,
+    Offline,
 }
 
 /// Placement identifier carried by a write: reclaim group + placement handle (FDP), or a stream

@@ -35,7 +35,7 @@
 
 use crate::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use crate::counters::{Counters, NsCounters};
-use crate::device::DeviceError;
+use crate::error::DeviceError;
 use crate::io::{Io, Op};
 use crate::zoned::{self, zone_err};
 use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};

@@ -26,7 +26,8 @@
 use crate::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use crate::counters::{Counters, NsCounters};
 use crate::blockdev::MediaDevice;
-use crate::device::{DeviceError, MediaOp};
+use crate::error::DeviceError;
+use crate::media_op::MediaOp;
 use crate::io::{Io, Op};
 use crate::zoned::{self, zone_err};
 use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};

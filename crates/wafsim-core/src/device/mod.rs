@@ -22,7 +22,10 @@ mod media_log;
 mod placement;
 
 use media_log::MediaLayout;
-pub use media_log::MediaOp;
+// The error and the media-operation record belong to the block-device interface (error.rs,
+// media_op.rs); re-exported at their old paths, which wafsim-host and wafsim-time name.
+pub use crate::error::DeviceError;
+pub use crate::media_op::MediaOp;
 pub use placement::{FdpEvent, FdpEventKind, Frontier, FrontierKind, EVENT_LOG_LEN};
 
 use crate::config::{ConfigError, DeviceConfig, GcPolicy, Geometry};
@@ -41,28 +44,6 @@ const SEALED: u8 = 2;
 
 /// How far ahead the GC scan and batch submission prefetch L2P entries.
 const PREFETCH_DISTANCE: usize = 32;
-
-/// Errors a command can return.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeviceError {
-    #[error("namespace {0} does not exist")]
-    NoSuchNamespace(u32),
-    #[error("I/O at byte offset {offset} length {len} exceeds namespace {ns} of {size} bytes")]
-    OutOfRange { ns: u32, offset: u64, len: u32, size: u64 },
-    #[error("I/O of length 0")]
-    ZeroLength,
-    #[error("reclaim group {rg}: no free erase unit left (over-provisioning exhausted)")]
-    OutOfSpace { rg: u32 },
-    #[error("reclaim group {rg}: garbage collection cannot reclaim space (every candidate erase unit is full of valid data)")]
-    NoReclaimableSpace { rg: u32 },
-    #[error("RUH update: reclaim group {rg} / RUH {ruh} does not exist")]
-    NoSuchHandle { rg: u32, ruh: u32 },
-    #[error("namespace {ns} is not zoned: zone append and zone management need a zoned namespace")]
-    NotZoned { ns: u32 },
-    /// A zoned namespace refused the command with an NVMe ZNS status.
-    #[error("namespace {ns}, byte offset {offset}: {status}")]
-    Zone { ns: u32, offset: u64, status: crate::zone::ZoneStatus },
-}
 
 #[derive(Debug, Clone)]
 struct ReclaimGroup {

@@ -2,7 +2,8 @@
 //! conventional frontier, a stream, or an FDP reclaim unit handle per reclaim group), FDP
 //! events, and opening/sealing erase units (opening one can start foreground GC).
 
-use super::{Device, DeviceError, NIL, OPEN, SEALED};
+use super::{Device, NIL, OPEN, SEALED};
+use crate::error::DeviceError;
 use crate::config::{Placement, RuhType};
 use crate::io::Pid;
 
