@@ -3,8 +3,8 @@
 //!
 //! One call is one command: dispatch is per command (or per batch), never per mapping unit. A
 //! command addresses a namespace by index and bytes by offset and length ([`Io`]); zoned
-//! namespaces add Zone Append (an [`Op::Append`] whose completion carries the assigned offset),
-//! zone management ([`ZoneAction`]) and Report Zones.
+//! namespaces add Zone Append (an [`Op::Append`](crate::Op::Append) whose completion carries
+//! the assigned offset), zone management ([`ZoneAction`]) and Report Zones.
 //!
 //! ```
 //! use wafsim_core::blockdev::{BlockDevice, ZoneAction};
@@ -60,8 +60,11 @@ pub struct ZoneMgmtDone {
 /// Zone geometry of a zoned namespace, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ZoneGeometry {
+    /// Bytes from one zone's start to the next one's (the address stride).
     pub zone_size: u64,
+    /// Writable bytes of each zone (at most `zone_size`; the rest is never addressable).
     pub zone_capacity: u64,
+    /// Zones in the namespace, conventional ones included.
     pub zones: u32,
     /// Leading conventional zones.
     pub conventional_zones: u32,
@@ -78,6 +81,7 @@ pub struct ZoneReport {
     pub block_size: u32,
     /// Zone size in blocks (ZSZE; a zone's `len`).
     pub zone_size: u64,
+    /// One descriptor per zone reported, in LBA order.
     pub zones: Vec<ZoneDescriptor>,
 }
 
@@ -119,6 +123,7 @@ pub trait BlockDevice {
         None
     }
 
+    /// Namespaces the device exposes; a command's `ns` is an index below this.
     fn namespace_count(&self) -> u32;
 
     /// Namespace size in bytes.

@@ -3,6 +3,8 @@
 //! namespaces (ZNS) and counters. No I/O and no printing, so it stays fast
 //! and testable; see docs/architecture.md.
 
+#![warn(missing_docs)]
+
 pub mod blockdev;
 pub mod config;
 pub mod counters;

@@ -7,11 +7,25 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MediaOp {
     /// One program unit (page x planes x bits per cell) written for host data, on a die.
-    ProgramHost { die: u32 },
+    ProgramHost {
+        /// Die the program occupies.
+        die: u32,
+    },
     /// One program unit of GC copies.
-    ProgramGc { die: u32 },
+    ProgramGc {
+        /// Die the program occupies.
+        die: u32,
+    },
     /// One page read by GC, holding `units` mapping units of live data to copy.
-    ReadGc { die: u32, units: u32 },
+    ReadGc {
+        /// Die the read occupies.
+        die: u32,
+        /// Live mapping units on the page: what crosses the channel to be copied.
+        units: u32,
+    },
     /// Erase of an erase unit (superblock): one block erase on every die of the reclaim group.
-    Erase { rg: u32 },
+    Erase {
+        /// Reclaim group whose dies each erase one block.
+        rg: u32,
+    },
 }

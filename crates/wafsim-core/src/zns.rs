@@ -104,6 +104,8 @@ struct ZnsMedia {
 }
 
 impl ZnsDevice {
+    /// A ZNS drive with every zone empty and no erase yet, or why `cfg` describes no valid zone
+    /// layout.
     pub fn new(cfg: ZnsConfig) -> Result<ZnsDevice, ZoneConfigError> {
         cfg.validate()?;
         let zones = Zones::new(cfg.zones.clone())?;
@@ -122,6 +124,7 @@ impl ZnsDevice {
         })
     }
 
+    /// The configuration the drive was built from.
     pub fn config(&self) -> &ZnsConfig {
         &self.cfg
     }

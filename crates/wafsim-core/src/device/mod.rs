@@ -2,13 +2,13 @@
 //! placement (conventional, streams, FDP) and garbage collection. One concern per file:
 //!
 //! - `mod.rs` (here): the `Device` state, construction and command entry (`submit`);
-//! - [`mapping`]: logical-to-physical mapping, reads, writes, trims, invalidation;
-//! - [`placement`]: write frontiers, which frontier a write goes to (streams, FDP reclaim unit
+//! - `mapping.rs`: logical-to-physical mapping, reads, writes, trims, invalidation;
+//! - `placement.rs`: write frontiers, which frontier a write goes to (streams, FDP reclaim unit
 //!   handles, FDP events), opening and sealing erase units;
-//! - [`gc`]: garbage collection: victim selection (greedy bucket queue, FIFO, cost-benefit,
+//! - `gc.rs`: garbage collection: victim selection (greedy bucket queue, FIFO, cost-benefit,
 //!   d-choices), relocation of live data, erase, background GC;
-//! - [`media_log`]: the NAND operations the FTL causes, for the timing model;
-//! - [`invariants`]: whole-state consistency checks for tests.
+//! - `media_log.rs`: the NAND operations the FTL causes, for the timing model;
+//! - `invariants.rs`: whole-state consistency checks for tests.
 //!
 //! Layout: erase unit `e` owns physical mapping units `e*Np .. (e+1)*Np`; erase units are split
 //! into contiguous runs, one per reclaim group. Validity of a physical unit `p` is derived, not
@@ -180,18 +180,23 @@ impl Device {
         })
     }
 
+    /// The configuration the device was built from.
     pub fn config(&self) -> &DeviceConfig {
         &self.cfg
     }
 
+    /// The figures derived from the configuration (erase units, Np, reclaim groups, OP).
     pub fn geometry(&self) -> &Geometry {
         &self.geo
     }
 
+    /// Host and media traffic, erases and FDP event counts since the device was built.
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
 
+    /// Every write frontier, host and GC, in index order (the order of
+    /// [`Counters::frontiers`] and of [`Device::unit_owner`]'s answers).
     pub fn frontiers(&self) -> &[Frontier] {
         &self.frontiers
     }
@@ -206,6 +211,7 @@ impl Device {
         self.ns_bytes[ns as usize]
     }
 
+    /// Namespaces of the device (the configuration's, in order).
     pub fn namespace_count(&self) -> u32 {
         self.ns_bytes.len() as u32
     }
