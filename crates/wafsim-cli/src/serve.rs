@@ -206,7 +206,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         None => None,
     };
     let exports = match &pacer {
-        Some(p) => sim::paced_exports(p, backing),
+        Some(p) => pace::paced_exports(p, backing),
         None => sim::exports(&drive, backing),
     }
     .map_err(|e| anyhow!(e))?;

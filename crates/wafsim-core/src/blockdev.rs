@@ -3,8 +3,8 @@
 //!
 //! One call is one command: dispatch is per command (or per batch), never per mapping unit. A
 //! command addresses a namespace by index and bytes by offset and length ([`Io`]); zoned
-//! namespaces add Zone Append (an [`Op::Append`] whose completion carries the assigned offset),
-//! zone management ([`ZoneAction`]) and Report Zones.
+//! namespaces add Zone Append (an [`Op::Append`](crate::Op::Append) whose completion carries
+//! the assigned offset), zone management ([`ZoneAction`]) and Report Zones.
 //!
 //! ```
 //! use wafsim_core::blockdev::{BlockDevice, ZoneAction};
@@ -21,9 +21,14 @@
 //! ```
 
 use crate::counters::Counters;
-use crate::device::DeviceError;
+use crate::error::DeviceError;
 use crate::io::Io;
+use crate::media_op::MediaOp;
 use crate::zone::{ReportFilter, ZoneDescriptor};
+
+// A zone action travels inside a command (`Op::Zone`), so it is defined with the command; it is
+// part of this interface too (`zone_mgmt`), and named here.
+pub use crate::io::ZoneAction;
 
 /// What a completed command reports back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,16 +36,6 @@ pub struct Completion {
     /// Byte offset the data went to: the command's own offset, or for a Zone Append the
     /// assigned one (the ALBA in bytes).
     pub offset: u64,
-}
-
-/// A Zone Management Send action (NVMe ZNS 1.1 3.4.3; ZBC OPEN/CLOSE/FINISH/RESET WRITE POINTER).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ZoneAction {
-    Open,
-    Close,
-    Finish,
-    Reset,
-    Offline,
 }
 
 /// Which zones a zone action applies to.
@@ -65,8 +60,11 @@ pub struct ZoneMgmtDone {
 /// Zone geometry of a zoned namespace, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ZoneGeometry {
+    /// Bytes from one zone's start to the next one's (the address stride).
     pub zone_size: u64,
+    /// Writable bytes of each zone (at most `zone_size`; the rest is never addressable).
     pub zone_capacity: u64,
+    /// Zones in the namespace, conventional ones included.
     pub zones: u32,
     /// Leading conventional zones.
     pub conventional_zones: u32,
@@ -83,6 +81,7 @@ pub struct ZoneReport {
     pub block_size: u32,
     /// Zone size in blocks (ZSZE; a zone's `len`).
     pub zone_size: u64,
+    /// One descriptor per zone reported, in LBA order.
     pub zones: Vec<ZoneDescriptor>,
 }
 
@@ -124,6 +123,7 @@ pub trait BlockDevice {
         None
     }
 
+    /// Namespaces the device exposes; a command's `ns` is an index below this.
     fn namespace_count(&self) -> u32;
 
     /// Namespace size in bytes.
@@ -156,7 +156,7 @@ pub trait MediaDevice: BlockDevice {
     fn enable_media_log(&mut self, units_per_program: u32, units_per_page: u32, dies_per_rg: u32);
 
     /// Take the media operations logged since the last call.
-    fn drain_media_ops(&mut self, out: &mut Vec<crate::device::MediaOp>);
+    fn drain_media_ops(&mut self, out: &mut Vec<MediaOp>);
 
     /// Physical unit holding byte `offset` of namespace `ns`, `None` if unwritten (a read of it
     /// costs no NAND time).

@@ -77,9 +77,19 @@ pub enum Placement {
     /// One shared host frontier for every namespace (the I/O blender) and one GC frontier.
     Conventional,
     /// Legacy streams directive: one host frontier per stream id (0 = no stream), GC shared.
-    Streams { streams: u32 },
+    Streams {
+        /// Stream ids 0..streams, one host frontier each; a write without a valid stream id
+        /// goes to stream 0.
+        streams: u32,
+    },
     /// NVMe Flexible Data Placement.
-    Fdp { reclaim_groups: u32, ruh_types: Vec<RuhType> },
+    Fdp {
+        /// Reclaim groups the erase units are split into, each with its own frontiers and GC.
+        reclaim_groups: u32,
+        /// The type of each reclaim unit handle (index = RUH id), the same in every reclaim
+        /// group: whether GC may mix the handle's data with other handles'.
+        ruh_types: Vec<RuhType>,
+    },
 }
 
 impl fmt::Display for Placement {
@@ -103,7 +113,9 @@ impl fmt::Display for Placement {
 /// One namespace: an LBA space with its own placement handles.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamespaceConfig {
+    /// What reports and exports call the namespace (the experiment's name for it).
     pub name: String,
+    /// Capacity in bytes; the device exposes the whole mapping units of it.
     pub size_bytes: u64,
     /// Placement handle i of this namespace refers to RUH `placement_handles[i]`.
     pub placement_handles: Vec<u16>,
@@ -120,12 +132,15 @@ pub struct DeviceConfig {
     pub mapping_unit: u32,
     /// Erase unit (superblock / reclaim unit) in bytes; a multiple of the mapping unit.
     pub erase_unit_bytes: u64,
+    /// How GC chooses its victims.
     pub gc_policy: GcPolicy,
     /// GC starts when a reclaim group's free pool drops below this many erase units (>= 2).
     pub gc_free_min: u32,
     /// GC stops when the free pool holds this many erase units again (>= gc_free_min).
     pub gc_free_target: u32,
+    /// How host writes are steered to write frontiers.
     pub placement: Placement,
+    /// The namespaces in order: index i is a command's `ns` i (NVMe nsid i + 1).
     pub namespaces: Vec<NamespaceConfig>,
     /// Seed for the device's own randomness (d-choices sampling).
     pub seed: u64,
@@ -134,6 +149,7 @@ pub struct DeviceConfig {
 /// Configuration errors; each says which setting and what was expected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
+    /// A setting out of range or inconsistent with another; the message names it.
     #[error("{0}")]
     Invalid(String),
 }
@@ -145,6 +161,7 @@ fn invalid<T>(msg: impl Into<String>) -> Result<T, ConfigError> {
 /// Figures derived from a [`DeviceConfig`]. OP is given in both conventions.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Geometry {
+    /// FTL mapping unit in bytes, as configured.
     pub mapping_unit: u32,
     /// Mapping units per erase unit (Np).
     pub units_per_eu: u32,
@@ -152,8 +169,12 @@ pub struct Geometry {
     pub logical_units: u64,
     /// Mapping units exported through namespaces (sum of namespace sizes, rounded down per namespace).
     pub namespace_units: u64,
+    /// Erase units of the device: the raw capacity's whole erase units, rounded down to a
+    /// multiple of the reclaim groups.
     pub erase_units: u32,
+    /// Reclaim groups (FDP's setting; 1 for conventional and streams).
     pub reclaim_groups: u32,
+    /// Erase units per reclaim group; group r owns the contiguous run from r * eus_per_rg.
     pub eus_per_rg: u32,
     /// Write frontiers kept open at once (host and GC), over all reclaim groups.
     pub open_frontiers: u32,

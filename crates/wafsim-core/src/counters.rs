@@ -11,7 +11,9 @@ pub struct NsCounters {
     pub gc_units: u64,
     /// Mapping units of dummy data programmed to fill this namespace's zones (ZNS Finish).
     pub pad_units: u64,
+    /// Bytes the host read from this namespace.
     pub host_read_bytes: u64,
+    /// Bytes the host's trims covered in this namespace (partial mapping units included).
     pub trim_bytes: u64,
 }
 
@@ -25,7 +27,9 @@ impl NsCounters {
 /// Per write-frontier counters (a frontier belongs to one RUH or stream, or is a GC frontier).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FrontierCounters {
+    /// Mapping units of host data this frontier programmed (0 for a GC frontier).
     pub host_units: u64,
+    /// Mapping units of GC copies this frontier received (0 for a host frontier).
     pub gc_units: u64,
     /// Erase units erased that this frontier had written.
     pub erases: u64,
@@ -59,17 +63,24 @@ pub struct Counters {
     pub pad_units: u64,
     /// Erase operations.
     pub erases: u64,
+    /// Bytes the host read.
     pub host_read_bytes: u64,
+    /// Mapping units host reads touched (a partial unit counts whole).
     pub read_units: u64,
     /// Reads of mapping units that hold no data (never written or trimmed).
     pub unmapped_read_units: u64,
+    /// Bytes host trims covered, partial mapping units included (what they freed is
+    /// `trimmed_units`).
     pub trim_bytes: u64,
     /// Mapping units deallocated by trims.
     pub trimmed_units: u64,
     /// Erase units reclaimed by background GC (timed mode, host idle).
     pub background_victims: u64,
+    /// Per namespace, in namespace order.
     pub namespaces: Vec<NsCounters>,
+    /// Per write frontier of the flash FTL, in the order of [`crate::Device::frontiers`].
     pub frontiers: Vec<FrontierCounters>,
+    /// FDP events since the device was built (its event log keeps only the latest).
     pub fdp_events: FdpEventCounts,
 }
 

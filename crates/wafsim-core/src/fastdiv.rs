@@ -3,6 +3,8 @@
 //! of two mapping units (e.g. 1536 pages per block) and a hardware divide costs ~25 cycles on the
 //! hot path.
 
+/// A divisor fixed at construction, with its precomputed reciprocal: [`FastDiv::div`] costs a
+/// multiply instead of a divide.
 #[derive(Debug, Clone, Copy)]
 pub struct FastDiv {
     m: u64,
@@ -10,6 +12,7 @@ pub struct FastDiv {
 }
 
 impl FastDiv {
+    /// Precompute division by `d` (> 0).
     pub fn new(d: u32) -> Self {
         assert!(d > 0);
         FastDiv { m: (u64::MAX / d as u64).wrapping_add(1), d }
@@ -24,6 +27,7 @@ impl FastDiv {
         ((self.m as u128 * n as u128) >> 64) as u32
     }
 
+    /// The `d` this divides by (for the remainder, `n - div(n) * d`).
     pub fn divisor(&self) -> u32 {
         self.d
     }

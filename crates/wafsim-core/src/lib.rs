@@ -5,13 +5,16 @@
 //! that expand operations into block I/O). No I/O and no printing, so it stays fast
 //! and testable; see docs/architecture.md.
 
+#![warn(missing_docs)]
+
 pub mod blockdev;
 pub mod config;
 pub mod counters;
 pub mod device;
+pub mod error;
 pub mod fastdiv;
 pub mod io;
-#[warn(missing_docs)]
+pub mod media_op;
 pub mod pipeline;
 pub mod plain;
 pub mod rng;
@@ -25,6 +28,7 @@ pub mod zone;
 pub use config::{DeviceConfig, GcPolicy, Geometry, NamespaceConfig, Placement, RuhType};
 pub use blockdev::{BlockDevice, MediaDevice};
 pub use counters::Counters;
-pub use device::{Device, DeviceError};
+pub use device::Device;
+pub use error::DeviceError;
 pub use io::{Io, Op, Pid};
 pub use rng::Rng;

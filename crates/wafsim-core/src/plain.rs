@@ -5,7 +5,7 @@
 
 use crate::blockdev::{BlockDevice, Completion};
 use crate::counters::{Counters, NsCounters};
-use crate::device::DeviceError;
+use crate::error::DeviceError;
 use crate::io::{Io, Op};
 
 /// One namespace of `bytes` bytes in blocks of `block_size`.

@@ -30,6 +30,7 @@ impl Rng {
         Rng::new(splitmix64(&mut x))
     }
 
+    /// The next 64 uniformly distributed bits of the stream (xoshiro256++).
     #[inline(always)]
     pub fn next_u64(&mut self) -> u64 {
         let s = &mut self.s;

@@ -35,7 +35,7 @@
 
 use crate::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use crate::counters::{Counters, NsCounters};
-use crate::device::DeviceError;
+use crate::error::DeviceError;
 use crate::io::{Io, Op};
 use crate::zoned::{self, zone_err};
 use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};
@@ -110,8 +110,11 @@ impl SmrConfig {
 /// SCSI sense data of a failed command: sense key, additional sense code and qualifier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ZbcSense {
+    /// Sense key: the class of failure (ILLEGAL REQUEST or DATA PROTECT here).
     pub key: u8,
+    /// Additional sense code: which rule the command broke.
     pub asc: u8,
+    /// Additional sense code qualifier: refines `asc`.
     pub ascq: u8,
 }
 
@@ -209,6 +212,7 @@ pub struct SmrDevice {
 }
 
 impl SmrDevice {
+    /// An SMR disk with every zone empty, or why `cfg` describes no valid zone layout.
     pub fn new(cfg: SmrConfig) -> Result<SmrDevice, ZoneConfigError> {
         let zc = cfg.zone_config()?;
         let conventional_end = zc.zone_size * zc.conventional_zones as u64;
@@ -221,6 +225,7 @@ impl SmrDevice {
         })
     }
 
+    /// The configuration the disk was built from.
     pub fn config(&self) -> &SmrConfig {
         &self.cfg
     }

@@ -6,20 +6,12 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid size {input:?}: {reason} (expected e.g. \"4KiB\", \"256MiB\", \"940GB\", \"7.68TB\" or a plain byte count)")]
 pub struct SizeError {
+    /// The text as given.
     pub input: String,
+    /// What is wrong with it (no number, unknown unit suffix, too large, ...).
     pub reason: &'static str,
 }
 
-/// Parse a byte size. SI suffixes (kB/KB, MB, GB, TB, PB) are powers of 1000, binary suffixes
-/// (KiB, MiB, GiB, TiB, PiB) powers of 1024, "B" or no suffix means bytes. Case-insensitive,
-/// fractions allowed ("7.68TB") when the result is a whole number of bytes.
-///
-/// ```
-/// use wafsim_core::units::parse_bytes;
-/// assert_eq!(parse_bytes("7.68TB").unwrap(), 7_680_000_000_000);
-/// assert_eq!(parse_bytes("256GiB").unwrap(), 256 << 30);
-/// assert_eq!(parse_bytes("4096").unwrap(), 4096);
-/// ```
 /// `1234567` as `1,234,567` (counts and rates in messages and tables).
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -33,6 +25,16 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// Parse a byte size. SI suffixes (kB/KB, MB, GB, TB, PB) are powers of 1000, binary suffixes
+/// (KiB, MiB, GiB, TiB, PiB) powers of 1024, "B" or no suffix means bytes. Case-insensitive,
+/// fractions allowed ("7.68TB") when the result is a whole number of bytes.
+///
+/// ```
+/// use wafsim_core::units::parse_bytes;
+/// assert_eq!(parse_bytes("7.68TB").unwrap(), 7_680_000_000_000);
+/// assert_eq!(parse_bytes("256GiB").unwrap(), 256 << 30);
+/// assert_eq!(parse_bytes("4096").unwrap(), 4096);
+/// ```
 pub fn parse_bytes(input: &str) -> Result<u64, SizeError> {
     let err = |reason| SizeError { input: input.to_string(), reason };
     let s = input.trim();

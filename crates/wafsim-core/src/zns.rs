@@ -26,7 +26,8 @@
 use crate::blockdev::{BlockDevice, Completion, ZoneAction, ZoneGeometry, ZoneMgmtDone, ZoneTarget};
 use crate::counters::{Counters, NsCounters};
 use crate::blockdev::MediaDevice;
-use crate::device::{DeviceError, MediaOp};
+use crate::error::DeviceError;
+use crate::media_op::MediaOp;
 use crate::io::{Io, Op};
 use crate::zoned::{self, zone_err};
 use crate::zone::{ReportFilter, ZoneConfig, ZoneConfigError, ZoneDescriptor, ZoneStatus, Zones};
@@ -103,6 +104,8 @@ struct ZnsMedia {
 }
 
 impl ZnsDevice {
+    /// A ZNS drive with every zone empty and no erase yet, or why `cfg` describes no valid zone
+    /// layout.
     pub fn new(cfg: ZnsConfig) -> Result<ZnsDevice, ZoneConfigError> {
         cfg.validate()?;
         let zones = Zones::new(cfg.zones.clone())?;
@@ -121,6 +124,7 @@ impl ZnsDevice {
         })
     }
 
+    /// The configuration the drive was built from.
     pub fn config(&self) -> &ZnsConfig {
         &self.cfg
     }

@@ -3,7 +3,7 @@
 //! and the host-side counters.
 
 use crate::counters::Counters;
-use crate::device::DeviceError;
+use crate::error::DeviceError;
 use crate::io::Io;
 use crate::zone::{ReportFilter, ZoneDescriptor, ZoneStatus, Zones};
 

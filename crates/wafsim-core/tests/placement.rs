@@ -148,7 +148,7 @@ fn same_seed_gives_identical_counters() {
 
 #[test]
 fn media_log_programs_reads_and_erases() {
-    use wafsim_core::device::MediaOp;
+    use wafsim_core::media_op::MediaOp;
     // 64 erase units of 64 mapping units; program unit 8 units, page 2 units, 4 dies.
     let mut dev = uniform_device(64, 64, 0.5, GcPolicy::Greedy);
     dev.enable_media_log(8, 2, 4);

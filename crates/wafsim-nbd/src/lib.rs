@@ -10,7 +10,8 @@
 //!   for resolving export names.
 //! * [`mem`]: [`MemExport`], a sparse in-memory export; [`mod@file`]: [`FileExport`], a file-backed one.
 //! * [`sim`]: the namespaces of a simulated drive as exports ([`sim::LiveDrive`],
-//!   [`sim::exports`]); [`pace`]: the same with each reply at the timing model's completion time.
+//!   [`sim::exports`]); [`pace`]: the same with each reply at the timing model's completion time
+//!   ([`pace::paced_exports`]; pace builds on sim, not the other way round).
 //! * [`server`]: [`Server`], one thread per TCP or Unix-socket connection, with a
 //!   [`ShutdownHandle`].
 //!

@@ -32,9 +32,9 @@ use wafsim_experiment::schema::{ExperimentSpec, Queues};
 use wafsim_experiment::drives::{Drive, Stack};
 use wafsim_time::{Cmd, Completions, FlashTimed, TimedDevice, Timeline, TimingConfig};
 
-use crate::export::{Export, ExportError};
+use crate::export::{Export, ExportError, ExportMap};
 use crate::proto::BlockSizes;
-use crate::sim::{LiveDrive, NsExport};
+use crate::sim::{chunks, exports_with, Backing, LiveDrive, NsExport};
 
 /// A reply ready this much after the model's completion time counts as late: the host, not
 /// the model, decided its latency. Below it, lateness is the sleep's own wake-up jitter.
@@ -388,6 +388,13 @@ impl State {
     }
 }
 
+/// [`crate::sim::exports`] with every reply paced by `pacer`'s timing model (`wafsim serve
+/// --pace`).
+pub fn paced_exports(pacer: &Arc<Pacer>, backing: Backing<'_>) -> Result<ExportMap, String> {
+    let p = pacer.clone();
+    exports_with(pacer.drive(), backing, move |inner| Arc::new(PacedExport { inner, pacer: p.clone() }))
+}
+
 /// A namespace export whose replies wait for the timing model (see the module docs); the
 /// untimed [`NsExport`] it wraps gives the namespace, placement handle and data store.
 pub struct PacedExport {
@@ -424,23 +431,23 @@ impl Export for PacedExport {
 
     fn read(&self, offset: u64, buf: &mut [u8]) -> Result<(), ExportError> {
         // A zero-length request is no command for the drive (as untimed).
-        let ios: Vec<Io> = crate::sim::chunks(offset, buf.len() as u64).map(|(o, l)| self.inner.io(Op::Read, o, l)).collect();
+        let ios: Vec<Io> = chunks(offset, buf.len() as u64).map(|(o, l)| self.inner.io(Op::Read, o, l)).collect();
         self.run(&ios, || self.inner.data.read(offset, buf))
     }
 
     fn write(&self, offset: u64, data: &[u8], fua: bool) -> Result<(), ExportError> {
-        let ios: Vec<Io> = crate::sim::chunks(offset, data.len() as u64).map(|(o, l)| self.inner.io(Op::Write, o, l)).collect();
+        let ios: Vec<Io> = chunks(offset, data.len() as u64).map(|(o, l)| self.inner.io(Op::Write, o, l)).collect();
         self.run(&ios, || self.inner.data.write(offset, data, fua))
     }
 
     fn trim(&self, offset: u64, len: u64) -> Result<(), ExportError> {
-        let ios: Vec<Io> = crate::sim::chunks(offset, len).map(|(o, l)| self.inner.io(Op::Trim, o, l)).collect();
+        let ios: Vec<Io> = chunks(offset, len).map(|(o, l)| self.inner.io(Op::Trim, o, l)).collect();
         self.run(&ios, || self.inner.data.trim(offset, len))
     }
 
     fn write_zeroes(&self, offset: u64, len: u64, no_hole: bool) -> Result<(), ExportError> {
         let op = if no_hole { Op::Write } else { Op::Trim };
-        let ios: Vec<Io> = crate::sim::chunks(offset, len).map(|(o, l)| self.inner.io(op, o, l)).collect();
+        let ios: Vec<Io> = chunks(offset, len).map(|(o, l)| self.inner.io(op, o, l)).collect();
         self.run(&ios, || self.inner.data.write_zeroes(offset, len, no_hole))
     }
 
@@ -455,7 +462,6 @@ impl Export for PacedExport {
 mod tests {
     use super::*;
     use crate::export::Exports;
-    use crate::sim::{paced_exports, Backing};
     use wafsim_core::BlockDevice;
 
     fn spec(path: &str, variant: &str) -> ExperimentSpec {

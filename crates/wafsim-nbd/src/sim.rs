@@ -15,8 +15,8 @@
 //! sequential state machine, as a drive's FTL is. The data store is outside that lock.
 //!
 //! Untimed, a reply leaves as soon as the simulation and the store are done;
-//! [`paced_exports`] wraps the same exports so that replies wait for the timing model
-//! ([`crate::pace`]). The two are separate types, so untimed requests pay nothing for pacing.
+//! [`crate::pace::paced_exports`] wraps the same exports so that replies wait for the timing
+//! model. The two are separate types, so untimed requests pay nothing for pacing.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -181,14 +181,9 @@ pub fn exports(drive: &Arc<LiveDrive>, backing: Backing<'_>) -> Result<ExportMap
     exports_with(drive, backing, |e| Arc::new(e))
 }
 
-/// [`exports`] with every reply paced by `pacer`'s timing model (`wafsim serve --pace`).
-pub fn paced_exports(pacer: &Arc<crate::pace::Pacer>, backing: Backing<'_>) -> Result<ExportMap, String> {
-    let p = pacer.clone();
-    exports_with(pacer.drive(), backing, move |inner| Arc::new(crate::pace::PacedExport { inner, pacer: p.clone() }))
-}
-
-/// The export map, each namespace export made by `wrap`.
-fn exports_with(drive: &Arc<LiveDrive>, backing: Backing<'_>, wrap: impl Fn(NsExport) -> Arc<dyn Export> + Send + Sync + 'static) -> Result<ExportMap, String> {
+/// The export map, each namespace export made by `wrap` (the untimed one as is, or wrapped by
+/// [`crate::pace::paced_exports`]).
+pub(crate) fn exports_with(drive: &Arc<LiveDrive>, backing: Backing<'_>, wrap: impl Fn(NsExport) -> Arc<dyn Export> + Send + Sync + 'static) -> Result<ExportMap, String> {
     let (names, sizes, handles, unit) = {
         let live = drive.lock();
         let t = live.stack.target();

@@ -144,7 +144,7 @@ fn paced_zero_length_requests_are_answered() {
     let stack = wafsim_experiment::run::build_stack(&v.spec).unwrap();
     let configs = wafsim_nbd::pace::timing_configs(&v.spec, &stack).unwrap();
     let pacer = wafsim_nbd::pace::Pacer::new(LiveDrive::new(stack).unwrap(), configs, false).unwrap();
-    let srv = Running::start(sim::paced_exports(&pacer, Backing::Memory).unwrap(), Config::default());
+    let srv = Running::start(wafsim_nbd::pace::paced_exports(&pacer, Backing::Memory).unwrap(), Config::default());
     let mut c = Client::ready(srv.addr);
     for cmd in [Command::Write, Command::Read, Command::Trim, Command::WriteZeroes] {
         assert_eq!(c.cmd(cmd, 0, 4096, 0, &[]).errno(), None, "{cmd:?}");

@@ -2,7 +2,9 @@
 //! counts, FIFO, cost-benefit, d-choices), relocation of a victim's live data to the GC frontier
 //! its writer designates, erase, and background GC.
 
-use super::{prefetch, Device, DeviceError, FdpEvent, FdpEventKind, FrontierKind, MediaOp, FREE, NIL, PREFETCH_DISTANCE, SEALED};
+use super::{prefetch, Device, FdpEvent, FdpEventKind, FrontierKind, FREE, NIL, PREFETCH_DISTANCE, SEALED};
+use crate::error::DeviceError;
+use crate::media_op::MediaOp;
 use crate::config::GcPolicy;
 
 impl Device {

@@ -1,7 +1,8 @@
 //! Logical-to-physical mapping: bounds of a command, host writes, reads and trims, and
 //! invalidation of overwritten data (which moves an erase unit between greedy buckets).
 
-use super::{Device, DeviceError, NIL, SEALED};
+use super::{Device, NIL, SEALED};
+use crate::error::DeviceError;
 use crate::io::Io;
 
 impl Device {

@@ -1,21 +1,11 @@
-//! The NAND operations the FTL causes (programs, GC page reads, erases), logged for the timing
-//! model only when it asks (`enable_media_log`), and where a physical unit lies on the dies.
+//! The NAND operations the FTL causes (programs, GC page reads, erases; [`MediaOp`]), logged for
+//! the timing model only when it asks (`enable_media_log`), and where a physical unit lies on the
+//! dies.
 
 use super::{Device, FrontierKind};
-
-/// A NAND operation the FTL caused, for the timing model (logged only when enabled with
-/// [`Device::enable_media_log`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MediaOp {
-    /// One program unit (page x planes x bits per cell) written for host data, on a die.
-    ProgramHost { die: u32 },
-    /// One program unit of GC copies.
-    ProgramGc { die: u32 },
-    /// One page read by GC, holding `units` mapping units of live data to copy.
-    ReadGc { die: u32, units: u32 },
-    /// Erase of an erase unit (superblock): one block erase on every die of the reclaim group.
-    Erase { rg: u32 },
-}
+use crate::error::DeviceError;
+use crate::io::Io;
+use crate::media_op::MediaOp;
 
 /// How physical mapping units lie on dies (timed mode): program units are striped over the dies
 /// of a reclaim group in order.
@@ -91,11 +81,11 @@ impl crate::blockdev::MediaDevice for Device {
         Device::media_pos(self, ppa)
     }
     #[inline]
-    fn background_gc(&mut self, target_free: u32, max_victims: u32) -> Result<u32, crate::device::DeviceError> {
+    fn background_gc(&mut self, target_free: u32, max_victims: u32) -> Result<u32, DeviceError> {
         Device::background_gc(self, target_free, max_victims)
     }
     #[inline]
-    fn prefetch_io(&self, io: &crate::io::Io) {
+    fn prefetch_io(&self, io: &Io) {
         Device::prefetch_io(self, io)
     }
 }

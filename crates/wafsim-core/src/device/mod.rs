@@ -2,13 +2,13 @@
 //! placement (conventional, streams, FDP) and garbage collection. One concern per file:
 //!
 //! - `mod.rs` (here): the `Device` state, construction and command entry (`submit`);
-//! - [`mapping`]: logical-to-physical mapping, reads, writes, trims, invalidation;
-//! - [`placement`]: write frontiers, which frontier a write goes to (streams, FDP reclaim unit
+//! - `mapping.rs`: logical-to-physical mapping, reads, writes, trims, invalidation;
+//! - `placement.rs`: write frontiers, which frontier a write goes to (streams, FDP reclaim unit
 //!   handles, FDP events), opening and sealing erase units;
-//! - [`gc`]: garbage collection: victim selection (greedy bucket queue, FIFO, cost-benefit,
+//! - `gc.rs`: garbage collection: victim selection (greedy bucket queue, FIFO, cost-benefit,
 //!   d-choices), relocation of live data, erase, background GC;
-//! - [`media_log`]: the NAND operations the FTL causes, for the timing model;
-//! - [`invariants`]: whole-state consistency checks for tests.
+//! - `media_log.rs`: the NAND operations the FTL causes, for the timing model;
+//! - `invariants.rs`: whole-state consistency checks for tests.
 //!
 //! Layout: erase unit `e` owns physical mapping units `e*Np .. (e+1)*Np`; erase units are split
 //! into contiguous runs, one per reclaim group. Validity of a physical unit `p` is derived, not
@@ -22,7 +22,10 @@ mod media_log;
 mod placement;
 
 use media_log::MediaLayout;
-pub use media_log::MediaOp;
+// The error and the media-operation record belong to the block-device interface (error.rs,
+// media_op.rs); re-exported at their old paths, which wafsim-host and wafsim-time name.
+pub use crate::error::DeviceError;
+pub use crate::media_op::MediaOp;
 pub use placement::{FdpEvent, FdpEventKind, Frontier, FrontierKind, EVENT_LOG_LEN};
 
 use crate::config::{ConfigError, DeviceConfig, GcPolicy, Geometry};
@@ -41,28 +44,6 @@ const SEALED: u8 = 2;
 
 /// How far ahead the GC scan and batch submission prefetch L2P entries.
 const PREFETCH_DISTANCE: usize = 32;
-
-/// Errors a command can return.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DeviceError {
-    #[error("namespace {0} does not exist")]
-    NoSuchNamespace(u32),
-    #[error("I/O at byte offset {offset} length {len} exceeds namespace {ns} of {size} bytes")]
-    OutOfRange { ns: u32, offset: u64, len: u32, size: u64 },
-    #[error("I/O of length 0")]
-    ZeroLength,
-    #[error("reclaim group {rg}: no free erase unit left (over-provisioning exhausted)")]
-    OutOfSpace { rg: u32 },
-    #[error("reclaim group {rg}: garbage collection cannot reclaim space (every candidate erase unit is full of valid data)")]
-    NoReclaimableSpace { rg: u32 },
-    #[error("RUH update: reclaim group {rg} / RUH {ruh} does not exist")]
-    NoSuchHandle { rg: u32, ruh: u32 },
-    #[error("namespace {ns} is not zoned: zone append and zone management need a zoned namespace")]
-    NotZoned { ns: u32 },
-    /// A zoned namespace refused the command with an NVMe ZNS status.
-    #[error("namespace {ns}, byte offset {offset}: {status}")]
-    Zone { ns: u32, offset: u64, status: crate::zone::ZoneStatus },
-}
 
 #[derive(Debug, Clone)]
 struct ReclaimGroup {
@@ -199,18 +180,23 @@ impl Device {
         })
     }
 
+    /// The configuration the device was built from.
     pub fn config(&self) -> &DeviceConfig {
         &self.cfg
     }
 
+    /// The figures derived from the configuration (erase units, Np, reclaim groups, OP).
     pub fn geometry(&self) -> &Geometry {
         &self.geo
     }
 
+    /// Host and media traffic, erases and FDP event counts since the device was built.
     pub fn counters(&self) -> &Counters {
         &self.counters
     }
 
+    /// Every write frontier, host and GC, in index order (the order of
+    /// [`Counters::frontiers`] and of [`Device::unit_owner`]'s answers).
     pub fn frontiers(&self) -> &[Frontier] {
         &self.frontiers
     }
@@ -225,6 +211,7 @@ impl Device {
         self.ns_bytes[ns as usize]
     }
 
+    /// Namespaces of the device (the configuration's, in order).
     pub fn namespace_count(&self) -> u32 {
         self.ns_bytes.len() as u32
     }

@@ -2,7 +2,8 @@
 //! conventional frontier, a stream, or an FDP reclaim unit handle per reclaim group), FDP
 //! events, and opening/sealing erase units (opening one can start foreground GC).
 
-use super::{Device, DeviceError, NIL, OPEN, SEALED};
+use super::{Device, NIL, OPEN, SEALED};
+use crate::error::DeviceError;
 use crate::config::{Placement, RuhType};
 use crate::io::Pid;
 
@@ -12,13 +13,18 @@ pub enum FrontierKind {
     /// Host writes of a reclaim unit handle (FDP), a stream, or the single conventional frontier.
     Host,
     /// GC copies; `shared` when several handles' data meet here.
-    Gc { shared: bool },
+    Gc {
+        /// Whether several handles' (or streams') data meet here.
+        shared: bool,
+    },
 }
 
 /// One write frontier: an open erase unit being filled.
 #[derive(Debug, Clone)]
 pub struct Frontier {
+    /// Host data or GC copies.
     pub kind: FrontierKind,
+    /// Reclaim group whose erase units the frontier fills.
     pub rg: u32,
     /// RUH (FDP) or stream id this frontier serves; `NIL` for shared GC frontiers.
     pub ruh: u32,
@@ -31,22 +37,34 @@ pub struct Frontier {
 /// A logged FDP event (most recent [`EVENT_LOG_LEN`] are kept, counts are kept for all).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FdpEvent {
+    /// What happened.
     pub kind: FdpEventKind,
+    /// Reclaim group concerned (for an invalid PID, the one the PID named).
     pub rg: u32,
+    /// Reclaim unit handle concerned (for an invalid PID, the placement handle it named).
     pub ruh: u32,
+    /// Namespace of the write (invalid PID), `NIL` for events not tied to one write.
     pub ns: u32,
     /// Mapping units concerned (moved units for media reallocated, unwritten units for RU not
     /// fully written).
     pub units: u64,
 }
 
+/// The FDP event types the device logs (NVMe TP4146; counted in
+/// [`crate::counters::FdpEventCounts`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FdpEventKind {
+    /// A Reclaim Unit Handle Update moved a handle off a reclaim unit it had not filled.
     RuNotFullyWritten,
+    /// A write named a reclaim group or placement handle that does not exist; it went to
+    /// placement handle 0 of reclaim group 0 instead.
     InvalidPid,
+    /// GC moved an initially isolated handle's data into a shared GC reclaim unit.
     MediaReallocated,
 }
 
+/// FDP events the device keeps ([`crate::Device::fdp_events`]); older ones are dropped, as an
+/// FDP events log page holds a bounded number.
 pub const EVENT_LOG_LEN: usize = 64;
 
 /// The frontiers of a placement mode and where GC copies of each go: `(frontiers, host
