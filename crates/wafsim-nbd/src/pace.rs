@@ -54,18 +54,8 @@ const SPIN_NS: u64 = 60_000;
 pub fn timing_configs(spec: &ExperimentSpec, stack: &Stack) -> Result<Vec<TimingConfig>, String> {
     let mut out = Vec::new();
     for dev in &stack.devices {
-        let f = match dev {
-            Drive::Flash(f) => f,
-            other => {
-                let kind = match other {
-                    Drive::Zns(_) => "a ZNS drive",
-                    Drive::Smr(_) => "an SMR disk",
-                    Drive::DmZoned(_) => "dm-zoned over SMR disks",
-                    Drive::Tiering(_) => "hot/cold tiering over two flash drives",
-                    Drive::Flash(_) => unreachable!("matched above"),
-                };
-                return Err(format!("--pace: pacing covers flash drives; this variant is {kind}"));
-            }
+        let Some(f) = dev.flash() else {
+            return Err(format!("--pace: pacing covers flash drives; this variant is {}", dev.model().what()));
         };
         match wafsim_experiment::plan::timing::timing_config(spec, f.config()) {
             Ok(Some(tc)) => out.push(tc),
@@ -161,10 +151,7 @@ fn conn_queue() -> u32 {
 }
 
 fn flash(dev: &mut Drive) -> &mut Device {
-    match dev {
-        Drive::Flash(d) => d,
-        _ => unreachable!("Pacer::new checked: every drive is a flash drive"),
-    }
+    dev.flash_mut().expect("Pacer::new checked: every drive is a flash drive")
 }
 
 fn failed(e: DeviceError) -> ExportError {
@@ -213,7 +200,7 @@ impl Pacer {
             }
             let mut models = Vec::new();
             for (dev, cfg) in stack.devices.iter_mut().zip(configs) {
-                let Drive::Flash(f) = dev else { return Err("--pace: pacing covers flash drives".into()) };
+                let Some(f) = dev.flash_mut() else { return Err("--pace: pacing covers flash drives".into()) };
                 models.push(Model { tl: Timeline::new(cfg, f), busy_until: 0 });
             }
             (models, route)

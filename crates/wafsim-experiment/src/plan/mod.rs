@@ -36,6 +36,27 @@ pub enum DriveConfig {
     Tiering { hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64 },
 }
 
+impl DriveConfig {
+    /// The device config a drive's workloads are sized against: a flash drive's own, the
+    /// capacity drive's under tiering, the experiment's for zoned drives and dm-zoned.
+    pub fn sizing<'a>(&'a self, experiment: &'a DeviceConfig) -> &'a DeviceConfig {
+        match self {
+            DriveConfig::Flash(c) => c,
+            DriveConfig::Tiering { cold, .. } => cold,
+            DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => experiment,
+        }
+    }
+
+    /// The flash FTLs the drive holds (their mapping tables are most of a run's memory).
+    pub fn ftls(&self) -> Vec<&DeviceConfig> {
+        match self {
+            DriveConfig::Flash(c) => vec![c],
+            DriveConfig::Tiering { hot, cold, .. } => vec![hot, cold],
+            DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => Vec::new(),
+        }
+    }
+}
+
 /// The drive configs of a variant: the experiment's drive, or one drive per namespace of the
 /// namespace's size with the same OP and erase unit (dedicated layout). A ZNS drive has one
 /// namespace, so both layouts are the drive itself.

@@ -85,37 +85,7 @@ pub(super) fn sum(devs: &[Drive], f: impl Fn(&Counters) -> u64) -> u64 {
 pub(super) fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     let mut erase_counts: Vec<u32> = Vec::new();
     for dev in &stack.devices {
-        if let Drive::Tiering(d) = dev {
-            for (name, tier) in [("hot", wafsim_host::Tier::Hot), ("cold", wafsim_host::Tier::Cold)] {
-                let t = d.dev.layer().tier_counters(tier);
-                result.host_devices.push(HostDeviceRow {
-                    device: name.into(),
-                    user_write_bytes: t.user_write_bytes,
-                    user_read_bytes: t.user_read_bytes,
-                    reclaim_read_bytes: t.migration_read_bytes,
-                    reclaim_write_bytes: t.migration_write_bytes,
-                    metadata_write_bytes: 0,
-                });
-            }
-        }
-        if let Drive::DmZoned(d) = dev {
-            let layer = d.dev.layer();
-            let ids = d.dev.cache_device().map(|_| wafsim_host::DevId::Cache).into_iter().chain((0..d.dev.disks().len() as u32).map(wafsim_host::DevId::Disk));
-            for id in ids {
-                let t = layer.traffic(id);
-                result.host_devices.push(HostDeviceRow {
-                    device: match id {
-                        wafsim_host::DevId::Cache => "cache".into(),
-                        wafsim_host::DevId::Disk(i) => format!("disk {}", i + 1),
-                    },
-                    user_write_bytes: t.user_write_bytes,
-                    user_read_bytes: t.user_read_bytes,
-                    reclaim_read_bytes: t.reclaim_read_bytes,
-                    reclaim_write_bytes: t.reclaim_write_bytes + t.zero_fill_bytes,
-                    metadata_write_bytes: t.metadata_write_bytes,
-                });
-            }
-        }
+        result.host_devices.extend(dev.model().host_devices());
     }
     for (di, dev) in stack.devices.iter().enumerate() {
         let m = st.measured[di].clone().unwrap_or_else(|| dev.counters().delta(dev.counters()));
@@ -160,7 +130,7 @@ pub(super) fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, 
     result.erase_count = (min, mean, max);
     // A ZNS drive exposes no spare: its zone capacity is what it has. A host layer over several
     // devices has no single OP: not a number ("-" in the table, null in JSON).
-    result.op_logical = if stack.devices.iter().any(|d| matches!(d, Drive::DmZoned(_) | Drive::Tiering(_))) {
+    result.op_logical = if stack.devices.iter().any(|d| d.model().is_layer()) {
         f64::NAN
     } else if stack.devices.iter().all(|d| d.flash().is_none()) {
         0.0
@@ -210,13 +180,8 @@ pub(super) fn push_samples(result: &mut VariantResult, stack: &Stack, st: &RunSt
         result.timeseries.extend(per);
     }
     for dev in &stack.devices {
-        if let Drive::Tiering(t) = dev {
-            let l = t.dev.layer();
-            let tier = |x: wafsim_host::Tier| {
-                let c = l.tier_counters(x);
-                TierTraffic { user_write_bytes: c.user_write_bytes, migration_write_bytes: c.migration_write_bytes, user_read_bytes: c.user_read_bytes, migration_read_bytes: c.migration_read_bytes }
-            };
-            result.tier_timeline.push(TierPoint { phase, host_bytes: all.host_write_bytes, hot: tier(wafsim_host::Tier::Hot), cold: tier(wafsim_host::Tier::Cold) });
+        if let Some((hot, cold)) = dev.model().tier_traffic() {
+            result.tier_timeline.push(TierPoint { phase, host_bytes: all.host_write_bytes, hot, cold });
         }
     }
 }

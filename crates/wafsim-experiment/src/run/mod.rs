@@ -2,7 +2,6 @@
 //! counters per phase, namespace, job and write frontier, and optionally a time series.
 
 use crate::drives::Stack;
-use crate::plan::DriveConfig;
 use crate::results::*;
 use crate::schema::{ExperimentSpec, Variant};
 use anyhow::{anyhow, Context, Result};
@@ -94,31 +93,17 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     // Planned host bytes over all drives and phases, for progress.
     let mut total_planned = 0u64;
     for d in &drives {
-        let d = match d {
-            DriveConfig::Flash(c) => c,
-            DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => &cfg,
-            DriveConfig::Tiering { cold, .. } => cold,
-        };
+        let d = d.sizing(&cfg);
         for (pi, p) in phases.iter().enumerate() {
             total_planned += crate::parts::planned_bytes(p, &fio_files[pi], d)?;
         }
     }
-    match drives[0] {
-        DriveConfig::Zns(_) => (result.placement, result.gc_policy) = ("zns".into(), "none (host)".into()),
-        DriveConfig::Smr(_) => (result.placement, result.gc_policy) = ("smr (host-managed)".into(), "none (host)".into()),
-        DriveConfig::Tiering { .. } => {
-            result.placement = format!("tiering (hot {})", spec.host.as_ref().and_then(|h| h.hot.as_deref()).unwrap_or("?"));
-            result.gc_policy = format!("{} (both drives) + migration (host)", cfg.gc_policy);
-        }
-        DriveConfig::DmZoned { disks, cache_bytes, .. } => {
-            result.placement = format!("dm-zoned over {disks} SMR disk(s){}", if cache_bytes.is_some() { " and a cache device" } else { "" });
-            result.gc_policy = "dm-zoned reclaim (host)".into();
-        }
-        DriveConfig::Flash(_) => {}
-    }
     let mut stack = Stack::new(cfg, drives).with_context(ctx)?;
-    // Timing configs per drive, checked before the (possibly long) precondition; empty untimed.
-    let timings = timed::timings(spec, &stack).with_context(ctx)?;
+    if let Some((placement, gc)) = stack.devices[0].model().describe(spec, &stack.cfg) {
+        (result.placement, result.gc_policy) = (placement, gc);
+    }
+    // Timing configs per drive, checked before the (possibly long) precondition.
+    let timed = timed::configure(spec, &mut stack).with_context(ctx)?;
     for dev in &stack.devices {
         result.logical_bytes += dev.logical_bytes();
         result.physical_bytes += dev.physical_bytes();
@@ -137,9 +122,9 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         next_sample: 0,
         phase_ios: vec![0; phases.len()],
     };
-    if !timings.is_empty() {
-        for (d, tcfg) in timings.into_iter().enumerate() {
-            timed::run_timed_drive(spec, &phases, &fio_files, &mut stack, d, tcfg, &mut st, &mut result, opts, progress).with_context(ctx)?;
+    if timed {
+        for d in 0..stack.devices.len() {
+            timed::run_timed_drive(spec, &phases, &fio_files, &mut stack, d, &mut st, &mut result, opts, progress).with_context(ctx)?;
         }
         if opts.sample_every_bytes.is_some() {
             aggregate_timed_samples(&mut result);
@@ -323,11 +308,7 @@ pub fn memory_estimate(spec: &ExperimentSpec) -> Result<u64> {
     let flash = |c: &wafsim_core::config::DeviceConfig| c.physical_bytes / c.mapping_unit.max(1) as u64 * PER_UNIT;
     let mut bytes = FIXED;
     for d in crate::plan::drive_configs(spec, &cfg)? {
-        bytes += match &d {
-            DriveConfig::Flash(c) => flash(c),
-            DriveConfig::Tiering { hot, cold, .. } => flash(hot) + flash(cold),
-            DriveConfig::Zns(_) | DriveConfig::Smr(_) | DriveConfig::DmZoned { .. } => 0,
-        };
+        bytes += d.ftls().into_iter().map(flash).sum::<u64>();
     }
     for kv in spec.phase.iter().flat_map(|p| &p.kv) {
         let ns = cfg.namespaces.iter().find(|n| n.name == kv.namespace).map_or(cfg.logical_bytes, |n| n.size_bytes);

@@ -1,0 +1,65 @@
+//! A flash SSD with a device FTL (conventional, streams, FDP): the core's `Device`, timed by
+//! the flash model (NAND dies and channels).
+
+use super::model::{Clock, ClockFigures, DriveModel, TimedPhase};
+use crate::schema::{ExperimentSpec, PhaseSpec};
+use anyhow::{anyhow, Result};
+use wafsim_core::{BlockDevice, Device, DeviceConfig};
+use wafsim_time::{Timeline, TimingConfig};
+
+/// A flash drive and its clock.
+pub struct FlashDrive {
+    dev: Device,
+    clock: Clock<TimingConfig, Timeline>,
+}
+
+impl FlashDrive {
+    /// The drive of `cfg`.
+    pub fn new(cfg: DeviceConfig) -> Result<FlashDrive> {
+        Ok(FlashDrive { dev: Device::new(cfg).map_err(|e| anyhow!("{e}"))?, clock: Clock::Off })
+    }
+}
+
+impl DriveModel for FlashDrive {
+    fn device(&self) -> &dyn BlockDevice {
+        &self.dev
+    }
+    fn device_mut(&mut self) -> &mut dyn BlockDevice {
+        &mut self.dev
+    }
+    fn what(&self) -> &'static str {
+        "a flash drive"
+    }
+    fn describe(&self, _: &ExperimentSpec, _: &DeviceConfig) -> Option<(String, String)> {
+        None
+    }
+    fn logical_bytes(&self) -> u64 {
+        self.dev.config().logical_bytes
+    }
+    fn physical_bytes(&self) -> u64 {
+        self.dev.geometry().physical_units() * self.dev.config().mapping_unit as u64
+    }
+    fn erase_counts(&self) -> &[u32] {
+        self.dev.erase_counts()
+    }
+    fn flash(&self) -> Option<&Device> {
+        Some(&self.dev)
+    }
+    fn flash_mut(&mut self) -> Option<&mut Device> {
+        Some(&mut self.dev)
+    }
+    fn configure_timing(&mut self, spec: &ExperimentSpec) -> Result<bool> {
+        Ok(self.clock.configure(crate::plan::timing::timing_config(spec, self.dev.config())?))
+    }
+    fn start_clock(&mut self, _: Option<u64>) -> Result<()> {
+        let dev = &mut self.dev;
+        self.clock.start(|c| Ok(Timeline::new(c, dev)))
+    }
+    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, _: &PhaseSpec) -> Result<TimedPhase> {
+        let run = wafsim_time::run_with(&mut self.dev, self.clock.running(), jobs, opts)?;
+        Ok(TimedPhase { run, host_points: Vec::new() })
+    }
+    fn clock(&self) -> ClockFigures {
+        self.clock.get().map_or_else(ClockFigures::default, |tl| ClockFigures { pe_cycles: tl.cfg.nand.pe_cycles, dies: tl.cfg.dies, ..Default::default() })
+    }
+}
