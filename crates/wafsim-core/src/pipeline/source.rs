@@ -2,8 +2,7 @@
 //! emitted ([`SourceStats`]), a fixed list of I/Os ([`Script`]) and sources run one after
 //! another ([`Chain`]).
 
-use crate::blockdev::ZoneAction;
-use crate::io::{Io, Op};
+use crate::io::{Io, Op, ZoneAction};
 
 /// A stream of host I/Os.
 pub trait IoSource: Send {
