@@ -1,4 +1,6 @@
-//! TOML descriptions of devices and experiments, and their translation to core configs.
+//! The experiment document: the serde types of devices, namespaces, phases and their sources,
+//! with accessors that read single fields (sizes, patterns, choices). Turning them into core
+//! configurations is the plan's job (`crate::plan`).
 //!
 //! An experiment file is a device, namespaces, workloads and `[[variant]]` overrides:
 //!

@@ -1,5 +1,5 @@
-//! Turning a phase's workload descriptions (synthetic workloads, fio job files, traces) into I/O
-//! sources bound to one device's namespaces.
+//! Turning a phase's sources (synthetic workloads, fio job files, traces, file workloads, key-value
+//! stores) into I/O sources bound to the namespaces of a target.
 //!
 //! One module per kind of source: synthetic workloads, fio jobs, traces, file workloads through a
 //! file system, key-value stores. Each turns its part of a phase's description into [`Part`]s;
