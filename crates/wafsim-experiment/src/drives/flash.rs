@@ -4,19 +4,48 @@
 use super::model::{Clock, ClockFigures, DriveModel, TimedPhase};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
+use wafsim_core::blockdev::MediaDevice;
 use wafsim_core::{BlockDevice, Device, DeviceConfig};
 use wafsim_time::{Timeline, TimingConfig};
 
-/// A flash drive and its clock.
-pub struct FlashDrive {
-    dev: Device,
+/// A drive timed by the NAND model (a flash FTL, or a ZNS drive: `zns.rs`) and its clock.
+pub struct NandDrive<D> {
+    pub(super) dev: D,
     clock: Clock<TimingConfig, Timeline>,
+}
+
+/// A flash drive and its clock.
+pub type FlashDrive = NandDrive<Device>;
+
+impl<D: MediaDevice> NandDrive<D> {
+    pub(super) fn with(dev: D) -> NandDrive<D> {
+        NandDrive { dev, clock: Clock::Off }
+    }
+
+    pub(super) fn configure(&mut self, c: Option<TimingConfig>) -> bool {
+        self.clock.configure(c)
+    }
+
+    /// Start the NAND timeline over the device (it turns on the device's media log).
+    pub(super) fn start(&mut self) -> Result<()> {
+        let dev = &mut self.dev;
+        self.clock.start(|c| Ok(Timeline::new(c, dev)))
+    }
+
+    pub(super) fn run(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions) -> Result<TimedPhase> {
+        let run = wafsim_time::run_with(&mut self.dev, self.clock.running(), jobs, opts)?;
+        Ok(TimedPhase { run, host_points: Vec::new() })
+    }
+
+    pub(super) fn figures(&self) -> ClockFigures {
+        self.clock.get().map_or_else(ClockFigures::default, |tl| ClockFigures { pe_cycles: tl.cfg.nand.pe_cycles, dies: tl.cfg.dies, ..Default::default() })
+    }
 }
 
 impl FlashDrive {
     /// The drive of `cfg`.
     pub fn new(cfg: DeviceConfig) -> Result<FlashDrive> {
-        Ok(FlashDrive { dev: Device::new(cfg).map_err(|e| anyhow!("{e}"))?, clock: Clock::Off })
+        Ok(NandDrive::with(Device::new(cfg).map_err(|e| anyhow!("{e}"))?))
     }
 }
 
@@ -49,17 +78,15 @@ impl DriveModel for FlashDrive {
         Some(&mut self.dev)
     }
     fn configure_timing(&mut self, spec: &ExperimentSpec) -> Result<bool> {
-        Ok(self.clock.configure(crate::plan::timing::timing_config(spec, self.dev.config())?))
+        Ok(self.configure(crate::plan::timing::timing_config(spec, self.dev.config())?))
     }
     fn start_clock(&mut self, _: Option<u64>) -> Result<()> {
-        let dev = &mut self.dev;
-        self.clock.start(|c| Ok(Timeline::new(c, dev)))
+        self.start()
     }
     fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, _: &PhaseSpec) -> Result<TimedPhase> {
-        let run = wafsim_time::run_with(&mut self.dev, self.clock.running(), jobs, opts)?;
-        Ok(TimedPhase { run, host_points: Vec::new() })
+        self.run(jobs, opts)
     }
     fn clock(&self) -> ClockFigures {
-        self.clock.get().map_or_else(ClockFigures::default, |tl| ClockFigures { pe_cycles: tl.cfg.nand.pe_cycles, dies: tl.cfg.dies, ..Default::default() })
+        self.figures()
     }
 }
