@@ -44,10 +44,9 @@
 //! `forced_defrags`) and refuses the write only when no block has dead space.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 
 use wafsim_core::{Io, Op, Pid};
-use wafsim_core::pipeline::{Engine, Expand, IoSource, KvOp, KvSource};
+use wafsim_core::pipeline::{Engine, Expand, IoSource, KvOp, KvSource, LayerFigures, SourceError};
 
 /// Configuration of a [`LsKv`]. [`LsKvConfig::default`] gives Aerospike's documented
 /// defaults on a 1 GiB namespace 0.
@@ -632,7 +631,7 @@ impl LsKv {
     }
 }
 
-/// What a [`LsKvSource`] reports, shared with whoever built it.
+/// What a [`LsKvSource`] reports when asked ([`LsKvSource::report`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LsKvReport {
     /// The store's counters.
@@ -645,8 +644,6 @@ pub struct LsKvReport {
     pub free_blocks: u32,
     /// Blocks in the defrag queue.
     pub defrag_queue: u32,
-    /// The first refused request (the source stops there).
-    pub error: Option<String>,
     /// Device writes made but not handed out yet: the counters run ahead of what the device
     /// has seen by this much.
     pub pending_write_bytes: u64,
@@ -659,10 +656,9 @@ impl LsKvReport {
     }
 }
 
-/// The store behind a [`LsKvSource`]: applies requests, keeps the report.
+/// The store behind a [`LsKvSource`]: applies requests.
 pub struct LsKvEngine {
     store: LsKv,
-    report: Arc<Mutex<LsKvReport>>,
 }
 
 impl Engine<KvOp> for LsKvEngine {
@@ -672,40 +668,44 @@ impl Engine<KvOp> for LsKvEngine {
     fn apply(&mut self, op: &KvOp, out: &mut Vec<Io>) -> Result<(), LsKvError> {
         self.store.apply(op, out)
     }
-
-    fn publish(&mut self, pending_write_bytes: u64) {
-        let mut r = self.report.lock().expect("report lock");
-        r.counters = self.store.counters.clone();
-        r.live_records = self.store.live_records();
-        r.live_bytes = self.store.live_bytes();
-        r.free_blocks = self.store.free_blocks();
-        r.defrag_queue = self.store.defrag_q.len() as u32;
-        r.pending_write_bytes = pending_write_bytes;
-    }
-
-    fn refused(&mut self, what: String, _out: &mut Vec<Io>) {
-        self.report.lock().expect("report lock").error = Some(what);
-    }
 }
 
 /// Key-value requests through a [`LsKv`], as block I/O (like `FsSource` for files).
 pub struct LsKvSource<K: KvSource>(Expand<KvOp, K, LsKvEngine>);
 
 impl<K: KvSource> LsKvSource<K> {
-    /// The source and a handle to its report.
-    pub fn new(kv: K, store: LsKv) -> (Self, Arc<Mutex<LsKvReport>>) {
-        let report = Arc::new(Mutex::new(LsKvReport::default()));
-        (LsKvSource(Expand::new(kv, LsKvEngine { store, report: report.clone() }, 256)), report)
+    /// Requests from `kv` through `store`.
+    pub fn new(kv: K, store: LsKv) -> Self {
+        LsKvSource(Expand::new(kv, LsKvEngine { store }, 256))
     }
 
     /// The store (for inspection).
     pub fn store(&self) -> &LsKv {
         &self.0.engine().store
     }
+
+    /// The store's counts now.
+    pub fn report(&self) -> LsKvReport {
+        let s = self.store();
+        LsKvReport {
+            counters: s.counters.clone(),
+            live_records: s.live_records(),
+            live_bytes: s.live_bytes(),
+            free_blocks: s.free_blocks(),
+            defrag_queue: s.defrag_q.len() as u32,
+            pending_write_bytes: self.0.pending_write_bytes(),
+        }
+    }
 }
 
 impl<K: KvSource> IoSource for LsKvSource<K> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         self.0.fill(out, max)
+    }
+
+    /// The clients' record bytes over what the store wrote to its namespace.
+    fn figures(&self) -> Option<LayerFigures> {
+        let c = &self.store().counters;
+        Some(LayerFigures { app_write_bytes: c.record_write_bytes, dev_write_bytes: c.device_write_bytes, pending_write_bytes: self.0.pending_write_bytes(), ..LayerFigures::default() })
     }
 }

@@ -339,13 +339,13 @@ fn a_full_cache_writes_all_its_space_with_one_pid_per_engine() {
     let cfg = small_cfg();
     let cache = FlashCache::new(cfg.clone()).unwrap();
     let l = *cache.layout();
-    let (mut src, report) = FlashCacheSource::new(mixed_gen(16_000, None, 3), cache);
+    let mut src = FlashCacheSource::new(mixed_gen(16_000, None, 3), cache);
     let mut written = vec![0u32; (20 * MIB / 4096) as usize];
     let mut buf = Vec::new();
     let mut region_pieces = 0u64;
-    while report.lock().unwrap().counters.blockcache.regions_written < 150 {
+    while src.report().counters.blockcache.regions_written < 150 {
         buf.clear();
-        assert!(src.fill(&mut buf, 1000) > 0);
+        assert!(src.fill(&mut buf, 1000).unwrap() > 0);
         for io in &buf {
             assert_eq!(io.ns, 0);
             if io.op != Op::Write {
@@ -365,7 +365,7 @@ fn a_full_cache_writes_all_its_space_with_one_pid_per_engine() {
             }
         }
     }
-    let r = report.lock().unwrap().clone();
+    let r = src.report();
     let c = &r.counters;
     // Every block of the cache was written: all 18 regions (sequential 256 KiB pieces) and all
     // 512 buckets (random 4 KiB rewrites).
@@ -383,12 +383,12 @@ fn a_full_cache_writes_all_its_space_with_one_pid_per_engine() {
 }
 
 fn stream(ops: u64, seed: u64, batch: usize) -> Vec<Io> {
-    let (mut src, _) = FlashCacheSource::new(mixed_gen(4000, Some(ops), seed), FlashCache::new(small_cfg()).unwrap());
+    let mut src = FlashCacheSource::new(mixed_gen(4000, Some(ops), seed), FlashCache::new(small_cfg()).unwrap());
     let mut all = Vec::new();
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        if src.fill(&mut buf, batch) == 0 {
+        if src.fill(&mut buf, batch).unwrap() == 0 {
             break;
         }
         all.extend_from_slice(&buf);
@@ -406,10 +406,10 @@ fn the_stream_is_deterministic_and_independent_of_batch_sizes() {
     assert_eq!(a, c);
     assert_ne!(a, stream(30_000, 10, 4096));
     // The source ends with its requests and reports them all.
-    let (mut src, report) = FlashCacheSource::new(KvScript::new(vec![set(1, 100), get(1, 100), get(2, 5000)]), FlashCache::new(small_cfg()).unwrap());
+    let mut src = FlashCacheSource::new(KvScript::new(vec![set(1, 100), get(1, 100), get(2, 5000)]), FlashCache::new(small_cfg()).unwrap());
     let mut buf = Vec::new();
-    while src.fill(&mut buf, 1) > 0 {}
-    let r = report.lock().unwrap().clone();
+    while src.fill(&mut buf, 1).unwrap() > 0 {}
+    let r = src.report();
     assert_eq!((r.counters.ops, r.counters.hits, r.counters.misses(), r.pending_write_bytes), (3, 1, 1, 0));
     assert_eq!(r.bighash_items + r.blockcache_items, 2);
     // Either part refuses bad settings (the caller builds both: the requests and the cache).
@@ -427,14 +427,13 @@ fn speed_cachebench_like() {
     let ns = 4u64 << 30;
     let cfg = FlashCacheConfig { namespace_bytes: ns, bighash_pid: BH, blockcache_pid: BC, ..FlashCacheConfig::default() };
     let gen = CacheGenConfig::default().with_footprint(2 * ns);
-    let (mut src, report) = FlashCacheSource::new(CacheGen::try_new(&gen, 1).unwrap(), FlashCache::new(cfg).unwrap());
+    let mut src = FlashCacheSource::new(CacheGen::try_new(&gen, 1).unwrap(), FlashCache::new(cfg).unwrap());
     let mut dev = wafsim_core::plain::PlainDevice::new(ns, 4096).unwrap();
     let mut buf = Vec::with_capacity(1024);
-    let ops = |r: &std::sync::Arc<std::sync::Mutex<wafsim_apps::FlashCacheReport>>| r.lock().unwrap().counters.ops;
     let mut drive = |target: u64| {
-        while ops(&report) < target {
+        while src.cache().counters().ops < target {
             buf.clear();
-            assert!(src.fill(&mut buf, 1024) > 0);
+            assert!(src.fill(&mut buf, 1024).unwrap() > 0);
             dev.submit_batch(&buf).unwrap();
         }
     };
@@ -447,7 +446,7 @@ fn speed_cachebench_like() {
         rates.push(5e6 / t.elapsed().as_secs_f64());
     }
     rates.sort_by(f64::total_cmp);
-    let r = report.lock().unwrap().clone();
+    let r = src.report();
     let c = &r.counters;
     eprintln!(
         "flash cache speed: {:.2} M ops/s (rounds {:?}); {} keys, hit ratio {:.3} (BigHash {:.3}, BlockCache {:.3}), app WAF {:.2}, BigHash {:.1} GiB / BlockCache {:.1} GiB written",

@@ -280,13 +280,13 @@ fn full_store_refuses_writes() {
 #[test]
 fn source_reports_and_matches_the_store() {
     let ops: Vec<KvOp> = (0..2000).map(ins).chain((0..4000).map(|i| upd(i % 700))).collect();
-    let (mut src, report) = LsKvSource::new(KvScript::new(ops.clone()), small(0, true));
+    let mut src = LsKvSource::new(KvScript::new(ops.clone()), small(0, true));
     let mut got = Vec::new();
-    while src.fill(&mut got, 7) > 0 {}
+    while src.fill(&mut got, 7).unwrap() > 0 {}
     let mut kv = small(0, true);
     let want = apply_all(&mut kv, ops);
     assert_eq!(got, want);
-    let r = report.lock().unwrap().clone();
+    let r = src.report();
     assert_eq!(r.counters, *kv.counters());
     assert_eq!(r.pending_write_bytes, 0);
     assert_eq!(r.live_records, 2000);
@@ -401,14 +401,14 @@ fn speed_ycsb_a_like() {
         c.blocks_defragged
     );
     // Through the IoSource adapter (KvScript of the same requests).
-    let (mut src, report) = LsKvSource::new(KvScript::new(ops), kv);
+    let mut src = LsKvSource::new(KvScript::new(ops), kv);
     let t = Instant::now();
     let mut buf = Vec::with_capacity(4096);
     while {
         buf.clear();
-        src.fill(&mut buf, 4096) > 0
+        src.fill(&mut buf, 4096).unwrap() > 0
     } {}
     let run2 = t.elapsed().as_secs_f64();
-    eprintln!("lskv speed through LsKvSource: {:.2} M ops/s, app WAF {:.3}", m as f64 / run2 / 1e6, report.lock().unwrap().app_waf());
+    eprintln!("lskv speed through LsKvSource: {:.2} M ops/s, app WAF {:.3}", m as f64 / run2 / 1e6, src.report().app_waf());
     assert!(m as f64 / run > 1e6, "below 1 M ops/s");
 }

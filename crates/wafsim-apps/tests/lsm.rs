@@ -609,9 +609,10 @@ fn small_rocksdb() -> LsmConfig {
     LsmConfig { compaction: CompactionConfig::Leveled(lc), memtable_bytes: 256 * KIB, capacity_bytes: 256 << 20, ..LsmConfig::rocksdb() }
 }
 
+/// Every operation of the source (an error from `fill`, a refusal, fails the test).
 fn drain<S: FileSource>(s: &mut S, batch: usize) -> Vec<FileOp> {
     let mut v = Vec::new();
-    while s.fill(&mut v, batch) > 0 {}
+    while s.fill(&mut v, batch).unwrap() > 0 {}
     v
 }
 
@@ -626,13 +627,13 @@ fn the_stream_is_deterministic_and_independent_of_batch_sizes() {
     let y = ycsb_a(20_000, 60_000);
     for cfg in [small_rocksdb(), small_cassandra()] {
         let run = |seed: u64, batch: usize| {
-            let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, seed).unwrap(), Lsm::new(cfg.clone()).unwrap());
+            let mut src = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, seed).unwrap(), Lsm::new(cfg.clone()).unwrap());
             let ops = drain(&mut src, batch);
-            let r = rep.lock().unwrap().clone();
-            (ops, r)
+            (ops, src.report())
         };
+        // No refusal: `drain` fails on any.
         let (a, ra) = run(7, 1000);
-        assert!(ra.counters.compactions > 0 && ra.error.is_none() && ra.ended);
+        assert!(ra.counters.compactions > 0 && ra.ended);
         assert_eq!(ra.pending_write_bytes, 0);
         assert_eq!(ra.counters.partial_reads > 0, cfg.partial_updates);
         for batch in [1, 7, 64] {
@@ -647,13 +648,13 @@ fn the_stream_is_deterministic_and_independent_of_batch_sizes() {
 #[test]
 fn pending_writes_are_reported_until_handed_out() {
     let y = ycsb_a(5_000, 0);
-    let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::Load, 1).unwrap(), Lsm::new(small_rocksdb()).unwrap());
+    let mut src = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::Load, 1).unwrap(), Lsm::new(small_rocksdb()).unwrap());
     let mut v = Vec::new();
     let mut handed = 0u64;
-    while src.fill(&mut v, 3) > 0 {
+    while src.fill(&mut v, 3).unwrap() > 0 {
         handed += v.iter().map(|o| if let FileOp::Write { len, .. } = o { *len as u64 } else { 0 }).sum::<u64>();
         v.clear();
-        let r = rep.lock().unwrap();
+        let r = src.report();
         assert_eq!(r.counters.file_write_bytes(), handed + r.pending_write_bytes);
     }
     assert!(handed > 0);
@@ -664,11 +665,18 @@ fn a_full_file_system_is_refused_clearly() {
     let mut cfg = small_rocksdb();
     cfg.capacity_bytes = 4 << 20;
     let y = ycsb_a(20_000, 0);
-    let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::Load, 1).unwrap(), Lsm::new(cfg).unwrap());
-    drain(&mut src, 100);
-    let r = rep.lock().unwrap();
-    let e = r.error.as_deref().expect("refused");
+    let mut src = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::Load, 1).unwrap(), Lsm::new(cfg).unwrap());
+    let mut v = Vec::new();
+    let e = loop {
+        match src.fill(&mut v, 100) {
+            Ok(0) => panic!("the store must refuse"),
+            Ok(_) => {}
+            Err(e) => break e.to_string(),
+        }
+    };
     assert!(e.contains("store full") && e.contains("capacity_bytes"), "{e}");
+    assert_eq!(src.fill(&mut v, 100).unwrap(), 0, "the source ends with its refusal");
+    let r = src.report();
     assert!(r.live_file_bytes <= 4 << 20);
     assert!(r.counters.ops < 20_000);
     assert!(matches!(Lsm::new(LsmConfig { write_bytes: 1000, ..LsmConfig::rocksdb() }), Err(LsmError::Config(_))));
@@ -697,22 +705,20 @@ fn file_operations_pass_through_a_conventional_file_system() {
     }
     let dev_bytes = 256u64 << 20;
     for cfg in [LsmConfig { capacity_bytes: dev_bytes / 2, ..small_rocksdb() }, LsmConfig { memtable_bytes: 512 * KIB, log_segment_bytes: 1 << 20, capacity_bytes: dev_bytes / 2, ..size_tiered(0) }] {
-        let (files, lsm) = LsmFiles::new(KvScript::new(ops.clone()), Lsm::new(cfg).unwrap());
-        let files = files.with_flush_at_end(true);
+        let files = LsmFiles::new(KvScript::new(ops.clone()), Lsm::new(cfg).unwrap()).with_flush_at_end(true);
         let fs = ConvFs::new(ConvFsConfig::new(0, dev_bytes)).unwrap();
-        let (mut src, fsr) = FsSource::new(files, fs);
+        let mut src = FsSource::new(files, fs);
         let mut dev = wafsim_core::plain::PlainDevice::new(dev_bytes, 4096).unwrap();
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            if src.fill(&mut buf, 512) == 0 {
+            if src.fill(&mut buf, 512).unwrap() == 0 {
                 break;
             }
             dev.submit_batch(&buf).unwrap();
         }
-        let (l, f) = (lsm.lock().unwrap().clone(), fsr.lock().unwrap().clone());
-        assert_eq!(f.error, None);
-        assert_eq!(l.error, None);
+        // No refusal by the store or the file system: `fill` returned no error.
+        let (l, f) = (src.files().report(), src.file_system().counters());
         assert!(l.counters.compactions > 0 && l.counters.client_read_bytes > 0);
         assert_eq!(f.file_write_bytes, l.counters.file_write_bytes(), "the file system got every byte");
     }
@@ -725,17 +731,17 @@ fn file_operations_pass_through_a_conventional_file_system() {
 fn speed_ycsb_a() {
     for (name, cfg) in [("rocksdb", LsmConfig::rocksdb()), ("cassandra", LsmConfig::cassandra())] {
         let y = ycsb_a(1_000_000, 4_000_000);
-        let (mut src, rep) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg).unwrap());
+        let mut src = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg).unwrap());
         let mut buf = Vec::with_capacity(1024);
         let t0 = std::time::Instant::now();
         loop {
             buf.clear();
-            if src.fill(&mut buf, 1024) == 0 {
+            if src.fill(&mut buf, 1024).unwrap() == 0 {
                 break;
             }
         }
         let dt = t0.elapsed().as_secs_f64();
-        let r = rep.lock().unwrap();
+        let r = src.report();
         println!(
             "{name}: {} operations in {dt:.2} s = {:.2} M ops/s; app WAF {:.3}; tables {:?}; point reads {}, of partial rows {}, older tables read {}",
             r.counters.ops,
@@ -856,11 +862,9 @@ fn background_configs() -> Vec<(&'static str, LsmConfig)> {
 
 /// All file operations of `ops` through a store with `cfg` (final flush, jobs completed).
 fn stream(cfg: &LsmConfig, ops: &[KvOp]) -> (Vec<FileOp>, wafsim_apps::lsm::LsmReport) {
-    let (files, rep) = LsmFiles::new(KvScript::new(ops.to_vec()), Lsm::new(cfg.clone()).unwrap());
-    let mut files = files.with_flush_at_end(true);
+    let mut files = LsmFiles::new(KvScript::new(ops.to_vec()), Lsm::new(cfg.clone()).unwrap()).with_flush_at_end(true);
     let v = drain(&mut files, 1000);
-    let r = rep.lock().unwrap().clone();
-    assert_eq!(r.error, None);
+    let r = files.report();
     assert_eq!(r.pending_write_bytes, 0);
     (v, r)
 }
@@ -1013,9 +1017,9 @@ fn background_jobs_make_a_conventional_ssd_collect_garbage() {
             ..LsmConfig::cassandra()
         };
         let y = ycsb_a(records, 400_000);
-        let (files, lsm) = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg).unwrap());
+        let files = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg).unwrap());
         let fs = ConvFs::new(ConvFsConfig { chunk_bytes: MIB, group_spread_bytes: 16 * MIB, ..ConvFsConfig::new(0, ns) }).unwrap();
-        let (mut src, fsr) = FsSource::new(files, fs);
+        let mut src = FsSource::new(files, fs);
         let eu = 2 * MIB;
         let physical = ((ns as f64 * 1.07) as u64).div_ceil(eu) * eu;
         let mut dev = Device::new(DeviceConfig {
@@ -1034,16 +1038,15 @@ fn background_jobs_make_a_conventional_ssd_collect_garbage() {
         let mut buf = Vec::new();
         loop {
             buf.clear();
-            if src.fill(&mut buf, 512) == 0 {
+            if src.fill(&mut buf, 512).unwrap() == 0 {
                 break;
             }
             for io in &buf {
                 dev.submit(io).unwrap_or_else(|e| panic!("device refused {io:?}: {e}"));
             }
         }
-        let (l, f) = (lsm.lock().unwrap().clone(), fsr.lock().unwrap().clone());
-        assert_eq!(l.error, None);
-        assert_eq!(f.error, None);
+        // No refusal: `fill` returned no error.
+        let (l, f) = (src.files().report(), src.file_system().counters());
         assert_eq!(f.file_write_bytes, l.counters.file_write_bytes());
         let c = dev.counters();
         let waf = c.media_units() as f64 * 4096.0 / c.host_write_bytes as f64;

@@ -9,7 +9,19 @@ use crate::timed::{Class, Cmd, Completions, Event, TimedDevice};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use wafsim_core::{DeviceError, Io, MediaDevice};
-use wafsim_core::pipeline::IoSource;
+use wafsim_core::pipeline::{IoSource, LayerFigures, SourceError};
+
+/// Why a timed run stopped: the device refused a command, or a job's source failed (the run
+/// stops at once; the error names the job).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The device refused a command.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// A job's source failed (its context starts with the job's name).
+    #[error(transparent)]
+    Source(#[from] SourceError),
+}
 
 /// One job: a source of I/O with fio's host-side knobs.
 pub struct JobSpec {
@@ -67,6 +79,9 @@ pub struct JobResult {
     pub window_ns: u64,
     /// Time-averaged I/Os in flight over the window (for Little's law).
     pub mean_inflight: f64,
+    /// The source's figures at the end of the run (a store's, a file system's; see
+    /// [`IoSource::figures`]).
+    pub figures: Option<LayerFigures>,
 }
 
 impl JobResult {
@@ -223,20 +238,27 @@ struct JobState {
 }
 
 impl JobState {
-    fn next_io(&mut self) -> Option<Io> {
+    fn next_io(&mut self) -> Result<Option<Io>, SourceError> {
         if self.pos == self.buf.len() {
             if self.exhausted {
-                return None;
+                return Ok(None);
             }
             self.buf.clear();
             self.pos = 0;
-            if self.spec.source.fill(&mut self.buf, 256) == 0 {
-                self.exhausted = true;
-                return None;
+            match self.spec.source.fill(&mut self.buf, 256) {
+                Ok(0) => {
+                    self.exhausted = true;
+                    return Ok(None);
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    self.exhausted = true;
+                    return Err(e.within(self.spec.name.clone()));
+                }
             }
         }
         self.pos += 1;
-        Some(self.buf[self.pos - 1])
+        Ok(Some(self.buf[self.pos - 1]))
     }
 
     /// Start the job at `t`: its runtime, ramp time and rate limits count from here.
@@ -282,12 +304,12 @@ fn queue_indices(jobs: &[JobSpec]) -> Vec<u32> {
 
 /// Run `jobs` concurrently on a flash device from the timeline's current time until every job
 /// has finished.
-pub fn run<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
+pub fn run<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, jobs: Vec<JobSpec>) -> Result<TimedRun, RunError> {
     run_with(dev, tl, jobs, &EngineOptions::default())
 }
 
 /// [`run`] with options (e.g. a bandwidth series).
-pub fn run_with<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, jobs: Vec<JobSpec>, opts: &EngineOptions) -> Result<TimedRun, DeviceError> {
+pub fn run_with<D: MediaDevice>(dev: &mut D, tl: &mut Timeline, jobs: Vec<JobSpec>, opts: &EngineOptions) -> Result<TimedRun, RunError> {
     run_on_with(&mut FlashTimed::new(dev, tl), jobs, opts)
 }
 
@@ -303,12 +325,12 @@ struct Host {
 }
 
 /// Run `jobs` concurrently on `m` from its clock until every job has finished.
-pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun, DeviceError> {
+pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun, RunError> {
     run_on_with(m, jobs, &EngineOptions::default())
 }
 
 /// [`run_on`] with options (e.g. a bandwidth series). Panics if `opts.sample_ns` is `Some(0)`.
-pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineOptions) -> Result<TimedRun, DeviceError> {
+pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineOptions) -> Result<TimedRun, RunError> {
     let t0 = m.clock();
     let busy0 = m.busy();
     let queue_of = queue_indices(&jobs);
@@ -418,12 +440,18 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
     assert!(m.holding() == 0, "timing engine: {} commands still wait at the device with nothing left to move them", m.holding());
     debug_assert!(h.states.iter().all(|s| s.started), "every stage started");
     m.set_clock(end);
+    // The jobs' sources finish their side outputs (an iolog's last lines) before the figures
+    // are read.
+    for s in &mut h.states {
+        s.spec.source.finish().map_err(|e| e.within(s.spec.name.clone()))?;
+    }
     let results = h
         .states
         .into_iter()
         .map(|s| {
             let window = s.last_completion.saturating_sub(s.measure_from);
             JobResult {
+                figures: s.spec.source.figures(),
                 name: s.spec.name,
                 mean_inflight: if window > 0 { s.inflight_area / window as f64 } else { 0.0 },
                 read: s.read,
@@ -457,7 +485,7 @@ fn wake(j: usize, t: u64) -> Reverse<Event> {
 
 /// Start `jobs` at `now`: fill their queues round-robin, one I/O per job at a time, as parallel
 /// submission queues arbitrated round-robin would (filling job after job would convoy them).
-fn start_jobs<M: TimedDevice>(m: &mut M, h: &mut Host, jobs: &[usize], now: u64) -> Result<(), DeviceError> {
+fn start_jobs<M: TimedDevice>(m: &mut M, h: &mut Host, jobs: &[usize], now: u64) -> Result<(), RunError> {
     for &j in jobs {
         h.states[j].start(now);
     }
@@ -480,7 +508,7 @@ fn start_jobs<M: TimedDevice>(m: &mut M, h: &mut Host, jobs: &[usize], now: u64)
 
 /// Mark jobs that are done as finished and start the next stage of every group whose current
 /// stage has no unfinished job left (repeatedly: a stage may finish at once, e.g. with no I/O).
-fn finish_jobs<M: TimedDevice>(m: &mut M, h: &mut Host, now: u64) -> Result<(), DeviceError> {
+fn finish_jobs<M: TimedDevice>(m: &mut M, h: &mut Host, now: u64) -> Result<(), RunError> {
     loop {
         let mut changed = false;
         for s in h.states.iter_mut() {
@@ -502,7 +530,7 @@ fn finish_jobs<M: TimedDevice>(m: &mut M, h: &mut Host, now: u64) -> Result<(), 
 }
 
 /// Let job `j` issue up to `max` I/Os at `now` (bounded by its queue depth, rate and runtime).
-fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max: u32) -> Result<(), DeviceError> {
+fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max: u32) -> Result<(), RunError> {
     let mut issued = 0;
     while issued < max {
         let s = &mut h.states[j];
@@ -516,7 +544,7 @@ fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max:
             }
             break;
         }
-        let Some(io) = s.next_io() else { break };
+        let Some(io) = s.next_io()? else { break };
         if let Some(ahead) = s.buf.get(s.pos + 16) {
             m.prefetch(ahead);
         }
@@ -575,10 +603,22 @@ mod tests {
     struct Listed(std::vec::IntoIter<Io>);
 
     impl IoSource for Listed {
-        fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+        fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
             let n = out.len();
             out.extend(self.0.by_ref().take(max));
-            out.len() - n
+            Ok(out.len() - n)
+        }
+    }
+
+    /// A fixed list of I/Os, then an error.
+    struct Failing(Listed);
+
+    impl IoSource for Failing {
+        fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+            match self.0.fill(out, max)? {
+                0 => Err(SourceError::input("trace.log:3: expected a timestamp")),
+                n => Ok(n),
+            }
         }
     }
 
@@ -626,6 +666,18 @@ mod tests {
         assert_eq!((w, rd), (525 * BS as u64, 525 * BS as u64));
         assert!(j.write.bytes + j.read.bytes < w + rd, "ramp left out of the job statistics");
         assert_eq!(series.iter().map(|i| i.write_ios + i.read_ios).sum::<u64>(), 1050);
+    }
+
+    #[test]
+    fn a_failing_source_stops_the_run_with_its_error_named_by_its_job() {
+        let mut m = FixedLatency { clock: 0, lat: 3_000 };
+        let ios = (0..10).map(|_| io(Op::Write, BS)).collect::<Vec<_>>();
+        let failing = JobSpec::new("replay", Box::new(Failing(Listed(ios.into_iter()))), 4, 0);
+        let e = run_on(&mut m, vec![paced(1000, 1e3, 0), failing]).unwrap_err();
+        assert!(matches!(e, RunError::Source(_)), "{e:?}");
+        assert_eq!(e.to_string(), "replay: trace.log:3: expected a timestamp");
+        // It stopped at once: the paced job (1 s of I/O) did not run to its end.
+        assert!(m.clock < 100_000_000, "clock {} ns", m.clock);
     }
 
     #[test]

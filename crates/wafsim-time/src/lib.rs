@@ -16,7 +16,7 @@ pub mod timed;
 
 pub use config::{NandTiming, TimingConfig};
 pub use disk::{DiskTimed, DiskTimeline};
-pub use engine::{run, run_on, run_on_with, run_with, EngineOptions, Interval, JobResult, JobSpec, TimedRun};
+pub use engine::{run, run_on, run_on_with, run_with, EngineOptions, Interval, JobResult, JobSpec, RunError, TimedRun};
 pub use flash::{FlashTimed, Timeline};
 pub use plain::{PlainTimed, PlainTimeline, PlainTiming};
 pub use timed::{Cmd, Completions, TimedDevice};

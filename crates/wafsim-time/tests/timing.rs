@@ -79,13 +79,13 @@ fn qd1_read_iops_of_one_die() {
 /// Turns a write source into reads of the same blocks.
 struct ReadsOf(Box<dyn IoSource>);
 impl IoSource for ReadsOf {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, wafsim_core::pipeline::SourceError> {
         let start = out.len();
-        let n = self.0.fill(out, max);
+        let n = self.0.fill(out, max)?;
         for io in &mut out[start..] {
             io.op = Op::Read;
         }
-        n
+        Ok(n)
     }
 }
 
@@ -160,7 +160,7 @@ fn a_large_read_of_scattered_units_pays_an_array_read_per_page() {
     // Random 4 KiB overwrites scatter logically adjacent units over many pages.
     let mut src = synthetic(ns, Pattern::Random(Distribution::Uniform), 4096, ns * 2, 9);
     let mut ios = Vec::new();
-    while src.fill(&mut ios, 4096) > 0 {
+    while src.fill(&mut ios, 4096).unwrap() > 0 {
         dev.submit_batch(&ios).unwrap();
         ios.clear();
     }

@@ -189,14 +189,14 @@ impl SyntheticFiles {
 }
 
 impl FileSource for SyntheticFiles {
-    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> Result<usize, wafsim_core::pipeline::SourceError> {
         let before = out.len();
         // A step emits at most four operations (create, write, close, delete).
         while out.len() - before + 4 <= max.max(4) && self.stats.write_bytes < self.amount {
             let g = self.pick_group();
             self.step(g, out);
         }
-        out.len() - before
+        Ok(out.len() - before)
     }
 }
 
@@ -209,7 +209,7 @@ mod tests {
 
     fn drain(s: &mut SyntheticFiles) -> Vec<FileOp> {
         let mut v = Vec::new();
-        while s.fill(&mut v, 100) > 0 {}
+        while s.fill(&mut v, 100).unwrap() > 0 {}
         v
     }
 

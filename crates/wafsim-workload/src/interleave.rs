@@ -1,7 +1,7 @@
 //! The weighted interleaving of several block I/O sources (the sources and their counts are
 //! wafsim-core's pipeline vocabulary).
 
-use wafsim_core::pipeline::{IoSource, SourceStats};
+use wafsim_core::pipeline::{IoSource, SourceError, SourceStats};
 use wafsim_core::Io;
 
 /// How an [`Interleave`] picks the source of the next I/O.
@@ -22,6 +22,9 @@ pub enum InterleaveMode {
 /// Sources may be grouped into stages (fio `stonewall` inside one job file): a source of
 /// stage k of a group starts only once every source of the group's earlier stages is
 /// exhausted. Sources of different groups run concurrently.
+///
+/// An error of one source ends the interleave: the I/Os already taken from the others are
+/// dropped, and the error names the source (see [`Interleave::named`]).
 pub struct Interleave {
     sources: Vec<Box<dyn IoSource>>,
     weights: Vec<i64>,
@@ -36,6 +39,10 @@ pub struct Interleave {
     /// Some group has more than one stage (otherwise the stage check is skipped).
     staged: bool,
     rng: Option<wafsim_core::Rng>,
+    /// Per source, what its error names first (none: the source's index).
+    names: Vec<String>,
+    /// The error that ended the interleave, until it is returned.
+    error: Option<SourceError>,
 }
 
 const CHUNK: usize = 256;
@@ -73,7 +80,21 @@ impl Interleave {
                 InterleaveMode::RoundRobin => None,
                 InterleaveMode::Random { seed } => Some(wafsim_core::Rng::new(seed)),
             },
+            names: Vec::new(),
+            error: None,
         }
+    }
+
+    /// Name the sources (in the order given) for their errors.
+    pub fn named(mut self, names: Vec<String>) -> Self {
+        assert_eq!(names.len(), self.sources.len());
+        self.names = names;
+        self
+    }
+
+    /// Source `i` (for its figures).
+    pub fn source(&self, i: usize) -> &dyn IoSource {
+        &*self.sources[i]
     }
 
     /// What each source has emitted so far, in the order given to [`Interleave::new`].
@@ -108,12 +129,27 @@ impl Interleave {
         }
         self.bufs[i].clear();
         self.pos[i] = 0;
-        if self.sources[i].fill(&mut self.bufs[i], CHUNK) == 0 {
-            self.done[i] = true;
-            self.advance_group(g);
-            return false;
+        match self.sources[i].fill(&mut self.bufs[i], CHUNK) {
+            Ok(0) => {
+                self.done[i] = true;
+                self.advance_group(g);
+                false
+            }
+            Ok(_) => true,
+            Err(e) => {
+                let name = self.names.get(i).cloned().unwrap_or_else(|| format!("source {i}"));
+                self.error = Some(e.within(name));
+                self.stop_all();
+                false
+            }
         }
-        true
+    }
+
+    /// Every source done, nothing buffered (after an error).
+    fn stop_all(&mut self) {
+        self.done.iter_mut().for_each(|d| *d = true);
+        self.pos.iter_mut().zip(&self.bufs).for_each(|(p, b)| *p = b.len());
+        self.group_stage.iter_mut().for_each(|s| *s = u32::MAX);
     }
 
     /// Move group `g` to its next stage once every source of the current one is exhausted.
@@ -171,7 +207,7 @@ impl Interleave {
 }
 
 impl IoSource for Interleave {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         let mut n = 0;
         while n < max {
             let pick = if self.rng.is_some() { self.pick_random() } else { self.pick_round_robin() };
@@ -189,7 +225,28 @@ impl IoSource for Interleave {
             self.pos[best] += 1;
             n += 1;
         }
-        n
+        match self.error.take() {
+            Some(e) if n == 0 => Err(e),
+            Some(e) => {
+                self.error = Some(e);
+                Ok(n)
+            }
+            None => Ok(n),
+        }
+    }
+
+    /// Every source is finished; the first error is returned, named.
+    fn finish(&mut self) -> Result<(), SourceError> {
+        let mut first = Ok(());
+        for i in 0..self.sources.len() {
+            if let Err(e) = self.sources[i].finish() {
+                if first.is_ok() {
+                    let name = self.names.get(i).cloned().unwrap_or_else(|| format!("source {i}"));
+                    first = Err(e.within(name));
+                }
+            }
+        }
+        first
     }
 }
 
@@ -207,7 +264,7 @@ mod tests {
     fn weighted_interleave_and_stats() {
         let mut il = Interleave::new(vec![ios(0, 10, 4096), ios(1, 100, 8192)], vec![1, 3]);
         let mut out = Vec::new();
-        while il.fill(&mut out, 7) > 0 {}
+        while il.fill(&mut out, 7).unwrap() > 0 {}
         assert_eq!(out.len(), 110);
         // While both run, source 1 gets 3 of every 4 I/Os.
         let first40: Vec<u32> = out[..40].iter().map(|io| io.ns).collect();

@@ -2,6 +2,7 @@
 //! optional trim mix, bounded by an amount of bytes.
 
 use crate::IoSource;
+use wafsim_core::pipeline::SourceError;
 use wafsim_core::{Io, Op, Pid, Rng};
 
 /// Which blocks a random workload picks.
@@ -183,7 +184,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 }
 
 impl IoSource for Synthetic {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         let bs = self.spec.block_size;
         let mut n = 0;
         while n < max && self.left > 0 {
@@ -200,7 +201,7 @@ impl IoSource for Synthetic {
             self.left = self.left.saturating_sub(len as u64);
             n += 1;
         }
-        n
+        Ok(n)
     }
 }
 
@@ -214,7 +215,7 @@ mod tests {
 
     fn drain(mut s: Synthetic) -> Vec<Io> {
         let mut v = Vec::new();
-        while s.fill(&mut v, 100) > 0 {}
+        while s.fill(&mut v, 100).unwrap() > 0 {}
         v
     }
 

@@ -116,7 +116,7 @@ proptest::proptest! {
                 let _ = j.write_bytes_hint(1 << 24);
                 if let Ok(mut s) = j.source(0, 1 << 24, 3) {
                     let mut v = Vec::new();
-                    s.fill(&mut v, 256);
+                    s.fill(&mut v, 256).unwrap();
                     proptest::prop_assert!(v.iter().all(|io| io.offset + io.len as u64 <= 1 << 24));
                 }
             }

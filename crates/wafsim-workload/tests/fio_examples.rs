@@ -34,7 +34,7 @@ fn shipped_examples_parse_or_fail_with_a_location() {
                     match job.source(0, ns, 1) {
                         Ok(mut src) => {
                             let mut v = Vec::new();
-                            src.fill(&mut v, 20_000);
+                            src.fill(&mut v, 20_000).unwrap();
                             assert!(v.iter().all(|io| io.offset + io.len as u64 <= ns), "{}", path.display());
                         }
                         Err(e) => assert!(e.to_string().contains(&format!("job \"{}\"", job.name)), "{e}"),

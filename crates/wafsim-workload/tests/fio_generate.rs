@@ -14,7 +14,7 @@ fn job(text: &str) -> FioJob {
 fn collect(j: &FioJob, ns_bytes: u64, seed: u64) -> Vec<Io> {
     let mut src = j.source(3, ns_bytes, seed).unwrap();
     let mut v = Vec::new();
-    while src.fill(&mut v, 4096) > 0 {
+    while src.fill(&mut v, 4096).unwrap() > 0 {
         assert!(v.len() < 10_000_000, "runaway source");
     }
     v
@@ -176,7 +176,7 @@ fn fdp_roundrobin_and_random_pids() {
     let p = SourceParams { ns: 0, ns_bytes: MIB, seed: 1, available_plids: Some(2), ..SourceParams::default() };
     let mut src = j.source_with(p).unwrap();
     let mut v = Vec::new();
-    src.fill(&mut v, 100);
+    src.fill(&mut v, 100).unwrap();
     assert_eq!(v.iter().map(|io| io.pid.handle()).collect::<Vec<_>>(), [0, 1, 0, 1]);
     let j = job("[f]\nioengine=io_uring_cmd\nrw=write\nfdp=1\nfdp_pli=5\n");
     assert!(j.source_with(p).is_err());
@@ -275,14 +275,14 @@ fn time_based_loops_past_size_until_number_ios() {
     let job = &jf.phases[0][0];
     let mut src = job.source(0, 1 << 20, 1).unwrap(); // 16 blocks of 64 KiB
     let mut out = Vec::new();
-    while src.fill(&mut out, 64) > 0 {}
+    while src.fill(&mut out, 64).unwrap() > 0 {}
     assert_eq!(out.len(), 100);
     assert_eq!(out[16].offset, 0, "wraps to the start after 16 blocks");
     let text = "[w]\nrw=write\nbs=64k\ntime_based\nruntime=60\nio_size=3m\n";
     let jf = parse_job_str(text, "t.fio", std::path::Path::new("."), &|_| None).unwrap();
     let mut src = jf.phases[0][0].source(0, 1 << 20, 1).unwrap();
     let mut out = Vec::new();
-    while src.fill(&mut out, 64) > 0 {}
+    while src.fill(&mut out, 64).unwrap() > 0 {}
     assert_eq!(out.iter().map(|io| io.len as u64).sum::<u64>(), 3 << 20);
 }
 

@@ -207,7 +207,7 @@ fn numjobs_clones_and_offset_increment() {
     for (i, j) in jobs.iter().enumerate() {
         let mut src = j.source(0, ns, 1).unwrap();
         let mut v = Vec::new();
-        while src.fill(&mut v, 1024) > 0 {}
+        while src.fill(&mut v, 1024).unwrap() > 0 {}
         let lo = v.iter().map(|io| io.offset).min().unwrap();
         let hi = v.iter().map(|io| io.offset + io.len as u64).max().unwrap();
         assert_eq!((lo, hi), (i as u64 * ns / 4, (i as u64 + 1) * ns / 4));
@@ -290,7 +290,7 @@ proptest! {
                 let _ = j.write_bytes_hint(1 << 30);
                 if let Ok(mut s) = j.source(0, 1 << 30, 7) {
                     let mut v = Vec::new();
-                    s.fill(&mut v, 64);
+                    s.fill(&mut v, 64).unwrap();
                     for io in &v {
                         prop_assert!(io.offset + io.len as u64 <= 1 << 30);
                     }

@@ -86,7 +86,7 @@ fn run<D: Drive>(text: &str, dev: &mut D, seed: u64) -> Run {
     let mut ios = Vec::new();
     let mut buf = Vec::new();
     let (mut max_open, mut max_active) = (0, 0);
-    while il.fill(&mut buf, 97) > 0 {
+    while il.fill(&mut buf, 97).unwrap() > 0 {
         for io in buf.drain(..) {
             if let Err(e) = dev.submit(&io) {
                 panic!("{io:?} after {} I/Os: {e}", ios.len());
@@ -221,7 +221,7 @@ fn zbd_on_a_namespace_that_is_not_zoned() {
     let jf = parse("[w]\nzonemode=zbd\nrw=write\nbs=64k\nzonesize=1m\nzonecapacity=512k\nsize=4z\nloops=2\n");
     let mut src = jf.phases[0][0].source_with(p).unwrap();
     let mut v = Vec::new();
-    while src.fill(&mut v, 64) > 0 {}
+    while src.fill(&mut v, 64).unwrap() > 0 {}
     assert!(v.iter().all(|io| io.op == Op::Write));
     let pass: Vec<u64> = (0..4).flat_map(|z| (0..8).map(move |i| z * M + i * 64 * K)).collect();
     assert_eq!(v.iter().map(|io| io.offset).collect::<Vec<_>>(), [pass.clone(), pass].concat());
@@ -335,8 +335,8 @@ fn shared_state_across_sources_of_a_thread() {
     let mut a = jf.phases[0][0].source_with(params(&dev, 1)).unwrap();
     let mut b = jf.phases[1][0].source_with(params(&dev, 1)).unwrap();
     let mut v = Vec::new();
-    while a.fill(&mut v, 64) > 0 {}
-    while b.fill(&mut v, 64) > 0 {}
+    while a.fill(&mut v, 64).unwrap() > 0 {}
+    while b.fill(&mut v, 64).unwrap() > 0 {}
     // b's first zone is full: reset, then written from its start
     assert_eq!(v[v.len() - 2], Io { op: Op::Zone(ZoneAction::Reset), offset: 0, len: 0, ..v[v.len() - 2] });
     assert_eq!((v[v.len() - 1].op, v[v.len() - 1].offset), (Op::Write, 0));
@@ -353,7 +353,7 @@ fn state_from_a_zone_report() {
     let jf = parse("[w]\nzonemode=zbd\ndirect=1\nrw=write\nbs=64k\noffset=1z\nsize=1z\nio_size=128k\n");
     let mut src = jf.phases[0][0].source_zbd(params(&dev, 1), &zones).unwrap();
     let mut v = Vec::new();
-    while src.fill(&mut v, 64) > 0 {}
+    while src.fill(&mut v, 64).unwrap() > 0 {}
     assert_eq!(v.iter().map(|io| io.offset).collect::<Vec<_>>(), [M + 65536, M + 131072]);
     for io in &v {
         dev.submit(io).unwrap();
@@ -532,7 +532,7 @@ fn strided_reads_zonesize_bytes_then_skip() {
     let jf = parse("[s]\nzonemode=strided\nzonesize=64k\nzoneskip=192k\nrw=read\nbs=16k\nsize=512k\n");
     let mut src = jf.phases[0][0].source(0, M, 1).unwrap();
     let mut v = Vec::new();
-    while src.fill(&mut v, 64) > 0 {}
+    while src.fill(&mut v, 64).unwrap() > 0 {}
     // 64k at 0, then at 256k, 512k, 768k, then back to the start (fio wraps at the device end)
     let offs: Vec<u64> = v.iter().map(|io| io.offset / K).collect();
     let zone = |s: u64| (0..4).map(move |i| s + 16 * i);
@@ -542,7 +542,7 @@ fn strided_reads_zonesize_bytes_then_skip() {
     let jf = parse("[s]\nzonesize=64k\nzonerange=128k\nzoneskip=128k\nrw=randread\nbs=16k\nsize=512k\n");
     let mut src = jf.phases[0][0].source(0, M, 1).unwrap();
     let mut v = Vec::new();
-    while src.fill(&mut v, 64) > 0 {}
+    while src.fill(&mut v, 64).unwrap() > 0 {}
     assert_eq!(v.len(), 32);
     for (i, io) in v.iter().enumerate() {
         let window = (i as u64 / 4 % 4) * 256 * K;
@@ -610,7 +610,7 @@ mod properties {
             let mut il = Interleave::staged(sources, vec![1; n], stage, InterleaveMode::Random { seed });
             let mut buf = Vec::new();
             let mut total = 0usize;
-            while il.fill(&mut buf, 1 + (seed % 300) as usize) > 0 {
+            while il.fill(&mut buf, 1 + (seed % 300) as usize).unwrap() > 0 {
                 for io in buf.drain(..) {
                     if let Err(e) = dev.submit(&io) {
                         prop_assert!(false, "{:?} after {} I/Os: {}\n{}", io, total, e, text);

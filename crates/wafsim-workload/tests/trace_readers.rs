@@ -11,6 +11,7 @@ use wafsim_workload::trace::{
     IologWriter, OffsetPolicy, TraceError, TraceFormat, TraceInput, TraceMerge, TraceRecord,
 };
 use wafsim_workload::IoSource;
+use wafsim_core::pipeline::SourceError;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
@@ -135,9 +136,20 @@ fn msr_errors() {
     assert_eq!((r[1].timestamp_ns, r[1].op, &*r[1].key), (2500, Op::Read, "hm_0"));
 }
 
+/// Everything the merge emits; an error from `fill` must be the one the merge keeps.
 fn drain(m: &mut TraceMerge) -> Vec<Io> {
     let mut v = Vec::new();
-    while m.fill(&mut v, 7) > 0 {}
+    loop {
+        match m.fill(&mut v, 7) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => {
+                assert_eq!(e.to_string(), m.error().expect("kept").to_string());
+                assert_eq!(m.fill(&mut v, 7).unwrap(), 0, "exhausted after its error");
+                break;
+            }
+        }
+    }
     v
 }
 
@@ -315,10 +327,10 @@ fn traces_without_records_are_errors() {
 struct ListSource(std::vec::IntoIter<Io>);
 
 impl IoSource for ListSource {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         let before = out.len();
         out.extend(self.0.by_ref().take(max));
-        out.len() - before
+        Ok(out.len() - before)
     }
 }
 
@@ -378,13 +390,13 @@ fn iolog_tee_records_what_the_source_emits() {
     };
     let mut expected = Vec::new();
     let mut plain = Synthetic::new(spec.clone()).unwrap();
-    while plain.fill(&mut expected, 100) > 0 {}
+    while plain.fill(&mut expected, 100).unwrap() > 0 {}
 
     let path = std::env::temp_dir().join(format!("wafsim-trace-{}-tee.log", std::process::id()));
     let writer = IologWriter::new(std::fs::File::create(&path).unwrap(), "/dev/nvme0n1").unwrap();
     let mut tee = IologTee::new(Box::new(Synthetic::new(spec).unwrap()), writer);
     let mut passed = Vec::new();
-    while tee.fill(&mut passed, 100) > 0 {}
+    while tee.fill(&mut passed, 100).unwrap() > 0 {}
     assert!(tee.error().is_none());
     assert_eq!(passed, expected, "the tee must not change the stream");
     drop(tee); // finished when the source ran dry; dropping must not write more
@@ -399,11 +411,12 @@ fn iolog_tee_records_what_the_source_emits() {
     let list = ListSource(vec![io(Op::Write, 0, 4096), io(Op::Write, 4096, 4096)].into_iter());
     let mut tee = IologTee::new(Box::new(list), IologWriter::new(Vec::new(), "f").unwrap());
     let mut out = Vec::new();
-    assert_eq!(tee.fill(&mut out, 1), 1);
+    assert_eq!(tee.fill(&mut out, 1).unwrap(), 1);
     let text = String::from_utf8(tee.finish().unwrap().expect("log still open")).unwrap();
     assert_eq!(text, "fio version 3 iolog\n0 f add\n0 f open\n0 f write 0 4096\n0 f close\n");
 
-    // A write error stops the recording, not the I/O, and lands in the slot.
+    // A write error stops the recording, not the I/O, and is the tee's error once the I/O
+    // runs out.
     struct Full;
     impl std::io::Write for Full {
         fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
@@ -413,14 +426,26 @@ fn iolog_tee_records_what_the_source_emits() {
             Ok(())
         }
     }
-    let slot = std::sync::Arc::new(std::sync::Mutex::new(None));
     let list = ListSource((0..3000).map(|i| io(Op::Write, i * 4096, 4096)).collect::<Vec<_>>().into_iter());
-    let mut tee = IologTee::new(Box::new(list), IologWriter::new(Full, "f").unwrap()).with_error_slot("write_iolog x.log", slot.clone());
+    let mut tee = IologTee::new(Box::new(list), IologWriter::new(Full, "f").unwrap()).named("write_iolog x.log");
     let mut out = Vec::new();
-    while tee.fill(&mut out, 256) > 0 {}
+    let err = loop {
+        match tee.fill(&mut out, 256) {
+            Ok(0) => panic!("the write error must come out of fill"),
+            Ok(_) => {}
+            Err(e) => break e,
+        }
+    };
     assert_eq!(out.len(), 3000);
     assert!(tee.error().is_some());
-    assert_eq!(slot.lock().unwrap().as_deref(), Some("write_iolog x.log: disk full"));
+    assert_eq!(err.to_string(), "write_iolog x.log: disk full");
+    assert_eq!(tee.fill(&mut out, 256).unwrap(), 0, "once");
+
+    // Stopped early (a time limit): the runner's finish reports the error the flush met.
+    let list = ListSource((0..3000).map(|i| io(Op::Write, i * 4096, 4096)).collect::<Vec<_>>().into_iter());
+    let mut tee = IologTee::new(Box::new(list), IologWriter::new(Full, "f").unwrap()).named("write_iolog y.log");
+    assert_eq!(tee.fill(&mut out, 16).unwrap(), 16);
+    assert_eq!(IoSource::finish(&mut tee).unwrap_err().to_string(), "write_iolog y.log: disk full");
 }
 
 /// fio itself accepts what the writer writes (skipped when fio is not installed).

@@ -1,13 +1,11 @@
 //! The flash cache as a block I/O source: key-value requests in, the cache's I/O out.
 
-use std::sync::{Arc, Mutex};
-
-use wafsim_core::pipeline::{Engine, Expand, IoSource, KvOp, KvSource};
+use wafsim_core::pipeline::{Engine, Expand, IoSource, KvOp, KvSource, LayerFigures, SourceError};
 use wafsim_core::Io;
 
 use super::{FlashCache, FlashCacheCounters, FlashCacheError};
 
-/// What a [`FlashCacheSource`] reports, shared with whoever built it.
+/// What a [`FlashCacheSource`] reports when asked ([`FlashCacheSource::report`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlashCacheReport {
     /// The cache's counters (both engines').
@@ -16,8 +14,6 @@ pub struct FlashCacheReport {
     pub bighash_items: u64,
     /// Items in BlockCache's index.
     pub blockcache_items: u64,
-    /// The first refused request (the source stops there; the cache refuses none today).
-    pub error: Option<String>,
     /// Device writes made but not handed out yet: the counters run ahead of what the device
     /// has seen by this much.
     pub pending_write_bytes: u64,
@@ -34,10 +30,9 @@ impl FlashCacheReport {
     }
 }
 
-/// The cache behind a [`FlashCacheSource`]: applies requests, keeps the report.
+/// The cache behind a [`FlashCacheSource`]: applies requests (it refuses none).
 pub struct FlashCacheEngine {
     cache: FlashCache,
-    report: Arc<Mutex<FlashCacheReport>>,
 }
 
 impl Engine<KvOp> for FlashCacheEngine {
@@ -48,19 +43,6 @@ impl Engine<KvOp> for FlashCacheEngine {
         self.cache.apply(op, out);
         Ok(())
     }
-
-    fn publish(&mut self, pending_write_bytes: u64) {
-        let c = self.cache.counters();
-        let mut r = self.report.lock().expect("report lock");
-        r.counters = c;
-        r.bighash_items = self.cache.bighash().items();
-        r.blockcache_items = self.cache.blockcache().items();
-        r.pending_write_bytes = pending_write_bytes;
-    }
-
-    fn refused(&mut self, what: String, _out: &mut Vec<Io>) {
-        self.report.lock().expect("report lock").error = Some(what);
-    }
 }
 
 /// Key-value requests through a [`FlashCache`], as block I/O (like `LsKvSource` for the
@@ -68,23 +50,49 @@ impl Engine<KvOp> for FlashCacheEngine {
 pub struct FlashCacheSource<K: KvSource>(Expand<KvOp, K, FlashCacheEngine>);
 
 impl<K: KvSource> FlashCacheSource<K> {
-    /// The source and a handle to its report. The CacheBench-over-Navy setup: wafsim-workload's
+    /// Requests from `kv` through `cache`. The CacheBench-over-Navy setup: wafsim-workload's
     /// `CacheGen` through an empty cache, e.g. `FlashCacheSource::new(CacheGen::try_new(&workload,
     /// seed)?, FlashCache::new(cache)?)`; for a population twice the cache's size, `workload` is
     /// `CacheGenConfig::default().with_footprint(2 * namespace_bytes)`.
-    pub fn new(kv: K, cache: FlashCache) -> (Self, Arc<Mutex<FlashCacheReport>>) {
-        let report = Arc::new(Mutex::new(FlashCacheReport::default()));
-        (FlashCacheSource(Expand::new(kv, FlashCacheEngine { cache, report: report.clone() }, 256)), report)
+    pub fn new(kv: K, cache: FlashCache) -> Self {
+        FlashCacheSource(Expand::new(kv, FlashCacheEngine { cache }, 256))
     }
 
     /// The cache (for inspection).
     pub fn cache(&self) -> &FlashCache {
         &self.0.engine().cache
     }
+
+    /// The cache's counts now.
+    pub fn report(&self) -> FlashCacheReport {
+        let c = self.cache();
+        FlashCacheReport { counters: c.counters(), bighash_items: c.bighash().items(), blockcache_items: c.blockcache().items(), pending_write_bytes: self.0.pending_write_bytes() }
+    }
 }
 
 impl<K: KvSource> IoSource for FlashCacheSource<K> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         self.0.fill(out, max)
+    }
+
+    /// The objects inserted over what the cache wrote to its namespace, with the cache's hit
+    /// ratios; warming until every region has been reclaimed once (before that, evictions, and
+    /// the drive's view of region lifetimes, are not what they will be).
+    fn figures(&self) -> Option<LayerFigures> {
+        let c = self.cache().counters();
+        let written = c.device_write_bytes();
+        Some(LayerFigures {
+            app_write_bytes: c.inserted_object_bytes,
+            dev_write_bytes: written,
+            pending_write_bytes: self.0.pending_write_bytes(),
+            warming: c.blockcache.regions_reclaimed < self.cache().layout().regions as u64,
+            metrics: vec![
+                ("hit ratio".into(), c.hit_ratio()),
+                ("BigHash hit ratio".into(), c.bighash_hit_ratio()),
+                ("BlockCache hit ratio".into(), c.blockcache_hit_ratio()),
+                ("BigHash share of device writes".into(), c.bighash.write_bytes as f64 / written.max(1) as f64),
+            ],
+            ..LayerFigures::default()
+        })
     }
 }

@@ -1,14 +1,11 @@
 //! Key-value requests through an [`Lsm`] as a [`FileSource`] (an [`Expand`] whose engine
-//! emits file operations): a report shared through `Arc<Mutex<..>>` is updated at the end of
-//! every fill.
+//! emits file operations); its counts are read when asked ([`LsmFiles::report`]).
 
-use std::sync::{Arc, Mutex};
-
-use wafsim_core::pipeline::{Engine, Expand, FileOp, FileSource, KvOp, KvSource};
+use wafsim_core::pipeline::{Engine, Expand, FileOp, FileSource, KvOp, KvSource, LayerFigures, SourceError};
 
 use super::{JobsState, Lsm, LsmCounters, LsmError};
 
-/// What an [`LsmFiles`] reports, shared with whoever built it.
+/// What an [`LsmFiles`] reports when asked.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LsmReport {
     /// The store's counters.
@@ -25,8 +22,6 @@ pub struct LsmReport {
     pub tables_per_level: Vec<u32>,
     /// File bytes per level or tier.
     pub bytes_per_level: Vec<u64>,
-    /// The first refused request (the source stops there).
-    pub error: Option<String>,
     /// File writes made but not handed out yet (queued here or not yet released by a
     /// background job): the counters run ahead of what the file system has seen by this many
     /// bytes.
@@ -44,10 +39,9 @@ impl LsmReport {
     }
 }
 
-/// The store behind an [`LsmFiles`]: applies requests, keeps the report.
+/// The store behind an [`LsmFiles`]: applies requests.
 pub struct LsmEngine {
     store: Lsm,
-    report: Arc<Mutex<LsmReport>>,
     flush_at_end: bool,
 }
 
@@ -59,36 +53,12 @@ impl Engine<KvOp> for LsmEngine {
         self.store.apply(op, out)
     }
 
-    fn publish(&mut self, pending_write_bytes: u64) {
-        let s = &self.store;
-        let mut r = self.report.lock().expect("report lock");
-        r.counters = s.counters();
-        r.keys = s.keys();
-        r.live_file_bytes = s.live_file_bytes();
-        r.log_segments = s.log_segments() as u32;
-        r.memtable_bytes = s.memtable_bytes();
-        r.tables_per_level = s.tables_per_level();
-        r.bytes_per_level = s.bytes_per_level();
-        r.pending_write_bytes = pending_write_bytes + s.pending_job_write_bytes();
-        r.jobs = s.jobs();
-    }
-
     /// The requests ran out: the last flush (when asked for), then every background job
-    /// completed, so the file system sees whole files.
-    fn ended(&mut self, out: &mut Vec<FileOp>) {
-        if self.flush_at_end {
-            if let Err(e) = self.store.flush(out) {
-                self.report.lock().expect("report lock").error = Some(format!("final flush: {e}"));
-            }
-        }
+    /// completed, so the file system sees whole files (also when the flush is refused).
+    fn ended(&mut self, out: &mut Vec<FileOp>) -> Result<(), SourceError> {
+        let flushed = if self.flush_at_end { self.store.flush(out) } else { Ok(()) };
         self.store.drain_jobs(out);
-        self.report.lock().expect("report lock").ended = true;
-    }
-
-    /// The source stops here: the jobs already made are completed.
-    fn refused(&mut self, what: String, out: &mut Vec<FileOp>) {
-        self.report.lock().expect("report lock").error = Some(what);
-        self.store.drain_jobs(out);
+        flushed.map_err(|e| SourceError::refused("final flush", e))
     }
 }
 
@@ -96,7 +66,7 @@ impl Engine<KvOp> for LsmEngine {
 pub struct LsmFiles<K: KvSource>(Expand<KvOp, K, LsmEngine>);
 
 impl<K: KvSource> LsmFiles<K> {
-    /// The source and a handle to its report.
+    /// Requests from `kv` through `store`, as file operations.
     ///
     /// A YCSB workload through the store, the recipe of the `wafsim bench` case ("YCSB A
     /// through the LSM"): `LsmFiles::new(Ycsb::try_new(&ycsb, phases, seed)?, Lsm::new(cfg)?)`
@@ -105,10 +75,9 @@ impl<K: KvSource> LsmFiles<K> {
     /// `operationcount`, `YcsbPhases::LoadAndRun`, and `cfg` = `LsmConfig::rocksdb()` (or
     /// `cassandra()`) with `capacity_bytes` at least about twice the records' bytes
     /// (size-tiered needs up to twice the data during a major compaction); drain with `fill`
-    /// and count `report.counters.ops`.
-    pub fn new(kv: K, store: Lsm) -> (Self, Arc<Mutex<LsmReport>>) {
-        let report = Arc::new(Mutex::new(LsmReport::default()));
-        (LsmFiles(Expand::new(kv, LsmEngine { store, report: report.clone(), flush_at_end: false }, 256)), report)
+    /// and count `report().counters.ops`.
+    pub fn new(kv: K, store: Lsm) -> Self {
+        LsmFiles(Expand::new(kv, LsmEngine { store, flush_at_end: false }, 256))
     }
 
     /// Flush the memtable when the requests run out (as a clean shutdown does; default off).
@@ -122,10 +91,32 @@ impl<K: KvSource> LsmFiles<K> {
     pub fn store(&self) -> &Lsm {
         &self.0.engine().store
     }
+
+    /// The store's counts now.
+    pub fn report(&self) -> LsmReport {
+        let s = self.store();
+        LsmReport {
+            counters: s.counters(),
+            keys: s.keys(),
+            live_file_bytes: s.live_file_bytes(),
+            log_segments: s.log_segments() as u32,
+            memtable_bytes: s.memtable_bytes(),
+            tables_per_level: s.tables_per_level(),
+            bytes_per_level: s.bytes_per_level(),
+            pending_write_bytes: self.0.pending_write_bytes() + s.pending_job_write_bytes(),
+            jobs: s.jobs(),
+            ended: self.0.has_ended(),
+        }
+    }
 }
 
 impl<K: KvSource> FileSource for LsmFiles<K> {
-    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> Result<usize, SourceError> {
         self.0.fill_commands(out, max)
+    }
+
+    /// The bytes the clients sent (the file system under the store adds its own).
+    fn figures(&self) -> Option<LayerFigures> {
+        Some(LayerFigures { app_write_bytes: self.store().counters().client_sent_bytes, ..LayerFigures::default() })
     }
 }

@@ -8,23 +8,24 @@
 use super::files::{FileOp, FileSource};
 use super::kv::{KvOp, KvSource};
 use super::source::IoSource;
+use super::SourceError;
 use crate::io::{Io, Op};
 
 /// Where operations come from (file workloads, key-value request generators).
 pub trait OpSource<T>: Send {
-    /// Append up to `max` operations to `out`; how many (0: exhausted).
-    fn fill_ops(&mut self, out: &mut Vec<T>, max: usize) -> usize;
+    /// Append up to `max` operations to `out`; how many (`Ok(0)`: exhausted).
+    fn fill_ops(&mut self, out: &mut Vec<T>, max: usize) -> Result<usize, SourceError>;
 }
 
 impl<S: FileSource + Send> OpSource<FileOp> for S {
-    fn fill_ops(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
+    fn fill_ops(&mut self, out: &mut Vec<FileOp>, max: usize) -> Result<usize, SourceError> {
         self.fill(out, max)
     }
 }
 
 impl<S: KvSource> OpSource<KvOp> for S {
-    fn fill_ops(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize {
-        self.fill(out, max)
+    fn fill_ops(&mut self, out: &mut Vec<KvOp>, max: usize) -> Result<usize, SourceError> {
+        Ok(self.fill(out, max))
     }
 }
 
@@ -56,7 +57,8 @@ impl Command for FileOp {
     }
 }
 
-/// What turns one operation into commands of the level below, and reports on itself.
+/// What turns one operation into commands of the level below. Its counts are read from it
+/// when asked (through [`Expand::engine`]), not pushed anywhere.
 pub trait Engine<T>: Send {
     /// What it emits: [`Io`] (a file system, a store on a raw namespace) or [`FileOp`] (a
     /// store on a file system).
@@ -64,17 +66,14 @@ pub trait Engine<T>: Send {
     /// Why an operation is refused.
     type Error: std::fmt::Display;
     /// Apply `op`, appending the commands it causes to `out` in order. A refusal ends the
-    /// stream.
+    /// stream: the commands handed out before it stand, the refusal is the source's error.
     fn apply(&mut self, op: &T, out: &mut Vec<Self::Out>) -> Result<(), Self::Error>;
-    /// After every batch: writes of `pending_write_bytes` bytes were made but not handed out
-    /// yet (counts taken at apply time run ahead of the level below by this much).
-    fn publish(&mut self, pending_write_bytes: u64);
-    /// The operations ran out (called once, before the last [`Engine::publish`]); what it
-    /// appends to `out` (a store's last flush, its background jobs' rest) is handed out next.
-    fn ended(&mut self, _out: &mut Vec<Self::Out>) {}
-    /// The first refused operation, described (the stream stops after it and after what this
-    /// appends to `out`).
-    fn refused(&mut self, what: String, out: &mut Vec<Self::Out>);
+    /// The operations ran out (called once); what it appends to `out` (a store's last flush,
+    /// its background jobs' rest) is handed out next. An error (the last flush refused) ends
+    /// the stream as a refusal does.
+    fn ended(&mut self, _out: &mut Vec<Self::Out>) -> Result<(), SourceError> {
+        Ok(())
+    }
 }
 
 /// Operations from `S` through engine `E`, as a source of the engine's commands (an
@@ -91,6 +90,8 @@ pub struct Expand<T, S, E: Engine<T>> {
     taken: usize,
     /// Write bytes in `pending[taken..]`.
     pending_write_bytes: u64,
+    /// Why the stream stopped, until it is handed out (after the commands made before it).
+    error: Option<SourceError>,
     failed: bool,
     ended: bool,
 }
@@ -103,7 +104,7 @@ fn write_bytes<C: Command>(cmds: &[C]) -> u64 {
 impl<T, S, E: Engine<T>> Expand<T, S, E> {
     /// Take operations from `src` `ops_batch` at a time and apply them with `engine`.
     pub fn new(src: S, engine: E, ops_batch: usize) -> Self {
-        Expand { src, engine, ops: Vec::new(), pos: 0, ops_batch: ops_batch.max(1), pending: Vec::new(), taken: 0, pending_write_bytes: 0, failed: false, ended: false }
+        Expand { src, engine, ops: Vec::new(), pos: 0, ops_batch: ops_batch.max(1), pending: Vec::new(), taken: 0, pending_write_bytes: 0, error: None, failed: false, ended: false }
     }
 
     /// The engine (for inspection).
@@ -114,6 +115,22 @@ impl<T, S, E: Engine<T>> Expand<T, S, E> {
     /// The engine, to set it up before the first fill.
     pub fn engine_mut(&mut self) -> &mut E {
         &mut self.engine
+    }
+
+    /// Where the operations come from (for inspection: the store under a file system).
+    pub fn source(&self) -> &S {
+        &self.src
+    }
+
+    /// Write bytes of the commands made but not handed out yet: counts the engine took at
+    /// apply time run ahead of the level below by this much.
+    pub fn pending_write_bytes(&self) -> u64 {
+        self.pending_write_bytes
+    }
+
+    /// The operations ran out (the engine's [`Engine::ended`] was called).
+    pub fn has_ended(&self) -> bool {
+        self.ended
     }
 }
 
@@ -128,9 +145,10 @@ impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S
         }
     }
 
-    /// Append up to `max` commands to `out`; how many (0: the operations and everything they
-    /// caused are all handed out).
-    pub fn fill_commands(&mut self, out: &mut Vec<E::Out>, max: usize) -> usize {
+    /// Append up to `max` commands to `out`; how many (`Ok(0)`: the operations and everything
+    /// they caused are all handed out). A refusal is returned once the commands made before it
+    /// are handed out, on a call of its own (see [`IoSource::fill`]).
+    pub fn fill_commands(&mut self, out: &mut Vec<E::Out>, max: usize) -> Result<usize, SourceError> {
         let before = out.len();
         while out.len() - before < max {
             if self.taken < self.pending.len() {
@@ -148,9 +166,20 @@ impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S
             if self.pos == self.ops.len() {
                 self.ops.clear();
                 self.pos = 0;
-                if self.src.fill_ops(&mut self.ops, self.ops_batch) == 0 {
+                let got = match self.src.fill_ops(&mut self.ops, self.ops_batch) {
+                    Ok(n) => n,
+                    Err(e) => {
+                        self.error = Some(e);
+                        self.failed = true;
+                        continue;
+                    }
+                };
+                if got == 0 {
                     self.ended = true;
-                    self.engine.ended(out);
+                    if let Err(e) = self.engine.ended(out) {
+                        self.error = Some(e);
+                        self.failed = true;
+                    }
                     self.spill(out, before, max);
                     continue;
                 }
@@ -162,24 +191,29 @@ impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S
             // every command).
             let r = self.engine.apply(&op, out);
             if let Err(e) = r {
-                self.engine.refused(format!("{op:?}: {e}"), out);
+                self.error = Some(SourceError::refused(format!("{op:?}"), e));
                 self.failed = true;
             }
             self.spill(out, before, max);
         }
-        self.engine.publish(self.pending_write_bytes);
-        out.len() - before
+        let n = out.len() - before;
+        if n == 0 {
+            if let Some(e) = self.error.take() {
+                return Err(e);
+            }
+        }
+        Ok(n)
     }
 }
 
 impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T, Out = Io>> IoSource for Expand<T, S, E> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         self.fill_commands(out, max)
     }
 }
 
 impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T, Out = FileOp>> FileSource for Expand<T, S, E> {
-    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> Result<usize, SourceError> {
         self.fill_commands(out, max)
     }
 }

@@ -51,6 +51,12 @@ pub enum FileOp {
 
 /// A stream of file operations, a batch at a time (as [`super::IoSource`] for block I/O).
 pub trait FileSource {
-    /// Append up to `max` operations to `out`; returns how many (0 = exhausted).
-    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> usize;
+    /// Append up to `max` operations to `out`; returns how many (`Ok(0)`: exhausted). An error
+    /// ends the source as for [`super::IoSource::fill`].
+    fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> Result<usize, super::SourceError>;
+
+    /// What the source's layers have counted so far (a store's), for the results' rows.
+    fn figures(&self) -> Option<super::LayerFigures> {
+        None
+    }
 }

@@ -61,6 +61,7 @@ pub enum KvOp {
 }
 
 /// A stream of key-value requests, a batch at a time (like [`super::IoSource`] for block I/O).
+/// Request generators cannot fail, so `fill` returns a count, not a `Result`.
 pub trait KvSource: Send {
     /// Append up to `max` requests to `out`; returns how many (0: exhausted).
     fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize;

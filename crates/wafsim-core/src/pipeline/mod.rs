@@ -15,14 +15,20 @@
 //!   a fixed list ([`Script`]) and sources run one after another ([`Chain`]);
 //! - [`files`]: file operations ([`FileOp`]) and their sources ([`FileSource`]);
 //! - [`kv`]: key-value requests ([`KvOp`]) and their sources ([`KvSource`], [`KvScript`]);
-//! - [`expand`]: operations turned into commands of the level below ([`Engine`], [`Expand`]).
+//! - [`expand`]: operations turned into commands of the level below ([`Engine`], [`Expand`]);
+//! - [`error`]: why a source stopped early ([`SourceError`]), returned by every `fill`;
+//! - [`figures`]: what a layered source has counted ([`LayerFigures`]), asked for by the runner.
 
+pub mod error;
 pub mod expand;
+pub mod figures;
 pub mod files;
 pub mod kv;
 pub mod source;
 
+pub use error::{SourceError, SourceErrorKind};
 pub use expand::{Command, Engine, Expand, OpSource};
+pub use figures::LayerFigures;
 pub use files::{FileId, FileOp, FileSource};
 pub use kv::{KvOp, KvScript, KvSource};
 pub use source::{Chain, IoSource, Script, SourceStats};

@@ -2,13 +2,29 @@
 //! emitted ([`SourceStats`]), a fixed list of I/Os ([`Script`]) and sources run one after
 //! another ([`Chain`]).
 
+use super::{LayerFigures, SourceError};
 use crate::io::{Io, Op, ZoneAction};
 
 /// A stream of host I/Os.
 pub trait IoSource: Send {
-    /// Append up to `max` I/Os to `out` and return how many were appended; 0 means the source
-    /// is exhausted (and stays so).
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize;
+    /// Append up to `max` I/Os to `out` and return how many were appended; `Ok(0)` means the
+    /// source is exhausted (and stays so). An error ends the source: nothing is appended in
+    /// the call that returns it, what earlier calls appended stands, and later calls return
+    /// `Ok(0)`.
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError>;
+
+    /// What the source's layers have counted so far (a store's, a file system's), for the
+    /// results' rows; `None` for a source without layers (a generator, a trace).
+    fn figures(&self) -> Option<LayerFigures> {
+        None
+    }
+
+    /// The run stopped taking I/O from this source (it ran dry, or a time limit or steady
+    /// state ended the phase first): finish what it writes on the side (an iolog's last lines)
+    /// and return what failed there. Called once per run by whoever drives the source.
+    fn finish(&mut self) -> Result<(), SourceError> {
+        Ok(())
+    }
 }
 
 /// What one source has emitted (a combinator of several sources, such as wafsim-workload's
@@ -91,12 +107,14 @@ impl<T: Copy> Script<T> {
 }
 
 impl IoSource for Script<Io> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        self.take(out, max)
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+        Ok(self.take(out, max))
     }
 }
 
-/// Runs sources one after another (fio `stonewall` phases inside one job file).
+/// Runs sources one after another (fio `stonewall` phases inside one job file, a file
+/// system's mkfs commands before its workload). Its figures are those of the last part that
+/// has any (the layered part after a mkfs script).
 pub struct Chain {
     parts: Vec<Box<dyn IoSource>>,
     current: usize,
@@ -110,15 +128,26 @@ impl Chain {
 }
 
 impl IoSource for Chain {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         while self.current < self.parts.len() {
-            let n = self.parts[self.current].fill(out, max);
-            if n > 0 {
-                return n;
+            match self.parts[self.current].fill(out, max) {
+                Ok(0) => self.current += 1,
+                Ok(n) => return Ok(n),
+                Err(e) => {
+                    self.current = self.parts.len();
+                    return Err(e);
+                }
             }
-            self.current += 1;
         }
-        0
+        Ok(0)
+    }
+
+    fn figures(&self) -> Option<LayerFigures> {
+        self.parts.iter().rev().find_map(|p| p.figures())
+    }
+
+    fn finish(&mut self) -> Result<(), SourceError> {
+        self.parts.iter_mut().try_for_each(|p| p.finish())
     }
 }
 
@@ -135,7 +164,7 @@ mod tests {
     fn chain_runs_in_order() {
         let mut c = Chain::new(vec![ios(0, 3, 512), ios(1, 2, 512)]);
         let mut out = Vec::new();
-        while c.fill(&mut out, 2) > 0 {}
+        while c.fill(&mut out, 2).unwrap() > 0 {}
         let order: Vec<u32> = out.iter().map(|io| io.ns).collect();
         assert_eq!(order, vec![0, 0, 0, 1, 1]);
     }

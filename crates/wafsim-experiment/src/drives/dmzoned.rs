@@ -63,9 +63,9 @@ impl DmZonedDrive {
 }
 
 /// A timed dm-zoned run that cannot free a zone for waiting writes, explained.
-fn dmz_error(e: DeviceError, p: &PhaseSpec) -> anyhow::Error {
+fn dmz_error(e: wafsim_time::RunError, p: &PhaseSpec) -> anyhow::Error {
     match e {
-        DeviceError::NoReclaimableSpace { .. } => anyhow!(
+        wafsim_time::RunError::Device(DeviceError::NoReclaimableSpace { .. }) => anyhow!(
             "phase {:?}: dm-zoned: user writes waited more than 600 s (simulated) for a free zone that reclaim could not make; the target is too full for this workload (write less of it, or give it more reserved zones)",
             p.name
         ),

@@ -4,60 +4,13 @@
 //! writes with placement handle 0 and the large-object engine (BlockCache) with handle 1, as
 //! CacheLib does when FDP is enabled; `placement = false` turns that off.
 
-use crate::parts::FsProbe;
-use crate::parts::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::parts::part::budgeted;
+use crate::parts::{Label, Part, PartTiming, Target};
 use crate::schema::{size, KvSpec};
 use anyhow::{anyhow, bail, Context, Result};
-use std::sync::{Arc, Mutex};
-use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheReport, FlashCacheSource, RegionEviction};
-use wafsim_core::{Io, Pid, Placement};
-use wafsim_host::fs::FsReport;
+use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheSource, RegionEviction};
+use wafsim_core::{Pid, Placement};
 use wafsim_workload::cachegen::{CacheGen, CacheGenConfig, Popularity};
-use wafsim_core::pipeline::IoSource;
-
-/// The cache's source: passes its counts to the results' row, stops once the cache wrote
-/// `limit` device bytes, passes a refusal to the phase's error slots.
-struct CachePart {
-    inner: FlashCacheSource<CacheGen>,
-    cache: Arc<Mutex<FlashCacheReport>>,
-    out: Arc<Mutex<FsReport>>,
-    limit: Option<u64>,
-    done: bool,
-    slot: Arc<Mutex<Option<String>>>,
-}
-
-impl IoSource for CachePart {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        if self.done {
-            return 0;
-        }
-        let n = self.inner.fill(out, max);
-        let c = self.cache.lock().expect("cache report");
-        let written = c.counters.device_write_bytes();
-        {
-            let mut o = self.out.lock().expect("row");
-            o.file_write_bytes = c.counters.inserted_object_bytes;
-            o.dev_write_bytes = written;
-            o.pending_write_bytes = c.pending_write_bytes;
-            // Filling until every region has been reclaimed once: before that, evictions (and
-            // the drive's view of region lifetimes) are not what they will be.
-            o.warming = c.counters.blockcache.regions_reclaimed < self.inner.cache().layout().regions as u64;
-            o.metrics = vec![
-                ("hit ratio".into(), c.counters.hit_ratio()),
-                ("BigHash hit ratio".into(), c.counters.bighash_hit_ratio()),
-                ("BlockCache hit ratio".into(), c.counters.blockcache_hit_ratio()),
-                ("BigHash share of device writes".into(), c.counters.bighash.write_bytes as f64 / written.max(1) as f64),
-            ];
-        }
-        if self.limit.is_some_and(|l| written >= l) {
-            self.done = true;
-        }
-        if n == 0 && c.error.is_some() {
-            *self.slot.lock().expect("slot") = c.error.clone();
-        }
-        n
-    }
-}
 
 /// `cache_size`: "50%", a fraction ("0.5") or bytes ("940GB").
 fn cache_size(text: &str) -> Result<CacheSize> {
@@ -84,7 +37,7 @@ fn scaled_region(region: u32, scale: f64) -> u32 {
 
 /// The flash cache of `k` (entry `i`) on `target`.
 #[allow(clippy::too_many_arguments)]
-pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut Vec<Part>, errors: &mut ErrorSlots, probes: &mut Vec<FsProbe>, group: u32) -> Result<()> {
+pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
     if target.zones_of(g).is_some() {
@@ -125,19 +78,18 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
         gen.ops = Some(10_000_000);
     }
     let requests = CacheGen::try_new(&gen, seed).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-    let (inner, report) = FlashCacheSource::new(requests, cache);
-    let out = Arc::new(Mutex::new(FsReport::default()));
-    let slot = Arc::new(Mutex::new(None));
-    errors.0.push(slot.clone());
+    // The cache's row: objects inserted over what it wrote, its hit ratios, warming until its
+    // log has wrapped (the cache's own figures).
+    let source = budgeted(Box::new(FlashCacheSource::new(requests, cache)), limit);
     let label = Label { name: format!("kv{} (flash cache{})", i + 1, if placement { ", engines on handles 0/1" } else { "" }), namespace: k.namespace.clone() };
-    probes.push(FsProbe { label: label.clone(), filesystem: "flash cache".into(), report: out.clone() });
     parts.push(Part {
-        source: Box::new(CachePart { inner, cache: report, out, limit, done: false, slot }),
+        source,
         weight: 1,
         label,
         timing: PartTiming { iodepth: k.iodepth.unwrap_or(1).max(1), mean_io_bytes: 4096.0, ..Default::default() },
         group,
         stage: 0,
+        row: Some("flash cache".into()),
     });
     Ok(())
 }

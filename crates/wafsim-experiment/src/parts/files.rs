@@ -3,15 +3,14 @@
 //! (mkfs: discard the namespace, or reset every zone) and reports what the application wrote
 //! and what it sent down, so results show the file system's own write amplification.
 
-use super::part::{ErrorSlots, FsProbe, Label, Part, PartTiming, Target};
+use super::part::{Label, Part, PartTiming, Target};
 use crate::schema::{size, FileSize, FilesSpec};
 use anyhow::{anyhow, bail, Context, Result};
-use std::sync::{Arc, Mutex};
 use wafsim_core::blockdev::ZoneAction;
+use wafsim_core::pipeline::{Chain, Script};
 use wafsim_core::{Io, Op, Pid};
-use wafsim_host::fs::{ConvFs, ConvFsConfig, FileSystem, FsReport, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
+use wafsim_host::fs::{ConvFs, ConvFsConfig, FileSystem, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
-use wafsim_core::pipeline::{Chain, IoSource, Script};
 
 /// Default queue depth of a file workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;
@@ -54,25 +53,6 @@ fn groups(f: &FilesSpec) -> Result<Vec<FileGroup>> {
 fn mean_write(groups: &[FileGroup]) -> f64 {
     let w: f64 = groups.iter().map(|g| g.weight).sum();
     groups.iter().map(|g| g.weight * g.write_bytes as f64).sum::<f64>() / w.max(f64::MIN_POSITIVE)
-}
-
-/// Passes the file system's first refusal to the phase's error slots.
-struct Checked<S: IoSource> {
-    inner: S,
-    report: Arc<Mutex<FsReport>>,
-    slot: Arc<Mutex<Option<String>>>,
-}
-
-impl<S: IoSource> IoSource for Checked<S> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        let n = self.inner.fill(out, max);
-        if n == 0 {
-            if let Some(e) = self.report.lock().expect("report").error.clone() {
-                *self.slot.lock().expect("slot") = Some(e);
-            }
-        }
-        n
-    }
 }
 
 /// Which file system to make on a namespace, and its options (`[[phase.files]]`, or a store's
@@ -145,14 +125,11 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
 }
 
 /// The parts of `[[phase.files]]` entries on `target`.
-#[allow(clippy::too_many_arguments)]
 pub fn file_parts(
     files: &[FilesSpec],
     target: &Target,
     seed: impl Fn(usize, u32) -> u64,
     parts: &mut Vec<Part>,
-    errors: &mut ErrorSlots,
-    probes: &mut Vec<FsProbe>,
     mut next_group: impl FnMut() -> u32,
 ) -> Result<()> {
     for (i, f) in files.iter().enumerate() {
@@ -164,13 +141,9 @@ pub fn file_parts(
         let mean_write = mean_write(&groups);
         let synthetic = SyntheticFiles::new(groups, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
         let (fs, mkfs) = make_fs(&FsChoice::of_files(f), target, g, ns, ns_bytes).with_context(ctx)?;
-        let (src, report) = FsSource::new(synthetic, fs);
-        let source: Box<dyn IoSource> = Box::new(src);
-        let slot = Arc::new(Mutex::new(None));
-        errors.0.push(slot.clone());
-        let source = Checked { inner: Chain::new(vec![Box::new(Script::new(mkfs)), source]), report: report.clone(), slot };
+        // mkfs first; the file system's refusals come out of fill, its counts from figures.
+        let source = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(synthetic, fs))]);
         let label = Label { name: format!("files{} ({})", i + 1, f.filesystem), namespace: f.namespace.clone() };
-        probes.push(FsProbe { label: label.clone(), filesystem: f.filesystem.clone(), report });
         parts.push(Part {
             source: Box::new(source),
             weight: 1,
@@ -178,6 +151,7 @@ pub fn file_parts(
             timing: PartTiming { iodepth: f.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: mean_write, ..Default::default() },
             group: next_group(),
             stage: 0,
+            row: Some(f.filesystem.clone()),
         });
     }
     Ok(())

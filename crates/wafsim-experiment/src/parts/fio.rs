@@ -1,10 +1,9 @@
 //! `[[phase.fio]]`: fio job files (or fio command lines) as parts, one per job instance on each
 //! namespace; their sizes scaled with the run, their `write_iolog` recorded.
 
-use super::part::{seed_for, ErrorSlots, Label, Part, PartTiming, Target};
+use super::part::{seed_for, Label, Part, PartTiming, Target};
 use crate::schema::{ExperimentSpec, PhaseSpec, FioSpec};
 use anyhow::{anyhow, bail, Context, Result};
-use std::sync::{Arc, Mutex};
 use wafsim_core::{DeviceConfig, Placement};
 use wafsim_workload::fio::{parse_job_args, parse_job_file, DevicePlacement, FioJob, JobFile, SizeSpec, SourceParams, ZoneMode};
 use wafsim_workload::trace::{IologTee, IologWriter};
@@ -190,7 +189,7 @@ fn scale_job(job: &mut FioJob, s: f64) -> (Changes, Changes) {
 /// the current directory, as fio; timestamps are 0, so a replay runs as fast as it can). Where
 /// several writers would share the file (variants, namespaces, clones) each gets its own:
 /// `PATH.VARIANT.NAMESPACE.JOB[.CLONE]`.
-fn tee_iolog(spec: &ExperimentSpec, src: Box<dyn IoSource>, path: &str, job: &FioJob, clone: &str, ns: &str, errors: &mut ErrorSlots) -> Result<Box<dyn IoSource>> {
+fn tee_iolog(spec: &ExperimentSpec, src: Box<dyn IoSource>, path: &str, job: &FioJob, clone: &str, ns: &str) -> Result<Box<dyn IoSource>> {
     let path = if spec.single_writer && job.numjobs == 1 {
         path.to_string()
     } else {
@@ -199,9 +198,7 @@ fn tee_iolog(spec: &ExperimentSpec, src: Box<dyn IoSource>, path: &str, job: &Fi
     let target = job.filename.clone().unwrap_or_else(|| format!("/dev/{ns}"));
     let file = std::fs::File::create(&path).with_context(|| format!("{}:{}: write_iolog: cannot create {path}", job.file, job.line))?;
     let writer = IologWriter::new(std::io::BufWriter::new(file), &target).with_context(|| format!("{}:{}: write_iolog {path}", job.file, job.line))?;
-    let slot = Arc::new(Mutex::new(None));
-    errors.0.push(slot.clone());
-    Ok(Box::new(IologTee::new(src, writer).with_error_slot(&format!("write_iolog {path}"), slot)))
+    Ok(Box::new(IologTee::new(src, writer).named(&format!("write_iolog {path}"))))
 }
 
 /// Placement ids a namespace offers to fio's `fdp_pli`/`plids` (placement handles, or streams).
@@ -217,7 +214,7 @@ fn available_plids(cfg: &DeviceConfig, ns: u32) -> Option<u16> {
 /// clone), on each namespace the file names; the stonewall phases of one file on one namespace
 /// are the stages of one group.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn parts(spec: &ExperimentSpec, pi: usize, fio: &[LoadedFio], target: &Target, timed: bool, parts: &mut Vec<Part>, errors: &mut ErrorSlots, next_group: &mut impl FnMut() -> u32) -> Result<()> {
+pub(super) fn parts(spec: &ExperimentSpec, pi: usize, fio: &[LoadedFio], target: &Target, timed: bool, parts: &mut Vec<Part>, next_group: &mut impl FnMut() -> u32) -> Result<()> {
     let cfg = target.cfg;
     for (fi, f) in fio.iter().enumerate() {
         for name in f.spec.namespace_list() {
@@ -250,7 +247,7 @@ pub(super) fn parts(spec: &ExperimentSpec, pi: usize, fio: &[LoadedFio], target:
                         .with_context(|| format!("fio {file_name} on {name}"))?;
                     let clone = if job.clone_index > 0 { format!(".{}", job.clone_index) } else { String::new() };
                     let src = match &job.write_iolog {
-                        Some(path) => tee_iolog(spec, src, path, job, &clone, &name, errors)?,
+                        Some(path) => tee_iolog(spec, src, path, job, &clone, &name)?,
                         None => src,
                     };
                     parts.push(Part {
@@ -260,6 +257,7 @@ pub(super) fn parts(spec: &ExperimentSpec, pi: usize, fio: &[LoadedFio], target:
                         timing: fio_timing(job, spec.scale),
                         group: grp,
                         stage: stage as u32,
+                        row: None,
                     });
                 }
             }

@@ -4,55 +4,17 @@
 //! clients wrote, device bytes = what the store wrote), so results show its own write
 //! amplification and the total from application to media.
 
-use crate::parts::FsProbe;
-use crate::parts::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::parts::part::budgeted;
+use crate::parts::{Label, Part, PartTiming, Target};
 use crate::schema::{size, KvSpec};
 use anyhow::{anyhow, bail, Context, Result};
-use std::sync::{Arc, Mutex};
-use wafsim_apps::{LsKv, LsKvConfig, LsKvReport, LsKvSource};
-use wafsim_core::Io;
-use wafsim_host::fs::FsReport;
-use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
+use wafsim_apps::{LsKv, LsKvConfig, LsKvSource};
+use wafsim_core::pipeline::KvSource;
 use wafsim_workload::tpcc::{Tpcc, TpccConfig};
-use wafsim_core::pipeline::{IoSource, KvSource};
+use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
 
 /// Default queue depth of a key-value workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;
-
-/// The store's source, reporting through a file-system report (the results' application
-/// level), stopping once the store wrote `limit` device bytes, and passing its first refusal
-/// to the phase's error slots.
-struct KvPart {
-    inner: LsKvSource<Box<dyn KvSource>>,
-    kv: Arc<Mutex<LsKvReport>>,
-    fs: Arc<Mutex<FsReport>>,
-    limit: Option<u64>,
-    done: bool,
-    slot: Arc<Mutex<Option<String>>>,
-}
-
-impl IoSource for KvPart {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        if self.done {
-            return 0;
-        }
-        let n = self.inner.fill(out, max);
-        let k = self.kv.lock().expect("kv report");
-        {
-            let mut f = self.fs.lock().expect("fs report");
-            f.file_write_bytes = k.counters.record_write_bytes;
-            f.dev_write_bytes = k.counters.device_write_bytes;
-            f.pending_write_bytes = k.pending_write_bytes;
-        }
-        if self.limit.is_some_and(|l| k.counters.device_write_bytes >= l) {
-            self.done = true;
-        }
-        if n == 0 && k.error.is_some() {
-            *self.slot.lock().expect("slot") = k.error.clone();
-        }
-        n
-    }
-}
 
 /// Settings that belong to some stores only, set on another one: named.
 fn check_store_fields(k: &KvSpec) -> Result<()> {
@@ -116,8 +78,6 @@ pub fn kv_parts(
     target: &Target,
     seed: impl Fn(usize, u32) -> u64,
     parts: &mut Vec<Part>,
-    errors: &mut ErrorSlots,
-    probes: &mut Vec<FsProbe>,
     mut next_group: impl FnMut() -> u32,
 ) -> Result<()> {
     for (i, k) in kvs.iter().enumerate() {
@@ -134,11 +94,11 @@ pub fn kv_parts(
                     let records = |share: f64, record_bytes: u64| crate::parts::lsm::records_for(cfg, capacity, share, record_bytes);
                     requests(k, k.amount.is_some(), seed(i, g), capacity, records)
                 };
-                crate::parts::lsm::lsm_part(k, i, target, requests, parts, errors, probes, next_group())?;
+                crate::parts::lsm::lsm_part(k, i, target, requests, parts, next_group())?;
                 continue;
             }
             "flash-cache" => {
-                crate::parts::cache::cache_part(k, i, target, seed(i, g), parts, errors, probes, next_group())?;
+                crate::parts::cache::cache_part(k, i, target, seed(i, g), parts, next_group())?;
                 continue;
             }
             _ => unreachable!("checked above"),
@@ -162,20 +122,18 @@ pub fn kv_parts(
         let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.blocks() as f64 * share) as u64;
         let requests = requests(k, limit.is_some(), seed(i, g), ns_bytes, records).with_context(ctx)?;
         let mean_io = store.config().write_block_bytes as f64;
-        let (inner, kv) = LsKvSource::new(requests, store);
-        let fs = Arc::new(Mutex::new(FsReport::default()));
-        let slot = Arc::new(Mutex::new(None));
-        errors.0.push(slot.clone());
+        // The store's row: the clients' record bytes over what it wrote to its namespace.
+        let source = budgeted(Box::new(LsKvSource::new(requests, store)), limit);
         let what = if k.workload == "tpcc" { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
         let label = Label { name: format!("kv{} (log-structured, {what})", i + 1), namespace: k.namespace.clone() };
-        probes.push(FsProbe { label: label.clone(), filesystem: "log-structured KV".into(), report: fs.clone() });
         parts.push(Part {
-            source: Box::new(KvPart { inner, kv, fs, limit, done: false, slot }),
+            source,
             weight: 1,
             label,
             timing: PartTiming { iodepth: k.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: mean_io, ..Default::default() },
             group: next_group(),
             stage: 0,
+            row: Some("log-structured KV".into()),
         });
     }
     Ok(())
@@ -226,6 +184,6 @@ fn ycsb_source(k: &KvSpec, limited: bool, seed: u64, records: impl Fn(f64, u64) 
         p => bail!("phases {p:?}: expected \"load\", \"run\" or \"load+run\""),
     };
     let ycsb = Ycsb::try_new(&y, phases, seed).map_err(|e| anyhow!("{e}"))?;
-    // With `amount`, the store's writes end the run (see `KvPart`); the generator does not stop.
+    // With `amount`, the store's writes end the run (see `Budget`); the generator does not stop.
     Ok(if limited { ycsb.with_byte_budget(u64::MAX) } else { ycsb })
 }

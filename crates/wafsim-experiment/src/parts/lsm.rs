@@ -6,57 +6,14 @@
 //! systems wrote).
 
 use crate::parts::files::{make_fs, FsChoice};
-use crate::parts::FsProbe;
-use crate::parts::{ErrorSlots, Label, Part, PartTiming, Target};
+use crate::parts::part::budgeted;
+use crate::parts::{Label, Part, PartTiming, Target};
 use crate::schema::{size, KvSpec};
 use anyhow::{anyhow, bail, Context, Result};
-use std::sync::{Arc, Mutex};
 use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
-use wafsim_apps::{Lsm, LsmFiles, LsmReport};
-use wafsim_core::Io;
-use wafsim_host::fs::{FileSystem, FsReport, FsSource, MediaClassFs};
-use wafsim_core::pipeline::{Chain, IoSource, KvSource, Script};
-
-/// The store's source: passes the levels' counts to the results' row, stops once the store
-/// wrote `limit` bytes to its files, and passes the first refusal (store's or file system's)
-/// to the phase's error slots.
-struct LsmPart {
-    inner: Chain,
-    lsm: Arc<Mutex<LsmReport>>,
-    fs: Arc<Mutex<FsReport>>,
-    out: Arc<Mutex<FsReport>>,
-    limit: Option<u64>,
-    done: bool,
-    slot: Arc<Mutex<Option<String>>>,
-}
-
-impl IoSource for LsmPart {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        if self.done {
-            return 0;
-        }
-        let n = self.inner.fill(out, max);
-        let l = self.lsm.lock().expect("lsm report");
-        let f = self.fs.lock().expect("fs report");
-        {
-            let mut o = self.out.lock().expect("row");
-            o.file_write_bytes = l.counters.client_sent_bytes;
-            o.store_write_bytes = Some(f.file_write_bytes);
-            o.dev_write_bytes = f.dev_write_bytes;
-            o.pending_write_bytes = f.pending_write_bytes;
-            o.zone_live_bytes.clone_from(&f.zone_live_bytes);
-        }
-        if self.limit.is_some_and(|lim| f.file_write_bytes >= lim) {
-            self.done = true;
-        }
-        if n == 0 {
-            if let Some(e) = l.error.clone().or_else(|| f.error.clone()) {
-                *self.slot.lock().expect("slot") = Some(e);
-            }
-        }
-        n
-    }
-}
+use wafsim_apps::{Lsm, LsmFiles};
+use wafsim_core::pipeline::{Chain, KvSource, Script};
+use wafsim_host::fs::{FileSystem, FsSource, MediaClassFs};
 
 /// The store's configuration from `k`: the engine's defaults, then the spec's settings.
 fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
@@ -102,17 +59,7 @@ fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
 }
 
 /// The LSM store of `k` (entry `i`) on `target`, reading requests from `requests`.
-#[allow(clippy::too_many_arguments)]
-pub fn lsm_part(
-    k: &KvSpec,
-    i: usize,
-    target: &Target,
-    requests: impl FnOnce(&LsmConfig, u64) -> Result<Box<dyn KvSource>>,
-    parts: &mut Vec<Part>,
-    errors: &mut ErrorSlots,
-    probes: &mut Vec<FsProbe>,
-    group: u32,
-) -> Result<()> {
+pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&LsmConfig, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
     let choice = FsChoice { filesystem: &k.filesystem, discard: k.discard, chunk: &k.chunk, victim: &k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
@@ -143,23 +90,20 @@ pub fn lsm_part(
         CompactionConfig::Leveled(_) => "leveled",
     };
     let store = Lsm::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-    let (files, lsm) = LsmFiles::new(kv, store);
-    let (src, fs_report) = FsSource::new(files, fs);
-    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(src)]);
-    let out = Arc::new(Mutex::new(FsReport::default()));
-    let slot = Arc::new(Mutex::new(None));
-    errors.0.push(slot.clone());
+    // The row carries every level: the clients' bytes (the store's figures), the store's file
+    // bytes and the device bytes (the file system's), as FsSource composes them.
+    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(LsmFiles::new(kv, store), fs))]);
     let workload = if k.workload == "tpcc" { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
     let label = Label { name: format!("kv{} (lsm {what}, {workload})", i + 1), namespace: k.namespace.clone() };
     let staged = if k.staging_namespace.is_some() { " + staging" } else { "" };
-    probes.push(FsProbe { label: label.clone(), filesystem: format!("LSM store ({what}) on {} file system{staged}", k.filesystem), report: out.clone() });
     parts.push(Part {
-        source: Box::new(LsmPart { inner, lsm, fs: fs_report, out, limit, done: false, slot }),
+        source: budgeted(Box::new(inner), limit),
         weight: 1,
         label,
         timing: PartTiming { iodepth: k.iodepth.unwrap_or(8).max(1), mean_io_bytes: mean_io, ..Default::default() },
         group,
         stage: 0,
+        row: Some(format!("LSM store ({what}) on {} file system{staged}", k.filesystem)),
     });
     Ok(())
 }

@@ -20,7 +20,7 @@ mod synthetic;
 mod trace;
 
 pub use fio::{load_fio_files, LoadedFio};
-pub use part::{ErrorSlots, FsProbe, Label, Part, PartTiming, Parts, PhaseSources, Target};
+pub use part::{Label, Part, PartTiming, Parts, PhaseSources, RowOf, Target};
 
 fn ns_index(cfg: &DeviceConfig, name: &str) -> Option<u32> {
     cfg.namespaces.iter().position(|n| n.name == name).map(|i| i as u32)
@@ -57,19 +57,17 @@ pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedF
 /// until their runtime.
 pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], target: &Target, timed: bool) -> Result<Parts> {
     let mut parts = Vec::new();
-    let mut errors = ErrorSlots::default();
     let mut group = 0u32;
     let mut next_group = || {
         group += 1;
         group - 1
     };
     synthetic::parts(spec, pi, phase, target, &mut parts, &mut next_group)?;
-    fio::parts(spec, pi, fio, target, timed, &mut parts, &mut errors, &mut next_group)?;
-    trace::part(spec, phase, target, &mut parts, &mut errors, &mut next_group)?;
-    let mut fs = Vec::new();
-    files::file_parts(&phase.files, target, |i, g| seed_for(spec, pi, 3, i, g), &mut parts, &mut errors, &mut fs, &mut next_group)?;
-    kv::kv_parts(&phase.kv, target, |i, g| seed_for(spec, pi, 4, i, g), &mut parts, &mut errors, &mut fs, next_group)?;
-    Ok(Parts { parts, errors, fs, notes: Vec::new() })
+    fio::parts(spec, pi, fio, target, timed, &mut parts, &mut next_group)?;
+    trace::part(spec, phase, target, &mut parts, &mut next_group)?;
+    files::file_parts(&phase.files, target, |i, g| seed_for(spec, pi, 3, i, g), &mut parts, &mut next_group)?;
+    kv::kv_parts(&phase.kv, target, |i, g| seed_for(spec, pi, 4, i, g), &mut parts, next_group)?;
+    Ok(Parts { parts, notes: Vec::new() })
 }
 
 #[cfg(test)]
@@ -99,6 +97,7 @@ mod tests {
             timing: PartTiming { rate_iops, rate_bytes, mean_io_bytes: 4096.0, ..Default::default() },
             group: ns,
             stage: 0,
+            row: None,
         }
     }
 
@@ -107,7 +106,7 @@ mod tests {
         let mut out = Vec::new();
         while out.len() < n {
             let want = n - out.len();
-            if src.fill(&mut out, want) == 0 {
+            if src.fill(&mut out, want).unwrap() == 0 {
                 break;
             }
         }
@@ -122,12 +121,12 @@ mod tests {
     /// block size), in strict turns or as merged Poisson processes.
     #[test]
     fn rates_weight_the_untimed_interleave() {
-        let parts = || Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, Some(3000.0 * 4096.0))], errors: ErrorSlots::default(), fs: vec![], notes: vec![] };
+        let parts = || Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, Some(3000.0 * 4096.0))], notes: vec![] };
         assert_eq!(first_ns(parts().interleave(InterleaveKind::RoundRobin, 1), 400), [100, 300, 0]);
         let random = first_ns(parts().interleave(InterleaveKind::Random, 1), 40_000);
         assert!((9_400..10_600).contains(&random[0]), "{random:?}");
         // Rates on only some sources: weights (equal here) and a note saying why.
-        let mixed = Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, None)], errors: ErrorSlots::default(), fs: vec![], notes: vec![] };
+        let mixed = Parts { parts: vec![part(0, Some(1000.0), None), part(1, None, None)], notes: vec![] };
         let ps = mixed.interleave(InterleaveKind::RoundRobin, 1);
         assert!(ps.notes[0].contains("w0 have a rate but w1 do not"), "{:?}", ps.notes);
         assert_eq!(first_ns(ps, 400), [200, 200, 0]);

@@ -3,12 +3,10 @@
 //! parts for the untimed model.
 
 use crate::schema::{ExperimentSpec, InterleaveKind};
-use std::sync::{Arc, Mutex};
 use wafsim_core::blockdev::ZoneGeometry;
-use wafsim_core::{Device, DeviceConfig};
-use wafsim_host::fs::FsReport;
+use wafsim_core::pipeline::{IoSource, LayerFigures, SourceError};
+use wafsim_core::{Device, DeviceConfig, Io};
 use wafsim_workload::fio::ZbdZones;
-use wafsim_core::pipeline::IoSource;
 use wafsim_workload::{Interleave, InterleaveMode};
 
 /// Default queue depth of synthetic workloads and traces in timed runs.
@@ -19,16 +17,6 @@ pub const DEFAULT_IODEPTH: u32 = 32;
 pub struct Label {
     pub name: String,
     pub namespace: String,
-}
-
-/// Errors that sources cannot return through `IoSource::fill` (trace parse errors).
-#[derive(Default, Clone)]
-pub struct ErrorSlots(pub(crate) Vec<Arc<Mutex<Option<String>>>>);
-
-impl ErrorSlots {
-    pub fn first_error(&self) -> Option<String> {
-        self.0.iter().find_map(|s| s.lock().expect("error slot").clone())
-    }
 }
 
 /// Host-side timing knobs of one source (the timing model uses all; untimed runs use the
@@ -65,14 +53,65 @@ pub struct Part {
     /// run concurrently.
     pub group: u32,
     pub stage: u32,
+    /// A part with layers of its own (a file system, a store) has a row in the results, from
+    /// its source's figures: what the row's file-system column says.
+    pub row: Option<String>,
+}
+
+/// A part's row in the results: which part (its index in the phase), its label and what its
+/// file-system column says.
+#[derive(Debug, Clone)]
+pub struct RowOf {
+    pub part: usize,
+    pub label: Label,
+    pub filesystem: String,
+}
+
+impl RowOf {
+    /// The rows of `parts`, in part order.
+    fn of(parts: &[Part]) -> Vec<RowOf> {
+        parts.iter().enumerate().filter_map(|(i, p)| Some(RowOf { part: i, label: p.label.clone(), filesystem: p.row.clone()? })).collect()
+    }
+}
+
+/// A store's source that stops once the store has written `limit` bytes (an `amount` on a
+/// store: [`LayerFigures::store_bytes`]), not when its requests run out.
+pub struct Budget {
+    pub inner: Box<dyn IoSource>,
+    pub limit: u64,
+    pub done: bool,
+}
+
+impl IoSource for Budget {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+        if self.done {
+            return Ok(0);
+        }
+        let n = self.inner.fill(out, max)?;
+        if self.inner.figures().is_some_and(|f| f.store_bytes() >= self.limit) {
+            self.done = true;
+        }
+        Ok(n)
+    }
+    fn figures(&self) -> Option<LayerFigures> {
+        self.inner.figures()
+    }
+    fn finish(&mut self) -> Result<(), SourceError> {
+        self.inner.finish()
+    }
+}
+
+/// `source`, stopping after `limit` store bytes when there is a limit.
+pub fn budgeted(source: Box<dyn IoSource>, limit: Option<u64>) -> Box<dyn IoSource> {
+    match limit {
+        Some(limit) => Box::new(Budget { inner: source, limit, done: false }),
+        None => source,
+    }
 }
 
 /// The sources of one phase on one target, before interleaving.
 pub struct Parts {
     pub parts: Vec<Part>,
-    pub errors: ErrorSlots,
-    /// The file systems of `[[phase.files]]` parts, for their byte counts.
-    pub fs: Vec<crate::parts::FsProbe>,
     /// Non-fatal findings about how the sources were combined.
     pub notes: Vec<String>,
 }
@@ -81,10 +120,23 @@ pub struct Parts {
 pub struct PhaseSources {
     pub source: Interleave,
     pub labels: Vec<Label>,
-    pub errors: ErrorSlots,
-    /// The file systems of `[[phase.files]]` parts.
-    pub fs: Vec<crate::parts::FsProbe>,
+    /// The parts with rows of their own (file systems, stores), asked for their figures.
+    pub rows: Vec<RowOf>,
     pub notes: Vec<String>,
+}
+
+impl PhaseSources {
+    /// The figures of every row's part now, in row order.
+    pub fn figures(&self) -> Vec<LayerFigures> {
+        self.rows.iter().map(|r| self.source.source(r.part).figures().unwrap_or_default()).collect()
+    }
+}
+
+impl Parts {
+    /// The parts with rows of their own.
+    pub fn rows(&self) -> Vec<RowOf> {
+        RowOf::of(&self.parts)
+    }
 }
 
 impl Parts {
@@ -109,6 +161,7 @@ impl Parts {
             }
             self.parts.iter().map(|p| p.weight).collect()
         };
+        let rows = RowOf::of(&self.parts);
         let mut sources = Vec::new();
         let mut stages = Vec::new();
         let mut labels = Vec::new();
@@ -121,7 +174,8 @@ impl Parts {
             InterleaveKind::RoundRobin => InterleaveMode::RoundRobin,
             InterleaveKind::Random => InterleaveMode::Random { seed },
         };
-        PhaseSources { source: Interleave::staged(sources, weights, stages, mode), labels, errors: self.errors, fs: self.fs, notes }
+        let names = labels.iter().map(|l| l.name.clone()).collect();
+        PhaseSources { source: Interleave::staged(sources, weights, stages, mode).named(names), labels, rows, notes }
     }
 }
 
@@ -172,12 +226,4 @@ pub(crate) fn seed_for(spec: &ExperimentSpec, phase: usize, kind: u64, index: us
         x = (x ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(29);
     }
     x
-}
-
-/// A file system's report, for the results: which workload, on which namespace.
-#[derive(Debug, Clone)]
-pub struct FsProbe {
-    pub label: Label,
-    pub filesystem: String,
-    pub report: Arc<Mutex<FsReport>>,
 }

@@ -41,6 +41,7 @@ pub(super) fn parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, target:
             },
             group: next_group(),
             stage: 0,
+            row: None,
         });
     }
 

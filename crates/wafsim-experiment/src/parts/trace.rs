@@ -1,33 +1,13 @@
 //! `[[phase.trace]]`: block traces of a phase merged into one part.
 
-use super::part::{ErrorSlots, Label, Part, PartTiming, Target, DEFAULT_IODEPTH};
+use super::part::{Label, Part, PartTiming, Target, DEFAULT_IODEPTH};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
-use std::sync::{Arc, Mutex};
-use wafsim_core::{Io, Pid};
+use wafsim_core::Pid;
 use wafsim_workload::trace::{OffsetPolicy, TraceInput, TraceMerge};
-use wafsim_core::pipeline::IoSource;
-
-/// A trace merge that parks its error where the runner can find it.
-struct CheckedTraces {
-    merge: TraceMerge,
-    slot: Arc<Mutex<Option<String>>>,
-}
-
-impl IoSource for CheckedTraces {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
-        let n = self.merge.fill(out, max);
-        if n == 0 {
-            if let Some(e) = self.merge.error() {
-                *self.slot.lock().expect("error slot") = Some(e.to_string());
-            }
-        }
-        n
-    }
-}
 
 /// The phase's traces on `target`, merged into one part (by their timestamps).
-pub(super) fn part(spec: &ExperimentSpec, phase: &PhaseSpec, target: &Target, parts: &mut Vec<Part>, errors: &mut ErrorSlots, next_group: &mut impl FnMut() -> u32) -> Result<()> {
+pub(super) fn part(spec: &ExperimentSpec, phase: &PhaseSpec, target: &Target, parts: &mut Vec<Part>, next_group: &mut impl FnMut() -> u32) -> Result<()> {
     let cfg = target.cfg;
     let mut inputs = Vec::new();
     let mut trace_names = Vec::new();
@@ -57,15 +37,15 @@ pub(super) fn part(spec: &ExperimentSpec, phase: &PhaseSpec, target: &Target, pa
         }
     }
     if !inputs.is_empty() {
-        let slot = Arc::new(Mutex::new(None));
-        errors.0.push(slot.clone());
+        // A read or parse error comes out of the merge's fill.
         parts.push(Part {
-            source: Box::new(CheckedTraces { merge: TraceMerge::new(inputs), slot }),
+            source: Box::new(TraceMerge::new(inputs)),
             weight: 1,
             label: Label { name: format!("traces ({})", trace_names.join(", ")), namespace: trace_ns.join(", ") },
             timing: PartTiming { iodepth: DEFAULT_IODEPTH, mean_io_bytes: 4096.0, ..Default::default() },
             group: next_group(),
             stage: 0,
+            row: None,
         });
     }
     Ok(())

@@ -8,7 +8,8 @@ use wafsim_core::blockdev::ZoneReport;
 use wafsim_core::device::FrontierKind;
 use wafsim_core::zone::ReportFilter;
 use wafsim_core::{BlockDevice, Counters};
-use wafsim_host::fs::FsReport;
+use wafsim_core::pipeline::LayerFigures;
+use crate::parts::RowOf;
 
 /// Bytes applications wrote through file systems so far: finished phases' rows and the running
 /// phase's file systems; `None` without file workloads. The file systems' counts run ahead of
@@ -16,15 +17,14 @@ use wafsim_host::fs::FsReport;
 /// commands): when the phase writes through file systems only, the running part is scaled to
 /// what the devices have received (`phase_host` bytes) at the file systems' own ratio of
 /// application to device bytes, exact at the phase end.
-pub(super) fn app_bytes(result: &VariantResult, running: &[crate::parts::FsProbe], fs_only: bool, phase_host: u64) -> Option<u64> {
+pub(super) fn app_bytes(result: &VariantResult, running: &[LayerFigures], fs_only: bool, phase_host: u64) -> Option<u64> {
     if result.filesystems.is_empty() && running.is_empty() {
         return None;
     }
     let done: u64 = result.filesystems.iter().map(|f| f.file_write_bytes).sum();
     let (mut file, mut dev, mut pending) = (0u64, 0u64, 0u64);
-    for f in running {
-        let r = f.report.lock().expect("fs report");
-        file += r.file_write_bytes;
+    for r in running {
+        file += r.app_write_bytes;
         dev += r.dev_write_bytes;
         pending += r.pending_write_bytes;
     }
@@ -36,13 +36,13 @@ pub(super) fn app_bytes(result: &VariantResult, running: &[crate::parts::FsProbe
     Some(done + now)
 }
 
-/// One row per file system of the phase; with `from` (the reports at the start of a steady
-/// phase's window, one per probe), of the window only.
-pub(super) fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate::parts::FsProbe], from: Option<&[FsReport]>) {
-    for (i, f) in probes.iter().enumerate() {
-        let mut r = f.report.lock().expect("fs report").clone();
+/// One row per part with layers of its own (file systems, stores), from their figures at the
+/// phase end (`now`, one per row); with `from` (the figures at the start of a steady phase's
+/// window), of the window only.
+pub(super) fn push_fs(result: &mut VariantResult, p: &PhaseSpec, rows: &[RowOf], now: Vec<LayerFigures>, from: Option<&[LayerFigures]>) {
+    for (i, (f, mut r)) in rows.iter().zip(now).enumerate() {
         if let Some(s) = from.map(|w| &w[i]) {
-            r.file_write_bytes -= s.file_write_bytes;
+            r.app_write_bytes -= s.app_write_bytes;
             r.dev_write_bytes -= s.dev_write_bytes;
             r.store_write_bytes = r.store_write_bytes.map(|b| b - s.store_write_bytes.unwrap_or(0));
         }
@@ -52,7 +52,7 @@ pub(super) fn push_fs(result: &mut VariantResult, p: &PhaseSpec, probes: &[crate
             name: f.label.name.clone(),
             namespace: f.label.namespace.clone(),
             filesystem: f.filesystem.clone(),
-            file_write_bytes: r.file_write_bytes,
+            file_write_bytes: r.app_write_bytes,
             dev_write_bytes: r.dev_write_bytes,
             zone_live_bytes: r.zone_live_bytes,
             store_write_bytes: r.store_write_bytes,

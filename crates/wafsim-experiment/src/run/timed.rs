@@ -7,7 +7,7 @@ use crate::drives::{strip, Stack};
 use crate::parts;
 use crate::results::*;
 use crate::schema::{ExperimentSpec, PhaseSpec};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 use wafsim_core::counters::waf;
 use wafsim_core::BlockDevice;
 
@@ -43,6 +43,7 @@ pub(super) fn run_timed_drive(
         }
         let phase_start = stack.devices[d].counters().clone();
         let parts = parts::build_parts(spec, pi, p, &fio_files[pi], &stack.device_target(d), true).with_context(pctx)?;
+        let rows = parts.rows();
         let mut labels = Vec::new();
         let mut jobs = Vec::new();
         let per_namespace_queues = spec.timing.as_ref().is_some_and(|t| t.queues == crate::schema::Queues::PerNamespace);
@@ -70,10 +71,7 @@ pub(super) fn run_timed_drive(
         for iv in &tr.series {
             result.bandwidth.push(BwPoint { phase: pi, device: d as u32, t_s: (iv.end_ns - origin) as f64 * 1e-9, read_bytes: iv.read_bytes, write_bytes: iv.write_bytes });
         }
-        if let Some(e) = parts.errors.first_error() {
-            return Err(anyhow!("{}: {e}", pctx()));
-        }
-        push_fs(result, p, &parts.fs, None);
+        push_fs(result, p, &rows, rows.iter().map(|r| tr.jobs[r.part].figures.clone().unwrap_or_default()).collect(), None);
         if p.measure {
             measured_ns += tr.end_ns - tr.start_ns;
             busy_window_ns += tr.drained_ns - tr.start_ns;

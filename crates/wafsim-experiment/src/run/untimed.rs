@@ -7,11 +7,10 @@ use crate::drives::{Stack, BATCH};
 use crate::parts::{self, PhaseSources};
 use crate::results::*;
 use crate::schema::{ExperimentSpec, PhaseSpec};
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use wafsim_core::counters::waf;
+use wafsim_core::pipeline::{IoSource, LayerFigures};
 use wafsim_core::{BlockDevice, Counters};
-use wafsim_host::fs::FsReport;
-use wafsim_core::pipeline::IoSource;
 
 /// One phase of an untimed run, over every drive at once.
 #[allow(clippy::too_many_arguments)]
@@ -27,8 +26,8 @@ pub(super) fn run_untimed_phase(
     progress: &dyn Fn(Progress),
 ) -> Result<()> {
     let mu = stack.cfg.mapping_unit as u64;
-    let PhaseSources { mut source, labels, errors, notes, fs } = parts::build(spec, pi, p, fio, &stack.target())?;
-    for n in notes {
+    let mut phase = parts::build(spec, pi, p, fio, &stack.target())?;
+    for n in std::mem::take(&mut phase.notes) {
         result.warnings.push(format!("phase {:?}: {n}", p.name));
     }
     let phase_start: Vec<Counters> = stack.devices.iter().map(|d| d.counters().clone()).collect();
@@ -44,8 +43,8 @@ pub(super) fn run_untimed_phase(
     // Counters at round ends, kept only where a steady phase reports its window.
     let mut snaps: Vec<Vec<Counters>> = if stop_when_steady { vec![phase_start.clone()] } else { Vec::new() };
     // The file systems' and stores' counts at the same round ends (their rows report the window too).
-    let fs_now = |fs: &[crate::parts::FsProbe]| -> Vec<FsReport> { fs.iter().map(|f| f.report.lock().expect("fs report").clone()).collect() };
-    let mut fs_snaps: Vec<Vec<FsReport>> = if stop_when_steady { vec![fs_now(&fs)] } else { Vec::new() };
+    let mut fs_snaps: Vec<Vec<LayerFigures>> = if stop_when_steady { vec![phase.figures()] } else { Vec::new() };
+    let rows_only = phase.rows.len() == phase.labels.len();
     let erases0 = sum(&stack.devices, |c| c.erases);
     let mut round_end = (host0, media0, erases0);
     let mut round_waf: Vec<(f64, u64)> = Vec::new();
@@ -57,7 +56,7 @@ pub(super) fn run_untimed_phase(
     let mut buf = Vec::with_capacity(BATCH);
     loop {
         buf.clear();
-        if source.fill(&mut buf, batch) == 0 {
+        if phase.source.fill(&mut buf, batch)? == 0 {
             break;
         }
         let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
@@ -76,14 +75,14 @@ pub(super) fn run_untimed_phase(
             let erases = sum(&stack.devices, |c| c.erases);
             round_waf.push((waf((media - round_end.1) * mu, host - round_end.0), erases - round_end.2));
             round_end = (host, media, erases);
-            if stop_when_steady && fs.iter().any(|f| f.report.lock().expect("fs report").warming) {
+            if stop_when_steady && phase.figures().iter().any(|f| f.warming) {
                 // A store still filling: its rounds are not judged; the window starts after it.
                 round_waf.clear();
                 snaps = vec![stack.devices.iter().map(|d| d.counters().clone()).collect()];
-                fs_snaps = vec![fs_now(&fs)];
+                fs_snaps = vec![phase.figures()];
             } else if stop_when_steady {
                 snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
-                fs_snaps.push(fs_now(&fs));
+                fs_snaps.push(phase.figures());
                 if crate::run::steady::judge(&round_waf, round_bytes, &ss).steady {
                     steady_at = Some(round_waf.len());
                     break;
@@ -95,7 +94,7 @@ pub(super) fn run_untimed_phase(
         }
         if let Some(every) = opts.sample_every_bytes {
             if host - start_host >= st.next_sample {
-                let app = app_bytes(result, &fs, fs.len() == labels.len(), host - start_host);
+                let app = app_bytes(result, &phase.figures(), rows_only, host - start_host);
                 push_samples(result, stack, st, pi, app);
                 // Samples on a fixed grid of `every` bytes; a batch may skip grid points.
                 while st.next_sample <= host - start_host {
@@ -112,11 +111,11 @@ pub(super) fn run_untimed_phase(
             waf: waf((media - start_media) * mu, host - start_host),
         });
     }
-    if let Some(e) = errors.first_error() {
-        return Err(anyhow!("{e}"));
-    }
+    // Side outputs (an iolog's last lines) finish whether the sources ran dry or not.
+    phase.source.finish()?;
     // A phase that stopped at steady state reports its measurement window only.
-    push_fs(result, p, &fs, steady_at.map(|r| &fs_snaps[r - ss.window as usize][..]));
+    push_fs(result, p, &phase.rows, phase.figures(), steady_at.map(|r| &fs_snaps[r - ss.window as usize][..]));
+    let PhaseSources { source, labels, .. } = phase;
     let rows = labels.into_iter().zip(source.stats().iter().copied()).map(|(l, s)| (l, s, None)).collect();
     push_jobs(result, st, pi, p, rows);
     let from = match steady_at {

@@ -425,7 +425,6 @@ type FsSrc = wafsim_host::fs::FsSource<wafsim_workload::files::SyntheticFiles, w
 /// The file-system case.
 struct FsCase {
     src: FsSrc,
-    report: std::sync::Arc<std::sync::Mutex<wafsim_host::fs::FsReport>>,
     dev: wafsim_core::zns::ZnsDevice,
     batch: Vec<Io>,
     capacity: u64,
@@ -460,28 +459,26 @@ impl FsCase {
         let live = ((cfg.fs_live_fraction * capacity as f64 - small) / mib(640.0) as f64).max(1.0) as u32;
         let compaction = group(256.0, 1024.0, live, 2.0, DeleteOrder::Random);
         let files = SyntheticFiles::new(vec![commitlog, flush, compaction], u64::MAX, Rng::derive(cfg.seed, 2).next_u64()).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let (src, report) = FsSource::new(files, fs);
-        Ok(FsCase { src, report, dev, batch: Vec::with_capacity(4096), capacity, compaction_files: live })
+        let src = FsSource::new(files, fs);
+        Ok(FsCase { src, dev, batch: Vec::with_capacity(4096), capacity, compaction_files: live })
     }
 
-    fn report(&self) -> wafsim_host::fs::FsReport {
-        self.report.lock().expect("report lock").clone()
+    /// (bytes the files took, bytes the file system wrote).
+    fn write_bytes(&self) -> (u64, u64) {
+        use wafsim_host::fs::FileSystem;
+        self.src.file_system().write_bytes()
     }
 
     /// At least `n` user 4 KiB writes (the last batch of block I/O finishes).
     fn write(&mut self, n: u64) -> anyhow::Result<()> {
         use wafsim_core::pipeline::IoSource;
-        let target = self.report().file_write_bytes + n * MU as u64;
+        let target = self.write_bytes().0 + n * MU as u64;
         loop {
             self.batch.clear();
-            let got = self.src.fill(&mut self.batch, 4096);
+            let got = self.src.fill(&mut self.batch, 4096).map_err(|e| anyhow::anyhow!("zoned file system: {e}"))?;
             self.dev.submit_batch(&self.batch)?;
-            let r = self.report.lock().expect("report lock");
-            if let Some(e) = &r.error {
-                anyhow::bail!("zoned file system: {e}");
-            }
             anyhow::ensure!(got > 0, "file workload ended");
-            if r.file_write_bytes >= target {
+            if self.write_bytes().0 >= target {
                 return Ok(());
             }
         }
@@ -489,8 +486,8 @@ impl FsCase {
 
     /// (user bytes, device bytes, zones the device erased).
     fn totals(&self) -> (u64, u64, u64) {
-        let r = self.report();
-        (r.file_write_bytes, r.dev_write_bytes, self.dev.counters().erases)
+        let (file, dev) = self.write_bytes();
+        (file, dev, self.dev.counters().erases)
     }
 }
 
@@ -637,11 +634,12 @@ pub struct AppsBenchResult {
 
 /// Drive `src` into a device without media model, `rounds` rounds of `ops_per_round`
 /// operations after `warm` operations (as `ops()` counts them).
-fn drive_apps(
+#[allow(clippy::too_many_arguments)]
+fn drive_apps<S: wafsim_core::pipeline::IoSource>(
     name: &'static str,
-    src: &mut dyn wafsim_core::pipeline::IoSource,
+    src: &mut S,
     ns_bytes: u64,
-    ops: &dyn Fn() -> u64,
+    ops: &dyn Fn(&S) -> u64,
     warm: u64,
     rounds: u32,
     ops_per_round: u64,
@@ -649,10 +647,11 @@ fn drive_apps(
 ) -> anyhow::Result<Vec<f64>> {
     let mut dev = wafsim_core::plain::PlainDevice::new(ns_bytes, 4096).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut buf = Vec::with_capacity(1024);
+    let start = ops(src);
     let mut drive = |target: u64| -> anyhow::Result<()> {
-        while ops() < target {
+        while ops(src) < target {
             buf.clear();
-            if src.fill(&mut buf, 1024) == 0 {
+            if src.fill(&mut buf, 1024).map_err(|e| anyhow::anyhow!("apps bench {name}: {e}"))? == 0 {
                 anyhow::bail!("apps bench {name}: the workload ended early");
             }
             dev.submit_batch(&buf)?;
@@ -660,7 +659,6 @@ fn drive_apps(
         Ok(())
     };
     progress(&format!("{name}: warm up with {warm} operations"));
-    let start = ops();
     drive(start + warm)?;
     let mut per_round = Vec::new();
     for k in 0..rounds as u64 {
@@ -679,7 +677,6 @@ fn case(name: &'static str, rounds: Vec<f64>, app_waf: f64, detail: String) -> A
 /// Run the application-model benchmark: `rounds` rounds of `ops_per_round` operations per model
 /// (only the cases whose name contains `only`, when given).
 pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut progress: impl FnMut(&str)) -> anyhow::Result<AppsBenchResult> {
-    use std::sync::{Arc, Mutex};
     use wafsim_apps::{FlashCacheConfig, FlashCacheSource, LsKv, LsKvConfig, LsKvSource, LsmConfig};
     use wafsim_workload::ycsb::{RequestDistribution, Ycsb, YcsbConfig, YcsbPhases};
     anyhow::ensure!(rounds > 0 && ops_per_round > 0, "apps bench: need at least one round of at least one operation");
@@ -707,11 +704,10 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     let ns_bytes = 4u64 << 30;
     let store = LsKv::new(LsKvConfig { device_bytes: ns_bytes, write_block_bytes: 128 << 10, ..LsKvConfig::default() }).map_err(|e| anyhow::anyhow!("{e}"))?;
     let records = store.records_per_block(YcsbConfig::workload('a').record_bytes()) as u64 * store.blocks() as u64 / 2;
-    let (mut src, report) = LsKvSource::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, store);
-    let ops = || report.lock().expect("report").counters.ops;
+    let mut src = LsKvSource::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, store);
     progress(&format!("log-structured KV: load {records} records"));
-    let r = drive_apps("log-structured KV", &mut src, ns_bytes, &ops, records + warm, rounds, ops_per_round, &mut progress)?;
-    cases.push(case(KV, r, report.lock().expect("report").app_waf(), format!("{records} records")));
+    let r = drive_apps("log-structured KV", &mut src, ns_bytes, &|s| s.store().counters().ops, records + warm, rounds, ops_per_round, &mut progress)?;
+    cases.push(case(KV, r, src.report().app_waf(), format!("{records} records")));
     }
 
     // LSM stores through the conventional file system.
@@ -722,13 +718,12 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
         let ns_bytes = 8u64 << 30;
         let records = 1_000_000u64;
         let cfg = LsmConfig { capacity_bytes: ns_bytes, ..cfg };
-        let (files, lsm) = wafsim_apps::LsmFiles::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::Lsm::new(cfg).map_err(|e| anyhow::anyhow!("{e}"))?);
+        let files = wafsim_apps::LsmFiles::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::Lsm::new(cfg).map_err(|e| anyhow::anyhow!("{e}"))?);
         let fs = wafsim_host::fs::ConvFs::new(wafsim_host::fs::ConvFsConfig::new(0, ns_bytes)).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let (mut src, fs_report) = wafsim_host::fs::FsSource::new(files, fs);
-        let ops = || lsm.lock().expect("report").counters.ops;
-        let r = drive_apps(name, &mut src, ns_bytes, &ops, records + warm, rounds, ops_per_round, &mut progress)?;
-        let waf = lsm.lock().expect("report").app_waf();
-        let dev = fs_report.lock().expect("fs report").dev_write_bytes;
+        let mut src = wafsim_host::fs::FsSource::new(files, fs);
+        let r = drive_apps(name, &mut src, ns_bytes, &|s| s.files().store().counters().ops, records + warm, rounds, ops_per_round, &mut progress)?;
+        let waf = src.files().report().app_waf();
+        let dev = src.file_system().counters().dev_write_bytes;
         cases.push(case(name, r, waf, format!("{records} records, file system wrote {:.2} GiB", dev as f64 / (1u64 << 30) as f64)));
     }
 
@@ -738,10 +733,9 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     let cache = FlashCacheConfig { namespace_bytes: ns_bytes, ..FlashCacheConfig::default() };
     let mut gen = wafsim_workload::cachegen::CacheGenConfig::default().with_footprint(2 * ns_bytes);
     gen.ops = Some(total);
-    let (mut src, report): (_, Arc<Mutex<wafsim_apps::FlashCacheReport>>) = FlashCacheSource::new(wafsim_workload::cachegen::CacheGen::try_new(&gen, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::FlashCache::new(cache).map_err(|e| anyhow::anyhow!("{e}"))?);
-    let ops = || report.lock().expect("report").counters.ops;
-    let r = drive_apps("flash cache", &mut src, ns_bytes, &ops, warm, rounds, ops_per_round, &mut progress)?;
-    let rep = report.lock().expect("report");
+    let mut src = FlashCacheSource::new(wafsim_workload::cachegen::CacheGen::try_new(&gen, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::FlashCache::new(cache).map_err(|e| anyhow::anyhow!("{e}"))?);
+    let r = drive_apps("flash cache", &mut src, ns_bytes, &|s| s.cache().counters().ops, warm, rounds, ops_per_round, &mut progress)?;
+    let rep = src.report();
     cases.push(case(CACHE, r, rep.app_waf(), format!("{} keys, hit ratio {:.3}", gen.keys, rep.hit_ratio())));
     }
     Ok(AppsBenchResult { cases })

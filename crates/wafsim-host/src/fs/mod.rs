@@ -18,9 +18,8 @@ pub use conventional::{ConvFs, ConvFsConfig, FsCounters, FsError};
 pub use media::{MediaClassBytes, MediaClassFs};
 pub use zoned::{GcVictim, ZonedFs, ZonedFsConfig, ZonedFsCounters};
 
-use std::sync::{Arc, Mutex};
 use wafsim_core::Io;
-use wafsim_core::pipeline::{Engine, Expand, FileOp, FileSource, IoSource};
+use wafsim_core::pipeline::{Engine, Expand, FileOp, FileSource, IoSource, LayerFigures, SourceError};
 
 /// A file system: file operations in, block I/O out.
 pub trait FileSystem: Send {
@@ -60,34 +59,9 @@ impl FileSystem for ZonedFs {
     }
 }
 
-/// What a [`FsSource`] reports after (or during) a run, shared with whoever built it.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct FsReport {
-    /// Bytes the application wrote.
-    pub file_write_bytes: u64,
-    /// Bytes the file system wrote to the device.
-    pub dev_write_bytes: u64,
-    /// The first refused operation (the source stops there).
-    pub error: Option<String>,
-    /// When the workload ended: live file data per zone (zone-aware file systems).
-    pub zone_live_bytes: Option<Vec<u64>>,
-    /// Device writes made but not handed out yet (the rest of an operation): the counts above
-    /// run ahead of what the device has seen by this much.
-    pub pending_write_bytes: u64,
-    /// A store between the application and the file system (an LSM tree): bytes it wrote to
-    /// files. `file_write_bytes` is then what the application wrote to the store.
-    pub store_write_bytes: Option<u64>,
-    /// Figures of the store's own (a cache's hit ratios), by name.
-    pub metrics: Vec<(String, f64)>,
-    /// The store is still filling (a cache whose log has not wrapped yet): a phase looking for
-    /// steady state does not judge rounds before it is done.
-    pub warming: bool,
-}
-
-/// The file system behind an [`FsSource`]: applies file operations, keeps the report.
+/// The file system behind an [`FsSource`]: applies file operations.
 pub struct FsEngine<F> {
     fs: F,
-    report: Arc<Mutex<FsReport>>,
 }
 
 impl<F: FileSystem> Engine<FileOp> for FsEngine<F> {
@@ -97,38 +71,44 @@ impl<F: FileSystem> Engine<FileOp> for FsEngine<F> {
     fn apply(&mut self, op: &FileOp, out: &mut Vec<Io>) -> Result<(), FsError> {
         self.fs.apply(op, out)
     }
-
-    fn publish(&mut self, pending_write_bytes: u64) {
-        let (file, dev) = self.fs.write_bytes();
-        let mut r = self.report.lock().expect("report lock");
-        r.file_write_bytes = file;
-        r.dev_write_bytes = dev;
-        r.pending_write_bytes = pending_write_bytes;
-    }
-
-    /// The workload ended: the per-zone picture, once.
-    fn ended(&mut self, _out: &mut Vec<Io>) {
-        self.report.lock().expect("report lock").zone_live_bytes = self.fs.zone_live_bytes();
-    }
-
-    fn refused(&mut self, what: String, _out: &mut Vec<Io>) {
-        self.report.lock().expect("report lock").error = Some(what);
-    }
 }
 
-/// A file workload through a file system, as block I/O.
+/// A file workload through a file system, as block I/O. Its figures are the file system's
+/// (application bytes over device bytes; live data per zone once the workload has ended),
+/// under those of a store that writes the files (see [`LayerFigures::under`]).
 pub struct FsSource<S: FileSource + Send, F: FileSystem>(Expand<FileOp, S, FsEngine<F>>);
 
 impl<S: FileSource + Send, F: FileSystem> FsSource<S, F> {
-    /// The source and a handle to its report.
-    pub fn new(files: S, fs: F) -> (Self, Arc<Mutex<FsReport>>) {
-        let report = Arc::new(Mutex::new(FsReport::default()));
-        (FsSource(Expand::new(files, FsEngine { fs, report: report.clone() }, 64)), report)
+    /// File operations from `files` through `fs`.
+    pub fn new(files: S, fs: F) -> Self {
+        FsSource(Expand::new(files, FsEngine { fs }, 64))
+    }
+
+    /// The file system (for inspection).
+    pub fn file_system(&self) -> &F {
+        &self.0.engine().fs
+    }
+
+    /// Where the file operations come from (a store, for its own report).
+    pub fn files(&self) -> &S {
+        self.0.source()
     }
 }
 
 impl<S: FileSource + Send, F: FileSystem> IoSource for FsSource<S, F> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         self.0.fill(out, max)
+    }
+
+    fn figures(&self) -> Option<LayerFigures> {
+        let fs = self.file_system();
+        let (file, dev) = fs.write_bytes();
+        // The per-zone picture is the end's: a phase stopped early (steady state) has none.
+        let zone_live_bytes = if self.0.has_ended() { fs.zone_live_bytes() } else { None };
+        let own = LayerFigures { app_write_bytes: file, dev_write_bytes: dev, pending_write_bytes: self.0.pending_write_bytes(), zone_live_bytes, ..LayerFigures::default() };
+        Some(match self.files().figures() {
+            Some(above) => own.under(above),
+            None => own,
+        })
     }
 }

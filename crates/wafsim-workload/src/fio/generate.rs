@@ -451,7 +451,7 @@ impl FioJob {
     /// let jf = parse_job_str("[w]\nrw=write\nbs=4k\nsize=16k\n", "w.fio", Path::new("."), &|_| None).unwrap();
     /// let mut src = jf.phases[0][0].source(0, 1 << 20, 1).unwrap();
     /// let mut v = Vec::new();
-    /// while src.fill(&mut v, 64) > 0 {}
+    /// while src.fill(&mut v, 64).unwrap() > 0 {}
     /// assert_eq!(v.iter().map(|io| io.offset).collect::<Vec<_>>(), [0, 4096, 8192, 12288]);
     /// ```
     pub fn source(&self, ns: u32, ns_bytes: u64, seed: u64) -> Result<Box<dyn IoSource>, FioError> {
@@ -1306,7 +1306,7 @@ impl FioSource {
 }
 
 impl IoSource for FioSource {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, wafsim_core::pipeline::SourceError> {
         if let Some(z) = &self.zbd {
             z.begin_batch();
         }
@@ -1325,6 +1325,6 @@ impl IoSource for FioSource {
                 }
             }
         }
-        n
+        Ok(n)
     }
 }

@@ -28,12 +28,12 @@
 
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufWriter, Write};
-use std::sync::{Arc, Mutex};
 
 use wafsim_core::{Io, Op};
 
 use super::{content, is_filler, Lines, Rebase, TraceError, TraceRecord};
 use crate::IoSource;
+use wafsim_core::pipeline::{LayerFigures, SourceError};
 
 /// Streaming iolog reader.
 pub struct IologReader<R> {
@@ -232,38 +232,36 @@ impl<W: Write> IologWriter<W> {
 /// iolog with timestamp 0 (untimed: the simulator has no issue times without the timing
 /// model, and fio replays time 0 as "no delay", i.e. as fast as it can).
 ///
-/// `fill` cannot return errors: the first write error stops the recording (the I/Os still
-/// flow) and is kept for [`IologTee::error`]. The log is finished (`close` line, flush) when
-/// the source is exhausted, by [`IologTee::finish`], or at the latest when the tee is dropped.
+/// The first write error stops the recording, not the I/O: the source's I/Os still flow, and
+/// the error is the tee's error once they run out (from `fill`), or from [`IoSource::finish`]
+/// when the run stops taking I/O first (a time limit, steady state). The log is finished
+/// (`close` line, flush) when the source is exhausted, by `finish` (either one), or at the
+/// latest when the tee is dropped.
 pub struct IologTee<W: Write + Send> {
     source: Box<dyn IoSource>,
     log: Option<IologWriter<W>>,
     error: Option<io::Error>,
-    /// Where a runner that holds the tee as `dyn IoSource` finds the error: message prefix
-    /// and slot.
-    slot: Option<(String, Arc<Mutex<Option<String>>>)>,
+    /// What the error message names first ("write_iolog PATH").
+    name: String,
+    /// The error went out through `fill` or `finish` (once).
+    reported: bool,
 }
 
 impl<W: Write + Send> IologTee<W> {
     /// Record what `source` emits into `log`. The source is boxed because the runner holds
     /// its sources as `Box<dyn IoSource>`.
     pub fn new(source: Box<dyn IoSource>, log: IologWriter<W>) -> Self {
-        IologTee { source, log: Some(log), error: None, slot: None }
+        IologTee { source, log: Some(log), error: None, name: "write_iolog".into(), reported: false }
     }
 
-    /// Also put the first write error, as "`label`: error", into `slot` (if it is empty), for
-    /// a runner that only sees the tee as a `dyn IoSource`.
-    pub fn with_error_slot(mut self, label: &str, slot: Arc<Mutex<Option<String>>>) -> Self {
-        self.slot = Some((label.to_string(), slot));
+    /// Name the log in errors ("`name`: the operating system's reason"), e.g. "write_iolog
+    /// PATH".
+    pub fn named(mut self, name: &str) -> Self {
+        self.name = name.to_string();
         self
     }
 
     fn fail(&mut self, e: io::Error) {
-        if let Some((label, slot)) = &self.slot {
-            if let Ok(mut s) = slot.lock() {
-                s.get_or_insert_with(|| format!("{label}: {e}"));
-            }
-        }
         self.error.get_or_insert(e);
         self.log = None;
     }
@@ -290,12 +288,23 @@ impl<W: Write + Send> IologTee<W> {
             }
         }
     }
+
+    /// The write error as the source's error, once.
+    fn report(&mut self) -> Result<(), SourceError> {
+        match &self.error {
+            Some(e) if !self.reported => {
+                self.reported = true;
+                Err(SourceError::output(format!("{}: {e}", self.name)))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl<W: Write + Send> IoSource for IologTee<W> {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         let start = out.len();
-        let n = self.source.fill(out, max);
+        let n = self.source.fill(out, max)?;
         if let Some(log) = &mut self.log {
             if let Err(e) = out[start..].iter().try_for_each(|io| log.record(0, io)) {
                 self.fail(e);
@@ -303,15 +312,25 @@ impl<W: Write + Send> IoSource for IologTee<W> {
         }
         if n == 0 {
             self.close_log();
+            self.report()?;
         }
-        n
+        Ok(n)
+    }
+
+    fn figures(&self) -> Option<LayerFigures> {
+        self.source.figures()
+    }
+
+    fn finish(&mut self) -> Result<(), SourceError> {
+        self.source.finish()?;
+        self.close_log();
+        self.report()
     }
 }
 
 impl<W: Write + Send> Drop for IologTee<W> {
-    /// A run may stop before its source is exhausted (a time limit): the log still gets its
-    /// `close` and is flushed. Errors here reach only the error slot, if any; call `finish`
-    /// to see them otherwise.
+    /// A run may stop before its source is exhausted and without calling `finish`: the log
+    /// still gets its `close` and is flushed (an error here is lost: call `finish`).
     fn drop(&mut self) {
         self.close_log();
     }

@@ -17,6 +17,7 @@ use wafsim_core::{Io, Pid};
 
 use super::{open_trace_detected, RecordIter, TraceError, TraceFormat, TraceRecord};
 use crate::IoSource;
+use wafsim_core::pipeline::SourceError;
 
 /// What to do with an I/O that does not fit inside the namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,13 +191,15 @@ impl Slot {
 pub struct TraceMerge {
     slots: Vec<Slot>,
     error: Option<TraceError>,
+    /// The error was returned from `fill` (once; exhausted after it).
+    reported: bool,
     emitted: u64,
 }
 
 impl TraceMerge {
     /// Merge `inputs`; ties in time go to the earlier input.
     pub fn new(inputs: Vec<TraceInput>) -> Self {
-        TraceMerge { slots: inputs.into_iter().map(Slot::new).collect(), error: None, emitted: 0 }
+        TraceMerge { slots: inputs.into_iter().map(Slot::new).collect(), error: None, reported: false, emitted: 0 }
     }
     /// The error that stopped the merge, if any.
     pub fn error(&self) -> Option<&TraceError> {
@@ -235,20 +238,25 @@ impl TraceMerge {
 }
 
 impl IoSource for TraceMerge {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> usize {
+    /// A read or parse error ends the merge: returned once the I/Os before it are handed out
+    /// (and kept for [`TraceMerge::error`]).
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         let mut n = 0;
         while n < max && self.error.is_none() {
             let mut best: Option<(u64, usize)> = None;
             for i in 0..self.slots.len() {
                 if let Err(e) = self.refill(i) {
                     self.error = Some(e);
-                    return n;
+                    break;
                 }
                 if let Some(h) = &self.slots[i].head {
                     if best.is_none_or(|(t, _)| h.timestamp_ns < t) {
                         best = Some((h.timestamp_ns, i));
                     }
                 }
+            }
+            if self.error.is_some() {
+                break;
             }
             let Some((_, i)) = best else { break };
             let rec = self.slots[i].head.take().expect("head checked above");
@@ -261,6 +269,12 @@ impl IoSource for TraceMerge {
                 Err(e) => self.error = Some(e),
             }
         }
-        n
+        match &self.error {
+            Some(e) if n == 0 && !self.reported => {
+                self.reported = true;
+                Err(SourceError::input(e))
+            }
+            _ => Ok(n),
+        }
     }
 }
