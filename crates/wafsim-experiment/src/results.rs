@@ -7,53 +7,81 @@ use wafsim_core::Counters;
 /// Per-namespace figures of the measured phases.
 #[derive(Debug, Clone)]
 pub struct NsResult {
+    /// Namespace name (from the experiment).
     pub name: String,
+    /// Namespace size, bytes (as simulated, after scaling).
     pub size_bytes: u64,
+    /// Host bytes written to the namespace.
     pub host_bytes: u64,
     /// Media bytes attributed to the namespace: its host-written units plus GC copies of its data.
     pub media_bytes: u64,
+    /// Bytes of the namespace's data that GC copied (part of `media_bytes`).
     pub gc_bytes: u64,
+    /// Host bytes read from the namespace.
     pub read_bytes: u64,
+    /// Host bytes trimmed in the namespace.
     pub trim_bytes: u64,
 }
 
 /// Per write-frontier figures (RUH, stream, or GC frontier) of the measured phases.
 #[derive(Debug, Clone)]
 pub struct FrontierResult {
+    /// Index of the drive the frontier belongs to.
     pub device: u32,
     /// "host" or "gc" or "gc-shared".
     pub kind: &'static str,
+    /// Reclaim group of the frontier.
     pub rg: u32,
     /// RUH or stream id; None for shared GC frontiers.
     pub ruh: Option<u32>,
+    /// Host data the frontier programmed, bytes (0 for a GC frontier).
     pub host_bytes: u64,
+    /// GC copies the frontier received, bytes (0 for a host frontier).
     pub gc_bytes: u64,
+    /// Erase units erased that the frontier had written.
     pub erases: u64,
 }
 
 /// Timed figures of one direction of a job.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DirTiming {
+    /// Commands completed in the window.
     pub ios: u64,
+    /// Bytes they carried.
     pub bytes: u64,
+    /// Commands completed per second of the window.
     pub iops: f64,
+    /// Bytes per second of the window.
     pub bytes_per_sec: f64,
+    /// Mean latency, submission to completion, ns.
     pub lat_mean_ns: f64,
+    /// Median latency, ns (histogram bucket lower edge, within about 0.4%).
     pub lat_p50_ns: u64,
+    /// 99th percentile latency, ns.
     pub lat_p99_ns: u64,
+    /// 99.9th percentile latency, ns.
     pub lat_p999_ns: u64,
+    /// 99.99th percentile latency, ns.
     pub lat_p9999_ns: u64,
+    /// Largest latency, ns (exact).
     pub lat_max_ns: u64,
 }
 
 /// Timed figures of one job (timing model on), over its window after ramp time.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct JobTiming {
+    /// Reads.
     pub read: DirTiming,
+    /// Writes (Zone Append included).
     pub write: DirTiming,
+    /// Trims, flushes and zone management commands.
     pub trim: DirTiming,
+    /// Length of the measurement window, ns: from the end of the ramp time to the job's last
+    /// completion.
     pub window_ns: u64,
+    /// Time-averaged I/Os in flight over the window.
     pub mean_inflight: f64,
+    /// Queue depth the job ran with.
     pub iodepth: u32,
 }
 
@@ -78,10 +106,15 @@ impl JobTiming {
 /// What one workload source (synthetic workload, fio job, trace set) issued.
 #[derive(Debug, Clone)]
 pub struct JobResult {
+    /// Name of the phase the source ran in.
     pub phase: String,
+    /// Name of the source (job, workload or trace set).
     pub name: String,
+    /// Namespace the source's I/O went to.
     pub namespace: String,
+    /// Whether the phase is measured (counts toward the variant's WAF and totals).
     pub measured: bool,
+    /// What the source issued: I/Os and bytes by direction.
     pub stats: wafsim_core::pipeline::SourceStats,
     /// Timed figures, when the timing model ran.
     pub timing: Option<JobTiming>,
@@ -95,12 +128,14 @@ pub struct TimedSummary {
     /// Simulated time until the dies finished the work the measured phases booked (longest
     /// device): the window die-busy fractions are taken over.
     pub busy_window_ns: u64,
+    /// Die-busy time of the measured phases by cause, summed over dies and devices.
     pub busy: wafsim_time::media::Busy,
     /// Dies over all devices (busy time is summed over dies).
     pub dies: u32,
     /// Mechanical disks, and their head-busy time in the measured phases (positioning and
     /// transfer, summed over disks).
     pub disks: u32,
+    /// Head-busy time of the disks in the measured phases, ns (see `disks`).
     pub head_busy_ns: u64,
     /// Rated P/E cycles of the NAND (0 for disks: no wear-out by writes).
     pub pe_cycles: u32,
@@ -109,16 +144,20 @@ pub struct TimedSummary {
 /// Device-wide counters of one phase (summed over devices).
 #[derive(Debug, Clone)]
 pub struct PhaseResult {
+    /// Phase name.
     pub name: String,
+    /// Whether the phase is measured (counts toward the variant's totals).
     pub measured: bool,
     /// Counters of the phase (of its measurement window, for a phase with `steady_state`).
     pub counters: Counters,
+    /// Mapping unit of the drives, bytes: turns the counters' mapping units into bytes.
     pub mapping_unit: u32,
     /// Steady-state verdict of a measured untimed phase that wrote.
     pub steady: Option<SteadyState>,
 }
 
 impl PhaseResult {
+    /// WAF of the phase: media bytes / host bytes (0 when nothing was written).
     pub fn waf(&self) -> f64 {
         waf(self.counters.media_units() * self.mapping_unit as u64, self.counters.host_write_bytes)
     }
@@ -127,12 +166,17 @@ impl PhaseResult {
 /// One time-series sample: cumulative counters since the end of the built-in precondition.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
+    /// Index of the phase the sample was taken in.
     pub phase: usize,
     /// The drive (dedicated layout), or None for all drives together.
     pub device: Option<u32>,
+    /// Host bytes written.
     pub host_bytes: u64,
+    /// Media bytes programmed: host data, GC copies and padding.
     pub media_bytes: u64,
+    /// Bytes GC copied (part of `media_bytes`).
     pub gc_bytes: u64,
+    /// Erase units erased.
     pub erases: u64,
     /// Bytes applications wrote through file systems so far (all drives), when the run has
     /// file workloads: the level above `host_bytes`.
@@ -142,24 +186,39 @@ pub struct Sample {
 /// Everything measured for one variant.
 #[derive(Debug, Clone)]
 pub struct VariantResult {
+    /// Variant name.
     pub name: String,
+    /// Namespace layout: "shared" (one device) or "dedicated" (a device per namespace).
     pub layout: String,
+    /// Data placement of the drives, as text (e.g. "conventional", "fdp (1 RG x 8 RUH, initially
+    /// isolated)").
     pub placement: String,
+    /// GC victim policy, as text (e.g. "greedy", "cost-benefit").
     pub gc_policy: String,
+    /// Number of drives.
     pub devices: u32,
+    /// Mapping unit, bytes.
     pub mapping_unit: u32,
+    /// Erase unit size, bytes.
     pub erase_unit_bytes: u64,
     /// Capacity scale the variant ran at (1 = full scale).
     pub scale: f64,
     /// Counters of the measured phases, summed over phases and devices.
     pub counters: Counters,
+    /// One row per phase of the experiment, in order, measured or not (the built-in precondition is
+    /// not a phase).
     pub phases: Vec<PhaseResult>,
+    /// Per-namespace figures of the measured phases.
     pub namespaces: Vec<NsResult>,
+    /// One row per workload source of every phase.
     pub jobs: Vec<JobResult>,
+    /// Per-frontier figures of the measured phases (flash drives only).
     pub frontiers: Vec<FrontierResult>,
     /// Erase count per erase unit over the device life: min, mean, max.
     pub erase_count: (u32, f64, u32),
+    /// Logical capacity of all drives, bytes (as simulated, after scaling).
     pub logical_bytes: u64,
+    /// Raw (physical) capacity of all drives, bytes (as simulated, after scaling).
     pub physical_bytes: u64,
     /// OP as simulated ((physical - logical) / logical over all drives).
     pub op_logical: f64,
@@ -170,6 +229,7 @@ pub struct VariantResult {
     pub timeseries: Vec<Sample>,
     /// Non-fatal findings (unknown fio options and the like).
     pub warnings: Vec<String>,
+    /// Timed figures of the measured phases, when the timing model ran.
     pub timed: Option<TimedSummary>,
     /// Zoned namespaces at the end of the run: (namespace name, its zones).
     pub zone_reports: Vec<(String, wafsim_core::blockdev::ZoneReport)>,
@@ -190,31 +250,42 @@ pub struct VariantResult {
 /// Bytes one tier of a tiering layer took and gave, by cause (cumulative).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct TierTraffic {
+    /// User bytes written to the tier.
     pub user_write_bytes: u64,
+    /// Bytes migrations wrote to the tier.
     pub migration_write_bytes: u64,
+    /// User bytes read from the tier.
     pub user_read_bytes: u64,
+    /// Bytes migrations read from the tier.
     pub migration_read_bytes: u64,
 }
 
 /// Per-tier traffic at one sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TierPoint {
+    /// Index of the phase the sample was taken in.
     pub phase: usize,
     /// User bytes written (all drives) since the end of the precondition, as in [`Sample`].
     pub host_bytes: u64,
+    /// The hot tier's traffic.
     pub hot: TierTraffic,
+    /// The cold tier's traffic.
     pub cold: TierTraffic,
 }
 
 /// Bytes one drive completed in one log interval (fio's bandwidth log).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BwPoint {
+    /// Index of the phase.
     pub phase: usize,
+    /// Index of the drive.
     pub device: u32,
     /// Interval end, seconds from the drive's first phase start (the last interval of a phase
     /// may be shorter).
     pub t_s: f64,
+    /// Bytes of the reads completed in the interval.
     pub read_bytes: u64,
+    /// Bytes of the writes completed in the interval.
     pub write_bytes: u64,
 }
 
@@ -225,6 +296,7 @@ pub struct HostPoint {
     pub t_s: f64,
     /// Cache (or single-device random) zones free, and in all.
     pub cache_free: u32,
+    /// Cache zones in all (see `cache_free`).
     pub cache_total: u32,
     /// User bytes written so far.
     pub user_write_bytes: u64,
@@ -235,13 +307,17 @@ pub struct HostPoint {
 /// Traffic a host layer sent to one of its devices over the whole run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostDeviceRow {
-    /// "cache" or "disk N" (from 1).
+    /// dm-zoned: "cache" or "disk N" (from 1); tiering: "hot" or "cold".
     pub device: String,
+    /// User bytes written to the device.
     pub user_write_bytes: u64,
+    /// User bytes read from the device.
     pub user_read_bytes: u64,
+    /// Bytes read from the device to reclaim (dm-zoned) or migrate (tiering).
     pub reclaim_read_bytes: u64,
     /// dm-zoned: reclaim copies and zero-fill; tiering: migrations (`reclaim_read_bytes` too).
     pub reclaim_write_bytes: u64,
+    /// Metadata bytes written to the device (dm-zoned; 0 for tiering).
     pub metadata_write_bytes: u64,
 }
 
@@ -249,13 +325,19 @@ pub struct HostDeviceRow {
 /// device (its own write amplification: a log-structured one's GC copies).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FsResult {
+    /// Name of the phase.
     pub phase: String,
+    /// Whether the phase is measured.
     pub measured: bool,
+    /// Name of the file workload.
     pub name: String,
+    /// Namespace the file system is on.
     pub namespace: String,
     /// "conventional" or "zoned".
     pub filesystem: String,
+    /// Bytes the application wrote to files (or to the store, see `store_write_bytes`).
     pub file_write_bytes: u64,
+    /// Bytes the file system wrote to the device (its WAF is this over `file_write_bytes`).
     pub dev_write_bytes: u64,
     /// Zone-aware file system: live file data per zone of the namespace when its workload ended.
     pub zone_live_bytes: Option<Vec<u64>>,
@@ -294,6 +376,7 @@ impl VariantResult {
         (self.physical_bytes > 0 && app > 0.0 && self.mbe() > 0).then(|| self.mbmw() as f64 / self.physical_bytes as f64 / app)
     }
 
+    /// Host bytes written in the measured phases (HBMW, as in the FDP statistics log).
     pub fn hbmw(&self) -> u64 {
         self.counters.host_write_bytes
     }
@@ -305,6 +388,7 @@ impl VariantResult {
     pub fn mbe(&self) -> u64 {
         self.counters.erases * self.erase_unit_bytes
     }
+    /// WAF of the measured phases: media bytes / host bytes (0 when nothing was written).
     pub fn waf(&self) -> f64 {
         waf(self.mbmw(), self.hbmw())
     }
@@ -344,6 +428,7 @@ impl VariantResult {
 pub struct SteadyState {
     /// Rounds the phase ran (complete rounds of `round_bytes` host bytes).
     pub rounds: u32,
+    /// Host bytes per round.
     pub round_bytes: u64,
     /// Whether the last window met both criteria.
     pub steady: bool,
@@ -355,6 +440,7 @@ pub struct SteadyState {
     pub slope: f64,
     /// The criteria it was judged by.
     pub max_excursion: f64,
+    /// Largest `slope` the criteria allow (`max_excursion` likewise for `excursion`).
     pub max_slope: f64,
     /// Rounds the window needs.
     pub window: u32,

@@ -72,6 +72,8 @@ pub struct DeviceSpec {
     pub mapping_unit: String,
     /// Erase unit (superblock / reclaim unit) size, e.g. "256MiB"; or derive it from `geometry`.
     pub erase_unit: Option<String>,
+    /// `[device.geometry]`: the NAND layout; sets the erase unit (and the raw capacity with
+    /// `blocks_per_plane`), and the timing model needs it.
     pub geometry: Option<NandGeometry>,
     /// "greedy" | "cost-benefit" | "fifo" | "d-choices:N"; default "greedy".
     #[serde(default = "default_gc_policy")]
@@ -81,6 +83,7 @@ pub struct DeviceSpec {
     pub gc_free_min: u32,
     /// GC stops once this many erase units are free (default: gc_free_min).
     pub gc_free_target: Option<u32>,
+    /// `[device.fdp]`: Flexible Data Placement (reclaim groups and reclaim unit handles).
     pub fdp: Option<FdpSpec>,
     /// Legacy streams directive: number of streams (host frontiers); absent or 0 = off.
     pub streams: Option<u32>,
@@ -105,7 +108,9 @@ pub struct DeviceSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZonesSpec {
+    /// Number of zones.
     pub zones: u32,
+    /// Zone size: the LBA stride between zone starts, e.g. "2GiB".
     pub zone_size: String,
     /// Default: the zone size.
     pub zone_capacity: Option<String>,
@@ -135,10 +140,15 @@ pub struct ZonesSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NandGeometry {
+    /// NAND page size, e.g. "16KiB".
     pub page_size: String,
+    /// Pages per NAND block.
     pub pages_per_block: u64,
+    /// Planes per die.
     pub planes_per_die: u64,
+    /// Dies per channel.
     pub dies_per_channel: u64,
+    /// Channels.
     pub channels: u64,
     /// If given, raw capacity = page x pages/block x blocks/plane x planes x dies.
     pub blocks_per_plane: Option<u64>,
@@ -148,8 +158,10 @@ pub struct NandGeometry {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FdpSpec {
+    /// FDP on (default false): writes may carry placement handles.
     #[serde(default)]
     pub enabled: bool,
+    /// Reclaim groups (default 1), each with its own erase units and free pool.
     #[serde(default = "one")]
     pub reclaim_groups: u32,
     /// Number of reclaim unit handles.
@@ -178,10 +190,14 @@ impl FdpSpec {
     }
 }
 
+/// `ruh_type` of `[device.fdp]`: one type for every reclaim unit handle, or a list with one per
+/// handle.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum RuhTypeSpec {
+    /// One type for every handle, e.g. "persistently-isolated".
     One(String),
+    /// One type per handle, in handle order.
     PerRuh(Vec<String>),
 }
 
@@ -189,6 +205,7 @@ pub enum RuhTypeSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NamespaceSpec {
+    /// Namespace name, by which sources name the namespace they use.
     pub name: String,
     /// Size, e.g. "940GB"; on a ZNS drive omit it (the namespace is the drive's zones).
     #[serde(default)]
@@ -213,6 +230,7 @@ pub struct NamespaceSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
+    /// Name of the namespace the workload writes.
     pub namespace: String,
     /// "sequential" or "random".
     pub pattern: String,
@@ -246,15 +264,19 @@ pub struct WorkloadSpec {
 #[derive(Debug, Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseSpec {
+    /// Phase name, as reported in the results.
     pub name: String,
     /// Whether this phase's counters make the reported results (default true); a
     /// preconditioning phase sets false.
     #[serde(default = "yes")]
     pub measure: bool,
+    /// `[[phase.workload]]`: synthetic workloads.
     #[serde(default)]
     pub workload: Vec<WorkloadSpec>,
+    /// `[[phase.fio]]`: fio job files or command lines.
     #[serde(default)]
     pub fio: Vec<FioSpec>,
+    /// `[[phase.trace]]`: block traces to replay.
     #[serde(default)]
     pub trace: Vec<TraceSpec>,
     /// File workloads through a file system on a namespace.
@@ -330,9 +352,13 @@ pub struct HostSpec {
     pub hot: Option<String>,
     /// tiering: extent size (default 1 MiB).
     pub extent: Option<String>,
+    /// dm-zoned: number of SMR disks, copies of the experiment's drive (default 1).
     #[serde(default = "one_u32")]
     pub disks: u32,
+    /// dm-zoned: size of the regular cache device, e.g. "1TB"; absent or "none": the disks'
+    /// conventional zones are the cache (single-device mode).
     pub cache_size: Option<String>,
+    /// dm-zoned: sequential zones reserved for reclaim (dmzadm `--seq`, default 16).
     #[serde(default = "sixteen")]
     pub reserved_zones: u32,
     /// dm-zoned: zones of each disk the target uses, from zone 0 (default: all).
@@ -371,6 +397,7 @@ fn sixteen() -> u32 {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FilesSpec {
+    /// Name of the namespace the file system is made on.
     pub namespace: String,
     /// "conventional" (update in place; any drive) or "zoned" (log-structured with host GC;
     /// a zoned drive).
@@ -380,22 +407,24 @@ pub struct FilesSpec {
     /// Bytes per write unless a group says otherwise (default 1 MiB).
     #[serde(default = "default_file_write")]
     pub write_size: String,
-    /// Conventional: discard a deleted file's blocks (default true), allocation chunk (default
-    /// 8 MiB).
+    /// Conventional: discard a deleted file's blocks (default true).
     #[serde(default = "yes")]
     pub discard: bool,
+    /// Conventional: allocation chunk (default 8 MiB).
     #[serde(default = "default_chunk")]
     pub chunk: String,
-    /// Zoned: GC victim "greedy" (default) or "cost-benefit"; data streams (0 = as many as the
-    /// open-zone limit allows); GC starts below `gc_free_zones` free zones (default 2% of the
-    /// zones, at least 4).
+    /// Zoned: GC victim policy, "greedy" (default) or "cost-benefit".
     #[serde(default = "default_victim")]
     pub victim: String,
+    /// Zoned: data streams, each writing its own zones (0 = as many as the open-zone limit
+    /// allows).
     #[serde(default)]
     pub streams: u32,
+    /// Zoned: GC starts below this many free zones (default 2% of the zones, at least 4).
     pub gc_free_zones: Option<u32>,
     /// I/Os in flight (timed runs; default 8).
     pub iodepth: Option<u32>,
+    /// `[[phase.files.group]]`: the groups (directories) writing files.
     pub group: Vec<FileGroupSpec>,
 }
 
@@ -448,11 +477,18 @@ pub struct FilesSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KvSpec {
+    /// Name of the namespace the store is on.
     pub namespace: String,
+    /// "log-structured" (default, Aerospike-like), "lsm" (an LSM tree on a file system) or
+    /// "flash-cache" (CacheLib-like).
     #[serde(default = "default_kv_store")]
     pub store: String,
+    /// log-structured: write block size (default 1 MiB).
     pub write_block: Option<String>,
+    /// log-structured: defragment a block once its live data falls below this percent (Aerospike
+    /// `defrag-lwm-pct`).
     pub defrag_lwm: Option<u32>,
+    /// log-structured: trim freed write blocks; flash-cache: trim evicted regions (default false).
     #[serde(default)]
     pub trim: bool,
     /// Reads cost device reads (default true).
@@ -461,16 +497,25 @@ pub struct KvSpec {
     /// "ycsb" (default) or "tpcc".
     #[serde(default = "default_kv_workload")]
     pub workload: String,
+    /// ycsb: the core workload, a letter a..f (default "a").
     #[serde(default = "default_ycsb")]
     pub ycsb: String,
     /// tpcc: warehouses (default 1).
     pub warehouses: Option<u64>,
+    /// Share of the namespace the initial data takes, in (0, 1): sets YCSB's recordcount or the
+    /// TPC-C warehouses (log-structured and lsm).
     pub fill: Option<f64>,
+    /// ycsb: "load", "run" or "load+run" (default); tpcc: "run" skips the initial population.
     #[serde(default = "default_kv_phases")]
     pub phases: String,
+    /// Stop once the store has written this much (bytes, or a multiple of the namespace: "3x"): to
+    /// its files for lsm, to the device for the others. Without it the request generator decides
+    /// when the phase ends.
     pub amount: Option<String>,
+    /// ycsb: YCSB properties by name, applied over the core workload (e.g. `requestdistribution`).
     #[serde(default)]
     pub ycsb_properties: toml::Table,
+    /// I/Os in flight in timed runs (default 8; flash-cache 1).
     pub iodepth: Option<u32>,
     /// lsm: "size-tiered" (default, Cassandra-like) or "leveled" (RocksDB-like).
     pub compaction: Option<String>,
@@ -480,14 +525,20 @@ pub struct KvSpec {
     /// options as in `[[phase.files]]`.
     #[serde(default = "default_kv_filesystem")]
     pub filesystem: String,
+    /// lsm, conventional file system: discard a deleted file's blocks (default true).
     #[serde(default = "yes")]
     pub discard: bool,
+    /// lsm, conventional file system: allocation chunk (default 8 MiB).
     #[serde(default = "default_chunk")]
     pub chunk: String,
+    /// lsm, zoned file system: GC victim policy, "greedy" (default) or "cost-benefit".
     #[serde(default = "default_victim")]
     pub victim: String,
+    /// lsm, zoned file system: data streams (0 = as many as the open-zone limit allows).
     #[serde(default)]
     pub streams: u32,
+    /// lsm, zoned file system: GC starts below this many free zones (default 2% of the zones, at
+    /// least 4).
     pub gc_free_zones: Option<u32>,
     /// lsm: a second namespace for the log and the upper levels (a conventional file system).
     pub staging_namespace: Option<String>,
@@ -538,11 +589,14 @@ fn default_kv_phases() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FileGroupSpec {
+    /// Group name (a directory of the file system).
     pub name: String,
     /// A size ("64MiB") or a range (["16MiB", "64MiB"]).
     pub file_size: FileSize,
     /// Completed files kept; one more deletes one.
     pub live_files: u32,
+    /// Share of the workload's writes that go to this group (relative to the other groups; default
+    /// 1).
     #[serde(default = "one_f64")]
     pub weight: f64,
     /// "oldest" (default) or "random".
@@ -559,7 +613,9 @@ pub struct FileGroupSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(untagged)]
 pub enum FileSize {
+    /// A fixed size, e.g. "64MiB".
     One(String),
+    /// Sizes uniform between the two, e.g. ["16MiB", "64MiB"].
     Range([String; 2]),
 }
 
@@ -641,6 +697,7 @@ pub struct TraceSpec {
     pub file: String,
     /// "iolog" (fio write_iolog v2/v3), "blkparse", "msr"; detected from the first line if absent.
     pub format: Option<String>,
+    /// Name of the namespace the trace is replayed on.
     pub namespace: String,
     /// Keep only records of this file / device (`major,minor`) / MSR `host_disk`.
     pub filter: Option<String>,
@@ -667,6 +724,7 @@ fn default_offsets() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TimingSpec {
+    /// Run the timing model (default false).
     #[serde(default)]
     pub enabled: bool,
     /// "slc" | "tlc" | "qlc": default tR, tPROG, tBERS and P/E cycles (docs/model.md).
@@ -674,8 +732,11 @@ pub struct TimingSpec {
     pub nand: String,
     /// Overrides, e.g. "50us", "937.5us", "5ms".
     pub t_read: Option<String>,
+    /// Override of the NAND program time (tPROG), e.g. "937.5us".
     pub t_prog: Option<String>,
+    /// Override of the block erase time (tBERS), e.g. "5ms".
     pub t_erase: Option<String>,
+    /// Override of the rated program/erase cycles.
     pub pe_cycles: Option<u32>,
     /// NAND bus rate per channel, e.g. "1600MT/s" (8-bit bus: 1 byte per transfer).
     #[serde(default = "default_channel_rate")]
@@ -726,6 +787,7 @@ pub struct TimingSpec {
     /// e.g. "13.1ms"; default the plain command time.
     #[serde(default = "zero_us")]
     pub zone_reset_time: String,
+    /// Zone Reset latency (ZNS): part per GiB the zone held, e.g. "13.1ms" (see `zone_reset_time`).
     #[serde(default = "zero_us")]
     pub zone_reset_time_per_gib: String,
     /// Background GC when the host is idle: keep at least this many free erase units per
@@ -755,10 +817,14 @@ pub struct TimingSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CacheTimingSpec {
+    /// Sustained write rate, e.g. "2.5GB/s".
     pub write: String,
+    /// Sustained read rate, e.g. "3.2GB/s".
     pub read: String,
+    /// Added to every read and write, e.g. "20us" (default 0).
     #[serde(default = "zero_us")]
     pub latency: String,
+    /// Reads and writes share one transfer pipe (default false: separate pipes).
     #[serde(default)]
     pub shared: bool,
 }
@@ -781,6 +847,7 @@ pub struct CacheTimingSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HddSpec {
+    /// Spindle speed, revolutions per minute.
     pub rpm: u32,
     /// Recording surfaces (one head each).
     pub heads: u32,
@@ -796,7 +863,9 @@ pub struct HddSpec {
     /// Writes the drive acknowledges before they reach the media (0 = write-through).
     #[serde(default)]
     pub write_cache_cmds: u32,
+    /// Seek figures of reads.
     pub seek_read: SeekSpec,
+    /// Seek figures of writes (writes settle longer).
     pub seek_write: SeekSpec,
 }
 
@@ -808,9 +877,11 @@ fn default_scheduling() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeekSpec {
+    /// Single-track seek, e.g. "0.23ms".
     pub track_to_track: String,
     /// Weighted average over all seek lengths.
     pub average: String,
+    /// Full-stroke seek (outer to inner diameter), e.g. "15ms".
     pub full_stroke: String,
 }
 
@@ -818,8 +889,10 @@ pub struct SeekSpec {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Queues {
+    /// Every job has its own queue (the default).
     #[default]
     PerJob,
+    /// The jobs of one namespace share one queue, taken in order.
     PerNamespace,
 }
 
@@ -857,10 +930,14 @@ fn zero_us() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExperimentSpec {
+    /// Experiment name (for reports).
     #[serde(default)]
     pub name: String,
+    /// Free text describing the experiment.
     #[serde(default)]
     pub description: String,
+    /// Base seed of the run's random streams (default 1); sources and the device derive theirs
+    /// from it.
     #[serde(default = "one_u64")]
     pub seed: u64,
     /// Sequentially fill every LBA of every namespace before measuring (default true).
@@ -875,14 +952,19 @@ pub struct ExperimentSpec {
     /// Poisson arrivals). Timed runs interleave by simulated time instead.
     #[serde(default = "default_interleave")]
     pub interleave: String,
+    /// `[device]`: the drive.
     pub device: DeviceSpec,
+    /// `[[namespace]]`: the namespaces (of the one drive, or each on its own with `layout =
+    /// "dedicated"`).
     #[serde(default)]
     pub namespace: Vec<NamespaceSpec>,
     /// Workloads of a single measured phase (shorthand for one `[[phase]]`).
     #[serde(default)]
     pub workload: Vec<WorkloadSpec>,
+    /// `[[phase]]`: the phases, run one after another.
     #[serde(default)]
     pub phase: Vec<PhaseSpec>,
+    /// `[timing]`: the timing model, off unless `enabled`.
     #[serde(default)]
     pub timing: Option<TimingSpec>,
     /// A host block layer between the namespace and the drives (`[host]`).
@@ -958,7 +1040,9 @@ fn yes() -> bool {
 /// A named variant, fully resolved.
 #[derive(Debug, Clone)]
 pub struct Variant {
+    /// Variant name: the `name` of its `[[variant]]`, or "default" when the experiment has none.
     pub name: String,
+    /// The experiment document with the variant's overrides merged in.
     pub spec: ExperimentSpec,
 }
 
@@ -1064,6 +1148,7 @@ impl FioSpec {
 }
 
 impl TraceSpec {
+    /// The trace's format, `None` to detect it from the file; errors on an unknown `format`.
     pub fn trace_format(&self) -> Result<Option<wafsim_workload::trace::TraceFormat>> {
         use wafsim_workload::trace::TraceFormat;
         Ok(match self.format.as_deref() {
@@ -1088,6 +1173,8 @@ impl ExperimentSpec {
 }
 
 impl WorkloadSpec {
+    /// The access pattern and, for a random one, its distribution; errors on an unknown pattern or
+    /// a distribution given with a sequential one.
     pub fn pattern(&self) -> Result<Pattern> {
         match self.pattern.as_str() {
             "sequential" | "seq" => {
@@ -1106,6 +1193,7 @@ impl WorkloadSpec {
             p => bail!("pattern {p:?}: expected \"sequential\" or \"random\""),
         }
     }
+    /// The block size, bytes; errors unless it is 1 B to 4 GiB.
     pub fn block_size(&self) -> Result<u32> {
         let b = size("bs", &self.bs)?;
         if b == 0 || b > u32::MAX as u64 {
@@ -1134,8 +1222,11 @@ pub fn amount_bytes(amount: &str, base: u64) -> Result<u64> {
 /// What kind of drive a `[device]` describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DriveKind {
+    /// A flash SSD with a device FTL (conventional, streams or FDP).
     Flash,
+    /// A zoned namespace (ZNS) SSD: no device GC.
     Zns,
+    /// A host-managed SMR disk.
     Smr,
 }
 

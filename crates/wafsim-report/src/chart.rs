@@ -77,10 +77,12 @@ const TEXT: RGBColor = RGBColor(0x33, 0x33, 0x33);
 pub struct Series {
     /// Name shown in the legend.
     pub name: String,
+    /// The `(x, y)` points, in drawing order.
     pub points: Vec<(f64, f64)>,
 }
 
 impl Series {
+    /// A series named `name` (the legend entry) with `points`.
     pub fn new(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
         Series { name: name.into(), points }
     }
@@ -89,11 +91,17 @@ impl Series {
 /// A zone's state as the zone map colours it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ZoneClass {
+    /// Full (or a zone without a write pointer).
     Full,
+    /// Implicitly or explicitly opened.
     Open,
+    /// Closed.
     Closed,
+    /// Read Only.
     ReadOnly,
+    /// Offline.
     Offline,
+    /// Empty: nothing written; marked below the axis.
     Empty,
 }
 
@@ -127,7 +135,9 @@ impl ZoneClass {
 /// One zone of a zone map: its state and the share of its capacity drawn as the bar (0..=1).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ZoneBar {
+    /// The zone's state, which sets the bar's colour.
     pub class: ZoneClass,
+    /// Share of the zone's capacity the bar stands for (written or live data), 0..=1.
     pub share: f64,
 }
 
@@ -135,31 +145,60 @@ pub struct ZoneBar {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Kind {
     /// Lines over a numeric x axis; with `y_from_zero` the y axis includes 0.
-    Line { x_label: String, y_label: String, series: Vec<Series>, y_from_zero: bool },
+    Line {
+        /// Label of the x axis.
+        x_label: String,
+        /// Label of the y axis.
+        y_label: String,
+        /// The lines, in legend order.
+        series: Vec<Series>,
+        /// The y axis includes 0 (otherwise it fits the data).
+        y_from_zero: bool,
+    },
     /// Grouped bars: `groups[g].1[c]` is group g's value in `categories[c]` (a missing or
     /// non-finite value leaves a gap). The y axis includes 0; values are written above bars.
-    Bars { y_label: String, categories: Vec<String>, groups: Vec<(String, Vec<f64>)> },
+    Bars {
+        /// Label of the y axis.
+        y_label: String,
+        /// Names along the x axis, one cluster of bars each.
+        categories: Vec<String>,
+        /// `(legend name, value per category)`, one bar of each cluster per group.
+        groups: Vec<(String, Vec<f64>)>,
+    },
     /// One bar per zone (in zone order), coloured by state, its height the zone's share in
     /// percent; empty zones are marked below the axis.
-    ZoneMap { x_label: String, y_label: String, zones: Vec<ZoneBar> },
+    ZoneMap {
+        /// Label of the x axis.
+        x_label: String,
+        /// Label of the y axis.
+        y_label: String,
+        /// One bar per zone, in zone order.
+        zones: Vec<ZoneBar>,
+    },
 }
 
 /// A chart: the file name it is written under (without extension), its title and content.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Chart {
+    /// File name the chart is written under, without extension.
     pub name: String,
+    /// Title drawn above the chart.
     pub title: String,
+    /// What the chart shows.
     pub kind: Kind,
 }
 
 /// An image format charts are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// SVG (vector, 800x450 user units or 800x300 for a zone map).
     Svg,
+    /// PNG (raster, 1.5 pixels per SVG unit).
     Png,
 }
 
 impl Format {
+    /// The file extension, without the dot.
     pub fn extension(self) -> &'static str {
         match self {
             Format::Svg => "svg",

@@ -1,6 +1,8 @@
 //! wafsim-report: human tables, machine JSON, CSV time series and charts (SVG and PNG, drawn
 //! with plotters) for experiment results and device descriptions.
 
+#![warn(missing_docs)]
+
 pub mod chart;
 pub mod csv;
 pub mod json;

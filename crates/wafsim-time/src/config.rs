@@ -11,8 +11,11 @@ pub struct NandTiming {
     /// Reading a TLC/QLC page takes as many sensing steps as its Gray code has read levels,
     /// so the pages of one wordline read at different speeds.
     pub t_read_page_ns: [u64; 4],
+    /// Array program time of one program unit (one-shot for TLC, both steps for QLC), ns.
     pub t_prog_ns: u64,
+    /// Block erase time (tBERS), ns.
     pub t_erase_ns: u64,
+    /// Bits stored per cell (1 SLC, 3 TLC, 4 QLC): the pages one program writes on each plane.
     pub bits_per_cell: u32,
     /// Rated program/erase cycles (endurance).
     pub pe_cycles: u32,
@@ -38,12 +41,18 @@ impl NandTiming {
 /// Everything the timing model needs besides the FTL.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TimingConfig {
+    /// Array timings of the NAND.
     pub nand: NandTiming,
+    /// NAND page size, bytes.
     pub page_bytes: u64,
+    /// Planes per die; a program writes one page on each.
     pub planes_per_die: u32,
     /// Dies of the whole device (all reclaim groups).
     pub dies: u32,
+    /// NAND channels of the whole device; die `d` transfers on channel `d % channels`.
     pub channels: u32,
+    /// Reclaim groups the dies are split into (each owns `dies / reclaim_groups` dies); the
+    /// FTL's die groups follow them.
     pub reclaim_groups: u32,
     /// NAND bus rate per channel (an 8-bit bus: MT/s = MB/s).
     pub channel_bytes_per_sec: f64,
@@ -77,7 +86,9 @@ pub struct TimingConfig {
     /// Zone Reset latency: a fixed part plus a part per byte of data the zone held (at full
     /// scale); 0 and 0 = the plain command time. A latency, not a shared resource.
     pub zone_reset_ns: u64,
+    /// Per-byte part of the Zone Reset latency, ns per byte the zone held.
     pub zone_reset_ns_per_byte: f64,
+    /// The FTL's mapping unit, bytes (its media log counts NAND work in these units).
     pub mapping_unit: u32,
     /// Background GC: when no host I/O is in flight and the next arrives later than
     /// [`IDLE_NS`], reclaim one erase unit if the free pool is below this many (0 = off).
@@ -129,6 +140,7 @@ impl TimingConfig {
     pub fn program_bytes(&self) -> u64 {
         self.page_bytes * self.planes_per_die as u64 * self.nand.bits_per_cell as u64
     }
+    /// Mapping units in one program unit (at least 1).
     pub fn units_per_program(&self) -> u32 {
         (self.program_bytes() / self.mapping_unit as u64).max(1) as u32
     }
@@ -139,9 +151,11 @@ impl TimingConfig {
             _ => self.nand.t_read_ns,
         }
     }
+    /// Mapping units in one NAND page (at least 1).
     pub fn units_per_page(&self) -> u32 {
         (self.page_bytes / self.mapping_unit as u64).max(1) as u32
     }
+    /// Dies in one reclaim group (at least 1).
     pub fn dies_per_rg(&self) -> u32 {
         (self.dies / self.reclaim_groups).max(1)
     }

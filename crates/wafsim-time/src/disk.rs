@@ -90,6 +90,7 @@ impl DiskTimeline {
         })
     }
 
+    /// The disk's figures.
     pub fn config(&self) -> &HddConfig {
         self.queue.hdd().config()
     }
@@ -227,11 +228,14 @@ impl DiskTimeline {
 
 /// A block device on a mechanical disk's timeline, for one run of the engine.
 pub struct DiskTimed<'a, D: BlockDevice> {
+    /// The block device whose rules (zone write pointers, SMR) decide what is accepted.
     pub dev: &'a mut D,
+    /// The disk's queue, write cache and clock, kept across runs.
     pub tl: &'a mut DiskTimeline,
 }
 
 impl<'a, D: BlockDevice> DiskTimed<'a, D> {
+    /// Pair `dev` with its timeline for one run.
     pub fn new(dev: &'a mut D, tl: &'a mut DiskTimeline) -> Self {
         DiskTimed { dev, tl }
     }

@@ -25,7 +25,9 @@ pub enum RunError {
 
 /// One job: a source of I/O with fio's host-side knobs.
 pub struct JobSpec {
+    /// Job name, as reported in [`JobResult::name`].
     pub name: String,
+    /// Where the job's I/Os come from, in issue order.
     pub source: Box<dyn IoSource>,
     /// I/Os kept in flight (closed loop).
     pub iodepth: u32,
@@ -42,6 +44,7 @@ pub struct JobSpec {
     /// finished. Jobs of different groups run concurrently. Give each job its own group (and
     /// stage 0) for plain concurrent jobs.
     pub group: u32,
+    /// The job's stage within its group (see `group`); a group's stages run in increasing order.
     pub stage: u32,
     /// Submission queue: jobs with the same value share one queue, whose commands the drive
     /// takes in order, so a command behind a write that waits for buffer space waits too
@@ -60,22 +63,31 @@ impl JobSpec {
 /// Statistics of one direction of one job.
 #[derive(Debug, Clone, Default)]
 pub struct DirStats {
+    /// Completed commands (inside the measurement window).
     pub ios: u64,
+    /// Bytes those commands carried.
     pub bytes: u64,
+    /// Their latencies, submission to completion, ns.
     pub lat: Histogram,
 }
 
 /// Result of one job over its measurement window (after ramp time, up to its last completion).
 #[derive(Debug, Clone)]
 pub struct JobResult {
+    /// The job's name.
     pub name: String,
+    /// Reads.
     pub read: DirStats,
+    /// Writes, Zone Append included.
     pub write: DirStats,
     /// Trims, flushes and zone management commands (resets and finishes included).
     pub trim: DirStats,
     /// Zone Management Send Reset / Finish commands among `trim`.
     pub zone_resets: u64,
+    /// Zone Finish commands among `trim`.
     pub zone_finishes: u64,
+    /// Length of the measurement window, ns: from the end of the ramp time to the job's last
+    /// completion.
     pub window_ns: u64,
     /// Time-averaged I/Os in flight over the window (for Little's law).
     pub mean_inflight: f64,
@@ -88,9 +100,11 @@ impl JobResult {
     fn secs(&self) -> f64 {
         self.window_ns.max(1) as f64 * 1e-9
     }
+    /// Completions of direction `d` per second over the window.
     pub fn iops(&self, d: &DirStats) -> f64 {
         d.ios as f64 / self.secs()
     }
+    /// Bytes of direction `d` per second over the window.
     pub fn bandwidth(&self, d: &DirStats) -> f64 {
         d.bytes as f64 / self.secs()
     }
@@ -98,6 +112,7 @@ impl JobResult {
     pub fn total_iops(&self) -> f64 {
         (self.read.ios + self.write.ios + self.trim.ios) as f64 / self.secs()
     }
+    /// Mean latency over all directions, ns (0 when nothing completed).
     pub fn mean_latency_ns(&self) -> f64 {
         let n = self.read.ios + self.write.ios + self.trim.ios;
         if n == 0 {
@@ -111,8 +126,12 @@ impl JobResult {
 /// A phase's timed run.
 #[derive(Debug, Clone)]
 pub struct TimedRun {
+    /// Per-job results, in the order of the jobs given.
     pub jobs: Vec<JobResult>,
+    /// Model time (ns) at which the run started (the device's clock).
     pub start_ns: u64,
+    /// Model time (ns) of the run's last host event (the last completion); the device's clock
+    /// is set here.
     pub end_ns: u64,
     /// When the dies finish the work booked during the run (programs of buffered writes and
     /// GC run on after the last completion): at least `end_ns`.
@@ -146,9 +165,13 @@ pub struct EngineOptions {
 pub struct Interval {
     /// Absolute model time (ns) at which the interval ends.
     pub end_ns: u64,
+    /// Bytes of the reads completed in the interval.
     pub read_bytes: u64,
+    /// Bytes of the writes completed in the interval.
     pub write_bytes: u64,
+    /// Reads completed in the interval.
     pub read_ios: u64,
+    /// Writes completed in the interval.
     pub write_ios: u64,
 }
 

@@ -15,7 +15,9 @@ pub(crate) const TRIM_NS: u64 = 1_000;
 
 /// Device-side state that lives across phases: media, host link, write buffer, clock.
 pub struct Timeline {
+    /// The drive's timing parameters.
     pub cfg: TimingConfig,
+    /// The NAND dies and channels.
     pub media: Media,
     link_in_free: u64,
     link_out_free: u64,
@@ -24,6 +26,7 @@ pub struct Timeline {
     cmd_free: u64,
     /// Bytes in the write buffer: written by the host, not yet programmed.
     buffered: u64,
+    /// Model time (ns) where the next run starts.
     pub now: u64,
     ops: Vec<MediaOp>,
     /// Mapping units per page type (a program unit holds its pages LSB first, each page on every
@@ -215,11 +218,14 @@ impl Waiting {
 
 /// A flash device on its timeline, for one run of the engine.
 pub struct FlashTimed<'a, D: MediaDevice> {
+    /// The flash device (FTL) whose NAND work the media log reports.
     pub dev: &'a mut D,
+    /// Its media, host link, write buffer and clock, kept across runs.
     pub tl: &'a mut Timeline,
 }
 
 impl<'a, D: MediaDevice> FlashTimed<'a, D> {
+    /// Pair `dev` with its timeline for one run.
     pub fn new(dev: &'a mut D, tl: &'a mut Timeline) -> Self {
         tl.last_t = tl.now;
         FlashTimed { dev, tl }

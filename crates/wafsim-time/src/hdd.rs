@@ -76,6 +76,7 @@ pub struct HddConfig {
     pub capacity: u64,
     /// Bytes per LBA of [`HddCmd`].
     pub block_size: u32,
+    /// Spindle speed, revolutions per minute.
     pub rpm: u32,
     /// Recording surfaces (one head each).
     pub heads: u32,
@@ -83,10 +84,13 @@ pub struct HddConfig {
     pub od_rate: f64,
     /// Media rate at the inner diameter / at the outer diameter, in (0, 1].
     pub id_od_ratio: f64,
+    /// Seek figures of reads.
     pub seek_read: SeekFigures,
+    /// Seek figures of writes (writes settle longer).
     pub seek_write: SeekFigures,
     /// Controller time per command, before the seek (not paid by a streaming command).
     pub command_overhead_ns: u64,
+    /// Which queued command the drive serves next.
     pub scheduling: Scheduling,
     /// Write-back cache, in commands: at most this many writes are acknowledged to the host
     /// before they reach the media ([`HddQueue`]); 0 = write-through.
@@ -195,8 +199,11 @@ fn seek_terms(s: SeekFigures) -> (f64, f64) {
 /// One command: `blocks` blocks of [`HddConfig::block_size`] from `lba`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HddCmd {
+    /// First LBA, in blocks of [`HddConfig::block_size`].
     pub lba: u64,
+    /// Length in blocks.
     pub blocks: u32,
+    /// A write (false: a read).
     pub write: bool,
 }
 
@@ -253,6 +260,7 @@ impl Hdd {
         })
     }
 
+    /// The figures the disk was built from.
     pub fn config(&self) -> &HddConfig {
         &self.cfg
     }
@@ -383,6 +391,7 @@ impl Hdd {
 pub struct Queued {
     /// The caller's identifier.
     pub tag: u64,
+    /// The command.
     pub cmd: HddCmd,
     /// A write already acknowledged from the write cache.
     pub acked: bool,
@@ -394,8 +403,11 @@ pub struct Served {
     /// The command served, the positioning it needed (overhead + seek + rotation; 0 when it
     /// streamed), and when its media transfer ended.
     pub tag: u64,
+    /// The command served.
     pub cmd: HddCmd,
+    /// Positioning it needed, ns: overhead + seek + rotation (0 when it streamed).
     pub positioning_ns: u64,
+    /// Model time (ns) at which its media transfer ended.
     pub done_ns: u64,
     /// The served command completes to the host now (false: a cached write acknowledged
     /// earlier).
@@ -419,10 +431,12 @@ pub struct HddQueue {
 }
 
 impl HddQueue {
+    /// An empty queue and write cache in front of `hdd`.
     pub fn new(hdd: Hdd) -> HddQueue {
         HddQueue { hdd, queue: Vec::new(), cmds: Vec::new(), dirty: 0 }
     }
 
+    /// The disk: its figures, geometry and head position.
     pub fn hdd(&self) -> &Hdd {
         &self.hdd
     }

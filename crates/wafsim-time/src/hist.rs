@@ -39,15 +39,18 @@ impl Default for Histogram {
 }
 
 impl Histogram {
+    /// Add one sample, ns.
     pub fn record(&mut self, v: u64) {
         self.counts[index(v)] += 1;
         self.n += 1;
         self.sum += v as f64;
         self.max = self.max.max(v);
     }
+    /// Number of samples recorded.
     pub fn count(&self) -> u64 {
         self.n
     }
+    /// Mean of the samples, ns (exact, not bucketed; 0 when empty).
     pub fn mean(&self) -> f64 {
         if self.n == 0 {
             0.0
@@ -55,6 +58,7 @@ impl Histogram {
             self.sum / self.n as f64
         }
     }
+    /// Largest sample, ns (exact).
     pub fn max(&self) -> u64 {
         self.max
     }

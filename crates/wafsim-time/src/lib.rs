@@ -4,6 +4,8 @@
 //! rotates and caches writes; the engine runs fio-like closed-loop jobs against either in
 //! simulated time. See docs/model.md, "Timing model".
 
+#![warn(missing_docs)]
+
 pub mod config;
 pub mod disk;
 pub mod engine;

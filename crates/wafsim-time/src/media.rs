@@ -34,10 +34,15 @@ use std::collections::{BinaryHeap, VecDeque};
 /// Die-busy nanoseconds by cause, and suspend counts.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Busy {
+    /// Die time programming host data, ns.
     pub host_program_ns: u64,
+    /// Die time reading for the host, ns.
     pub host_read_ns: u64,
+    /// Die time programming data GC relocates, ns.
     pub gc_program_ns: u64,
+    /// Die time reading data GC relocates, ns.
     pub gc_read_ns: u64,
+    /// Die time erasing, ns.
     pub erase_ns: u64,
     /// Programs or erases suspended by a host read.
     pub suspends: u64,
@@ -46,6 +51,7 @@ pub struct Busy {
 }
 
 impl Busy {
+    /// Die time for the host (reads and programs), ns.
     pub fn host_ns(&self) -> u64 {
         self.host_program_ns + self.host_read_ns
     }
@@ -288,6 +294,8 @@ impl DieEvents {
     }
 }
 
+/// The NAND media of one flash drive: per-die queues, channels, GC pacing and the power budget
+/// (module docs), with die-busy accounting.
 pub struct Media {
     dies: Vec<Die>,
     ch: Vec<Channel>,
@@ -338,10 +346,12 @@ pub struct Media {
     /// Bytes of host programs finished since the engine last took them.
     released: u64,
     now: u64,
+    /// Die-busy time by cause since the media was built.
     pub busy: Busy,
 }
 
 impl Media {
+    /// Idle dies and channels at time 0, sized and timed by `cfg`.
     pub fn new(cfg: &TimingConfig) -> Media {
         let nspb = 1e9 / cfg.channel_bytes_per_sec;
         let mut t_read_page = [cfg.nand.t_read_ns; 4];

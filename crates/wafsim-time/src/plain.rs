@@ -42,6 +42,7 @@ impl PlainTiming {
 /// The device's clock and pipes; lives across runs.
 #[derive(Debug, Clone)]
 pub struct PlainTimeline {
+    /// The device's rates and latency.
     pub cfg: PlainTiming,
     /// When each pipe is free: [write, read] (both the same entry when shared).
     free_at: [u64; 2],
@@ -54,6 +55,7 @@ pub struct PlainTimeline {
 }
 
 impl PlainTimeline {
+    /// An idle device at time 0; fails if the rates are not positive and finite.
     pub fn new(cfg: PlainTiming) -> Result<PlainTimeline, &'static str> {
         cfg.check()?;
         Ok(PlainTimeline { cfg, free_at: [0; 2], last_write_done: 0, busy_ns: 0, now: 0 })
@@ -77,11 +79,14 @@ impl PlainTimeline {
 
 /// A block device on a plain timeline, for one run of the engine (or under a host layer).
 pub struct PlainTimed<'a, D: BlockDevice> {
+    /// The block device that takes the commands.
     pub dev: &'a mut D,
+    /// Its pipes and clock, kept across runs.
     pub tl: &'a mut PlainTimeline,
 }
 
 impl<'a, D: BlockDevice> PlainTimed<'a, D> {
+    /// Pair `dev` with its timeline for one run.
     pub fn new(dev: &'a mut D, tl: &'a mut PlainTimeline) -> Self {
         PlainTimed { dev, tl }
     }

@@ -19,6 +19,7 @@ pub struct Cmd {
     pub queue: u32,
     /// Host time at which the job issued it.
     pub submitted: u64,
+    /// The command itself.
     pub io: Io,
 }
 
@@ -125,6 +126,7 @@ pub trait TimedDevice {
     fn prefetch(&mut self, _io: &Io) {}
     /// The model's clock: where the next run starts.
     fn clock(&self) -> u64;
+    /// Set the model's clock to `t` (the engine does at the end of a run).
     fn set_clock(&mut self, t: u64);
     /// NAND die-busy time by cause so far (zero for a model without dies).
     fn busy(&self) -> Busy {

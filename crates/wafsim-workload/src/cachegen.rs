@@ -46,7 +46,10 @@ use wafsim_core::Rng;
 pub enum Popularity {
     /// Zipf's law: the key of rank `r` (1-based) is asked for with probability proportional
     /// to `1 / r^exponent` (exponent > 0; 1.0 is the classic law, values above 1 are allowed).
-    Zipfian { exponent: f64 },
+    Zipfian {
+        /// The exponent of the law (> 0).
+        exponent: f64,
+    },
     /// Every key equally often.
     Uniform,
 }
@@ -54,8 +57,11 @@ pub enum Popularity {
 /// Object sizes `min ..= max` bytes (uniform), chosen for a key with weight `weight`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SizeRange {
+    /// Smallest object size of the range, bytes.
     pub min: u32,
+    /// Largest object size of the range, bytes (inclusive).
     pub max: u32,
+    /// Relative weight of the range among all ranges (normalised by their sum).
     pub weight: f64,
 }
 

@@ -33,6 +33,7 @@ pub struct FileGroup {
     pub write_bytes: u32,
     /// Share of the workload's writes that go to this group (relative to the other groups).
     pub weight: f64,
+    /// Which completed file is deleted when the group holds more than `live_files`.
     pub order: DeleteOrder,
     /// Fraction of this group's writes that rewrite a random write-sized piece of a random live
     /// file in place instead of appending (0 = append only).
@@ -49,7 +50,9 @@ impl Default for FileGroup {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("file group {group}: {reason}")]
 pub struct FileGroupError {
+    /// Index of the rejected group in the list given.
     pub group: usize,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 
@@ -72,9 +75,13 @@ struct GroupState {
 /// Counts of what a [`SyntheticFiles`] produced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FileStats {
+    /// Files created.
     pub creates: u64,
+    /// Files deleted.
     pub deletes: u64,
+    /// Write operations (appends and in-place updates).
     pub writes: u64,
+    /// Bytes written by them, appends and in-place updates together.
     pub write_bytes: u64,
     /// Bytes of in-place updates among `write_bytes`.
     pub overwrite_bytes: u64,
@@ -96,6 +103,9 @@ pub struct SyntheticFiles {
 }
 
 impl SyntheticFiles {
+    /// Groups writing together until `amount` bytes are written, deterministic for `seed`; fails on
+    /// a group whose sizes, weight or overwrite fraction make no sense, or when no group has a
+    /// positive weight.
     pub fn new(groups: Vec<FileGroup>, amount: u64, seed: u64) -> Result<SyntheticFiles, FileGroupError> {
         let mut cum = Vec::with_capacity(groups.len());
         let mut total = 0.0;
@@ -123,6 +133,7 @@ impl SyntheticFiles {
         Ok(SyntheticFiles { groups, cum, rng: Rng::new(seed), amount, next_id: 0, stats: FileStats::default() })
     }
 
+    /// Counts of what has been produced so far.
     pub fn stats(&self) -> FileStats {
         self.stats
     }

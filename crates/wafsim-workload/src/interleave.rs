@@ -13,7 +13,10 @@ pub enum InterleaveMode {
     /// Each I/O's source drawn at random in proportion to the weights (seeded). The merge of
     /// independent Poisson arrival processes with rates proportional to the weights gives the
     /// same order, so this is also the untimed model of Poisson arrivals.
-    Random { seed: u64 },
+    Random {
+        /// Seed of the draws.
+        seed: u64,
+    },
 }
 
 /// Interleaves several sources per I/O by weight (see [`InterleaveMode`]). When a source is

@@ -5,6 +5,8 @@
 //! [`KvSource`], and `files` file operations. The traits and the operations they carry are
 //! wafsim-core's pipeline vocabulary ([`wafsim_core::pipeline`]), re-exported here.
 
+#![warn(missing_docs)]
+
 pub mod cachegen;
 pub mod files;
 pub mod fio;

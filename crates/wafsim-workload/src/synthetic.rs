@@ -8,13 +8,19 @@ use wafsim_core::{Io, Op, Pid, Rng};
 /// Which blocks a random workload picks.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Distribution {
+    /// Every block equally likely.
     Uniform,
     /// Zipf with exponent theta (0 < theta, theta != 1); block ranks are scattered over the
     /// namespace so hot blocks are not adjacent.
     Zipf(f64),
     /// Fraction `r` of the I/Os go to the first fraction `f` of the blocks, the rest uniformly to
     /// the others.
-    HotCold { r: f64, f: f64 },
+    HotCold {
+        /// Fraction of the I/Os that go to the hot blocks, in (0, 1).
+        r: f64,
+        /// Fraction of the blocks that are hot (the first ones), in (0, 1).
+        f: f64,
+    },
 }
 
 impl std::str::FromStr for Distribution {
@@ -50,15 +56,18 @@ impl std::str::FromStr for Distribution {
 pub enum Pattern {
     /// Block after block from offset 0, wrapping at the end of the namespace.
     Sequential,
+    /// Blocks drawn by the distribution.
     Random(Distribution),
 }
 
 /// A synthetic workload against one namespace.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyntheticSpec {
+    /// Namespace index the I/Os go to (NVMe nsid - 1).
     pub ns: u32,
     /// Namespace size in bytes (the LBA space the workload covers).
     pub ns_bytes: u64,
+    /// Which blocks the I/Os address.
     pub pattern: Pattern,
     /// Block size in bytes.
     pub block_size: u32,
@@ -66,7 +75,10 @@ pub struct SyntheticSpec {
     pub amount: u64,
     /// Fraction of I/Os that are trims of one block instead of writes.
     pub trim_fraction: f64,
+    /// Placement id every I/O carries ([`Pid::NONE`]: no directive).
     pub pid: Pid,
+    /// Seed of the random stream (combined with `ns`, so namespaces given one seed draw
+    /// differently).
     pub seed: u64,
 }
 
@@ -120,6 +132,8 @@ pub struct Synthetic {
 }
 
 impl Synthetic {
+    /// A generator for `spec`; fails if the block size is 0 or larger than the namespace, or the
+    /// trim fraction is outside 0..=1.
     pub fn new(spec: SyntheticSpec) -> Result<Synthetic, String> {
         if spec.block_size == 0 {
             return Err("block size must be > 0".into());

@@ -32,14 +32,23 @@ use wafsim_core::Rng;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Table {
+    /// WAREHOUSE: one row per warehouse.
     Warehouse = 1,
+    /// DISTRICT: ten per warehouse.
     District,
+    /// CUSTOMER: 3000 per district.
     Customer,
+    /// HISTORY: one row per payment (and per customer initially).
     History,
+    /// NEW-ORDER: orders not delivered yet.
     NewOrder,
+    /// ORDER.
     Order,
+    /// ORDER-LINE: 5 to 15 per order.
     OrderLine,
+    /// ITEM: 100,000 items, shared by all warehouses.
     Item,
+    /// STOCK: one row per item per warehouse.
     Stock,
 }
 
@@ -66,9 +75,11 @@ impl Table {
     }
 }
 
-/// Districts per warehouse, customers per district, items (clause 4.3.3.1).
+/// Districts per warehouse (clause 4.3.3.1).
 pub const DISTRICTS: u64 = 10;
+/// Customers per district (clause 4.3.3.1).
 pub const CUSTOMERS: u64 = 3000;
+/// Items in the ITEM table, and stock rows per warehouse (clause 4.3.3.1).
 pub const ITEMS: u64 = 100_000;
 /// Initial orders per district, of which the last 900 are undelivered (clause 4.3.3.1).
 const INITIAL_ORDERS: u64 = 3000;
@@ -114,6 +125,8 @@ fn stock_id(w: u64, i: u64) -> u64 {
 /// The transaction mix and the size of the database.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TpccConfig {
+    /// Warehouses of the database: the initial population grows with them (see
+    /// [`initial_bytes`]).
     pub warehouses: u64,
     /// Run-phase transactions (None: until the byte budget).
     pub transactions: Option<u64>,

@@ -77,41 +77,63 @@ pub fn ycsb_key(keynum: u64, order: InsertOrder) -> u64 {
 /// How run-phase operations pick their record (`requestdistribution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestDistribution {
+    /// Every record equally likely (`uniform`).
     Uniform,
+    /// YCSB's scrambled zipfian: popular records scattered over the key space (`zipfian`).
     Zipfian,
+    /// Recently inserted records most popular (`latest`).
     Latest,
+    /// A hot fraction of the records gets a fraction of the operations (`hotspot`).
     Hotspot,
 }
 
 /// How scans pick their length (`scanlengthdistribution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScanLengthDistribution {
+    /// Uniform between `minscanlength` and `maxscanlength`.
     Uniform,
+    /// Zipfian between `minscanlength` and `maxscanlength`, short scans most likely.
     Zipfian,
 }
 
 /// YCSB core workload properties (names as in YCSB's property files).
 #[derive(Debug, Clone, PartialEq)]
 pub struct YcsbConfig {
+    /// Records inserted by the load phase (and the key range the run phase starts with).
     pub recordcount: u64,
+    /// Operations of the run phase.
     pub operationcount: u64,
+    /// Fields per record.
     pub fieldcount: u32,
+    /// Bytes per field (constant).
     pub fieldlength: u32,
     /// Reads fetch all fields (no effect on the request stream: a read names a record).
     pub readallfields: bool,
     /// Updates and read-modify-writes send all fields instead of one.
     pub writeallfields: bool,
+    /// Weight of reads in the operation mix.
     pub readproportion: f64,
+    /// Weight of updates.
     pub updateproportion: f64,
+    /// Weight of inserts of new records.
     pub insertproportion: f64,
+    /// Weight of scans.
     pub scanproportion: f64,
+    /// Weight of read-modify-writes.
     pub readmodifywriteproportion: f64,
+    /// How run-phase operations pick their record.
     pub requestdistribution: RequestDistribution,
+    /// `hotspot`: fraction of the records that are hot, in [0, 1].
     pub hotspotdatafraction: f64,
+    /// `hotspot`: fraction of the operations that go to the hot records, in [0, 1].
     pub hotspotopnfraction: f64,
+    /// Fewest records a scan covers.
     pub minscanlength: u32,
+    /// Most records a scan covers.
     pub maxscanlength: u32,
+    /// How scans pick their length.
     pub scanlengthdistribution: ScanLengthDistribution,
+    /// Insert order, which decides the key a record number is stored under.
     pub insertorder: InsertOrder,
 }
 
@@ -403,6 +425,7 @@ pub struct ScrambledZipfian {
 }
 
 impl ScrambledZipfian {
+    /// The scrambled zipfian over record numbers `min ..= max`.
     pub fn new(min: u64, max: u64) -> ScrambledZipfian {
         ScrambledZipfian {
             gen: Zipfian::with_zetan(0, SCRAMBLED_ITEM_COUNT, ZIPFIAN_CONSTANT, SCRAMBLED_ZETAN),
@@ -411,6 +434,7 @@ impl ScrambledZipfian {
         }
     }
 
+    /// The next record number.
     #[inline(always)]
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
         let r = self.gen.next(rng);
@@ -428,12 +452,15 @@ pub struct Hotspot {
 }
 
 impl Hotspot {
+    /// Draws over `lower ..= upper`: a fraction `opnfraction` of them uniform over the first
+    /// `datafraction` of the range, the rest uniform over the others.
     pub fn new(lower: u64, upper: u64, datafraction: f64, opnfraction: f64) -> Hotspot {
         let interval = upper - lower + 1;
         let hot = (interval as f64 * datafraction) as u64;
         Hotspot { lower, hot, cold: interval - hot, opn: opnfraction }
     }
 
+    /// The next number.
     #[inline(always)]
     pub fn next(&mut self, rng: &mut Rng) -> u64 {
         // YCSB divides by zero for an empty set; here an empty set sends the draw to the other.
@@ -519,6 +546,8 @@ impl Ycsb {
         Ycsb::try_new(cfg, phases, seed).unwrap_or_else(|e| panic!("{e}"))
     }
 
+    /// A source for `cfg` emitting `phases`, deterministic for `seed`; fails if `cfg` does not
+    /// validate ([`YcsbConfig::validate`]).
     pub fn try_new(cfg: &YcsbConfig, phases: YcsbPhases, seed: u64) -> Result<Ycsb, String> {
         cfg.validate()?;
         let n = cfg.recordcount;

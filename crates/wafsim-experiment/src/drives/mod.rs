@@ -115,6 +115,8 @@ impl BlockDevice for Drive {
 
 /// The drives of one variant.
 pub struct Stack {
+    /// The built drives: one, or one per namespace with `layout = "dedicated"` (drive i holds
+    /// namespace i).
     pub devices: Vec<Drive>,
     /// The experiment's device config (all namespaces, as on a shared drive).
     pub cfg: DeviceConfig,

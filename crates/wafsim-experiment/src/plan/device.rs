@@ -237,6 +237,8 @@ impl NandGeometry {
         }
         Ok(b)
     }
+    /// Raw capacity from `blocks_per_plane` (superblock bytes x blocks per plane); `None` when it
+    /// is not given.
     pub fn raw_bytes(&self) -> Result<Option<u64>> {
         match self.blocks_per_plane {
             None => Ok(None),

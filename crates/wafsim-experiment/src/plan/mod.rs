@@ -27,13 +27,34 @@ pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
 /// What to build for one drive.
 #[derive(Debug, Clone)]
 pub enum DriveConfig {
+    /// A flash SSD with a device FTL.
     Flash(DeviceConfig),
+    /// A ZNS SSD.
     Zns(ZnsConfig),
+    /// A host-managed SMR disk.
     Smr(SmrConfig),
     /// Linux dm-zoned over `disks` SMR disks, with a regular cache device of `cache_bytes`.
-    DmZoned { disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32 },
+    DmZoned {
+        /// The SMR disk each of the `disks` is a copy of.
+        disk: SmrConfig,
+        /// Number of disks.
+        disks: u32,
+        /// Size of the regular cache device, bytes; `None`: the disks' conventional zones are
+        /// the cache (single-device mode).
+        cache_bytes: Option<u64>,
+        /// Sequential zones reserved for reclaim (dmzadm `--seq`).
+        reserved_zones: u32,
+    },
     /// Hot/cold tiering over two flash drives.
-    Tiering { hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64 },
+    Tiering {
+        /// The hot (staging) drive.
+        hot: DeviceConfig,
+        /// The cold (capacity) drive; the exposed namespace is its namespace 0, rounded down to
+        /// whole extents.
+        cold: DeviceConfig,
+        /// Size of the extents data moves between the tiers in, bytes.
+        extent_bytes: u64,
+    },
 }
 
 impl DriveConfig {

@@ -92,6 +92,7 @@ impl Default for AdviseOptions {
 pub struct Stream {
     /// The namespace's name, or "NAME/K" for handle index K of a namespace with several.
     pub name: String,
+    /// Name of the namespace the stream writes.
     pub namespace: String,
     /// Index of the namespace in the experiment's `[[namespace]]` list.
     #[serde(skip)]
@@ -109,8 +110,11 @@ pub type Assignment = Vec<u16>;
 /// more RUHs (the one-handle-per-stream reference when the streams outnumber the drive's RUHs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// RUH of each stream (`assignment[i]` for stream i).
     pub assignment: Assignment,
+    /// Over-provisioning to run at (`device.over_provisioning`); `None`: the experiment's.
     pub op: Option<f64>,
+    /// RUHs the drive gets (`device.fdp.ruhs`); `None`: the experiment's.
     pub ruhs: Option<u32>,
 }
 
@@ -131,30 +135,39 @@ pub struct Ranked {
     /// `{a,b}{c}`: the groups, each group's streams sharing one handle (with mixed RUH types
     /// each group is prefixed by its RUH: `0{a,b} 2{c}`).
     pub label: String,
+    /// RUH of each stream, canonical.
     pub assignment: Assignment,
     /// Group of each stream, by stream name.
     pub groups: Vec<Vec<String>>,
+    /// Device WAF of the measured phases.
     pub waf: f64,
+    /// (namespace, WAF) of the measured phases.
     pub ns_waf: Vec<(String, f64)>,
 }
 
 /// WAF of an assignment at one OP.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpPoint {
+    /// Over-provisioning ((physical - logical) / logical).
     pub op: f64,
+    /// Device WAF at that OP.
     pub waf: f64,
 }
 
 /// An assignment (or baseline) across the OPs of `--op`.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpRow {
+    /// The assignment's label (as in [`Ranked::label`]), prefixed "no placement" or "one per
+    /// stream" for the baselines.
     pub label: String,
+    /// Its WAF at each OP, in the order of `--op`.
     pub points: Vec<OpPoint>,
 }
 
 /// The features the greedy search merges by (see docs/advisor.md).
 #[derive(Debug, Clone, Serialize)]
 pub struct StreamFeatures {
+    /// The stream's name.
     pub stream: String,
     /// Share of the measured host bytes.
     pub write_share: f64,
@@ -173,24 +186,42 @@ pub struct StreamFeatures {
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Search {
     /// Every candidate simulated.
-    Exhaustive { candidates: usize },
+    Exhaustive {
+        /// Candidate assignments, all simulated.
+        candidates: usize,
+    },
     /// Greedy merge then local search. `candidates`: how many there are (saturating at
     /// u64::MAX); `start`: the greedy merge's assignment; `rounds` of local search.
-    Greedy { candidates: u64, start: String, rounds: usize, budget_exhausted: bool },
+    Greedy {
+        /// Candidate assignments there are (saturating at u64::MAX).
+        candidates: u64,
+        /// Label of the greedy merge's assignment, where local search started.
+        start: String,
+        /// Rounds of local search.
+        rounds: usize,
+        /// The evaluation budget ran out before a round without improvement.
+        budget_exhausted: bool,
+    },
 }
 
 /// The advisor's answer.
 #[derive(Debug, Clone, Serialize)]
 pub struct AdviseResult {
+    /// Path of the experiment file.
     pub experiment: String,
+    /// Name of the variant advised on.
     pub variant: String,
+    /// N: reclaim unit handles the streams were assigned to (RUHs 0..N).
     pub handles: u32,
     /// RUHs of the drive (`device.fdp.ruhs`).
     pub drive_ruhs: u32,
+    /// The streams, in assignment order.
     pub streams: Vec<Stream>,
+    /// Capacity scale the simulations ran at (1 = full scale).
     pub scale: f64,
     /// The experiment's OP (None when it gives raw_capacity).
     pub op: Option<f64>,
+    /// How the search went.
     pub search: Search,
     /// Every assignment simulated at the experiment's OP, best first.
     pub ranking: Vec<Ranked>,
@@ -200,14 +231,18 @@ pub struct AdviseResult {
     pub one_per_stream: Ranked,
     /// RUHs the one-handle-per-stream run used when the streams outnumber the drive's RUHs.
     pub one_per_stream_ruhs: Option<u32>,
+    /// Per-stream features the greedy search merges by.
     pub features: Vec<StreamFeatures>,
     /// With `--op`: the baselines and the best assignments at every OP.
     pub op_rows: Vec<OpRow>,
     /// Simulations run (cached repeats not counted), and those of them before the OP crossing
     /// (baselines and search).
     pub evaluations: usize,
+    /// Simulations of the baselines and the search (see `evaluations`).
     pub search_evaluations: usize,
+    /// Wall-clock time of the advisor run, seconds.
     pub seconds: f64,
+    /// Remarks on the result (streams that wrote nothing, a reference that needed more RUHs, ...).
     pub notes: Vec<String>,
 }
 
@@ -227,6 +262,7 @@ pub struct AdviseProgress {
     pub evaluations: usize,
     /// Simulations of the current batch: done, total.
     pub batch_done: usize,
+    /// Total simulations of the current batch.
     pub batch_total: usize,
     /// Lowest WAF of an assignment so far.
     pub best_waf: Option<f64>,
@@ -721,6 +757,7 @@ fn remember(ev: &mut Vec<(Assignment, Evaluation)>, a: &Assignment, e: &Evaluati
 pub struct LocalSearch {
     /// Where it stopped, and its evaluation.
     pub best: Assignment,
+    /// The evaluation of `best`.
     pub best_eval: Evaluation,
     /// Every assignment it simulated (the start first).
     pub evaluated: Vec<(Assignment, Evaluation)>,

@@ -7,16 +7,20 @@ use wafsim_core::{BlockDevice, Device, DeviceConfig, GcPolicy, Io, NamespaceConf
 /// Benchmark parameters (defaults are the target: OP 7%, 2^26 mapping units).
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
+    /// Logical capacity as a power of two of 4 KiB mapping units (26: 2^26 units, 256 GiB).
     pub mapping_units_log2: u32,
+    /// Over-provisioning, (physical - logical) / logical.
     pub over_provisioning: f64,
     /// Erase unit size; None = 2^(log2 - 12) mapping units clamped to 64..=16384 (64 MiB at the
     /// default 2^26 units, about 4,400 erase units at any size).
     pub erase_unit_bytes: Option<u64>,
+    /// GC victim policy.
     pub gc_policy: GcPolicy,
     /// Random writes before measuring, in multiples of the logical capacity.
     pub warmup_fills: f64,
     /// Random writes measured, in multiples of the logical capacity.
     pub measure_fills: f64,
+    /// Seed of the random writes (and of the device).
     pub seed: u64,
 }
 
@@ -37,12 +41,19 @@ impl Default for BenchConfig {
 /// Figures measured by [`run_bench`].
 #[derive(Debug, Clone)]
 pub struct BenchResult {
+    /// Mapping units of the logical capacity.
     pub mapping_units: u64,
+    /// Erase units of the device.
     pub erase_units: u32,
+    /// Media writes (mapping units programmed, host and GC) per second of wall clock.
     pub media_writes_per_sec: f64,
+    /// Host writes (mapping units) per second of wall clock.
     pub host_writes_per_sec: f64,
+    /// WAF of the measured writes: media units / host units.
     pub waf: f64,
+    /// Memory the simulation's maps and per-unit tables need, bytes per mapping unit.
     pub bytes_per_mapping_unit: f64,
+    /// Wall-clock seconds of the measured writes.
     pub seconds: f64,
 }
 
@@ -111,11 +122,17 @@ pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::R
 /// Figures measured by [`run_timed_bench`].
 #[derive(Debug, Clone)]
 pub struct TimedBenchResult {
+    /// Writes completed in the measured run.
     pub ios: u64,
+    /// Wall-clock seconds of the measured run.
     pub wall_seconds: f64,
+    /// Simulated seconds of the measured run.
     pub simulated_seconds: f64,
+    /// Simulated I/Os per second of wall clock (the benchmark's figure).
     pub ios_per_sec: f64,
+    /// WAF of the measured writes: media units / host units.
     pub waf: f64,
+    /// Write IOPS of the simulated drive (simulated I/Os per simulated second).
     pub write_iops_simulated: f64,
 }
 
@@ -230,6 +247,7 @@ pub struct HostBenchConfig {
     pub fs_zones: u32,
     /// ZNS zone size and capacity in bytes.
     pub fs_zone_bytes: u64,
+    /// ZNS zone capacity in bytes (see `fs_zone_bytes`).
     pub fs_zone_capacity: u64,
     /// Live file data the workload keeps, as a share of the zones' capacity (sets how many
     /// compaction files are kept).
@@ -240,6 +258,7 @@ pub struct HostBenchConfig {
     pub writes_per_round: u64,
     /// Measured rounds per case.
     pub rounds: u32,
+    /// Seed of the workloads.
     pub seed: u64,
 }
 
@@ -290,9 +309,11 @@ impl HostBenchConfig {
 /// rounds (machine-independent).
 #[derive(Debug, Clone)]
 pub struct HostCaseResult {
+    /// "dm-zoned" or "zoned fs".
     pub name: &'static str,
     /// User 4 KiB writes per second of wall clock, one entry per round, in round order.
     pub rounds: Vec<f64>,
+    /// Median of `rounds`, user 4 KiB writes per second.
     pub median_writes_per_sec: f64,
     /// User bytes written in the measured rounds.
     pub user_bytes: u64,
@@ -313,18 +334,24 @@ impl HostCaseResult {
 /// Figures measured by [`run_host_bench`].
 #[derive(Debug, Clone)]
 pub struct HostBenchResult {
+    /// The dm-zoned case.
     pub dm_zoned: HostCaseResult,
+    /// The zone-aware file system case.
     pub fs: HostCaseResult,
     /// dm-zoned: exposed capacity, data-set chunks, zones reclaimed per case (Empty, RndData,
     /// Buf, SeqData) in the measured rounds.
     pub dmz_capacity: u64,
+    /// dm-zoned: chunks of the user data set (see `dmz_capacity`).
     pub dmz_data_chunks: u32,
+    /// dm-zoned: zones reclaimed per case, Empty, RndData, Buf, SeqData (see `dmz_capacity`).
     pub dmz_reclaim_cases: [u64; 4],
     /// File system: the zones' writable capacity, compaction files kept, and the zones the
     /// device erased in the measured rounds (resets of GC victims and of zones whose files all
     /// died).
     pub fs_capacity: u64,
+    /// File system: compaction files kept (see `fs_capacity`).
     pub fs_compaction_files: u32,
+    /// File system: zones erased in the measured rounds (see `fs_capacity`).
     pub fs_zone_erases: u64,
 }
 
@@ -617,9 +644,11 @@ mod tests {
 /// - flash cache: CacheBench-like requests (zipf 1.0, objects twice the cache) through a
 ///   CacheLib-like cache on a whole 4 GiB namespace.
 pub struct AppsBenchCase {
+    /// The application model and its workload, e.g. "log-structured KV (YCSB A)".
     pub name: &'static str,
     /// Operations per second of wall clock, one entry per round.
     pub rounds: Vec<f64>,
+    /// Median of `rounds`, operations per second.
     pub median_ops_per_sec: f64,
     /// The model's own write amplification at the end (device or file bytes per application byte).
     pub app_waf: f64,
@@ -629,6 +658,7 @@ pub struct AppsBenchCase {
 
 /// Every application model's case of `wafsim bench --apps`.
 pub struct AppsBenchResult {
+    /// One case per application model run.
     pub cases: Vec<AppsBenchCase>,
 }
 

@@ -33,11 +33,17 @@ pub fn catalog_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// One catalog entry's results.
 pub struct Entry {
+    /// The experiment file.
     pub path: PathBuf,
+    /// The experiment's name (its path when it has none).
     pub name: String,
+    /// Capacity scale every variant ran at (1 = full scale).
     pub scale: f64,
+    /// Wall-clock seconds of the variants' runs (the random-interleave reruns not included).
     pub seconds: f64,
+    /// One result per variant, in the file's order.
     pub results: Vec<VariantResult>,
+    /// The experiment's `[published]` table: the figures to compare against.
     pub published: toml::Table,
     /// Untimed entries: WAF per variant with `interleave = "random"`, one per seed of
     /// [`RANDOM_SEEDS`] (the spread between interleaving modes).

@@ -32,22 +32,28 @@ pub enum Figure {
     RandRead,
     /// Random write, 4 KiB, QD 32, at steady state: IOPS.
     RandWriteSteady,
-    /// Random read, 4 KiB, QD 1: latency (ns).
+    /// Random read, 4 KiB, QD 1: mean latency (ns).
     Qd1Mean,
+    /// Random read, 4 KiB, QD 1: median latency (ns).
     Qd1P50,
+    /// Random read, 4 KiB, QD 1: 99th percentile latency (ns).
     Qd1P99,
+    /// Random read, 4 KiB, QD 1: 99.99th percentile latency (ns).
     Qd1P9999,
     /// 70/30 random read/write, 4 KiB, QD 32, at steady state: total IOPS.
     MixIops,
     /// Read IOPS of the 70/30 mix.
     MixReadIops,
-    /// Read latency of the 70/30 mix (ns).
+    /// Median read latency of the 70/30 mix (ns).
     MixReadP50,
+    /// 99th percentile read latency of the 70/30 mix (ns).
     MixReadP99,
+    /// 99.99th percentile read latency of the 70/30 mix (ns).
     MixReadP9999,
 }
 
 impl Figure {
+    /// Every figure, in report order.
     pub const ALL: [Figure; 13] = [
         Figure::SeqWrite,
         Figure::SeqRead,
@@ -124,9 +130,13 @@ fn thousands(v: f64) -> String {
 /// figure's base unit: bytes/s, IOPS, nanoseconds.
 #[derive(Debug, Clone, Copy)]
 pub struct ClassRange {
+    /// The device preset the range is for.
     pub preset: &'static str,
+    /// The figure.
     pub figure: Figure,
+    /// Low end of the published range, in the figure's base unit (bytes/s, IOPS or ns).
     pub lo: f64,
+    /// High end of the published range, in the same unit.
     pub hi: f64,
     /// Where the range comes from (drives, figures, the pages they were read from).
     pub source: &'static str,
@@ -257,17 +267,23 @@ impl Settings {
 /// The experiments a preset's figures come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Point {
+    /// Sequential 128 KiB writes at QD 32.
     SeqWrite,
+    /// Sequential 128 KiB reads at QD 32.
     SeqRead,
+    /// Random 4 KiB reads, 4 jobs x QD 64.
     RandRead,
+    /// Random 4 KiB reads at QD 1.
     Qd1,
     /// Random write then the 70/30 mix, after a sequential fill and random writes.
     Steady,
 }
 
 impl Point {
+    /// Every point, the steady one first.
     pub const ALL: [Point; 5] = [Point::Steady, Point::SeqWrite, Point::SeqRead, Point::RandRead, Point::Qd1];
 
+    /// The point's name, which its variant carries (e.g. "seq-write").
     pub fn name(self) -> &'static str {
         match self {
             Point::SeqWrite => "seq-write",
@@ -358,7 +374,9 @@ pub fn experiment(preset: &str, point: Point, settings: &Settings) -> Result<Var
 /// The measured figures of one preset.
 #[derive(Debug, Clone)]
 pub struct PresetFigures {
+    /// The device preset.
     pub preset: String,
+    /// Capacity scale the points ran at (1 = full scale).
     pub scale: f64,
     /// (figure, value in bytes/s, IOPS or ns), in [`Figure::ALL`] order.
     pub values: Vec<(Figure, f64)>,
@@ -369,6 +387,7 @@ pub struct PresetFigures {
 }
 
 impl PresetFigures {
+    /// The value of figure `f` (NaN when it was not measured).
     pub fn get(&self, f: Figure) -> f64 {
         self.values.iter().find(|(g, _)| *g == f).map_or(f64::NAN, |(_, v)| *v)
     }

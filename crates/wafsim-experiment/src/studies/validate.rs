@@ -13,6 +13,7 @@ pub struct Scale {
     pub erase_units: u32,
     /// Random writes of warm-up, then of measurement, in multiples of the logical capacity.
     pub warmup_fills: f64,
+    /// Random writes measured, in multiples of the logical capacity.
     pub measure_fills: f64,
 }
 
@@ -26,19 +27,24 @@ impl Scale {
 /// One comparison row.
 #[derive(Debug, Clone)]
 pub struct Case {
+    /// What the case runs (workload, GC policy, OP, ...).
     pub name: String,
+    /// The simulated figure (a WAF).
     pub simulated: f64,
     /// Independent expectation (closed form) or bound.
     pub expected: f64,
     /// Allowed relative error; None when `expected` is a bound described in `name`.
     pub tolerance: Option<f64>,
+    /// How `expected` was obtained, and the run's size.
     pub note: String,
 }
 
 impl Case {
+    /// (simulated - expected) / expected.
     pub fn rel_error(&self) -> f64 {
         (self.simulated - self.expected) / self.expected
     }
+    /// Whether the case is within its tolerance (or under its bound).
     pub fn passed(&self) -> bool {
         match self.tolerance {
             Some(t) => self.rel_error().abs() <= t,

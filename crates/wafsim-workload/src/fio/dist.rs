@@ -63,6 +63,7 @@ pub struct RandomMap {
 }
 
 impl RandomMap {
+    /// A map over blocks `0..n`; its first permutation is drawn from `rng` at once.
     pub fn new(n: u64, rng: &mut Rng) -> Self {
         RandomMap { perm: Permutation::new(n, rng), next: 0, stale: false }
     }
@@ -119,6 +120,7 @@ fn helper2(x: f64) -> f64 {
 }
 
 impl Zipf {
+    /// Ranks `0..n` (n at least 1) with exponent `s` (> 0).
     pub fn new(n: u64, s: f64) -> Self {
         let mut z = Zipf { n: n.max(1) as f64, s, h_x1: 0.0, h_n: 0.0, squeeze: 0.0 };
         z.h_x1 = z.big_h(1.5) - 1.0;
@@ -164,7 +166,12 @@ pub enum Picker {
     /// Pareto rank `floor(n * (1 - u^p))`, `p = ln h / ln(1-h)`, placed by `place`.
     Pareto(f64, Placement),
     /// Normal around `center * n` with `sigma` blocks (out-of-range draws are redrawn).
-    Normal { center: f64, sigma: f64 },
+    Normal {
+        /// Mean, as a block index (the distribution's center fraction times `n`).
+        center: f64,
+        /// Standard deviation, blocks.
+        sigma: f64,
+    },
     /// Zones `(cumulative access fraction, first block, block count)`.
     Zoned(Vec<(f64, u64, u64)>),
 }

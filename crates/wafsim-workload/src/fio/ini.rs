@@ -17,7 +17,9 @@ pub const MAX_INCLUDE_DEPTH: usize = 16;
 /// Where an item came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loc {
+    /// Name of the job file (or included file) the item is in, as used in diagnostics.
     pub file: String,
+    /// Line number, 1-based.
     pub line: usize,
 }
 
@@ -25,9 +27,21 @@ pub struct Loc {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Item {
     /// `[name]`
-    Section { name: String, loc: Loc },
+    Section {
+        /// The section name (`global` for the defaults section).
+        name: String,
+        /// Where the header is.
+        loc: Loc,
+    },
     /// `key=value` (value trimmed) or a bare flag (`value == None`).
-    Opt { key: String, value: Option<String>, loc: Loc },
+    Opt {
+        /// The option name, as written.
+        key: String,
+        /// The value, or `None` for a bare flag.
+        value: Option<String>,
+        /// Where the line is.
+        loc: Loc,
+    },
 }
 
 /// Environment lookup used for `${NAME}`.

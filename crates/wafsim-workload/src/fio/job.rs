@@ -24,6 +24,7 @@ pub struct FioJob {
     pub phase: u32,
     /// Where the job's section starts.
     pub file: String,
+    /// Line of the section header in that file.
     pub line: usize,
     /// The typed options.
     pub opts: JobOptions,
@@ -40,7 +41,9 @@ impl Deref for FioJob {
 /// runs after every job of the previous phases has finished) plus non-fatal diagnostics.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JobFile {
+    /// Jobs by `stonewall` phase, in file order within each phase.
     pub phases: Vec<Vec<FioJob>>,
+    /// Non-fatal findings, such as options fio knows but wafsim does not model.
     pub warnings: Vec<Diagnostic>,
 }
 

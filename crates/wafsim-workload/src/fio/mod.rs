@@ -46,23 +46,58 @@ pub use zbd::ZbdZones;
 pub enum FioError {
     /// An option value that does not parse.
     #[error("{file}:{line}: option {option}: value \"{value}\" is not {expected}")]
-    BadValue { file: String, line: usize, option: String, value: String, expected: String },
+    BadValue {
+        /// Job file (or command-line origin) of the option.
+        file: String,
+        /// Line of the option in that file.
+        line: usize,
+        /// The option's name.
+        option: String,
+        /// The value as given.
+        value: String,
+        /// What a valid value looks like.
+        expected: String,
+    },
     /// A line that is not valid job-file syntax (or an include/env problem).
     #[error("{file}:{line}: {message}")]
-    Syntax { file: String, line: usize, message: String },
+    Syntax {
+        /// The job file (or included file) with the bad line.
+        file: String,
+        /// Line number, 1-based.
+        line: usize,
+        /// What is wrong with the line.
+        message: String,
+    },
     /// The job file itself cannot be read.
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        /// The path that could not be read.
+        path: String,
+        /// The operating system's error.
+        message: String,
+    },
     /// The job cannot be turned into I/O on the given namespace.
     #[error("{file}:{line}: job \"{job}\": {message}")]
-    Job { file: String, line: usize, job: String, message: String },
+    Job {
+        /// Job file of the job.
+        file: String,
+        /// Line of the job's section header.
+        line: usize,
+        /// The job's name.
+        job: String,
+        /// Why the job cannot be turned into I/O.
+        message: String,
+    },
 }
 
 /// A non-fatal finding (e.g. an unknown option), with its location.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Job file (or command-line origin) the finding is about.
     pub file: String,
+    /// Line in that file.
     pub line: usize,
+    /// What was found.
     pub message: String,
 }
 

@@ -8,14 +8,21 @@ use super::size::{
 /// `rw=` / `readwrite=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RwMode {
+    /// `read`: sequential reads.
     Read,
+    /// `write`: sequential writes.
     Write,
+    /// `trim`: sequential trims.
     Trim,
+    /// `randread`: random reads.
     RandRead,
+    /// `randwrite`: random writes.
     RandWrite,
+    /// `randtrim`: random trims.
     RandTrim,
     /// `rw` / `readwrite`: sequential mixed reads and writes.
     ReadWrite,
+    /// `randrw`: random mixed reads and writes.
     RandRw,
     /// Sequential trim then write of the same block.
     TrimWrite,
@@ -52,7 +59,10 @@ impl RwMode {
 /// `rw_sequencer=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RwSequencer {
+    /// `sequential`: an I/O that is not random continues from the end of the previous one (fio's
+    /// default).
     Sequential,
+    /// `identical`: an I/O that is not random repeats the offset of the previous one.
     Identical,
 }
 
@@ -62,11 +72,26 @@ pub enum Distribution {
     /// Uniform (`random`).
     Uniform,
     /// `zipf:theta[:center]`.
-    Zipf { theta: f64, center: Option<f64> },
+    Zipf {
+        /// The exponent (theta), > 0 and not 1.
+        theta: f64,
+        /// Where rank 0 lands, as a fraction of the range in [0, 1]; `None` scatters the ranks.
+        center: Option<f64>,
+    },
     /// `pareto:h[:center]`: a fraction `h` of accesses goes to a fraction `1-h` of the blocks.
-    Pareto { h: f64, center: Option<f64> },
-    /// `normal[:dev[:center]]`: deviation in percent of the range, center in [0,1] (default 0.5).
-    Normal { dev_pct: f64, center: f64 },
+    Pareto {
+        /// The Pareto parameter `h`, in (0, 1).
+        h: f64,
+        /// Where rank 0 lands, as a fraction of the range in [0, 1]; `None` scatters the ranks.
+        center: Option<f64>,
+    },
+    /// `normal[:dev[:center]]`: deviation in percent of the range, center in [0, 1] (default 0.5).
+    Normal {
+        /// Standard deviation, percent of the range.
+        dev_pct: f64,
+        /// Mean, as a fraction of the range in [0, 1].
+        center: f64,
+    },
     /// `zoned:` (`SizeSpec::Percent` sizes) or `zoned_abs:` (`SizeSpec::Bytes`):
     /// `(access percentage, zone size)` in address order.
     Zoned(Vec<(f64, SizeSpec)>),
@@ -75,15 +100,20 @@ pub enum Distribution {
 /// `dataplacement=` (or `fdp=1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DataPlacement {
+    /// No placement directive on writes (fio's default).
     None,
+    /// NVMe Flexible Data Placement: writes carry a placement handle.
     Fdp,
+    /// NVMe streams directive: writes carry a stream id.
     Streams,
 }
 
 /// `plid_select=` / `fdp_pli_select=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PlidSelect {
+    /// Placement ids in turn (fio's default).
     RoundRobin,
+    /// A placement id drawn at random for each write.
     Random,
     /// Offset ranges from `dp_scheme` (parsed, not yet generated).
     Scheme,
@@ -122,6 +152,7 @@ pub enum ZoneMode {
 /// The zoned-device options (`zonemode=zbd`, and `zonemode=strided` where they apply).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ZoneOptions {
+    /// `zonemode=` (as given; [`ZoneMode::NotSpecified`] until the job is assembled).
     pub mode: ZoneMode,
     /// `zonerange=` (strided: the window random offsets fall in; default `zonesize`).
     pub range: Option<u64>,
@@ -163,16 +194,28 @@ impl Default for ZoneOptions {
 /// Options that only a timing model will use; parsed and kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timing {
+    /// `iodepth=`: I/Os kept in flight (at least 1).
     pub iodepth: u32,
     /// Bytes/s per direction (read, write, trim).
     pub rate: [Option<u64>; 3],
+    /// `rate_iops=`: I/Os per second per direction (read, write, trim).
     pub rate_iops: [Option<u64>; 3],
+    /// `time_based`: run for `runtime` even if the I/O amount is done, repeating the workload.
     pub time_based: bool,
+    /// `runtime=`, ns.
     pub runtime_ns: Option<u64>,
+    /// `ramp_time=`, ns: time before statistics are taken (it adds to the runtime).
     pub ramp_time_ns: Option<u64>,
+    /// `startdelay=`, ns (the lower bound when a range is given); parsed and kept, not modelled.
     pub startdelay_ns: Option<u64>,
+    /// `thinktime=`, ns (the value is in microseconds unless it has a unit); parsed and kept, not
+    /// modelled.
     pub thinktime_ns: Option<u64>,
+    /// `ioengine=`, as given; decides whether the job's I/O reaches a block device and whether
+    /// placement directives are passed ([`engine_kind`], [`engine_passes_placement`]).
     pub ioengine: Option<String>,
+    /// `direct=` (or `buffered=` inverted): O_DIRECT I/O, which fio requires for zbd writes to a
+    /// zoned drive.
     pub direct: bool,
 }
 
@@ -181,37 +224,62 @@ pub struct Timing {
 pub struct JobOptions {
     /// `name=` (defaults to the section name).
     pub name: Option<String>,
+    /// `description=`: free text, not used.
     pub description: Option<String>,
+    /// `rw=` / `readwrite=`: the I/O pattern.
     pub rw: RwMode,
     /// The `:<nr>` suffix of `rw=`: for random patterns the number of I/Os per new random
     /// offset (0 = never random, as in fio); for sequential ones the bytes skipped after each
     /// I/O, negative to go backwards (`rw=read:-8k`).
     pub rw_modifier: Option<i64>,
+    /// `rw_sequencer=`: what the I/Os between random offsets do when `rw=randX:<n>` is given.
     pub rw_sequencer: RwSequencer,
     /// `bs=` per direction (read, write, trim); `None` = default 4096.
     pub bs: [Option<u64>; 3],
+    /// `bsrange=` per direction (read, write, trim): block sizes `(min, max)` in bytes.
     pub bsrange: [Option<(u64, u64)>; 3],
+    /// `bssplit=` per direction (read, write, trim): `(block size in bytes, percentage)` pairs.
     pub bssplit: [Option<Vec<(u64, u32)>>; 3],
+    /// `size=`: bytes (or a percentage or zone count) of the region the job covers; `None` = the
+    /// rest of the namespace.
     pub size: Option<SizeSpec>,
+    /// `offset=`: start of the job's region (bytes, a percentage or zones).
     pub offset: Option<SizeSpec>,
+    /// `offset_increment=`: added to the offset once per `numjobs` clone.
     pub offset_increment: Option<SizeSpec>,
+    /// `offset_align=`, bytes: alignment of an offset given as a percentage (default the smallest
+    /// block size).
     pub offset_align: Option<u64>,
+    /// `io_size=` / `io_limit=`: the amount of I/O per loop (default `size`).
     pub io_size: Option<SizeSpec>,
+    /// `loops=`: passes over the region (at least 1).
     pub loops: u32,
+    /// `number_ios=`: I/Os per loop (`None` = no limit).
     pub number_ios: Option<u64>,
+    /// `numjobs=`: clones of the job (1 to 65536).
     pub numjobs: u32,
+    /// `rwmixread=` (or 100 - `rwmixwrite=`): percentage of a mixed job's I/Os that are reads.
     pub rwmixread: u32,
+    /// `random_distribution=` per direction (read, write, trim).
     pub random_distribution: [Distribution; 3],
+    /// `percentage_random=` per direction (read, write, trim): percent of a random job's I/Os that
+    /// take a random offset; the others continue sequentially.
     pub percentage_random: [u32; 3],
+    /// `randseed=`: seed of the job's random streams (replaces the caller's seed).
     pub randseed: Option<u64>,
+    /// `randrepeat=`: parsed and kept; the streams are always repeatable for a seed.
     pub randrepeat: bool,
+    /// `norandommap`: uniform random offsets drawn independently instead of once per block per
+    /// pass.
     pub norandommap: bool,
+    /// `filename=`: the target file or device, as given.
     pub filename: Option<String>,
     /// `nrfiles=` / `nr_files=`: files per job (1 unless given; forced to 1 when `filename=`
     /// names the target, as fio does).
     pub nrfiles: u32,
     /// `filesize=`: `(low, high)` bytes per file (equal for a fixed size).
     pub filesize: Option<(u64, u64)>,
+    /// `file_service_type=`.
     pub file_service: FileService,
     /// `zonesize=`: the zone size of `zonemode=strided` (and of zbd on a namespace that is not
     /// zoned); turns `z` sizes (`size=4z`) into bytes.
@@ -221,14 +289,28 @@ pub struct JobOptions {
     /// `write_iolog=FILE`: where fio would log the job's I/O (wafsim's writer is wired by the
     /// caller).
     pub write_iolog: Option<String>,
+    /// `fdp=1`: Flexible Data Placement (same as `dataplacement=fdp`).
     pub fdp: bool,
+    /// `dataplacement=` / `data_placement=`.
     pub dataplacement: DataPlacement,
+    /// `plids=` / `fdp_pli=`: the placement ids the job's writes may carry (`None`:
+    /// `0..available_plids` of the [`SourceParams`](super::SourceParams), or just 0 when that count
+    /// is not given).
     pub plids: Option<Vec<u16>>,
+    /// `plid_select=` / `fdp_pli_select=`: how a write picks its id among `plids`.
     pub plid_select: PlidSelect,
+    /// `dp_scheme=`: file of offset ranges for `plid_select=scheme` (kept; the scheme is not
+    /// generated).
     pub dp_scheme: Option<String>,
+    /// `kb_base=`: 1024 (fio's default: `k` is 1024, `ki` 1000) or 1000 (`k` is 1000, `ki` 1024),
+    /// for the job's size values (read before the other options, wherever it stands).
     pub kb_base: u32,
+    /// `stonewall` / `wait_for_previous`: the job starts a new phase, after every earlier job has
+    /// finished.
     pub stonewall: bool,
+    /// `new_group`: starts a new reporting group in fio; parsed and kept, no effect here.
     pub new_group: bool,
+    /// Host-side options (queue depth, rates, runtime, engine).
     pub timing: Timing,
     /// Recognised options that do not affect the generated I/O, kept verbatim.
     pub other: Vec<(String, Option<String>)>,

@@ -27,18 +27,25 @@ pub enum OffsetPolicy {
     /// `offset mod ns_bytes`, aligned down to `align` bytes; an I/O that would then cross the
     /// end is moved back to end at the last aligned position that fits (experiment TOML:
     /// `offsets = "wrap"`, the default).
-    Wrap { align: u64 },
+    Wrap {
+        /// Alignment of the folded offset, bytes.
+        align: u64,
+    },
 }
 
 /// One trace bound to a namespace.
 pub struct TraceInput {
+    /// The trace's records, in file order.
     pub records: RecordIter,
     /// Name for diagnostics.
     pub name: String,
+    /// Namespace index the records are replayed on (NVMe nsid - 1).
     pub ns: u32,
+    /// Namespace size, bytes: offsets must fit below it (or are folded, see `policy`).
     pub ns_bytes: u64,
     /// Keep only records whose key equals this (file name, `major,minor`, `host_disk`).
     pub key_filter: Option<String>,
+    /// What to do with an I/O that does not fit the namespace.
     pub policy: OffsetPolicy,
     /// Placement id carried by this trace's writes (default `Pid::NONE`).
     pub write_pid: Pid,

@@ -39,6 +39,7 @@ pub use merge::{OffsetPolicy, TraceInput, TraceMerge};
 pub struct TraceRecord {
     /// Nanoseconds since the trace's first record.
     pub timestamp_ns: u64,
+    /// The command: read, write or trim.
     pub op: Op,
     /// Bytes.
     pub offset: u64,
@@ -55,14 +56,34 @@ pub struct TraceRecord {
 /// that yields no I/O at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TraceError {
+    /// A line that does not parse, a format that cannot be told, or an I/O that cannot be
+    /// replayed on its namespace.
     #[error("{file}:{line}: {message}")]
-    Parse { file: String, line: usize, message: String },
+    Parse {
+        /// The trace's file name.
+        file: String,
+        /// Line of the record, 1-based.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// The trace file cannot be opened or read.
     #[error("{file}: {message}")]
-    Io { file: String, message: String },
+    Io {
+        /// The trace's file name.
+        file: String,
+        /// The operating system's error (with the line being read, if any).
+        message: String,
+    },
     /// A replay of nothing would end "successfully" with no data written, which hides a wrong
     /// `filter`, format or file; so an empty trace is an error.
     #[error("trace {file}: no I/O records ({reason})")]
-    NoRecords { file: String, reason: String },
+    NoRecords {
+        /// The trace's file name.
+        file: String,
+        /// Why nothing was found (empty file, filter matching nothing, ...).
+        reason: String,
+    },
 }
 
 /// Supported trace formats.

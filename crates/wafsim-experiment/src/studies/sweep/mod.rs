@@ -112,9 +112,13 @@ pub struct SweepOptions {
 /// Progress of a sweep: (point, variant) runs done out of all to run, and points done.
 #[derive(Debug, Clone, Copy)]
 pub struct SweepProgress {
+    /// (point, variant) runs done.
     pub runs_done: usize,
+    /// (point, variant) runs in all.
     pub runs_total: usize,
+    /// Points whose runs are all done.
     pub points_done: usize,
+    /// Points in all.
     pub points_total: usize,
 }
 

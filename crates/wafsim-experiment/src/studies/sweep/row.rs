@@ -1,7 +1,8 @@
 //! One result row of a sweep: a variant of the base experiment at one point.
 
 /// One result row: a variant of the base experiment at one point. Its serde form is the
-/// exchange format between processes ([`rows_to_wire`]): every field but the axes.
+/// exchange format between processes ([`rows_to_wire`](super::rows_to_wire)): every field but
+/// the axes.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Row {
     /// The point's 1-based index.
@@ -10,12 +11,17 @@ pub struct Row {
     /// axis out. Not sent between processes: the receiver takes them from its own points.
     #[serde(skip)]
     pub axes: Vec<(String, Option<toml::Value>)>,
+    /// Name of the variant.
     pub variant: String,
+    /// Device WAF of the measured phases: media bytes / host bytes.
     pub waf: f64,
     /// Host bytes written, media bytes written, media bytes erased, GC bytes written.
     pub hbmw: u64,
+    /// Media bytes written (see `hbmw`).
     pub mbmw: u64,
+    /// Media bytes erased (see `hbmw`).
     pub mbe: u64,
+    /// Bytes GC wrote (see `hbmw`).
     pub gc_bytes: u64,
     /// WAF of each namespace (media bytes attributed to it over its host bytes).
     pub ns_waf: Vec<(String, f64)>,
