@@ -36,6 +36,7 @@
 pub mod dmzoned;
 pub mod fs;
 pub mod tiering;
+mod view;
 
 pub use dmzoned::{
     ConfigError, DevId, DevIo, DmZoned, DmZonedClock, DmZonedConfig, DmZonedDevice, DmZonedTimed, DmzSample, HostError,

@@ -253,6 +253,10 @@ fn run_checked(dev: &mut Dmz, cmds: &[Cmd]) -> Result<(), String> {
         if l.counters().host_write_bytes != user_written {
             return Err(ctx("host counter disagrees with the bytes written".into()));
         }
+        let c = dev.counters();
+        if (c.host_units, c.media_units()) != (user_written / BS, l.device_bytes_written() / BS) {
+            return Err(ctx(format!("as a device: {} host, {} media units", c.host_units, c.media_units())));
+        }
         for (i, d) in dev.disks().iter().enumerate() {
             d.check_invariants().map_err(ctx)?;
             if d.counters().host_write_bytes != l.traffic(DevId::Disk(i as u32)).write_bytes() {
@@ -746,6 +750,31 @@ fn periodic_flush_by_bytes() {
     assert_eq!(d.layer().metadata_stats().flushes, 2);
 }
 
+/// As a block device the target counts as a drive does: the user's bytes are host units, every
+/// other block its devices took (reclaim, zero-fill, metadata) GC units, in the counting unit;
+/// the user-level counters stay the layer's.
+#[test]
+fn counters_as_a_device() {
+    let mut d = small_config(0);
+    d.submit(&io(Op::Write, 0, BS)).unwrap();
+    d.submit(&io(Op::Flush, 0, 0)).unwrap();
+    // One user block, six metadata blocks (flush_writes_each_dirty_block_twice).
+    let c = d.counters();
+    assert_eq!((c.host_write_bytes, c.host_units, c.gc_units, c.erases), (BS, 1, 6, 0));
+    assert_eq!((c.namespaces[0].host_units, c.namespaces[0].gc_units), (1, 6));
+    assert_eq!((d.user_counters().host_units, d.user_counters().gc_units), (1, 0));
+    // In 16 KiB units: the 4 KiB written round up to one unit, the 28 KiB taken to two.
+    let d = d.with_counting_unit(16 * KIB);
+    assert_eq!((d.counters().host_units, d.counters().gc_units), (1, 1));
+    // Reclaim at idle is counted as it happens, not at the next command.
+    let mut d = small_config(0);
+    d.submit_batch(&[io(Op::Write, 0, 64 * KIB), io(Op::Write, 64 * KIB, 64 * KIB)]).unwrap();
+    assert_eq!(d.counters().media_units() * BS, d.layer().device_bytes_written());
+    d.idle().unwrap();
+    assert!(d.user_counters().gc_units > 0);
+    assert_eq!(d.counters().media_units() * BS, d.layer().device_bytes_written());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Configuration errors
 // ---------------------------------------------------------------------------------------------
@@ -831,23 +860,24 @@ fn reclaim_passes_over_active_zones() {
     for chunk in [0u64, 1] {
         d.submit(&io(Op::Write, chunk * MIB, 64 * KIB)).unwrap();
     }
-    let (layer, _, _) = d.parts_mut();
-    let a = layer.activate_chunk(0).expect("chunk 0 is mapped");
-    let chunk_of = |p: Option<ReclaimProgress>| match p {
-        Some(ReclaimProgress::Done { chunk, .. }) => chunk,
-        other => panic!("expected a finished zone, got {other:?}"),
-    };
-    let mut out = Vec::new();
-    let mut run_zone = |layer: &mut DmZoned| loop {
-        match layer.reclaim_step_worker(0, true, &mut out) {
-            Some(ReclaimProgress::Copy { .. } | ReclaimProgress::ZeroFill { .. }) => continue,
-            p => return p,
-        }
-    };
-    // Chunk 0 is the older one, but active: chunk 1 goes first.
-    assert_eq!(chunk_of(run_zone(layer)), 1);
-    assert!(matches!(run_zone(layer), Some(ReclaimProgress::NoVictim { .. })), "the only candidate is active");
-    layer.deactivate_zone(a);
-    assert_eq!(chunk_of(run_zone(layer)), 0);
-    layer.check_invariants().unwrap();
+    d.with_parts(|layer, _, _| {
+        let a = layer.activate_chunk(0).expect("chunk 0 is mapped");
+        let chunk_of = |p: Option<ReclaimProgress>| match p {
+            Some(ReclaimProgress::Done { chunk, .. }) => chunk,
+            other => panic!("expected a finished zone, got {other:?}"),
+        };
+        let mut out = Vec::new();
+        let mut run_zone = |layer: &mut DmZoned| loop {
+            match layer.reclaim_step_worker(0, true, &mut out) {
+                Some(ReclaimProgress::Copy { .. } | ReclaimProgress::ZeroFill { .. }) => continue,
+                p => return p,
+            }
+        };
+        // Chunk 0 is the older one, but active: chunk 1 goes first.
+        assert_eq!(chunk_of(run_zone(layer)), 1);
+        assert!(matches!(run_zone(layer), Some(ReclaimProgress::NoVictim { .. })), "the only candidate is active");
+        layer.deactivate_zone(a);
+        assert_eq!(chunk_of(run_zone(layer)), 0);
+        layer.check_invariants().unwrap();
+    });
 }

@@ -216,7 +216,15 @@ proptest! {
         }
         // Counters: host level and per tier agree with the commands.
         let lc = layer.counters();
-        prop_assert_eq!(lc, dev.counters());
+        prop_assert_eq!(lc, dev.user_counters());
+        // As a device: the user's bytes as host units, both drives' programs and erases as the
+        // media's.
+        let c = dev.counters();
+        let (h, k) = (dev.hot().counters(), dev.cold().counters());
+        prop_assert_eq!((c.host_write_bytes, c.host_read_bytes, c.trim_bytes), (lc.host_write_bytes, lc.host_read_bytes, lc.trim_bytes));
+        prop_assert_eq!(c.host_units, lc.host_write_bytes / BS);
+        prop_assert_eq!(c.media_units(), h.media_units() + k.media_units());
+        prop_assert_eq!(c.erases, h.erases + k.erases);
         let dirty = layer.dirty_blocks() * BS;
         let hot = layer.tier_counters(Tier::Hot);
         let cold = layer.tier_counters(Tier::Cold);

@@ -2,31 +2,18 @@
 //! (wafsim-host's model), as one drive; timed by the disk model per disk, a rate model for the
 //! cache device, and the layer's own clock (reclaim workers, throttle).
 
-use super::layer::{LayerDrive, LayerMedia};
 use super::model::{Clock, ClockFigures, DriveModel, TimedPhase};
 use crate::results::{HostDeviceRow, HostPoint};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
 use wafsim_core::plain::PlainDevice;
 use wafsim_core::smr::{SmrConfig, SmrDevice};
-use wafsim_core::{BlockDevice, Counters, DeviceConfig, DeviceError};
+use wafsim_core::{BlockDevice, DeviceConfig, DeviceError};
 use wafsim_host::{DevId, DmZonedClock, DmZonedConfig, DmZonedDevice, DmZonedTimed};
 use wafsim_time::hdd::HddConfig;
 use wafsim_time::{DiskTimeline, DiskTimed, PlainTimed, PlainTimeline, PlainTiming};
 
 type Layer = DmZonedDevice<PlainDevice, SmrDevice>;
-
-impl LayerMedia for Layer {
-    fn user_counters(&self) -> &Counters {
-        self.layer().counters()
-    }
-    fn media_bytes(&self) -> u64 {
-        self.layer().device_bytes_written()
-    }
-    fn erases(&self) -> u64 {
-        0
-    }
-}
 
 /// The timing configuration: the cache device's rates (if it has one) and every disk's
 /// mechanics, with the zone size on the device and on the full-size disk.
@@ -45,9 +32,11 @@ pub struct DmZonedTimelines {
     disks: Vec<DiskTimeline>,
 }
 
-/// dm-zoned as one drive, and its clocks.
+/// dm-zoned as one drive, and its clocks. The layer counts as the drive: user data, reclaim
+/// copies, zero-fill and metadata sent to its devices are the media writes, in the disks'
+/// block size.
 pub struct DmZonedDrive {
-    target: LayerDrive<Layer>,
+    dev: Layer,
     clock: Clock<DmZonedTiming, DmZonedTimelines>,
 }
 
@@ -58,7 +47,7 @@ impl DmZonedDrive {
         let cache = cache_bytes.map(|b| PlainDevice::new(b, disk.block_size).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
         let disks = (0..disks).map(|_| SmrDevice::new(disk.clone()).map_err(|e| anyhow!("{e}"))).collect::<Result<Vec<_>>>()?;
         let dev = DmZonedDevice::new(cache, disks, &DmZonedConfig::with_reserved(reserved_zones)).map_err(|e| anyhow!("[host] dm-zoned: {e} (a scaled run shrinks the zones, not dm-zoned's metadata per zone: a larger --scale may help)"))?;
-        Ok(DmZonedDrive { target: LayerDrive::new(dev, disk.block_size as u64), clock: Clock::Off })
+        Ok(DmZonedDrive { dev: dev.with_counting_unit(disk.block_size as u64), clock: Clock::Off })
     }
 }
 
@@ -75,31 +64,31 @@ fn dmz_error(e: wafsim_time::RunError, p: &PhaseSpec) -> anyhow::Error {
 
 impl DriveModel for DmZonedDrive {
     fn device(&self) -> &dyn BlockDevice {
-        &self.target
+        &self.dev
     }
     fn device_mut(&mut self) -> &mut dyn BlockDevice {
-        &mut self.target
+        &mut self.dev
     }
     fn what(&self) -> &'static str {
         "dm-zoned over SMR disks"
     }
     fn describe(&self, _: &ExperimentSpec, _: &DeviceConfig) -> Option<(String, String)> {
-        let d = &self.target.dev;
+        let d = &self.dev;
         let cache = if d.cache_device().is_some() { " and a cache device" } else { "" };
         Some((format!("dm-zoned over {} SMR disk(s){cache}", d.disks().len()), "dm-zoned reclaim (host)".into()))
     }
     fn logical_bytes(&self) -> u64 {
-        self.target.dev.namespace_bytes(0)
+        self.dev.namespace_bytes(0)
     }
     fn physical_bytes(&self) -> u64 {
-        let d = &self.target.dev;
+        let d = &self.dev;
         d.disks().iter().map(|z| z.namespace_bytes(0)).sum::<u64>() + d.cache_device().map_or(0, |c| c.namespace_bytes(0))
     }
     fn is_layer(&self) -> bool {
         true
     }
     fn host_devices(&self) -> Vec<HostDeviceRow> {
-        let d = &self.target.dev;
+        let d = &self.dev;
         let layer = d.layer();
         let ids = d.cache_device().map(|_| DevId::Cache).into_iter().chain((0..d.disks().len() as u32).map(DevId::Disk));
         ids.map(|id| {
@@ -119,18 +108,18 @@ impl DriveModel for DmZonedDrive {
         .collect()
     }
     fn configure_timing(&mut self, spec: &ExperimentSpec) -> Result<bool> {
-        let disk = self.target.dev.disk(0).config();
+        let disk = self.dev.disk(0).config();
         // The mechanics of the whole disk, also when the target uses its first zones only.
         let mut whole = disk.clone();
         if let Some(crate::plan::DriveConfig::Smr(z)) = spec.device.zoned_config(&spec.main_namespaces())? {
             whole.zones = z.zones;
         }
         let Some((hdd, disk_zone)) = crate::plan::timing::disk_config(spec, &whole)? else { return Ok(self.clock.configure(None)) };
-        let cache = if self.target.dev.cache_device().is_some() { crate::plan::timing::cache_config(spec)? } else { None };
+        let cache = if self.dev.cache_device().is_some() { crate::plan::timing::cache_config(spec)? } else { None };
         Ok(self.clock.configure(Some(DmZonedTiming { cache, hdd, zone: disk.zone_size, disk_zone, conventional: disk.conventional_zones })))
     }
     fn start_clock(&mut self, log_ns: Option<u64>) -> Result<()> {
-        let dev = &self.target.dev;
+        let dev = &self.dev;
         self.clock.start(|t| {
             let disks = (0..dev.disks().len())
                 .map(|_| DiskTimeline::new(t.hdd.clone(), t.zone, t.disk_zone).map(|tl| tl.with_zone_write_plugging(t.conventional)).map_err(|e| anyhow!("timing.hdd: {e}")))
@@ -141,11 +130,12 @@ impl DriveModel for DmZonedDrive {
     }
     fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, p: &PhaseSpec) -> Result<TimedPhase> {
         let DmZonedTimelines { layer, cache, disks } = self.clock.running();
-        let (dmz, cache_dev, disk_devs) = self.target.dev.parts_mut();
-        let cache_m = cache_dev.zip(cache.as_mut()).map(|(dev, tl)| PlainTimed::new(dev, tl));
-        let disk_ms = disk_devs.iter_mut().zip(disks.iter_mut()).map(|(dev, tl)| DiskTimed::new(dev, tl)).collect();
-        let r = wafsim_time::run_on_with(&mut DmZonedTimed::new(dmz, cache_m, disk_ms, layer), jobs, opts).map_err(|e| dmz_error(e, p));
-        self.target.refresh();
+        let r = self.dev.with_parts(|dmz, cache_dev, disk_devs| {
+            let cache_m = cache_dev.zip(cache.as_mut()).map(|(dev, tl)| PlainTimed::new(dev, tl));
+            let disk_ms = disk_devs.iter_mut().zip(disks.iter_mut()).map(|(dev, tl)| DiskTimed::new(dev, tl)).collect();
+            wafsim_time::run_on_with(&mut DmZonedTimed::new(dmz, cache_m, disk_ms, layer), jobs, opts)
+        });
+        let r = r.map_err(|e| dmz_error(e, p));
         let host_points = layer
             .take_samples()
             .into_iter()

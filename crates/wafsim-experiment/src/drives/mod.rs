@@ -14,7 +14,6 @@ use anyhow::Result;
 
 mod dmzoned;
 mod flash;
-mod layer;
 pub mod model;
 mod smr;
 mod tiering;

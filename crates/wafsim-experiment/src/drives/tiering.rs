@@ -1,32 +1,19 @@
 //! Hot/cold tiering over two flash drives (wafsim-host's model), as one drive: a staging drive
 //! in front of a capacity drive. Untimed only.
 
-use super::layer::{LayerDrive, LayerMedia};
 use super::model::{ClockFigures, DriveModel, TimedPhase};
 use crate::results::{HostDeviceRow, TierTraffic};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, bail, Result};
-use wafsim_core::{BlockDevice, Counters, Device, DeviceConfig};
+use wafsim_core::{BlockDevice, Device, DeviceConfig};
 use wafsim_host::{Tier, TieringConfig, TieringDevice};
 
 type Layer = TieringDevice<Device, Device>;
 
-impl LayerMedia for Layer {
-    fn user_counters(&self) -> &Counters {
-        self.layer().counters()
-    }
-    /// NAND bytes of both drives (each counts in its own mapping unit).
-    fn media_bytes(&self) -> u64 {
-        [self.hot(), self.cold()].iter().map(|d| d.counters().media_units() * d.config().mapping_unit as u64).sum()
-    }
-    fn erases(&self) -> u64 {
-        self.hot().counters().erases + self.cold().counters().erases
-    }
-}
-
-/// Tiering as one drive.
+/// Tiering as one drive. The layer counts as the drive: both drives' NAND programs are the
+/// media writes (application to NAND), in the cold drive's mapping unit.
 pub struct TieringDrive {
-    target: LayerDrive<Layer>,
+    dev: Layer,
 }
 
 impl TieringDrive {
@@ -38,21 +25,21 @@ impl TieringDrive {
         let cold = Device::new(cold).map_err(|e| anyhow!("{e}"))?;
         let cfg = TieringConfig { extent_bytes, ..TieringConfig::default() };
         let dev = TieringDevice::new(hot, cold, &cfg).map_err(|e| anyhow!("[host] tiering: {e}"))?;
-        Ok(TieringDrive { target: LayerDrive::new(dev, unit) })
+        Ok(TieringDrive { dev: dev.with_counting_unit(unit) })
     }
 
     fn tier(&self, t: Tier) -> TierTraffic {
-        let c = self.target.dev.layer().tier_counters(t);
+        let c = self.dev.layer().tier_counters(t);
         TierTraffic { user_write_bytes: c.user_write_bytes, migration_write_bytes: c.migration_write_bytes, user_read_bytes: c.user_read_bytes, migration_read_bytes: c.migration_read_bytes }
     }
 }
 
 impl DriveModel for TieringDrive {
     fn device(&self) -> &dyn BlockDevice {
-        &self.target
+        &self.dev
     }
     fn device_mut(&mut self) -> &mut dyn BlockDevice {
-        &mut self.target
+        &mut self.dev
     }
     fn what(&self) -> &'static str {
         "hot/cold tiering over two flash drives"
@@ -62,10 +49,10 @@ impl DriveModel for TieringDrive {
         Some((format!("tiering (hot {hot})"), format!("{} (both drives) + migration (host)", cfg.gc_policy)))
     }
     fn logical_bytes(&self) -> u64 {
-        self.target.dev.namespace_bytes(0)
+        self.dev.namespace_bytes(0)
     }
     fn physical_bytes(&self) -> u64 {
-        let d = &self.target.dev;
+        let d = &self.dev;
         [d.hot(), d.cold()].iter().map(|x| x.geometry().physical_units() * x.config().mapping_unit as u64).sum()
     }
     // Two drives: their erase counts are reported separately (not yet).

@@ -32,9 +32,10 @@
 //!   blocks per flush, negligible next to 256 MiB zones. A timed driver calls
 //!   [`DmZoned::flush_metadata`] on its own 10 s clock.
 
-use super::config::{ConfigError, DmZonedConfig};
+use super::config::{ConfigError, DmZonedConfig, BLOCK_SIZE};
 use super::reclaim::ReclaimProgress;
 use super::{DevId, DevIo, DmZoned, HostError, MapStatus, StallReason};
+use crate::view::DeviceView;
 use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneTarget};
 use wafsim_core::counters::Counters;
 use wafsim_core::device::DeviceError;
@@ -51,6 +52,8 @@ pub struct DmZonedDevice<C: BlockDevice, Z: BlockDevice> {
     flush_every: Option<u64>,
     since_flush: u64,
     rr: u32,
+    /// The counters [`BlockDevice::counters`] reports, current after every command.
+    view: DeviceView,
 }
 
 impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
@@ -62,12 +65,31 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
             d.zone_mgmt_target(0, ZoneTarget::All, ZoneAction::Reset)
                 .map_err(|error| ConfigError::Format { disk: i, error })?;
         }
-        Ok(DmZonedDevice { layer, cache, disks, buf: Vec::new(), log: None, flush_every: None, since_flush: 0, rr: 0 })
+        let view = DeviceView::new(BLOCK_SIZE);
+        let mut d = DmZonedDevice { layer, cache, disks, buf: Vec::new(), log: None, flush_every: None, since_flush: 0, rr: 0, view };
+        d.update_view();
+        Ok(d)
+    }
+
+    /// Count [`BlockDevice::counters`] in units of `unit` bytes instead of the layer's 4 KiB
+    /// blocks, so the layer reports in the unit of whatever it stands in for (an experiment
+    /// counts in its disks' block size). Panics if `unit` is 0.
+    pub fn with_counting_unit(mut self, unit: u64) -> Self {
+        self.view = DeviceView::new(unit);
+        self.update_view();
+        self
     }
 
     /// The layer (mapping, statistics, [`DmZoned::locate`]).
     pub fn layer(&self) -> &DmZoned {
         &self.layer
+    }
+
+    /// The layer's user-level counters ([`DmZoned::counters`]: 4 KiB blocks, reclaim copies as
+    /// GC, no metadata), as opposed to [`BlockDevice::counters`], which counts every byte the
+    /// devices took as media.
+    pub fn user_counters(&self) -> &Counters {
+        self.layer.counters()
     }
 
     /// The cache device, if any.
@@ -85,9 +107,13 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
         &self.disks
     }
 
-    /// The layer and the devices, to drive them from outside (the timed driver).
-    pub fn parts_mut(&mut self) -> (&mut DmZoned, Option<&mut C>, &mut [Z]) {
-        (&mut self.layer, self.cache.as_mut(), &mut self.disks)
+    /// Run `f` on the layer and the devices, to drive them from outside (the timed driver).
+    /// The counters are brought up to date when `f` returns, so they are current whenever
+    /// anyone can read them.
+    pub fn with_parts<R>(&mut self, f: impl FnOnce(&mut DmZoned, Option<&mut C>, &mut [Z]) -> R) -> R {
+        let r = f(&mut self.layer, self.cache.as_mut(), &mut self.disks);
+        self.update_view();
+        r
     }
 
     /// Give back the layer and the devices.
@@ -114,6 +140,12 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
     /// An idle period of at least 10 s: every worker reclaims while it finds something to
     /// reclaim, then the periodic metadata flush runs. Returns the zones reclaimed.
     pub fn idle(&mut self) -> Result<u64, DeviceError> {
+        let r = self.idle_period();
+        self.update_view();
+        r
+    }
+
+    fn idle_period(&mut self) -> Result<u64, DeviceError> {
         // Every zone needs at most two rounds (a buffered chunk: merge, then move); the cap
         // only guards against a random-to-random shuffle the kernel would also repeat forever
         // when no sequential zone is free.
@@ -122,6 +154,12 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
         self.layer.flush_metadata(&mut self.buf);
         self.dispatch()?;
         Ok(n)
+    }
+
+    /// Restate the layer's counters in the view (after every command, failed ones included:
+    /// what was sent before the failure counts).
+    fn update_view(&mut self) {
+        self.view.update(self.layer.counters(), self.layer.device_bytes_written(), 0);
     }
 
     /// Submit the buffered commands to their devices.
@@ -227,6 +265,24 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
         let written = if io.op == Op::Write { io.len as u64 } else { 0 };
         self.after_command(written)
     }
+
+    /// One user command, without the counters' update.
+    fn command(&mut self, io: &Io) -> Result<Completion, DeviceError> {
+        match io.op {
+            Op::Write => self.run_user(io, DmZoned::map_write)?,
+            Op::Read => self.run_user(io, DmZoned::map_read)?,
+            Op::Trim => self.run_user(io, DmZoned::map_trim)?,
+            Op::Flush => {
+                if io.ns != 0 {
+                    return Err(DeviceError::NoSuchNamespace(io.ns));
+                }
+                self.layer.map_flush(&mut self.buf);
+                self.dispatch()?;
+            }
+            Op::Append | Op::Zone(_) => return Err(DeviceError::NotZoned { ns: io.ns }),
+        }
+        Ok(Completion { offset: io.offset })
+    }
 }
 
 /// The device error a layer refusal maps to. A misaligned command becomes Invalid Field (the
@@ -244,20 +300,16 @@ impl<C: BlockDevice, Z: BlockDevice> BlockDevice for DmZonedDevice<C, Z> {
     /// Read, Write, Trim (discard) and Flush; Zone Append and zone management are refused with
     /// `NotZoned` (dm-zoned exposes a regular device).
     fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
-        match io.op {
-            Op::Write => self.run_user(io, DmZoned::map_write)?,
-            Op::Read => self.run_user(io, DmZoned::map_read)?,
-            Op::Trim => self.run_user(io, DmZoned::map_trim)?,
-            Op::Flush => {
-                if io.ns != 0 {
-                    return Err(DeviceError::NoSuchNamespace(io.ns));
-                }
-                self.layer.map_flush(&mut self.buf);
-                self.dispatch()?;
-            }
-            Op::Append | Op::Zone(_) => return Err(DeviceError::NotZoned { ns: io.ns }),
-        }
-        Ok(Completion { offset: io.offset })
+        let r = self.command(io);
+        self.update_view();
+        r
+    }
+
+    // The counters once per batch: nobody reads them in between.
+    fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
+        let r = ios.iter().try_for_each(|io| self.command(io).map(|_| ()));
+        self.update_view();
+        r
     }
 
     fn namespace_count(&self) -> u32 {
@@ -276,8 +328,12 @@ impl<C: BlockDevice, Z: BlockDevice> BlockDevice for DmZonedDevice<C, Z> {
         4096
     }
 
-    /// The layer's user-level counters (see [`DmZoned::counters`]); the devices keep their own.
+    /// The layer as a device: host bytes are the user's, host units those bytes in the
+    /// counting unit ([`DmZonedDevice::with_counting_unit`]), GC units every other unit the
+    /// devices took (reclaim copies, zero-fill, metadata), so media / host units is the
+    /// layer's WAF ([`DmZoned::waf`]) up to rounding; no erases. The user-level counters are
+    /// [`DmZonedDevice::user_counters`]; the devices keep their own.
     fn counters(&self) -> &Counters {
-        self.layer.counters()
+        self.view.counters()
     }
 }

@@ -1,7 +1,8 @@
 //! The untimed tiering driver: owns both devices, submits every command the layer emits at
 //! once, and migrates synchronously after each user command while the watermark says so.
 
-use super::{Tier, TierIo, Tiering, TieringConfig, TieringConfigError, TieringError};
+use super::{Tier, TierIo, Tiering, TieringConfig, TieringConfigError, TieringError, BLOCK_SIZE};
+use crate::view::DeviceView;
 use wafsim_core::blockdev::{BlockDevice, Completion, ZoneAction, ZoneMgmtDone, ZoneTarget};
 use wafsim_core::counters::Counters;
 use wafsim_core::device::DeviceError;
@@ -15,24 +16,44 @@ pub struct TieringDevice<H: BlockDevice, C: BlockDevice> {
     cold: C,
     buf: Vec<TierIo>,
     log: Option<Vec<TierIo>>,
+    /// The counters [`BlockDevice::counters`] reports, current after every command.
+    view: DeviceView,
 }
 
 impl<H: BlockDevice, C: BlockDevice> TieringDevice<H, C> {
     /// The layer over `hot` and `cold`, sized from their namespace 0.
     pub fn new(hot: H, cold: C, cfg: &TieringConfig) -> Result<Self, TieringConfigError> {
         let layer = Tiering::from_devices(&hot, &cold, cfg)?;
-        Ok(TieringDevice {
+        let mut d = TieringDevice {
             layer,
             hot,
             cold,
             buf: Vec::new(),
             log: None,
-        })
+            view: DeviceView::new(BLOCK_SIZE),
+        };
+        d.update_view();
+        Ok(d)
+    }
+
+    /// Count [`BlockDevice::counters`] in units of `unit` bytes instead of the layer's 4 KiB
+    /// blocks, so the layer reports in the unit of whatever it stands in for (an experiment
+    /// counts in the cold drive's mapping unit). Panics if `unit` is 0.
+    pub fn with_counting_unit(mut self, unit: u64) -> Self {
+        self.view = DeviceView::new(unit);
+        self.update_view();
+        self
     }
 
     /// The layer (map, watermarks, per-tier counters, [`Tiering::locate`]).
     pub fn layer(&self) -> &Tiering {
         &self.layer
+    }
+
+    /// The layer's user-level counters ([`Tiering::counters`]), as opposed to
+    /// [`BlockDevice::counters`], which counts both devices' media writes as the layer's.
+    pub fn user_counters(&self) -> &Counters {
+        self.layer.counters()
     }
 
     /// The hot device.
@@ -63,8 +84,18 @@ impl<H: BlockDevice, C: BlockDevice> TieringDevice<H, C> {
     /// Migrate every hot slot to the cold tier. Returns the slots migrated.
     pub fn migrate_all(&mut self) -> Result<u32, DeviceError> {
         let n = self.layer.migrate_all(&mut self.buf);
-        self.dispatch()?;
-        Ok(n)
+        let r = self.dispatch();
+        self.update_view();
+        r.map(|()| n)
+    }
+
+    /// Restate the layer's counters in the view (after every command, failed ones included:
+    /// what was sent before the failure counts). Media bytes are each device's media units in
+    /// its own block size (a flash drive's mapping unit).
+    fn update_view(&mut self) {
+        let (h, c) = (self.hot.counters(), self.cold.counters());
+        let media_bytes = h.media_units() * self.hot.block_size() as u64 + c.media_units() * self.cold.block_size() as u64;
+        self.view.update(self.layer.counters(), media_bytes, h.erases + c.erases);
     }
 
     fn dispatch(&mut self) -> Result<(), DeviceError> {
@@ -92,6 +123,29 @@ impl<H: BlockDevice, C: BlockDevice> TieringDevice<H, C> {
         self.layer.migrate_to_watermark(&mut self.buf);
         self.dispatch()
     }
+
+    /// One user command, without the counters' update.
+    fn command(&mut self, io: &Io) -> Result<Completion, DeviceError> {
+        match io.op {
+            Op::Write => self.run_user(io, Tiering::map_write)?,
+            Op::Read => self.run_user(io, Tiering::map_read)?,
+            Op::Trim => self.run_user(io, Tiering::map_trim)?,
+            Op::Flush => {
+                if io.ns != 0 {
+                    return Err(DeviceError::NoSuchNamespace(io.ns));
+                }
+                let f = Io {
+                    offset: 0,
+                    len: 0,
+                    ..*io
+                };
+                self.hot.submit(&f)?;
+                self.cold.submit(&f)?;
+            }
+            Op::Append | Op::Zone(_) => return Err(DeviceError::NotZoned { ns: io.ns }),
+        }
+        Ok(Completion { offset: io.offset })
+    }
 }
 
 /// The device error a layer refusal maps to.
@@ -118,25 +172,16 @@ impl<H: BlockDevice, C: BlockDevice> BlockDevice for TieringDevice<H, C> {
     /// Read, Write, Trim and Flush (passed to both devices); Zone Append and zone management are
     /// refused with `NotZoned` (the layer exposes a regular device).
     fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
-        match io.op {
-            Op::Write => self.run_user(io, Tiering::map_write)?,
-            Op::Read => self.run_user(io, Tiering::map_read)?,
-            Op::Trim => self.run_user(io, Tiering::map_trim)?,
-            Op::Flush => {
-                if io.ns != 0 {
-                    return Err(DeviceError::NoSuchNamespace(io.ns));
-                }
-                let f = Io {
-                    offset: 0,
-                    len: 0,
-                    ..*io
-                };
-                self.hot.submit(&f)?;
-                self.cold.submit(&f)?;
-            }
-            Op::Append | Op::Zone(_) => return Err(DeviceError::NotZoned { ns: io.ns }),
-        }
-        Ok(Completion { offset: io.offset })
+        let r = self.command(io);
+        self.update_view();
+        r
+    }
+
+    // The counters once per batch: nobody reads them in between.
+    fn submit_batch(&mut self, ios: &[Io]) -> Result<(), DeviceError> {
+        let r = ios.iter().try_for_each(|io| self.command(io).map(|_| ()));
+        self.update_view();
+        r
     }
 
     fn zone_mgmt_target(&mut self, ns: u32, _: ZoneTarget, _: ZoneAction) -> Result<ZoneMgmtDone, DeviceError> {
@@ -159,9 +204,13 @@ impl<H: BlockDevice, C: BlockDevice> BlockDevice for TieringDevice<H, C> {
         super::BLOCK_SIZE as u32
     }
 
-    /// The layer's user-level counters (see [`Tiering::counters`]); per-tier traffic is in
-    /// [`Tiering::tier_counters`] and the devices keep their own.
+    /// The layer as a device: host bytes are the user's, host units those bytes in the
+    /// counting unit ([`TieringDevice::with_counting_unit`]), GC units every other unit both
+    /// devices programmed (migration, and each drive's own GC), erases both devices' (so the
+    /// WAF is application to NAND). The user-level counters are
+    /// [`TieringDevice::user_counters`], per-tier traffic [`Tiering::tier_counters`]; the
+    /// devices keep their own.
     fn counters(&self) -> &Counters {
-        self.layer.counters()
+        self.view.counters()
     }
 }
