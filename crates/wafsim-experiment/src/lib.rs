@@ -15,6 +15,8 @@
 //! 8. [`studies`]: what is built from many runs (sweeps, the advisor, the catalog, validation,
 //!    the datasheet check, benchmarks).
 
+#![warn(missing_docs)]
+
 pub mod drives;
 pub mod load;
 pub(crate) mod parts;

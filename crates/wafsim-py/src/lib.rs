@@ -7,6 +7,8 @@
 //! keep running while a run takes seconds or hours. Errors become `wafsim.WafsimError` carrying
 //! the message the CLI prints (with file:line where the CLI has one).
 
+#![warn(missing_docs)]
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -15,14 +15,16 @@ mod untimed;
 
 use collect::*;
 
-/// Progress report.
+/// Progress of a run, reported after every batch (a progress bar's figures).
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
-    /// Host bytes written or trimmed so far, and the planned total (0 when unknown).
+    /// Host bytes written or trimmed so far.
     pub done_bytes: u64,
+    /// The planned total of host bytes written or trimmed (0 when unknown).
     pub total_bytes: u64,
     /// Host bytes written divided by the logical capacity.
     pub drive_writes: f64,
+    /// Device WAF since the run's built-in precondition (media bytes / host bytes written).
     pub waf: f64,
 }
 
