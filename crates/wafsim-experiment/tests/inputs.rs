@@ -302,6 +302,26 @@ fn write_iolog_records_what_the_job_issued() {
     assert_eq!(replay.mbmw(), r.mbmw());
 }
 
+/// A log that cannot be written (the disk is full) fails the run with the operating system's
+/// reason, naming the log: when the job runs dry (untimed), and when a time limit stops it
+/// first (timed, `time_based`: the log's last lines are written after the run).
+#[test]
+fn write_iolog_errors_reach_the_user() {
+    if !std::path::Path::new("/dev/full").exists() {
+        eprintln!("no /dev/full; skipped");
+        return;
+    }
+    let d = dir("iolog-full");
+    std::fs::write(d.join("j.fio"), "[w]\nrw=randwrite\nbs=4k\nsize=1M\nwrite_iolog=/dev/full\n").unwrap();
+    let e = run_doc(&format!("{SMALL}{}", fio_phase("j.fio")), &d, 1.0).unwrap_err();
+    let text = format!("{e:#}");
+    assert!(text.contains("write_iolog /dev/full") && text.contains("No space left"), "{text}");
+    std::fs::write(d.join("t.fio"), "[w]\nrw=randwrite\nbs=4k\ntime_based=1\nruntime=20ms\nwrite_iolog=/dev/full\n").unwrap();
+    let e = run_doc(&format!("{TIMED_DEVICE}{}", fio_phase("t.fio")), &d, 0.046875).unwrap_err();
+    let text = format!("{e:#}");
+    assert!(text.contains("write_iolog /dev/full") && text.contains("No space left"), "{text}");
+}
+
 /// Timing decides when the FTL's NAND work happens, never what it is: the same I/O sequence
 /// (one job, so no interleaving chosen by the queues) gives the same WAF timed and untimed,
 /// including a measurement that starts part-way into GC. (At this scale the erase unit, 6 MiB,

@@ -197,7 +197,7 @@ fn tee_iolog(spec: &ExperimentSpec, src: Box<dyn IoSource>, path: &str, job: &Fi
     };
     let target = job.filename.clone().unwrap_or_else(|| format!("/dev/{ns}"));
     let file = std::fs::File::create(&path).with_context(|| format!("{}:{}: write_iolog: cannot create {path}", job.file, job.line))?;
-    let writer = IologWriter::new(std::io::BufWriter::new(file), &target).with_context(|| format!("{}:{}: write_iolog {path}", job.file, job.line))?;
+    let writer = IologWriter::new(file, &target).with_context(|| format!("{}:{}: write_iolog {path}", job.file, job.line))?;
     Ok(Box::new(IologTee::new(src, writer).named(&format!("write_iolog {path}"))))
 }
 

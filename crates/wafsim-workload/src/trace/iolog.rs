@@ -216,11 +216,14 @@ impl<W: Write> IologWriter<W> {
         writeln!(self.out, "{us} {} {} {} {}", self.file, action(io.op), io.offset, io.len)
     }
 
-    /// Close the file at the latest time written (as fio ends its logs), flush, and hand the
-    /// output back.
+    /// Close the file at the latest time written (as fio ends its logs), flush (the output
+    /// too, so a buffered one reports a full disk here rather than losing it on drop), and hand
+    /// the output back.
     pub fn finish(mut self) -> io::Result<W> {
         self.file_action(self.last_us, "close")?;
-        self.out.into_inner().map_err(io::IntoInnerError::into_error)
+        let mut out = self.out.into_inner().map_err(io::IntoInnerError::into_error)?;
+        out.flush()?;
+        Ok(out)
     }
 
     fn file_action(&mut self, us: u64, what: &str) -> io::Result<()> {
