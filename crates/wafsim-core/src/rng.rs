@@ -17,6 +17,16 @@ fn splitmix64(x: &mut u64) -> u64 {
 }
 
 impl Rng {
+    /// The generator's state (to save it in a drive image).
+    pub fn state(&self) -> [u64; 4] {
+        self.s
+    }
+
+    /// A generator that continues from a saved [`Rng::state`].
+    pub fn from_state(s: [u64; 4]) -> Rng {
+        Rng { s }
+    }
+
     /// A generator whose whole stream is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
         let mut x = seed;

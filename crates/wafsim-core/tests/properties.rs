@@ -95,3 +95,76 @@ proptest! {
         prop_assert!(c.host_units * MU as u64 >= c.host_write_bytes);
     }
 }
+
+/// Apply one command (errors ignored: the same command fails the same way on both devices).
+fn apply(dev: &mut Device, c: &Cmd) {
+    match *c {
+        Cmd::Io { op, ns, unit, units, misalign, pid } => {
+            let op = match op {
+                0..=6 => Op::Write,
+                7..=8 => Op::Trim,
+                _ => Op::Read,
+            };
+            let offset = unit * MU as u64 + misalign as u64 % MU as u64;
+            let len = units * MU - (misalign % MU);
+            let pid = pid.map(|(rg, ph)| Pid::new(rg, ph)).unwrap_or(Pid::NONE);
+            let _ = dev.submit(&Io { op, ns, offset, len, pid });
+        }
+        Cmd::RuhUpdate { ruh } => {
+            let _ = dev.ruh_update(0, ruh);
+        }
+    }
+}
+
+/// Where every logical unit of every namespace lives: the placement a later run sees.
+fn placement_map(dev: &Device) -> Vec<Option<u32>> {
+    (0..3).flat_map(|ns| (0..400u64).map(move |u| (ns, u))).map(|(ns, u)| dev.lookup(ns, u * MU as u64)).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// A drive saved to an image and loaded again continues bit-identically to one that never
+    /// stopped: the same counters, FDP events and placement of every later write.
+    #[test]
+    fn a_drive_image_continues_bit_identically(policy in policies(), placement in placements(), before in proptest::collection::vec(cmd(), 0..2500), after in proptest::collection::vec(cmd(), 1..2500)) {
+        let mut dev = device(policy, placement);
+        for c in &before {
+            apply(&mut dev, c);
+        }
+        let image = dev.save_image(Vec::new()).unwrap();
+        let mut back = Device::load_image(dev.config().clone(), &image[..]).unwrap();
+        prop_assert_eq!(back.counters(), dev.counters());
+        prop_assert_eq!(back.save_image(Vec::new()).unwrap(), image, "saving the loaded drive gives the same image");
+        for c in &after {
+            apply(&mut dev, c);
+            apply(&mut back, c);
+        }
+        prop_assert_eq!(back.counters(), dev.counters());
+        prop_assert_eq!(back.fdp_events().collect::<Vec<_>>(), dev.fdp_events().collect::<Vec<_>>());
+        prop_assert_eq!(placement_map(&back), placement_map(&dev));
+        prop_assert_eq!(back.erase_counts(), dev.erase_counts());
+        if let Err(e) = back.check_invariants() { prop_assert!(false, "{}", e); }
+    }
+}
+
+/// A damaged image is refused with a reason: truncated, a flipped byte, another configuration.
+#[test]
+fn a_damaged_or_foreign_image_is_refused_clearly() {
+    let mut dev = device(GcPolicy::Greedy, Placement::Conventional);
+    for i in 0..5000u64 {
+        dev.submit(&Io { op: Op::Write, ns: (i % 3) as u32, offset: (i * 7919 % 400) * MU as u64, len: MU, pid: Pid::NONE }).unwrap();
+    }
+    let image = dev.save_image(Vec::new()).unwrap();
+    let cfg = dev.config().clone();
+    let err = |bytes: &[u8], cfg: DeviceConfig| Device::load_image(cfg, bytes).map(|_| ()).unwrap_err().to_string();
+    let e = err(&image[..image.len() / 2], cfg.clone());
+    assert_eq!(e, "drive image truncated: the file ends before the image does");
+    let mut flipped = image.clone();
+    flipped[image.len() / 3] ^= 1;
+    assert!(err(&flipped, cfg.clone()).contains("checksum"), "{}", err(&flipped, cfg.clone()));
+    assert!(err(b"#!/bin/sh\n", cfg.clone()).contains("not a wafsim drive image"));
+    let other = DeviceConfig { gc_policy: GcPolicy::Fifo, ..cfg.clone() };
+    let e = err(&image, other);
+    assert!(e.contains("another configuration") && e.contains("Greedy") && e.contains("Fifo"), "{e}");
+}

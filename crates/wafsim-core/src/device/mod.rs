@@ -16,6 +16,7 @@
 //! physical unit and makes trim and overwrite one store each.
 
 mod gc;
+mod image;
 mod invariants;
 mod mapping;
 mod media_log;
@@ -26,6 +27,7 @@ use media_log::MediaLayout;
 // media_op.rs); re-exported at their old paths, which wafsim-host and wafsim-time name.
 pub use crate::error::DeviceError;
 pub use crate::media_op::MediaOp;
+pub use image::IMAGE_KIND;
 pub use placement::{FdpEvent, FdpEventKind, Frontier, FrontierKind, EVENT_LOG_LEN};
 
 use crate::config::{ConfigError, DeviceConfig, GcPolicy, Geometry};
