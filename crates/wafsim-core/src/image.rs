@@ -289,6 +289,52 @@ impl<R: Read> ImageReader<R> {
     }
 }
 
+/// The `CONF` section: the configuration a drive was built from, as text (its `Debug` form).
+pub(crate) fn write_config<W: Write>(w: &mut ImageWriter<W>, conf: &str) -> io::Result<()> {
+    w.section(b"CONF", 4 + conf.len() as u64)?;
+    w.str(conf)
+}
+
+/// Read the `CONF` section and refuse an image of another configuration than `conf`, naming
+/// the first setting that differs.
+pub(crate) fn check_config<R: Read>(r: &mut ImageReader<R>, conf: &str) -> Result<(), ImageError> {
+    let len = r.any_section(b"CONF")?;
+    if len > 1 << 20 {
+        return Err(ImageError::Damaged("configuration section".into()));
+    }
+    let saved = r.str()?;
+    if saved != conf {
+        return Err(ImageError::Config(format!("saved from {}; this drive is {}", first_difference(&saved, conf), first_difference(conf, &saved))));
+    }
+    Ok(())
+}
+
+/// Where `a` first differs from `b`, with a little context (configurations are long).
+fn first_difference(a: &str, b: &str) -> String {
+    let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let start = a[..at].rfind([',', '{', '(']).map_or(0, |i| i + 1);
+    let end = a[at..].find([',', '}', ')']).map_or(a.len(), |i| at + i);
+    format!("\"{}\"", a[start..end].trim())
+}
+
+/// The `CTRS` section: a drive's counters.
+pub(crate) fn write_counters<W: Write>(w: &mut ImageWriter<W>, c: &Counters) -> io::Result<()> {
+    let words = counters_words(c);
+    w.section(b"CTRS", 8 * words.len() as u64)?;
+    w.u64s(&words)
+}
+
+/// Counters back from the `CTRS` section.
+pub(crate) fn read_counters<R: Read>(r: &mut ImageReader<R>) -> Result<Counters, ImageError> {
+    let n = r.any_section(b"CTRS")?;
+    if n % 8 != 0 || n > 8 << 20 {
+        return Err(ImageError::Damaged("counters".into()));
+    }
+    let mut words = vec![0u64; (n / 8) as usize];
+    r.u64s(&mut words)?;
+    counters_from_words(&words)
+}
+
 /// Counters as 64-bit words, in a fixed order (every field named, so a new counter does not
 /// compile until the image carries it).
 pub(crate) fn counters_words(c: &Counters) -> Vec<u64> {

@@ -212,6 +212,36 @@ pub struct SmrDevice {
 }
 
 impl SmrDevice {
+    /// The kind an SMR disk's image names.
+    pub const IMAGE_KIND: &'static str = "smr";
+
+    /// Write the disk's state as a drive image ([`crate::image`]): zones and counters.
+    pub fn save_image<W: std::io::Write>(&self, out: W) -> std::io::Result<W> {
+        let mut w = crate::image::ImageWriter::new(out, Self::IMAGE_KIND)?;
+        crate::image::write_config(&mut w, &format!("{:?}", self.cfg))?;
+        let zones = self.zones.image_words();
+        w.section(b"ZONE", 8 * zones.len() as u64)?;
+        w.u64s(&zones)?;
+        crate::image::write_counters(&mut w, &self.counters)?;
+        w.finish()
+    }
+
+    /// A disk built from `cfg` and continued from an image saved by [`SmrDevice::save_image`]
+    /// from a disk of the same configuration.
+    pub fn load_image<R: std::io::Read>(cfg: SmrConfig, input: R) -> Result<SmrDevice, crate::image::ImageError> {
+        use crate::image::ImageError;
+        let mut d = SmrDevice::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
+        let mut r = crate::image::ImageReader::new(input, Self::IMAGE_KIND)?;
+        crate::image::check_config(&mut r, &format!("{:?}", d.cfg))?;
+        let mut zones = vec![0u64; d.zones.image_len()];
+        r.section(b"ZONE", 8 * zones.len() as u64)?;
+        r.u64s(&mut zones)?;
+        d.zones.restore_words(&zones)?;
+        d.counters = crate::image::read_counters(&mut r)?;
+        r.finish()?;
+        Ok(d)
+    }
+
     /// An SMR disk with every zone empty, or why `cfg` describes no valid zone layout.
     pub fn new(cfg: SmrConfig) -> Result<SmrDevice, ZoneConfigError> {
         let zc = cfg.zone_config()?;

@@ -104,6 +104,44 @@ struct ZnsMedia {
 }
 
 impl ZnsDevice {
+    /// The kind a ZNS drive's image names.
+    pub const IMAGE_KIND: &'static str = "zns";
+
+    /// Write the drive's state as a drive image ([`crate::image`]): zones, blocks programmed
+    /// and erase counts, counters. (The timing model's media state is rebuilt when it is
+    /// turned on.)
+    pub fn save_image<W: std::io::Write>(&self, out: W) -> std::io::Result<W> {
+        let mut w = crate::image::ImageWriter::new(out, Self::IMAGE_KIND)?;
+        crate::image::write_config(&mut w, &format!("{:?}", self.cfg))?;
+        let zones = self.zones.image_words();
+        w.section(b"ZONE", 8 * zones.len() as u64)?;
+        w.u64s(&zones)?;
+        w.section(b"PROG", 8 * self.programmed.len() as u64 + 4 * self.erase_count.len() as u64)?;
+        w.u64s(&self.programmed)?;
+        w.u32s(&self.erase_count)?;
+        crate::image::write_counters(&mut w, &self.counters)?;
+        w.finish()
+    }
+
+    /// A drive built from `cfg` and continued from an image saved by
+    /// [`ZnsDevice::save_image`] from a drive of the same configuration.
+    pub fn load_image<R: std::io::Read>(cfg: ZnsConfig, input: R) -> Result<ZnsDevice, crate::image::ImageError> {
+        use crate::image::ImageError;
+        let mut d = ZnsDevice::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
+        let mut r = crate::image::ImageReader::new(input, Self::IMAGE_KIND)?;
+        crate::image::check_config(&mut r, &format!("{:?}", d.cfg))?;
+        let mut zones = vec![0u64; d.zones.image_len()];
+        r.section(b"ZONE", 8 * zones.len() as u64)?;
+        r.u64s(&mut zones)?;
+        d.zones.restore_words(&zones)?;
+        r.section(b"PROG", 8 * d.programmed.len() as u64 + 4 * d.erase_count.len() as u64)?;
+        r.u64s(&mut d.programmed)?;
+        r.u32s(&mut d.erase_count)?;
+        d.counters = crate::image::read_counters(&mut r)?;
+        r.finish()?;
+        Ok(d)
+    }
+
     /// A ZNS drive with every zone empty and no erase yet, or why `cfg` describes no valid zone
     /// layout.
     pub fn new(cfg: ZnsConfig) -> Result<ZnsDevice, ZoneConfigError> {

@@ -482,6 +482,40 @@ pub struct Zones {
 }
 
 impl Zones {
+    /// Words per zone in [`Zones::image_words`].
+    const IMAGE_WORDS: usize = 6;
+
+    /// The zones' state as words for a drive image: per zone write pointer, high-water mark,
+    /// implicit-open list links, condition and ZRWA flag, then the resource counts.
+    pub(crate) fn image_words(&self) -> Vec<u64> {
+        let mut v = Vec::with_capacity(self.zones.len() * Self::IMAGE_WORDS + 6);
+        for z in &self.zones {
+            v.extend([z.wp, z.hwm, z.prev as u64, z.next as u64, z.state.code() as u64, z.zrwa as u64]);
+        }
+        v.extend([self.n_open, self.n_active, self.n_implicit, self.zrwa_in_use, self.imp_head, self.imp_tail].map(u64::from));
+        v
+    }
+
+    /// Words in [`Zones::image_words`] for this configuration.
+    pub(crate) fn image_len(&self) -> usize {
+        self.zones.len() * Self::IMAGE_WORDS + 6
+    }
+
+    /// Continue from [`Zones::image_words`] of zones of the same configuration.
+    pub(crate) fn restore_words(&mut self, w: &[u64]) -> Result<(), crate::image::ImageError> {
+        let bad = |what: &str| crate::image::ImageError::Damaged(format!("zones: {what}"));
+        if w.len() != self.image_len() {
+            return Err(bad("another zone count"));
+        }
+        for (z, v) in self.zones.iter_mut().zip(w.chunks_exact(Self::IMAGE_WORDS)) {
+            let state = u8::try_from(v[4]).ok().and_then(ZoneState::from_code).ok_or_else(|| bad("a zone condition"))?;
+            *z = Zone { wp: v[0], hwm: v[1], prev: v[2] as u32, next: v[3] as u32, state, zrwa: v[5] != 0 };
+        }
+        let t = &w[self.zones.len() * Self::IMAGE_WORDS..];
+        [self.n_open, self.n_active, self.n_implicit, self.zrwa_in_use, self.imp_head, self.imp_tail] = [t[0], t[1], t[2], t[3], t[4], t[5]].map(|x| x as u32);
+        Ok(())
+    }
+
     /// All zones Empty (conventional ones not-write-pointer).
     pub fn new(cfg: ZoneConfig) -> Result<Self, ZoneConfigError> {
         cfg.validate()?;

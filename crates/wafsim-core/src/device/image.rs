@@ -6,7 +6,7 @@
 
 use super::{Device, FdpEvent, FdpEventKind, FrontierKind, ReclaimGroup};
 use crate::config::DeviceConfig;
-use crate::image::{counters_from_words, counters_words, ImageError, ImageReader, ImageWriter};
+use crate::image::{check_config, counters_from_words, counters_words, write_config, ImageError, ImageReader, ImageWriter};
 use crate::rng::Rng;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -36,9 +36,7 @@ impl Device {
     pub fn save_image<W: Write>(&self, out: W) -> std::io::Result<W> {
         assert!(self.media_ops.is_empty(), "media operations not taken before saving an image");
         let mut w = ImageWriter::new(out, IMAGE_KIND)?;
-        let conf = format!("{:?}", self.cfg);
-        w.section(b"CONF", 4 + conf.len() as u64)?;
-        w.str(&conf)?;
+        write_config(&mut w, &format!("{:?}", self.cfg))?;
         let l2p = self.l2p.len() as u64;
         let p2l = self.p2l.len() as u64;
         let e = self.valid.len() as u64;
@@ -86,15 +84,7 @@ impl Device {
     pub fn load_image<R: Read>(cfg: DeviceConfig, input: R) -> Result<Device, ImageError> {
         let mut d = Device::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
         let mut r = ImageReader::new(input, IMAGE_KIND)?;
-        let conf = format!("{:?}", d.cfg);
-        let len = r.any_section(b"CONF")?;
-        if len > 1 << 20 {
-            return Err(ImageError::Damaged("configuration section".into()));
-        }
-        let saved = r.str()?;
-        if saved != conf {
-            return Err(ImageError::Config(format!("saved from {}; this drive is {}", first_difference(&saved, &conf), first_difference(&conf, &saved))));
-        }
+        check_config(&mut r, &format!("{:?}", d.cfg))?;
         let (l2p, p2l, e) = (d.l2p.len() as u64, d.p2l.len() as u64, d.valid.len() as u64);
         r.section(b"MAP ", 4 * (l2p + p2l))?;
         r.u32s(&mut d.l2p)?;
@@ -180,12 +170,4 @@ fn words(bytes: u64, width: u64, max: u64) -> Result<usize, ImageError> {
         return Err(ImageError::Damaged(format!("a section of {bytes} bytes")));
     }
     Ok((bytes / width) as usize)
-}
-
-/// Where `a` first differs from `b`, with a little context (configurations are long).
-fn first_difference(a: &str, b: &str) -> String {
-    let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    let start = a[..at].rfind([',', '{']).map_or(0, |i| i + 1);
-    let end = a[at..].find([',', '}']).map_or(a.len(), |i| at + i);
-    format!("\"{}\"", a[start..end].trim())
 }
