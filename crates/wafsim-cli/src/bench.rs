@@ -1,6 +1,6 @@
 //! `wafsim bench`: how fast the simulator runs. One function per mode, chosen by flag: the FTL
 //! alone (the default), the timing model (--timed), the host layers (--host), the application
-//! models (--apps) and the NBD server under fio (--nbd). Each prints a text report, or JSON with
+//! models (--apps), the NBD server under fio (--nbd) and drive images (--image). Each prints a text report, or JSON with
 //! --json (progress lines go to stderr only without --json).
 
 use anyhow::{bail, Result};
@@ -8,7 +8,8 @@ use clap::Args;
 use wafsim_core::GcPolicy;
 use wafsim_experiment::studies::bench::BenchConfig;
 
-/// The flags of `wafsim bench`; --timed, --host, --apps and --nbd pick the mode (at most one).
+/// The flags of `wafsim bench`; --timed, --host, --apps, --nbd and --image pick the mode (at
+/// most one).
 #[derive(Args)]
 pub struct BenchArgs {
     /// Print JSON (keys media_writes_per_sec, host_writes_per_sec, waf, bytes_per_mapping_unit).
@@ -47,6 +48,12 @@ pub struct BenchArgs {
     /// Needs fio (and nbdkit for the comparison) installed.
     #[arg(long, conflicts_with_all = ["host", "timed", "apps"])]
     nbd: bool,
+    /// Drive images: the FTL bench's drive (--units-log2, --op, --gc-policy) filled and aged
+    /// by one drive write of random 4 KiB writes, saved to a file in DIR and loaded back; save,
+    /// fsync and load times, bytes per second, and whether the loaded drive matches. E.g.
+    /// `wafsim bench --image /tmp --units-log2 28`.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["host", "timed", "apps", "nbd"])]
+    image: Option<std::path::PathBuf>,
     /// --nbd: seconds per round and server.
     #[arg(long, default_value_t = 10, requires = "nbd")]
     seconds: u32,
@@ -71,6 +78,8 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
         host(a.json, a.rounds, a.writes_per_round)
     } else if a.timed {
         timed(a.json, a.units_log2, a.fills)
+    } else if let Some(dir) = a.image {
+        image(a.json, &dir, a.units_log2, a.op, a.gc_policy)
     } else {
         ftl(a.json, a.units_log2, a.op, a.gc_policy, a.fills)
     }
@@ -206,6 +215,32 @@ fn timed(json: bool, units_log2: u32, fills: f64) -> Result<()> {
         println!("simulated I/Os per second   {:.2} M (wall clock, one thread)", r.ios_per_sec / 1e6);
         println!("simulated time              {:.3} s ({:.0} write IOPS in the simulated device)", r.simulated_seconds, r.write_iops_simulated);
         println!("WAF                         {:.3}", r.waf);
+    }
+    Ok(())
+}
+
+/// --image: saving and loading a drive image of an aged FTL drive.
+fn image(json: bool, dir: &std::path::Path, units_log2: u32, op: f64, gc_policy: String) -> Result<()> {
+    let gc_policy: GcPolicy = gc_policy.parse().map_err(anyhow::Error::msg)?;
+    if !(10..=31).contains(&units_log2) {
+        bail!("--units-log2 {units_log2}: expected 10..=31");
+    }
+    let cfg = BenchConfig { mapping_units_log2: units_log2, over_provisioning: op, gc_policy, ..Default::default() };
+    let r = wafsim_experiment::studies::bench::run_image_bench(&cfg, dir, |phase| {
+        if !json {
+            eprintln!("bench --image: {phase}");
+        }
+    })?;
+    if !r.identical {
+        bail!("bench --image: the loaded drive differs from the saved one");
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        let gb = |b: f64| b / 1e9;
+        println!("drive image of {} mapping units of 4 KiB, aged by one drive write of random writes: {:.2} GB", r.mapping_units, gb(r.image_bytes as f64));
+        println!("save   {:.2} s ({:.2} GB/s), then fsync {:.2} s", r.save_seconds, gb(r.save_bytes_per_sec), r.sync_seconds);
+        println!("load   {:.2} s ({:.2} GB/s); the loaded drive matches", r.load_seconds, gb(r.load_bytes_per_sec));
     }
     Ok(())
 }

@@ -59,8 +59,9 @@ pub struct BenchResult {
 
 const MU: u32 = 4096;
 
-/// Run the benchmark on the calling thread; `progress` gets the phase name.
-pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::Result<BenchResult> {
+/// The benchmark's device (conventional, one namespace over the whole logical capacity),
+/// filled sequentially; and its mapping units.
+fn filled_device(cfg: &BenchConfig, progress: &mut impl FnMut(&str)) -> anyhow::Result<(Device, u64)> {
     let units = 1u64 << cfg.mapping_units_log2;
     let logical = units * MU as u64;
     let eu = cfg
@@ -80,26 +81,35 @@ pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::R
         namespaces: vec![NamespaceConfig { name: "bench".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: cfg.seed,
     })?;
-    let mem = dev.geometry().memory_bytes();
     progress("precondition (sequential fill)");
-    let mut batch = Vec::with_capacity(4096);
     for off in (0..units).step_by(32) {
         dev.submit(&Io { op: Op::Write, ns: 0, offset: off * MU as u64, len: 32 * MU, pid: Pid::NONE })?;
     }
-    let mut rng = Rng::new(cfg.seed);
-    let mut random = |dev: &mut Device, n: u64| -> anyhow::Result<()> {
-        let mut left = n;
-        while left > 0 {
-            let k = left.min(4096);
-            batch.clear();
-            for _ in 0..k {
-                batch.push(Io { op: Op::Write, ns: 0, offset: rng.below(units) * MU as u64, len: MU, pid: Pid::NONE });
-            }
-            dev.submit_batch(&batch)?;
-            left -= k;
+    Ok((dev, units))
+}
+
+/// `n` uniform random single-unit writes over `units`, in batches of 4096.
+fn random_writes(dev: &mut Device, rng: &mut Rng, units: u64, n: u64, batch: &mut Vec<Io>) -> anyhow::Result<()> {
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(4096);
+        batch.clear();
+        for _ in 0..k {
+            batch.push(Io { op: Op::Write, ns: 0, offset: rng.below(units) * MU as u64, len: MU, pid: Pid::NONE });
         }
-        Ok(())
-    };
+        dev.submit_batch(batch)?;
+        left -= k;
+    }
+    Ok(())
+}
+
+/// Run the benchmark on the calling thread; `progress` gets the phase name.
+pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::Result<BenchResult> {
+    let (mut dev, units) = filled_device(cfg, &mut progress)?;
+    let mem = dev.geometry().memory_bytes();
+    let mut batch = Vec::with_capacity(4096);
+    let mut rng = Rng::new(cfg.seed);
+    let mut random = |dev: &mut Device, n: u64| random_writes(dev, &mut rng, units, n, &mut batch);
     progress("warm-up (random writes)");
     random(&mut dev, (cfg.warmup_fills * units as f64) as u64)?;
     progress("measure (random writes)");
@@ -769,4 +779,67 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     cases.push(case(CACHE, r, rep.app_waf(), format!("{} keys, hit ratio {:.3}", gen.keys, rep.hit_ratio())));
     }
     Ok(AppsBenchResult { cases })
+}
+
+/// Figures measured by [`run_image_bench`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ImageBenchResult {
+    /// Mapping units of the logical capacity.
+    pub mapping_units: u64,
+    /// Bytes of the image file.
+    pub image_bytes: u64,
+    /// Seconds to write the image (buffered writes, flushed, not yet synced).
+    pub save_seconds: f64,
+    /// Seconds of the fsync that follows (the disk's share).
+    pub sync_seconds: f64,
+    /// Seconds to load the image into a new drive (the file is likely in the page cache).
+    pub load_seconds: f64,
+    /// Image bytes per second of `save_seconds`.
+    pub save_bytes_per_sec: f64,
+    /// Image bytes per second of `load_seconds`.
+    pub load_bytes_per_sec: f64,
+    /// The loaded drive's counters equal the saved one's, and so does a sample of its mapping.
+    pub identical: bool,
+}
+
+/// Drive images: the benchmark's device filled and aged by `cfg.warmup_fills` of random
+/// writes, saved to a file in `dir` and loaded back into a new drive; the file is removed.
+pub fn run_image_bench(cfg: &BenchConfig, dir: &std::path::Path, mut progress: impl FnMut(&str)) -> anyhow::Result<ImageBenchResult> {
+    use anyhow::Context;
+    let (mut dev, units) = filled_device(cfg, &mut progress)?;
+    progress("age (random writes)");
+    random_writes(&mut dev, &mut Rng::new(cfg.seed), units, (cfg.warmup_fills * units as f64) as u64, &mut Vec::with_capacity(4096))?;
+    let path = dir.join(format!("wafsim-bench-{}.img", std::process::id()));
+    progress(&format!("save {}", path.display()));
+    let t0 = Instant::now();
+    let file = std::fs::File::create(&path).with_context(|| format!("bench --image: cannot create {}", path.display()))?;
+    let file = dev.save_image(std::io::BufWriter::with_capacity(1 << 20, file)).with_context(|| format!("bench --image: writing {}", path.display()))?;
+    let file = file.into_inner().map_err(|e| e.into_error())?;
+    let save_seconds = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    file.sync_all()?;
+    let sync_seconds = t1.elapsed().as_secs_f64();
+    let image_bytes = file.metadata()?.len();
+    drop(file);
+    progress("load");
+    let t2 = Instant::now();
+    let loaded = Device::load_image(dev.config().clone(), std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&path)?));
+    let load_seconds = t2.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    let loaded = loaded?;
+    let mut rng = Rng::new(cfg.seed ^ 0x1A6E);
+    let identical = loaded.counters() == dev.counters() && (0..4096).all(|_| {
+        let off = rng.below(units) * MU as u64;
+        loaded.lookup(0, off) == dev.lookup(0, off)
+    });
+    Ok(ImageBenchResult {
+        mapping_units: units,
+        image_bytes,
+        save_seconds,
+        sync_seconds,
+        load_seconds,
+        save_bytes_per_sec: image_bytes as f64 / save_seconds,
+        load_bytes_per_sec: image_bytes as f64 / load_seconds,
+        identical,
+    })
 }
