@@ -327,7 +327,7 @@ pub(crate) fn write_counters<W: Write>(w: &mut ImageWriter<W>, c: &Counters) -> 
 /// Counters back from the `CTRS` section.
 pub(crate) fn read_counters<R: Read>(r: &mut ImageReader<R>) -> Result<Counters, ImageError> {
     let n = r.any_section(b"CTRS")?;
-    if n % 8 != 0 || n > 8 << 20 {
+    if !n.is_multiple_of(8) || n > 8 << 20 {
         return Err(ImageError::Damaged("counters".into()));
     }
     let mut words = vec![0u64; (n / 8) as usize];

@@ -166,7 +166,7 @@ impl Device {
 
 /// `bytes` of `width`-byte words, at most `max` of them.
 fn words(bytes: u64, width: u64, max: u64) -> Result<usize, ImageError> {
-    if bytes % width != 0 || bytes / width > max {
+    if !bytes.is_multiple_of(width) || bytes / width > max {
         return Err(ImageError::Damaged(format!("a section of {bytes} bytes")));
     }
     Ok((bytes / width) as usize)
