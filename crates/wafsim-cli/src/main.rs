@@ -163,7 +163,7 @@ fn device_show(file: &Path, json: bool) -> Result<()> {
         Some(DriveConfig::Smr(z)) => print!("{}", wafsim_report::table::smr_device(&z, ns)),
         _ => {}
     }
-    if spec.device.is_zoned()? {
+    if spec.device.is_zoned() {
         return Ok(());
     }
     let cfg = spec.device.to_config(&spec.namespace, spec.seed).with_context(|| origin.clone())?;

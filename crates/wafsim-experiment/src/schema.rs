@@ -47,6 +47,265 @@ use wafsim_core::units::parse_bytes;
 use wafsim_core::RuhType;
 use wafsim_workload::synthetic::{Distribution, Pattern};
 
+/// A choice of the experiment file: a closed set of words, each a variant of an enum. Gives the
+/// enum, `WORDS`, `word()`, `FromStr` (any other word is refused with the choice's message, in
+/// which `{v:?}` is the word given), `Deserialize` from a string (so the file is refused when it
+/// is parsed, with the same message) and `Display`/`Serialize` back to the word. A variant may
+/// take further spellings after `|`; it is shown by its first.
+macro_rules! choice {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident, $error:literal {
+            $( $(#[$vmeta:meta])* $variant:ident = $word:literal $(| $alias:literal)*, )+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $( $(#[$vmeta])* $variant, )+
+        }
+
+        impl $name {
+            /// The words of the experiment file, one per choice.
+            pub const WORDS: &'static [&'static str] = &[$($word),+];
+
+            /// The choice's word in the experiment file.
+            pub fn word(self) -> &'static str {
+                match self {
+                    $( $name::$variant => $word, )+
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> std::result::Result<Self, String> {
+                match s {
+                    $( $word $(| $alias)* => Ok($name::$variant), )+
+                    v => Err(format!($error, v = v)),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.word())
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+                s.serialize_str(self.word())
+            }
+        }
+    };
+}
+
+choice! {
+    /// `layout`: where the namespaces live.
+    #[derive(Default)]
+    pub enum Layout, "layout {v:?}: expected \"shared\" or \"dedicated\"" {
+        /// All namespaces on the one `[device]` (the default).
+        #[default]
+        Shared = "shared",
+        /// Each namespace on a drive of its own.
+        Dedicated = "dedicated",
+    }
+}
+
+choice! {
+    /// `interleave`: how the untimed model orders the I/Os of a phase's concurrent sources.
+    #[derive(Default)]
+    pub enum InterleaveKind, "interleave = {v:?}: expected \"round-robin\" or \"random\"" {
+        /// Strict weighted turns (the default).
+        #[default]
+        RoundRobin = "round-robin",
+        /// Each I/O's source drawn at random by weight (Poisson arrivals), seeded.
+        Random = "random",
+    }
+}
+
+choice! {
+    /// `device.kind`: what kind of drive a `[device]` describes.
+    pub enum DriveKind, "device.kind {v:?}: expected \"flash\", \"zns\" or \"smr\"" {
+        /// A flash SSD with a device FTL (conventional, streams or FDP).
+        Flash = "flash",
+        /// A zoned namespace (ZNS) SSD: no device GC.
+        Zns = "zns",
+        /// A host-managed SMR disk.
+        Smr = "smr",
+    }
+}
+
+choice! {
+    /// `host.layer`: the host block layer between the namespace and the drives.
+    pub enum HostLayer, "host.layer {v:?}: expected \"dm-zoned\", \"tiering\" or \"none\"" {
+        /// Linux dm-zoned over SMR disks, with a cache device or the disks' conventional zones.
+        DmZoned = "dm-zoned",
+        /// A hot (staging) flash drive in front of the `[device]` (capacity) drive.
+        Tiering = "tiering",
+        /// No layer: a variant without the experiment's layer.
+        None = "none",
+    }
+}
+
+choice! {
+    /// `pattern` of a `[[workload]]`: where its writes go.
+    pub enum PatternKind, "pattern {v:?}: expected \"sequential\" or \"random\"" {
+        /// Block after block from offset 0, wrapping at the end of the namespace ("seq" too).
+        Sequential = "sequential" | "seq",
+        /// Blocks drawn by the workload's `distribution` ("rand" too).
+        Random = "random" | "rand",
+    }
+}
+
+choice! {
+    /// `filesystem` of `[[phase.files]]` and of an lsm store: the file system made on the
+    /// namespace.
+    #[derive(Default)]
+    pub enum FsKind, "filesystem {v:?}: expected \"conventional\" or \"zoned\"" {
+        /// Update in place, on any drive (a store's default).
+        #[default]
+        Conventional = "conventional",
+        /// Log-structured with host GC, on a zoned drive.
+        Zoned = "zoned",
+    }
+}
+
+choice! {
+    /// `victim`: a zoned file system's GC victim policy.
+    #[derive(Default)]
+    pub enum Victim, "victim {v:?}: expected \"greedy\" or \"cost-benefit\"" {
+        /// Fewest live blocks first (the default).
+        #[default]
+        Greedy = "greedy",
+        /// Best (1-u)*age/(1+u) first (LFS cost-benefit).
+        CostBenefit = "cost-benefit",
+    }
+}
+
+choice! {
+    /// `delete` of a `[[phase.files.group]]`: which live file a new one replaces.
+    #[derive(Default)]
+    pub enum FileDelete, "delete {v:?}: expected \"oldest\" or \"random\"" {
+        /// The oldest (first completed) file: files live for a fixed number of successors (the
+        /// default).
+        #[default]
+        Oldest = "oldest",
+        /// A uniformly random live file: lifetimes spread out.
+        Random = "random",
+    }
+}
+
+choice! {
+    /// `store` of `[[phase.kv]]`: the key-value store on the namespace.
+    #[derive(Default)]
+    pub enum KvStore, "store {v:?}: expected \"log-structured\", \"lsm\" or \"flash-cache\"" {
+        /// Aerospike-like: write blocks on the raw namespace, defrag below the low-water mark
+        /// (the default).
+        #[default]
+        LogStructured = "log-structured",
+        /// An LSM tree on a file system on the namespace.
+        Lsm = "lsm",
+        /// A CacheLib-like flash cache on the raw namespace.
+        FlashCache = "flash-cache",
+    }
+}
+
+choice! {
+    /// `workload` of `[[phase.kv]]`: the request generator driving the store.
+    #[derive(Default)]
+    pub enum KvWorkload, "workload {v:?}: expected \"ycsb\" or \"tpcc\" (\"cachebench\" with store = \"flash-cache\")" {
+        /// A YCSB core workload (the default).
+        #[default]
+        Ycsb = "ycsb",
+        /// A TPC-C-like mix: load, then transactions.
+        Tpcc = "tpcc",
+        /// CacheBench-like requests (what a flash cache runs whatever the workload).
+        Cachebench = "cachebench",
+    }
+}
+
+choice! {
+    /// `phases` of `[[phase.kv]]`: which YCSB phases the client runs.
+    #[derive(Default)]
+    pub enum KvPhases, "phases {v:?}: expected \"load\", \"run\" or \"load+run\"" {
+        /// Insert the records only.
+        Load = "load",
+        /// Run the operations only (tpcc: skip the initial population).
+        Run = "run",
+        /// Load, then run (the default).
+        #[default]
+        LoadAndRun = "load+run",
+    }
+}
+
+choice! {
+    /// `compaction` of an lsm store: the engine's compaction style and defaults.
+    #[derive(Default)]
+    pub enum Compaction, "compaction {v:?}: expected \"size-tiered\" (Cassandra-like) or \"leveled\" (RocksDB-like)" {
+        /// Cassandra-like size-tiered compaction (the default).
+        #[default]
+        SizeTiered = "size-tiered",
+        /// RocksDB-like leveled compaction.
+        Leveled = "leveled",
+    }
+}
+
+choice! {
+    /// `region_eviction` of a flash cache: BlockCache's region eviction.
+    #[derive(Default)]
+    pub enum RegionOrder, "region_eviction {v:?}: expected \"lru\" or \"fifo\"" {
+        /// Least recently used region first (Navy's default).
+        #[default]
+        Lru = "lru",
+        /// Oldest written region first.
+        Fifo = "fifo",
+    }
+}
+
+choice! {
+    /// `format` of a `[[phase.trace]]`: the trace file's format.
+    pub enum TraceFileFormat, "trace format {v:?}, expected \"iolog\", \"blkparse\" or \"msr\"" {
+        /// fio write_iolog v2/v3.
+        Iolog = "iolog",
+        /// blkparse text output.
+        Blkparse = "blkparse",
+        /// MSR Cambridge CSV.
+        Msr = "msr",
+    }
+}
+
+choice! {
+    /// `offsets` of a `[[phase.trace]]`: what to do with offsets beyond the namespace.
+    #[derive(Default)]
+    pub enum Offsets, "offsets = {v:?}, expected \"wrap\" or \"error\"" {
+        /// Modulo the namespace, aligned to the mapping unit (the default).
+        #[default]
+        Wrap = "wrap",
+        /// Stop the run with an error naming the trace line.
+        Error = "error",
+    }
+}
+
+choice! {
+    /// `timing.hdd.scheduling`: the order a disk takes its queued commands in.
+    #[derive(Default)]
+    pub enum HddScheduling, "timing.hdd.scheduling {v:?}: expected \"sptf\" or \"fifo\"" {
+        /// Shortest positioning time first (the default).
+        #[default]
+        Sptf = "sptf",
+        /// Arrival order.
+        Fifo = "fifo",
+    }
+}
+
 /// `[device]`: the drive.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -57,7 +316,7 @@ pub struct DeviceSpec {
     /// "flash" (default: an SSD with a device FTL: conventional, streams or FDP), "zns" (a
     /// zoned namespace SSD: give `[device.zones]`; no device GC) or "smr" (a host-managed SMR
     /// disk: `[device.zones]` with zones, zone_size, conventional_zones, max_open).
-    pub kind: Option<String>,
+    pub kind: Option<DriveKind>,
     /// Logical capacity, e.g. "7.68TB" (SI) or "256GiB" (binary). A ZNS drive's capacity is
     /// its zones (zones x zone_size), so it is not given.
     #[serde(default)]
@@ -233,7 +492,7 @@ pub struct WorkloadSpec {
     /// Name of the namespace the workload writes.
     pub namespace: String,
     /// "sequential" or "random".
-    pub pattern: String,
+    pub pattern: PatternKind,
     /// For random: "uniform" (default), "zipf:THETA", "hotcold:R/F".
     #[serde(default)]
     pub distribution: Option<String>,
@@ -286,7 +545,7 @@ pub struct PhaseSpec {
     #[serde(default)]
     pub kv: Vec<KvSpec>,
     /// Overrides the experiment's `interleave` for this phase.
-    pub interleave: Option<String>,
+    pub interleave: Option<InterleaveKind>,
     /// Run until WAF is steady (see [`SteadyStateSpec`]).
     pub steady_state: Option<SteadyStateSpec>,
 }
@@ -346,7 +605,7 @@ pub struct FioSpec {
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     /// "dm-zoned", "tiering" or "none" (a variant without the experiment's layer).
-    pub layer: String,
+    pub layer: HostLayer,
     /// tiering: the hot (staging) drive, a preset name (e.g. "enterprise-tlc-1.92tb"); the
     /// experiment's `[device]` is the cold (capacity) drive.
     pub hot: Option<String>,
@@ -401,7 +660,7 @@ pub struct FilesSpec {
     pub namespace: String,
     /// "conventional" (update in place; any drive) or "zoned" (log-structured with host GC;
     /// a zoned drive).
-    pub filesystem: String,
+    pub filesystem: FsKind,
     /// Application bytes to write: bytes or a multiple of the namespace ("3x").
     pub amount: String,
     /// Bytes per write unless a group says otherwise (default 1 MiB).
@@ -414,8 +673,8 @@ pub struct FilesSpec {
     #[serde(default = "default_chunk")]
     pub chunk: String,
     /// Zoned: GC victim policy, "greedy" (default) or "cost-benefit".
-    #[serde(default = "default_victim")]
-    pub victim: String,
+    #[serde(default)]
+    pub victim: Victim,
     /// Zoned: data streams, each writing its own zones (0 = as many as the open-zone limit
     /// allows).
     #[serde(default)]
@@ -481,8 +740,8 @@ pub struct KvSpec {
     pub namespace: String,
     /// "log-structured" (default, Aerospike-like), "lsm" (an LSM tree on a file system) or
     /// "flash-cache" (CacheLib-like).
-    #[serde(default = "default_kv_store")]
-    pub store: String,
+    #[serde(default)]
+    pub store: KvStore,
     /// log-structured: write block size (default 1 MiB).
     pub write_block: Option<String>,
     /// log-structured: defragment a block once its live data falls below this percent (Aerospike
@@ -495,8 +754,8 @@ pub struct KvSpec {
     #[serde(default = "yes")]
     pub read_ios: bool,
     /// "ycsb" (default) or "tpcc".
-    #[serde(default = "default_kv_workload")]
-    pub workload: String,
+    #[serde(default)]
+    pub workload: KvWorkload,
     /// ycsb: the core workload, a letter a..f (default "a").
     #[serde(default = "default_ycsb")]
     pub ycsb: String,
@@ -506,8 +765,8 @@ pub struct KvSpec {
     /// TPC-C warehouses (log-structured and lsm).
     pub fill: Option<f64>,
     /// ycsb: "load", "run" or "load+run" (default); tpcc: "run" skips the initial population.
-    #[serde(default = "default_kv_phases")]
-    pub phases: String,
+    #[serde(default)]
+    pub phases: KvPhases,
     /// Stop once the store has written this much (bytes, or a multiple of the namespace: "3x"): to
     /// its files for lsm, to the device for the others. Without it the request generator decides
     /// when the phase ends.
@@ -518,13 +777,13 @@ pub struct KvSpec {
     /// I/Os in flight in timed runs (default 8; flash-cache 1).
     pub iodepth: Option<u32>,
     /// lsm: "size-tiered" (default, Cassandra-like) or "leveled" (RocksDB-like).
-    pub compaction: Option<String>,
+    pub compaction: Option<Compaction>,
     /// lsm: memtable flush size.
     pub memtable: Option<String>,
     /// lsm: the file system under the store, "conventional" (default) or "zoned", and its
     /// options as in `[[phase.files]]`.
-    #[serde(default = "default_kv_filesystem")]
-    pub filesystem: String,
+    #[serde(default)]
+    pub filesystem: FsKind,
     /// lsm, conventional file system: discard a deleted file's blocks (default true).
     #[serde(default = "yes")]
     pub discard: bool,
@@ -532,8 +791,8 @@ pub struct KvSpec {
     #[serde(default = "default_chunk")]
     pub chunk: String,
     /// lsm, zoned file system: GC victim policy, "greedy" (default) or "cost-benefit".
-    #[serde(default = "default_victim")]
-    pub victim: String,
+    #[serde(default)]
+    pub victim: Victim,
     /// lsm, zoned file system: data streams (0 = as many as the open-zone limit allows).
     #[serde(default)]
     pub streams: u32,
@@ -558,31 +817,15 @@ pub struct KvSpec {
     /// flash-cache: zipf exponent of key popularity (default 1.0; 0 = uniform).
     pub zipf: Option<f64>,
     /// flash-cache: BlockCache's region eviction, "lru" (Navy's default) or "fifo".
-    pub region_eviction: Option<String>,
+    pub region_eviction: Option<RegionOrder>,
     /// The run's scale (set by scaling, not by the file): an LSM store's sizes (memtable,
     /// table and level sizes, log segments) shrink with the drive so the tree keeps its shape.
     #[serde(skip, default = "one_f64")]
     pub scale: f64,
 }
 
-fn default_kv_filesystem() -> String {
-    "conventional".into()
-}
-
-fn default_kv_store() -> String {
-    "log-structured".into()
-}
-
-fn default_kv_workload() -> String {
-    "ycsb".into()
-}
-
 fn default_ycsb() -> String {
     "a".into()
-}
-
-fn default_kv_phases() -> String {
-    "load+run".into()
 }
 
 /// `[[phase.files.group]]`: one group (directory) of a file workload.
@@ -600,8 +843,8 @@ pub struct FileGroupSpec {
     #[serde(default = "one_f64")]
     pub weight: f64,
     /// "oldest" (default) or "random".
-    #[serde(default = "default_delete")]
-    pub delete: String,
+    #[serde(default)]
+    pub delete: FileDelete,
     /// Fraction of the group's writes that update a live file in place.
     #[serde(default)]
     pub overwrite: f64,
@@ -627,13 +870,6 @@ fn default_chunk() -> String {
     "8MiB".into()
 }
 
-fn default_victim() -> String {
-    "greedy".into()
-}
-
-fn default_delete() -> String {
-    "oldest".into()
-}
 
 /// `steady_state` of a `[[phase]]`: SNIA PTS-style steady-state detection on WAF. The phase
 /// runs in rounds of `round` host bytes written; it is steady when, over the last `window`
@@ -696,15 +932,15 @@ pub struct TraceSpec {
     /// Trace file, relative to the experiment file.
     pub file: String,
     /// "iolog" (fio write_iolog v2/v3), "blkparse", "msr"; detected from the first line if absent.
-    pub format: Option<String>,
+    pub format: Option<TraceFileFormat>,
     /// Name of the namespace the trace is replayed on.
     pub namespace: String,
     /// Keep only records of this file / device (`major,minor`) / MSR `host_disk`.
     pub filter: Option<String>,
     /// What to do with offsets beyond the namespace: "wrap" (modulo, aligned to the mapping unit;
     /// the default) or "error".
-    #[serde(default = "default_offsets")]
-    pub offsets: String,
+    #[serde(default)]
+    pub offsets: Offsets,
     /// Placement handle carried by the trace's writes.
     pub placement_handle: Option<u16>,
     /// Split the trace's writes by LBA range onto placement handles: fractions of the namespace
@@ -713,10 +949,6 @@ pub struct TraceSpec {
     /// half handle 2 (the namespace lists that many `placement_handles`). Fractions, so the
     /// ranges scale with the namespace; offsets beyond a scaled namespace wrap first.
     pub placement_split: Option<Vec<f64>>,
-}
-
-fn default_offsets() -> String {
-    "wrap".into()
 }
 
 /// `[timing]`: the timing model (off by default). Needs `[device.geometry]` for page size,
@@ -858,8 +1090,8 @@ pub struct HddSpec {
     /// Controller time per command (not paid by a command that streams on from the last one).
     pub command_overhead: String,
     /// "sptf" (shortest positioning time first, the default) or "fifo".
-    #[serde(default = "default_scheduling")]
-    pub scheduling: String,
+    #[serde(default)]
+    pub scheduling: HddScheduling,
     /// Writes the drive acknowledges before they reach the media (0 = write-through).
     #[serde(default)]
     pub write_cache_cmds: u32,
@@ -867,10 +1099,6 @@ pub struct HddSpec {
     pub seek_read: SeekSpec,
     /// Seek figures of writes (writes settle longer).
     pub seek_write: SeekSpec,
-}
-
-fn default_scheduling() -> String {
-    "sptf".into()
 }
 
 /// Datasheet seek figures (settling included, command overhead not).
@@ -945,13 +1173,13 @@ pub struct ExperimentSpec {
     pub precondition: bool,
     /// "shared" (all namespaces on one device, default) or "dedicated" (each namespace on its
     /// own device of the namespace's size with the same OP and erase unit).
-    #[serde(default = "default_layout")]
-    pub layout: String,
+    #[serde(default)]
+    pub layout: Layout,
     /// How the untimed model orders the I/Os of concurrent sources: "round-robin" (strict
     /// weighted turns, the default) or "random" (each I/O's source drawn by weight, seeded:
     /// Poisson arrivals). Timed runs interleave by simulated time instead.
-    #[serde(default = "default_interleave")]
-    pub interleave: String,
+    #[serde(default)]
+    pub interleave: InterleaveKind,
     /// `[device]`: the drive.
     pub device: DeviceSpec,
     /// `[[namespace]]`: the namespaces (of the one drive, or each on its own with `layout =
@@ -1013,14 +1241,6 @@ fn default_gc_free_min() -> u32 {
     2
 }
 
-fn default_layout() -> String {
-    "shared".into()
-}
-
-fn default_interleave() -> String {
-    "round-robin".into()
-}
-
 fn one() -> u32 {
     1
 }
@@ -1059,26 +1279,6 @@ pub fn merge(base: &mut toml::Table, over: &toml::Table) {
             _ => {
                 base.insert(k.clone(), v.clone());
             }
-        }
-    }
-}
-
-/// How the untimed model orders the I/Os of a phase's concurrent sources.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InterleaveKind {
-    /// Strict weighted turns.
-    RoundRobin,
-    /// Each I/O's source drawn at random by weight (Poisson arrivals), seeded.
-    Random,
-}
-
-impl std::str::FromStr for InterleaveKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "round-robin" => Ok(InterleaveKind::RoundRobin),
-            "random" => Ok(InterleaveKind::Random),
-            _ => Err(format!("interleave = {s:?}: expected \"round-robin\" or \"random\"")),
         }
     }
 }
@@ -1122,9 +1322,8 @@ impl SteadyStateSpec {
 
 impl ExperimentSpec {
     /// The interleave of a phase (its own, else the experiment's).
-    pub fn interleave_of(&self, p: &PhaseSpec) -> Result<crate::schema::InterleaveKind> {
-        let s = p.interleave.as_deref().unwrap_or(&self.interleave);
-        s.parse().map_err(|e: String| anyhow!("{e}"))
+    pub fn interleave_of(&self, p: &PhaseSpec) -> InterleaveKind {
+        p.interleave.unwrap_or(self.interleave)
     }
 }
 
@@ -1148,15 +1347,13 @@ impl FioSpec {
 }
 
 impl TraceSpec {
-    /// The trace's format, `None` to detect it from the file; errors on an unknown `format`.
-    pub fn trace_format(&self) -> Result<Option<wafsim_workload::trace::TraceFormat>> {
+    /// The trace's format, `None` to detect it from the file.
+    pub fn trace_format(&self) -> Option<wafsim_workload::trace::TraceFormat> {
         use wafsim_workload::trace::TraceFormat;
-        Ok(match self.format.as_deref() {
-            None => None,
-            Some("iolog") => Some(TraceFormat::FioIolog),
-            Some("blkparse") => Some(TraceFormat::Blkparse),
-            Some("msr") => Some(TraceFormat::MsrCsv),
-            Some(f) => bail!("trace {:?}: format {f:?}, expected \"iolog\", \"blkparse\" or \"msr\"", self.file),
+        self.format.map(|f| match f {
+            TraceFileFormat::Iolog => TraceFormat::FioIolog,
+            TraceFileFormat::Blkparse => TraceFormat::Blkparse,
+            TraceFileFormat::Msr => TraceFormat::MsrCsv,
         })
     }
 }
@@ -1173,24 +1370,23 @@ impl ExperimentSpec {
 }
 
 impl WorkloadSpec {
-    /// The access pattern and, for a random one, its distribution; errors on an unknown pattern or
-    /// a distribution given with a sequential one.
+    /// The access pattern and, for a random one, its distribution; errors on a distribution
+    /// given with a sequential one.
     pub fn pattern(&self) -> Result<Pattern> {
-        match self.pattern.as_str() {
-            "sequential" | "seq" => {
+        match self.pattern {
+            PatternKind::Sequential => {
                 if self.distribution.is_some() {
                     bail!("distribution applies to pattern = \"random\" only");
                 }
                 Ok(Pattern::Sequential)
             }
-            "random" | "rand" => {
+            PatternKind::Random => {
                 let d: Distribution = match &self.distribution {
                     None => Distribution::Uniform,
                     Some(s) => s.parse().map_err(|e: String| anyhow!(e))?,
                 };
                 Ok(Pattern::Random(d))
             }
-            p => bail!("pattern {p:?}: expected \"sequential\" or \"random\""),
         }
     }
     /// The block size, bytes; errors unless it is 1 B to 4 GiB.
@@ -1219,31 +1415,15 @@ pub fn amount_bytes(amount: &str, base: u64) -> Result<u64> {
     size("amount", amount)
 }
 
-/// What kind of drive a `[device]` describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DriveKind {
-    /// A flash SSD with a device FTL (conventional, streams or FDP).
-    Flash,
-    /// A zoned namespace (ZNS) SSD: no device GC.
-    Zns,
-    /// A host-managed SMR disk.
-    Smr,
-}
-
 impl DeviceSpec {
-    /// The drive's kind; errors on an unknown `kind`.
-    pub fn drive_kind(&self) -> Result<DriveKind> {
-        match self.kind.as_deref().unwrap_or("flash") {
-            "flash" => Ok(DriveKind::Flash),
-            "zns" => Ok(DriveKind::Zns),
-            "smr" => Ok(DriveKind::Smr),
-            k => bail!("device.kind {k:?}: expected \"flash\", \"zns\" or \"smr\""),
-        }
+    /// The drive's kind (flash unless `kind` says otherwise).
+    pub fn drive_kind(&self) -> DriveKind {
+        self.kind.unwrap_or(DriveKind::Flash)
     }
 
     /// Whether the drive is zoned (ZNS or SMR): its capacity comes from `[device.zones]`.
-    pub fn is_zoned(&self) -> Result<bool> {
-        Ok(self.drive_kind()? != DriveKind::Flash)
+    pub fn is_zoned(&self) -> bool {
+        self.drive_kind() != DriveKind::Flash
     }
 }
 
@@ -1256,8 +1436,8 @@ impl ExperimentSpec {
             description: String::new(),
             seed: one_u64(),
             precondition: yes(),
-            layout: default_layout(),
-            interleave: default_interleave(),
+            layout: Layout::default(),
+            interleave: InterleaveKind::default(),
             device,
             namespace: vec![namespace],
             workload: Vec::new(),
@@ -1273,5 +1453,58 @@ impl ExperimentSpec {
             full_scale_op: None,
             erase_scale: one_f64(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every word of `T` reads back as itself, and a word outside the set is refused with a
+    /// message that quotes it and every word of the set.
+    fn words_round_trip<T: std::str::FromStr<Err = String> + std::fmt::Display>(words: &[&str]) {
+        for w in words {
+            assert_eq!(w.parse::<T>().unwrap().to_string(), *w);
+        }
+        let e = "bogus".parse::<T>().err().unwrap();
+        assert!(e.contains("\"bogus\""), "{e}");
+        for w in words {
+            assert!(e.contains(&format!("{w:?}")), "{e} does not name {w:?}");
+        }
+    }
+
+    #[test]
+    fn choices_read_and_show_their_words() {
+        words_round_trip::<Layout>(Layout::WORDS);
+        words_round_trip::<InterleaveKind>(InterleaveKind::WORDS);
+        words_round_trip::<DriveKind>(DriveKind::WORDS);
+        words_round_trip::<HostLayer>(HostLayer::WORDS);
+        words_round_trip::<PatternKind>(PatternKind::WORDS);
+        words_round_trip::<FsKind>(FsKind::WORDS);
+        words_round_trip::<Victim>(Victim::WORDS);
+        words_round_trip::<FileDelete>(FileDelete::WORDS);
+        words_round_trip::<KvStore>(KvStore::WORDS);
+        words_round_trip::<KvWorkload>(KvWorkload::WORDS);
+        words_round_trip::<KvPhases>(KvPhases::WORDS);
+        words_round_trip::<Compaction>(Compaction::WORDS);
+        words_round_trip::<RegionOrder>(RegionOrder::WORDS);
+        words_round_trip::<TraceFileFormat>(TraceFileFormat::WORDS);
+        words_round_trip::<Offsets>(Offsets::WORDS);
+        words_round_trip::<HddScheduling>(HddScheduling::WORDS);
+        assert_eq!("seq".parse::<PatternKind>(), Ok(PatternKind::Sequential));
+        assert_eq!("rand".parse::<PatternKind>().unwrap().to_string(), "random");
+        assert_eq!(KvPhases::default().word(), "load+run");
+    }
+
+    #[test]
+    fn a_choice_is_read_from_toml_and_refused_with_its_message() {
+        #[derive(Deserialize)]
+        struct T {
+            store: KvStore,
+        }
+        assert_eq!(toml::from_str::<T>("store = \"lsm\"").unwrap().store, KvStore::Lsm);
+        let e = toml::from_str::<T>("store = \"rocksdb\"").err().unwrap().to_string();
+        assert!(e.contains("store \"rocksdb\": expected \"log-structured\", \"lsm\" or \"flash-cache\""), "{e}");
+        assert!(e.contains("line 1"), "{e}");
     }
 }

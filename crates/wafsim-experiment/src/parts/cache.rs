@@ -6,7 +6,7 @@
 
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{size, KvSpec};
+use crate::schema::{size, KvSpec, RegionOrder};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheSource, RegionEviction};
 use wafsim_core::{Pid, Placement};
@@ -58,10 +58,9 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
         cfg.bighash_pct = p;
     }
     cfg.region_bytes = scaled_region(cfg.region_bytes, k.scale);
-    cfg.eviction = match k.region_eviction.as_deref() {
-        None | Some("lru") => RegionEviction::Lru,
-        Some("fifo") => RegionEviction::Fifo,
-        Some(e) => bail!("{}: region_eviction {e:?}: expected \"lru\" or \"fifo\"", ctx()),
+    cfg.eviction = match k.region_eviction.unwrap_or_default() {
+        RegionOrder::Lru => RegionEviction::Lru,
+        RegionOrder::Fifo => RegionEviction::Fifo,
     };
     if placement {
         cfg.bighash_pid = Pid::new(0, 0);

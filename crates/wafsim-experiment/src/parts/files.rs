@@ -4,7 +4,7 @@
 //! and what it sent down, so results show the file system's own write amplification.
 
 use super::part::{Label, Part, PartTiming, Target};
-use crate::schema::{size, FileSize, FilesSpec};
+use crate::schema::{size, FileDelete, FileSize, FilesSpec, FsKind, Victim};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::pipeline::{Chain, Script};
@@ -39,10 +39,9 @@ fn groups(f: &FilesSpec) -> Result<Vec<FileGroup>> {
             if w == 0 || w > u32::MAX as u64 / 2 {
                 bail!("group {:?}: write_size must be between 1 B and 2 GiB", g.name);
             }
-            let order = match g.delete.as_str() {
-                "oldest" => DeleteOrder::Oldest,
-                "random" => DeleteOrder::Random,
-                d => bail!("group {:?}: delete {d:?}: expected \"oldest\" or \"random\"", g.name),
+            let order = match g.delete {
+                FileDelete::Oldest => DeleteOrder::Oldest,
+                FileDelete::Random => DeleteOrder::Random,
             };
             Ok(FileGroup { file_bytes: (lo, hi), live_files: g.live_files, write_bytes: w as u32, weight: g.weight, order, overwrite: g.overwrite })
         })
@@ -58,18 +57,18 @@ fn mean_write(groups: &[FileGroup]) -> f64 {
 /// Which file system to make on a namespace, and its options (`[[phase.files]]`, or a store's
 /// in `[[phase.kv]]`).
 pub struct FsChoice<'a> {
-    /// "conventional" or "zoned".
-    pub filesystem: &'a str,
+    /// Conventional or zoned.
+    pub filesystem: FsKind,
     pub discard: bool,
     pub chunk: &'a str,
-    pub victim: &'a str,
+    pub victim: Victim,
     pub streams: u32,
     pub gc_free_zones: Option<u32>,
 }
 
 impl<'a> FsChoice<'a> {
     fn of_files(f: &'a FilesSpec) -> Self {
-        FsChoice { filesystem: &f.filesystem, discard: f.discard, chunk: &f.chunk, victim: &f.victim, streams: f.streams, gc_free_zones: f.gc_free_zones }
+        FsChoice { filesystem: f.filesystem, discard: f.discard, chunk: &f.chunk, victim: f.victim, streams: f.streams, gc_free_zones: f.gc_free_zones }
     }
 }
 
@@ -78,7 +77,7 @@ impl<'a> FsChoice<'a> {
 pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> Result<(Box<dyn FileSystem>, Vec<Io>)> {
     let mut mkfs = Vec::new();
     let fs: Box<dyn FileSystem> = match c.filesystem {
-        "conventional" => {
+        FsKind::Conventional => {
             let chunk = size("chunk", c.chunk)?;
             let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) }).map_err(|e| anyhow!("{e}"))?;
             if c.discard {
@@ -92,7 +91,7 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             }
             Box::new(fs)
         }
-        "zoned" => {
+        FsKind::Zoned => {
             let Some(z) = target.zones_of(g) else {
                 bail!("filesystem = \"zoned\" needs a zoned namespace (device.kind = \"zns\" or \"smr\")");
             };
@@ -105,9 +104,8 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             zc.first_zone = z.conventional_zones;
             zc.streams = c.streams;
             zc.victim = match c.victim {
-                "greedy" => GcVictim::Greedy,
-                "cost-benefit" => GcVictim::CostBenefit,
-                v => bail!("victim {v:?}: expected \"greedy\" or \"cost-benefit\""),
+                Victim::Greedy => GcVictim::Greedy,
+                Victim::CostBenefit => GcVictim::CostBenefit,
             };
             if let Some(low) = c.gc_free_zones {
                 zc.gc_low_zones = low;
@@ -119,7 +117,6 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             }
             Box::new(fs)
         }
-        other => bail!("filesystem {other:?}: expected \"conventional\" or \"zoned\""),
     };
     Ok((fs, mkfs))
 }
@@ -151,7 +148,7 @@ pub fn file_parts(
             timing: PartTiming { iodepth: f.iodepth.unwrap_or(DEFAULT_IODEPTH).max(1), mean_io_bytes: mean_write, ..Default::default() },
             group: next_group(),
             stage: 0,
-            row: Some(f.filesystem.clone()),
+            row: Some(f.filesystem.to_string()),
         });
     }
     Ok(())

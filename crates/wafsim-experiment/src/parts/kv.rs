@@ -6,7 +6,7 @@
 
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{size, KvSpec};
+use crate::schema::{size, FsKind, KvPhases, KvSpec, KvStore, KvWorkload};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::{LsKv, LsKvConfig, LsKvSource};
 use wafsim_core::pipeline::KvSource;
@@ -18,10 +18,10 @@ const DEFAULT_IODEPTH: u32 = 8;
 
 /// Settings that belong to some stores only, set on another one: named.
 fn check_store_fields(k: &KvSpec) -> Result<()> {
-    const LS: &str = "log-structured";
-    const LSM: &str = "lsm";
-    const CACHE: &str = "flash-cache";
-    let fields: [(&str, bool, &[&str]); 16] = [
+    const LS: KvStore = KvStore::LogStructured;
+    const LSM: KvStore = KvStore::Lsm;
+    const CACHE: KvStore = KvStore::FlashCache;
+    let fields: [(&str, bool, &[KvStore]); 16] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
         ("trim", k.trim, &[LS, CACHE]),
@@ -31,7 +31,7 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("staging_namespace", k.staging_namespace.is_some(), &[LSM]),
         ("staging_levels", k.staging_levels.is_some(), &[LSM]),
         // A log-structured store and a cache write their namespace raw.
-        ("filesystem", k.filesystem != "conventional", &[LSM]),
+        ("filesystem", k.filesystem != FsKind::Conventional, &[LSM]),
         ("cache_size", k.cache_size.is_some(), &[CACHE]),
         ("bighash_pct", k.bighash_pct.is_some(), &[CACHE]),
         ("placement", k.placement.is_some(), &[CACHE]),
@@ -41,13 +41,13 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("warehouses", k.warehouses.is_some(), &[LS, LSM]),
     ];
     for (field, set, stores) in fields {
-        if set && !stores.contains(&k.store.as_str()) {
+        if set && !stores.contains(&k.store) {
             let of: Vec<String> = stores.iter().map(|s| format!("store = \"{s}\"")).collect();
             bail!("{field}: a setting of {}, not of store = \"{}\"", of.join(" or "), k.store);
         }
     }
-    if k.store == CACHE && k.workload != "ycsb" && k.workload != "cachebench" {
-        bail!("workload {:?}: a flash cache runs the CacheBench-like generator (workload = \"cachebench\", the default for this store)", k.workload);
+    if k.store == CACHE && k.workload == KvWorkload::Tpcc {
+        bail!("workload \"{}\": a flash cache runs the CacheBench-like generator (workload = \"cachebench\", the default for this store)", k.workload);
     }
     Ok(())
 }
@@ -83,13 +83,10 @@ pub fn kv_parts(
     for (i, k) in kvs.iter().enumerate() {
         let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { continue };
-        if !["log-structured", "lsm", "flash-cache"].contains(&k.store.as_str()) {
-            bail!("{}: store {:?}: expected \"log-structured\", \"lsm\" or \"flash-cache\"", ctx(), k.store);
-        }
         check_store_fields(k).with_context(ctx)?;
-        match k.store.as_str() {
-            "log-structured" => {}
-            "lsm" => {
+        match k.store {
+            KvStore::LogStructured => {}
+            KvStore::Lsm => {
                 let requests = |cfg: &wafsim_apps::lsm::LsmConfig, capacity: u64| -> Result<Box<dyn KvSource>> {
                     let records = |share: f64, record_bytes: u64| crate::parts::lsm::records_for(cfg, capacity, share, record_bytes);
                     requests(k, k.amount.is_some(), seed(i, g), capacity, records)
@@ -97,11 +94,10 @@ pub fn kv_parts(
                 crate::parts::lsm::lsm_part(k, i, target, requests, parts, next_group())?;
                 continue;
             }
-            "flash-cache" => {
+            KvStore::FlashCache => {
                 crate::parts::cache::cache_part(k, i, target, seed(i, g), parts, next_group())?;
                 continue;
             }
-            _ => unreachable!("checked above"),
         }
         let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
         if let Some(w) = &k.write_block {
@@ -124,7 +120,7 @@ pub fn kv_parts(
         let mean_io = store.config().write_block_bytes as f64;
         // The store's row: the clients' record bytes over what it wrote to its namespace.
         let source = budgeted(Box::new(LsKvSource::new(requests, store)), limit);
-        let what = if k.workload == "tpcc" { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
+        let what = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
         let label = Label { name: format!("kv{} (log-structured, {what})", i + 1), namespace: k.namespace.clone() };
         parts.push(Part {
             source,
@@ -142,9 +138,9 @@ pub fn kv_parts(
 /// The request generator of `k`: YCSB (`fill` sets the record count through `records(share,
 /// record bytes)`) or TPC-C (`fill` sets the warehouses by the store's `capacity`). With `limited`, the store's writes end the run, not the generator.
 fn requests(k: &KvSpec, limited: bool, seed: u64, capacity: u64, records: impl Fn(f64, u64) -> u64) -> Result<Box<dyn KvSource>> {
-    Ok(match k.workload.as_str() {
-        "ycsb" => Box::new(ycsb_source(k, limited, seed, records)?),
-        "tpcc" => {
+    Ok(match k.workload {
+        KvWorkload::Ycsb => Box::new(ycsb_source(k, limited, seed, records)?),
+        KvWorkload::Tpcc => {
             let warehouses = match (k.warehouses, k.fill) {
                 (Some(_), Some(_)) => bail!("give warehouses or fill, not both"),
                 (Some(w), None) => w,
@@ -159,12 +155,12 @@ fn requests(k: &KvSpec, limited: bool, seed: u64, capacity: u64, records: impl F
             let cfg = TpccConfig {
                 warehouses,
                 transactions: if limited { None } else { Some(100_000) },
-                load: k.phases != "run",
+                load: k.phases != KvPhases::Run,
                 ..TpccConfig::default()
             };
             Box::new(Tpcc::new(cfg, seed).map_err(|e| anyhow!("{e}"))?)
         }
-        w => bail!("workload {w:?}: expected \"ycsb\" or \"tpcc\""),
+        w @ KvWorkload::Cachebench => bail!("workload \"{w}\": expected \"ycsb\" or \"tpcc\""),
     })
 }
 
@@ -177,11 +173,10 @@ fn ycsb_source(k: &KvSpec, limited: bool, seed: u64, records: impl Fn(f64, u64) 
         }
         y.recordcount = records(f, y.record_bytes() as u64);
     }
-    let phases = match k.phases.as_str() {
-        "load" => YcsbPhases::Load,
-        "run" => YcsbPhases::Run,
-        "load+run" => YcsbPhases::LoadAndRun,
-        p => bail!("phases {p:?}: expected \"load\", \"run\" or \"load+run\""),
+    let phases = match k.phases {
+        KvPhases::Load => YcsbPhases::Load,
+        KvPhases::Run => YcsbPhases::Run,
+        KvPhases::LoadAndRun => YcsbPhases::LoadAndRun,
     };
     let ycsb = Ycsb::try_new(&y, phases, seed).map_err(|e| anyhow!("{e}"))?;
     // With `amount`, the store's writes end the run (see `Budget`); the generator does not stop.

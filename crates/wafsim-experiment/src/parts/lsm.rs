@@ -8,7 +8,7 @@
 use crate::parts::files::{make_fs, FsChoice};
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{size, KvSpec};
+use crate::schema::{size, Compaction, FsKind, KvSpec, KvWorkload};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
 use wafsim_apps::{Lsm, LsmFiles};
@@ -17,10 +17,9 @@ use wafsim_host::fs::{FileSystem, FsSource, MediaClassFs};
 
 /// The store's configuration from `k`: the engine's defaults, then the spec's settings.
 fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
-    let mut cfg = match k.compaction.as_deref().unwrap_or("size-tiered") {
-        "size-tiered" => LsmConfig::cassandra(),
-        "leveled" => LsmConfig::rocksdb(),
-        c => bail!("compaction {c:?}: expected \"size-tiered\" (Cassandra-like) or \"leveled\" (RocksDB-like)"),
+    let mut cfg = match k.compaction.unwrap_or_default() {
+        Compaction::SizeTiered => LsmConfig::cassandra(),
+        Compaction::Leveled => LsmConfig::rocksdb(),
     };
     if let Some(m) = &k.memtable {
         cfg.memtable_bytes = size("memtable", m)?;
@@ -62,7 +61,7 @@ fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
 pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&LsmConfig, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
-    let choice = FsChoice { filesystem: &k.filesystem, discard: k.discard, chunk: &k.chunk, victim: &k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
+    let choice = FsChoice { filesystem: k.filesystem, discard: k.discard, chunk: &k.chunk, victim: k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
     let (main_fs, mut mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
     let mut capacity = target.room(g, ns_bytes);
     let fs: Box<dyn FileSystem> = match &k.staging_namespace {
@@ -74,7 +73,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
             let Some((sg, sns, sbytes)) = target.find(st) else {
                 bail!("{}: staging_namespace {st:?} is on another drive: timed runs go drive by drive, so a store over two drives runs untimed (turn [timing] off)", ctx());
             };
-            let staging = FsChoice { filesystem: "conventional", ..choice };
+            let staging = FsChoice { filesystem: FsKind::Conventional, ..choice };
             let (sfs, smkfs) = make_fs(&staging, target, sg, sns, sbytes).with_context(|| format!("{}: staging namespace {st:?}", ctx()))?;
             mkfs.extend(smkfs);
             capacity += target.room(sg, sbytes);
@@ -93,7 +92,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
     // The row carries every level: the clients' bytes (the store's figures), the store's file
     // bytes and the device bytes (the file system's), as FsSource composes them.
     let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(LsmFiles::new(kv, store), fs))]);
-    let workload = if k.workload == "tpcc" { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
+    let workload = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
     let label = Label { name: format!("kv{} (lsm {what}, {workload})", i + 1), namespace: k.namespace.clone() };
     let staged = if k.staging_namespace.is_some() { " + staging" } else { "" };
     parts.push(Part {

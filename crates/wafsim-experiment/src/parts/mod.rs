@@ -47,7 +47,7 @@ pub fn planned_bytes(phase: &PhaseSpec, fio: &[LoadedFio], cfg: &DeviceConfig) -
 
 /// Build the sources of phase `pi` on `target`, interleaved as the experiment says.
 pub fn build(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[LoadedFio], target: &Target) -> Result<PhaseSources> {
-    let kind = spec.interleave_of(phase)?;
+    let kind = spec.interleave_of(phase);
     Ok(build_parts(spec, pi, phase, fio, target, false)?.interleave(kind, seed_for(spec, pi, 7, 0, 0)))
 }
 

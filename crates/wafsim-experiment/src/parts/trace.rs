@@ -1,7 +1,7 @@
 //! `[[phase.trace]]`: block traces of a phase merged into one part.
 
 use super::part::{Label, Part, PartTiming, Target, DEFAULT_IODEPTH};
-use crate::schema::{ExperimentSpec, PhaseSpec};
+use crate::schema::{ExperimentSpec, Offsets, PhaseSpec};
 use anyhow::{anyhow, Result};
 use wafsim_core::Pid;
 use wafsim_workload::trace::{OffsetPolicy, TraceInput, TraceMerge};
@@ -15,11 +15,11 @@ pub(super) fn part(spec: &ExperimentSpec, phase: &PhaseSpec, target: &Target, pa
     for t in &phase.trace {
         let Some((_, ns, ns_bytes)) = target.find(&t.namespace) else { continue };
         let path = spec.base_dir.join(&t.file);
-        let mut input = TraceInput::open(&path, t.trace_format()?, ns, ns_bytes).map_err(|e| anyhow!("{e}"))?;
+        let mut input = TraceInput::open(&path, t.trace_format(), ns, ns_bytes).map_err(|e| anyhow!("{e}"))?;
         if let Some(k) = &t.filter {
             input = input.with_filter(k);
         }
-        input = input.with_policy(if t.offsets == "error" {
+        input = input.with_policy(if t.offsets == Offsets::Error {
             OffsetPolicy::Error
         } else {
             OffsetPolicy::Wrap { align: cfg.mapping_unit as u64 }

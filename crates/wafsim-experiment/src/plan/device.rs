@@ -105,7 +105,7 @@ impl DeviceSpec {
     /// The zoned drive to build (None for flash), checked. A zoned drive has one namespace: at
     /// most one `[[namespace]]`, without a size (or with the zones' size).
     pub fn zoned_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<crate::plan::DriveConfig>> {
-        Ok(match self.drive_kind()? {
+        Ok(match self.drive_kind() {
             DriveKind::Flash => {
                 if self.zones.is_some() {
                     bail!("[device.zones] needs device.kind = \"zns\" or \"smr\"");
@@ -168,7 +168,7 @@ impl DeviceSpec {
 
     /// The ZNS device of a `kind = "zns"` drive (None for other kinds).
     pub fn zns_config(&self, namespaces: &[NamespaceSpec]) -> Result<Option<ZnsConfig>> {
-        if self.drive_kind()? != DriveKind::Zns {
+        if self.drive_kind() != DriveKind::Zns {
             return Ok(None);
         }
         let z = self.zoned_common("zns", namespaces)?;
@@ -286,7 +286,7 @@ fn preset_spec(spec: &ExperimentSpec, name: &str, ns: &str, what: &str) -> Resul
 /// the experiment's scale.
 pub fn hot_device(spec: &crate::schema::ExperimentSpec, name: &str) -> Result<wafsim_core::DeviceConfig> {
     let s = preset_spec(spec, name, "hot", "host.hot")?;
-    if s.device.is_zoned()? {
+    if s.device.is_zoned() {
         bail!("host.hot: preset {name:?} is a zoned drive (a tiering drive must be a flash drive)");
     }
     s.device.to_config(&s.namespace, spec.seed).with_context(|| format!("host.hot {name:?}"))
@@ -299,7 +299,7 @@ pub fn own_drive(spec: &crate::schema::ExperimentSpec, ns: &crate::schema::Names
     let name = ns.device.as_deref().expect("a namespace with its own drive");
     let what = format!("namespace {:?}: device", ns.name);
     let mut s = preset_spec(spec, name, &ns.name, &what)?;
-    let zoned = s.device.is_zoned()?;
+    let zoned = s.device.is_zoned();
     if !zoned && !ns.size.is_empty() {
         s.namespace[0].size = ns.size.clone();
     }

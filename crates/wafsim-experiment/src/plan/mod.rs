@@ -1,7 +1,7 @@
 //! The plan of a variant: which drives it has and how they are built (sizes, scaling, timing
 //! configurations), and the check that a resolved variant can run. Nothing here runs I/O.
 
-use crate::schema::{ExperimentSpec, Variant};
+use crate::schema::{ExperimentSpec, HostLayer, Layout, Variant};
 use std::path::Path;
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::smr::SmrConfig;
@@ -83,13 +83,13 @@ impl DriveConfig {
 /// namespace, so both layouts are the drive itself.
 pub fn drive_configs(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<DriveConfig>> {
     // The host layer's spec is checked when the experiment is parsed (`ExperimentSpec::validate`).
-    match spec.host.as_ref().map(|h| (h, h.layer.as_str())) {
-        Some((h, "tiering")) => {
+    match spec.host.as_ref().map(|h| (h, h.layer)) {
+        Some((h, HostLayer::Tiering)) => {
             let hot = crate::plan::device::hot_device(spec, h.hot.as_deref().expect("validated: tiering names its hot drive"))?;
             let extent_bytes = h.extent.as_deref().map_or(Ok(1 << 20), |e| crate::schema::size("host.extent", e))?;
             return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
         }
-        Some((h, "dm-zoned")) => {
+        Some((h, HostLayer::DmZoned)) => {
             let Some(DriveConfig::Smr(mut disk)) = spec.device.zoned_config(&spec.main_namespaces())? else {
                 unreachable!("validated: dm-zoned runs over an SMR drive")
             };
@@ -110,7 +110,7 @@ pub fn drive_configs(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<Dr
     if let Some(z) = main_zoned.as_ref().filter(|_| !own_drives) {
         return Ok(vec![z.clone()]);
     }
-    if spec.layout != "dedicated" {
+    if spec.layout != Layout::Dedicated {
         return Ok(vec![DriveConfig::Flash(cfg.clone())]);
     }
     let ratio = cfg.physical_bytes as f64 / cfg.logical_bytes as f64;

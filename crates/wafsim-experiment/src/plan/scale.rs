@@ -25,10 +25,10 @@ pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
     // A timed disk: the head, its queue and its write cache do not scale, and a scaled run
     // (fio runtime scales too) would be as short as their transients; a disk's run costs time
     // per command, not memory per block, so run it at full size.
-    if spec.device.drive_kind()? == crate::schema::DriveKind::Smr && spec.timing.as_ref().is_some_and(|t| t.enabled) {
+    if spec.device.drive_kind() == crate::schema::DriveKind::Smr && spec.timing.as_ref().is_some_and(|t| t.enabled) {
         return Ok(1.0);
     }
-    if let Some(z) = spec.device.zones.as_ref().filter(|_| spec.device.is_zoned().unwrap_or(false)) {
+    if let Some(z) = spec.device.zones.as_ref().filter(|_| spec.device.is_zoned()) {
         let zone = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))? as f64;
         let logical = zone * z.zones as f64;
         let mut s = 1.0;
@@ -73,7 +73,7 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     if s == 1.0 {
         return Ok(());
     }
-    if spec.device.is_zoned()? {
+    if spec.device.is_zoned() {
         return scale_zns(spec, s);
     }
     let full = spec.device.to_config(&spec.main_namespaces(), spec.seed)?;
@@ -138,7 +138,7 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     // Both in whole erase units, so a zone whose capacity is its size keeps it so.
     let mut scaled_size = ((size as f64 * s) as u64 / unit * unit).max(unit);
     // dm-zoned takes power-of-two zones only (as Linux's zoned block devices).
-    if spec.host.as_ref().is_some_and(|h| h.layer == "dm-zoned") && !scaled_size.is_power_of_two() {
+    if spec.host.as_ref().is_some_and(|h| h.layer == crate::schema::HostLayer::DmZoned) && !scaled_size.is_power_of_two() {
         scaled_size = (1u64 << (63 - scaled_size.leading_zeros())).max(unit);
     }
     let scaled_cap = if cap == size { scaled_size } else { ((cap as f64 * s) as u64 / unit * unit).clamp(unit, scaled_size) };

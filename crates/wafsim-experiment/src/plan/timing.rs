@@ -1,6 +1,6 @@
 //! From `[timing]` and `[device.geometry]` to the timing model's configuration.
 
-use crate::schema::ExperimentSpec;
+use crate::schema::{ExperimentSpec, HddScheduling};
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::units::parse_bytes;
 use wafsim_core::smr::SmrConfig;
@@ -118,10 +118,9 @@ pub fn disk_config(spec: &ExperimentSpec, z: &SmrConfig) -> Result<Option<(HddCo
         seek_read: seek("seek_read", &h.seek_read)?,
         seek_write: seek("seek_write", &h.seek_write)?,
         command_overhead_ns: field_ns("hdd.command_overhead", &h.command_overhead)?,
-        scheduling: match h.scheduling.as_str() {
-            "sptf" => Scheduling::Sptf,
-            "fifo" => Scheduling::Fifo,
-            s => bail!("timing.hdd.scheduling {s:?}: expected \"sptf\" or \"fifo\""),
+        scheduling: match h.scheduling {
+            HddScheduling::Sptf => Scheduling::Sptf,
+            HddScheduling::Fifo => Scheduling::Fifo,
         },
         write_cache_cmds: h.write_cache_cmds,
     };

@@ -1,37 +1,33 @@
 //! Everything about a resolved variant that can be checked before it runs.
 
-use crate::schema::DriveKind;
-use crate::schema::{ExperimentSpec, PhaseSpec};
+use crate::schema::{DriveKind, ExperimentSpec, HostLayer, Layout};
 use anyhow::{anyhow, bail, Context, Result};
 
 impl ExperimentSpec {
     /// Check everything that can be checked before running.
     pub fn validate(&self) -> Result<()> {
-        if self.layout != "shared" && self.layout != "dedicated" {
-            bail!("layout {:?}: expected \"shared\" or \"dedicated\"", self.layout);
-        }
-        if let Some(h) = self.host.as_ref().filter(|h| h.layer != "none") {
+        if let Some(h) = self.host.as_ref().filter(|h| h.layer != HostLayer::None) {
             if self.namespace.len() != 1 {
-                bail!("host.layer = {:?}: one namespace (the layer's volume), not {}", h.layer, self.namespace.len());
+                bail!("host.layer = \"{}\": one namespace (the layer's volume), not {}", h.layer, self.namespace.len());
             }
-            match h.layer.as_str() {
-                "dm-zoned" => {
-                    if self.device.drive_kind()? != DriveKind::Smr {
+            match h.layer {
+                HostLayer::DmZoned => {
+                    if self.device.drive_kind() != DriveKind::Smr {
                         bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
                     }
                     if h.disks == 0 {
                         bail!("host.disks: at least one disk");
                     }
                 }
-                "tiering" => {
-                    if self.device.drive_kind()? != DriveKind::Flash {
+                HostLayer::Tiering => {
+                    if self.device.drive_kind() != DriveKind::Flash {
                         bail!("host.layer = \"tiering\": the capacity drive ([device]) must be a conventional flash drive (the layer writes it in place)");
                     }
                     if h.hot.is_none() {
                         bail!("host.layer = \"tiering\" needs host.hot, the staging drive's preset (e.g. \"enterprise-tlc-1.92tb\")");
                     }
                 }
-                l => bail!("host.layer {l:?}: expected \"dm-zoned\", \"tiering\" or \"none\""),
+                HostLayer::None => {} // filtered out above
             }
         }
         for (i, n) in self.namespace.iter().enumerate() {
@@ -41,10 +37,10 @@ impl ExperimentSpec {
         }
         let own = self.namespace.iter().filter(|n| n.device.is_some()).count();
         if own > 0 {
-            if self.layout != "dedicated" {
+            if self.layout != Layout::Dedicated {
                 bail!("namespace.device puts a namespace on its own drive: set layout = \"dedicated\"");
             }
-            if self.host.as_ref().is_some_and(|h| h.layer != "none") {
+            if self.host.as_ref().is_some_and(|h| h.layer != HostLayer::None) {
                 bail!("namespace.device: a namespace on its own drive cannot sit under a host layer");
             }
             if own == self.namespace.len() {
@@ -56,12 +52,10 @@ impl ExperimentSpec {
             bail!("give top-level [[workload]]s or [[phase]]s, not both (put the workloads into a phase)");
         }
         let has_ns = |n: &str| cfg.namespaces.iter().any(|x| x.name == n);
-        self.interleave_of(&PhaseSpec::default())?;
         for (i, p) in self.phase.iter().enumerate() {
             if self.phase[..i].iter().any(|q| q.name == p.name) {
                 bail!("two [[phase]] tables are named {:?}: phase names must be unique", p.name);
             }
-            self.interleave_of(p)?;
             if let Some(ss) = &p.steady_state {
                 ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
             }
@@ -92,7 +86,6 @@ impl ExperimentSpec {
                 if !has_ns(&t.namespace) {
                     bail!("phase {:?}: trace {:?}: no namespace named {:?}", p.name, t.file, t.namespace);
                 }
-                t.trace_format()?;
                 if let Some(split) = &t.placement_split {
                     if t.placement_handle.is_some() {
                         bail!("phase {:?}: trace {:?}: give placement_handle or placement_split, not both", p.name, t.file);
@@ -100,9 +93,6 @@ impl ExperimentSpec {
                     if split.is_empty() || split.iter().any(|f| !(*f > 0.0 && *f < 1.0)) || split.windows(2).any(|w| w[0] >= w[1]) {
                         bail!("phase {:?}: trace {:?}: placement_split = {split:?}: expected ascending fractions of the namespace in (0, 1), e.g. [0.25, 0.5]", p.name, t.file);
                     }
-                }
-                if t.offsets != "wrap" && t.offsets != "error" {
-                    bail!("phase {:?}: trace {:?}: offsets = {:?}, expected \"wrap\" or \"error\"", p.name, t.file, t.offsets);
                 }
             }
         }

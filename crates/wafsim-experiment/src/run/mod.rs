@@ -60,7 +60,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
 
     let mut result = VariantResult {
         name: v.name.clone(),
-        layout: spec.layout.clone(),
+        layout: spec.layout.to_string(),
         placement: cfg.placement.to_string(),
         gc_policy: cfg.gc_policy.to_string(),
         devices: drives.len() as u32,

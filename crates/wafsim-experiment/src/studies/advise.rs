@@ -303,16 +303,16 @@ impl Advisor {
         let mut vs = parse_experiment(&base_text, &origin)?;
         let spec = vs.pop().expect("one variant").spec;
         let ctx = |m: String| anyhow!("{origin}{}: {m}", if variant == "default" { String::new() } else { format!(" (variant {variant:?})") });
-        if spec.device.drive_kind()? != crate::schema::DriveKind::Flash {
+        if spec.device.drive_kind() != crate::schema::DriveKind::Flash {
             return Err(ctx("the advisor needs a flash drive with FDP; this is a zoned drive".into()));
         }
         let Some(fdp) = spec.device.fdp.as_ref().filter(|f| f.enabled) else {
             return Err(ctx("the advisor needs an FDP drive: set [device.fdp] enabled = true (and ruhs) in the experiment or the chosen variant".into()));
         };
-        if spec.layout != "shared" {
-            return Err(ctx(format!("layout = {:?}: the advisor places streams on one shared drive (layout = \"shared\")", spec.layout)));
+        if spec.layout != crate::schema::Layout::Shared {
+            return Err(ctx(format!("layout = \"{}\": the advisor places streams on one shared drive (layout = \"shared\")", spec.layout)));
         }
-        if spec.host.as_ref().is_some_and(|h| h.layer != "none") {
+        if spec.host.as_ref().is_some_and(|h| h.layer != crate::schema::HostLayer::None) {
             return Err(ctx("a host layer sits between the namespaces and the drive; the advisor places the namespaces' own writes".into()));
         }
         if opts.handles < 1 {

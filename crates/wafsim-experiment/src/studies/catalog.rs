@@ -80,7 +80,7 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
                 .iter()
                 .cloned()
                 .map(|mut v| {
-                    v.spec.interleave = "random".into();
+                    v.spec.interleave = crate::schema::InterleaveKind::Random;
                     v.spec.phase.iter_mut().for_each(|p| p.interleave = None);
                     v.spec.seed = seed;
                     v
