@@ -54,12 +54,18 @@ pub struct RunArgs {
     /// Image format of the --plot charts.
     #[arg(long, default_value = "both", value_parser = ["svg", "png", "both"])]
     plot_format: String,
+    /// Save every drive's state at the end of the run as a drive image in this directory
+    /// (created if needed): VARIANT.img, or VARIANT.dN.img per drive. A later experiment
+    /// starts from it with `[history] kind = "image"`, `image = "DIR/VARIANT.img"`, so aging
+    /// is paid once. Flash, ZNS and SMR drives.
+    #[arg(long, value_name = "DIR")]
+    save_images: Option<PathBuf>,
 }
 
 /// Run the selected variants (in parallel unless --serial), print each distinct warning once,
 /// write the Parquet rows, time series and charts asked for, then print tables or JSON.
 pub fn run_experiment(a: RunArgs) -> Result<()> {
-    let RunArgs { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot, plot_format, parquet } = a;
+    let RunArgs { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot, plot_format, parquet, save_images } = a;
     let json = json || output_format == "json";
     if output_format != "normal" && output_format != "json" {
         bail!("--output-format {output_format:?}: expected \"normal\" or \"json\"");
@@ -75,7 +81,10 @@ pub fn run_experiment(a: RunArgs) -> Result<()> {
     } else {
         None
     };
-    let opts = RunOptions { sample_every_bytes };
+    if let Some(d) = &save_images {
+        std::fs::create_dir_all(d).with_context(|| format!("--save-images {}: cannot create the directory", d.display()))?;
+    }
+    let opts = RunOptions { sample_every_bytes, save_images: save_images.as_deref() };
     let bar = progress::Bar::new(all.iter().map(|v| v.name.clone()).collect());
     let report = |name: &str, p| bar.update(name, p);
     let results = if serial {

@@ -195,6 +195,9 @@ pub struct VariantResult {
     pub placement: String,
     /// GC victim policy, as text (e.g. "greedy", "cost-benefit").
     pub gc_policy: String,
+    /// What the drives held before the first phase, in words (`[history]`: "sequential fill",
+    /// "fresh (every LBA unmapped)", ...).
+    pub history: String,
     /// Number of drives.
     pub devices: u32,
     /// Mapping unit, bytes.

@@ -271,6 +271,62 @@ choice! {
 }
 
 choice! {
+    /// `[history] kind`: what the drive held before the experiment's first phase.
+    #[derive(Default)]
+    pub enum HistoryKind, "history kind {v:?}: expected \"fresh\", \"sequential\", \"random\" or \"image\"" {
+        /// Fresh out of the box: every LBA unmapped (as after a whole-drive trim).
+        Fresh = "fresh",
+        /// Every LBA of every conventional namespace written once, sequentially (the default).
+        #[default]
+        Sequential = "sequential",
+        /// A sequential fill, then uniform random writes of `bs` for `amount`: an aged drive.
+        Random = "random",
+        /// The state saved in a drive image (`wafsim run --save-image DIR`).
+        Image = "image",
+    }
+}
+
+/// `[history]`: the drive's state before the first phase, reached without measuring. For a
+/// history made of the experiment's own workloads (the same application stack until steady),
+/// run them in unmeasured phases, save the drive with `wafsim run --save-image DIR`, and start
+/// later experiments from the image.
+///
+/// ```toml
+/// [history]
+/// kind = "random"   # fresh, sequential (default), random, image
+/// bs = "4KiB"       # random: write size
+/// amount = "2x"     # random: multiple of the capacity, or bytes
+/// # image = "aged/default.img"   # image: the file, relative to the experiment file
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistorySpec {
+    /// What kind of history (default "sequential").
+    #[serde(default)]
+    pub kind: HistoryKind,
+    /// `random`: write size (default "4KiB").
+    pub bs: Option<String>,
+    /// `random`: how much to write, a multiple of the drive's conventional capacity ("2x",
+    /// the default "1x") or bytes.
+    pub amount: Option<String>,
+    /// `image`: the image file, relative to the experiment file. A variant with several drives
+    /// reads one file per drive, `NAME.d0.EXT`, `NAME.d1.EXT`, ... (as `--save-image` writes).
+    pub image: Option<String>,
+}
+
+impl HistorySpec {
+    /// The history in words, as results print it.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            HistoryKind::Fresh => "fresh (every LBA unmapped)".into(),
+            HistoryKind::Sequential => "sequential fill".into(),
+            HistoryKind::Random => format!("sequential fill, then random {} writes of {}", self.bs.as_deref().unwrap_or("4KiB"), self.amount.as_deref().unwrap_or("1x")),
+            HistoryKind::Image => format!("image {}", self.image.as_deref().unwrap_or("")),
+        }
+    }
+}
+
+choice! {
     /// `format` of a `[[phase.trace]]`: the trace file's format.
     pub enum TraceFileFormat, "trace format {v:?}, expected \"iolog\", \"blkparse\" or \"msr\"" {
         /// fio write_iolog v2/v3.
@@ -1168,9 +1224,13 @@ pub struct ExperimentSpec {
     /// from it.
     #[serde(default = "one_u64")]
     pub seed: u64,
-    /// Sequentially fill every LBA of every namespace before measuring (default true).
-    #[serde(default = "yes")]
-    pub precondition: bool,
+    /// Sequentially fill every LBA of every namespace before the first phase (default true);
+    /// `false` is `history.kind = "fresh"`. Give this or `[history]`, not both.
+    #[serde(default)]
+    pub precondition: Option<bool>,
+    /// `[history]`: what the drive held before the first phase (see [`HistorySpec`]).
+    #[serde(default)]
+    pub history: Option<HistorySpec>,
     /// "shared" (all namespaces on one device, default) or "dedicated" (each namespace on its
     /// own device of the namespace's size with the same OP and erase unit).
     #[serde(default)]
@@ -1435,7 +1495,8 @@ impl ExperimentSpec {
             name: namespace.name.clone(),
             description: String::new(),
             seed: one_u64(),
-            precondition: yes(),
+            precondition: None,
+            history: None,
             layout: Layout::default(),
             interleave: InterleaveKind::default(),
             device,

@@ -30,7 +30,7 @@ fn lsm_files_on_zns_with_a_zoned_fs_against_a_conventional_ssd() {
 fn time_series_has_the_application_level() {
     let mut v = experiment("zoned-fs/lsm-files.toml").into_iter().find(|v| v.name == "ssd-fs-discard").unwrap();
     wafsim_experiment::plan::scale::scale_spec(&mut v.spec, 0.01).unwrap();
-    let r = wafsim_experiment::run_variant(&v, wafsim_experiment::RunOptions { sample_every_bytes: Some(1 << 30) }, &|_| {}).unwrap();
+    let r = wafsim_experiment::run_variant(&v, wafsim_experiment::RunOptions { sample_every_bytes: Some(1 << 30), ..wafsim_experiment::RunOptions::default() }, &|_| {}).unwrap();
     let all: Vec<_> = r.timeseries.iter().filter(|s| s.device.is_none()).collect();
     assert!(all.len() > 10, "{} samples", all.len());
     let app: Vec<u64> = all.iter().map(|s| s.app_bytes.expect("file workload: application bytes in every sample")).collect();

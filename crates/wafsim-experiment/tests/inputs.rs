@@ -160,7 +160,7 @@ amount = "32x"
 fn dedicated_time_series_covers_every_drive_and_the_total() {
     let doc = TWO_TENANTS.replace("precondition = true\n", "precondition = true\nlayout = \"dedicated\"\n");
     let v = parse_experiment(&doc, "t").unwrap().remove(0);
-    let r = run_variant(&v, RunOptions { sample_every_bytes: Some(64 << 20) }, &|_| {}).unwrap();
+    let r = run_variant(&v, RunOptions { sample_every_bytes: Some(64 << 20), ..RunOptions::default() }, &|_| {}).unwrap();
     assert_eq!(r.devices, 2);
     let last = |dev: Option<u32>| *r.timeseries.iter().rev().find(|s| s.device == dev).unwrap();
     let all = last(None);

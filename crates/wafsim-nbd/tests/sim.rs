@@ -140,7 +140,7 @@ fn names_select_namespaces_and_placement_handles() {
 #[test]
 fn paced_zero_length_requests_are_answered() {
     let mut v = wafsim_experiment::load_experiment(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/live/paced.toml")).unwrap().remove(0);
-    v.spec.precondition = false;
+    v.spec.precondition = Some(false);
     let stack = wafsim_experiment::run::build_stack(&v.spec).unwrap();
     let configs = wafsim_nbd::pace::timing_configs(&v.spec, &stack).unwrap();
     let pacer = wafsim_nbd::pace::Pacer::new(LiveDrive::new(stack).unwrap(), configs, false).unwrap();

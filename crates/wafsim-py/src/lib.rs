@@ -48,7 +48,7 @@ fn run(py: Python<'_>, source: &str, is_path: bool, origin: &str, base_dir: Opti
     let (all, origin) = load(source, is_path, origin, base_dir).map_err(err)?;
     py.detach(move || -> anyhow::Result<String> {
         let all = wafsim_experiment::plan::scale::select_and_scale(all, &variants, scale, full_scale, &origin)?;
-        let opts = RunOptions { sample_every_bytes: sample_every.map(|b| b.max(1)) };
+        let opts = RunOptions { sample_every_bytes: sample_every.map(|b| b.max(1)), ..RunOptions::default() };
         let results = if serial {
             all.iter().map(|v| wafsim_experiment::run_variant(v, opts, &|_| {})).collect()
         } else {

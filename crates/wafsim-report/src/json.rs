@@ -153,6 +153,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "mbe": f.erases * r.erase_unit_bytes,
         })).collect::<Vec<_>>(),
     });
+    v["history"] = r.history.clone().into();
     v["bandwidth"] = Value::Array(bandwidth);
     // What the application wrote (through file systems, else to the host layer or drive) and
     // media bytes per application byte.

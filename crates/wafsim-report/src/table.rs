@@ -101,14 +101,15 @@ pub fn variants(results: &[VariantResult]) -> String {
     for r in results {
         let _ = writeln!(
             s,
-            "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {}, {}",
+            "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {}, {}; drive history: {}",
             r.name,
             r.layout,
             r.devices,
             r.placement,
             r.gc_policy,
             fmt_op_scaled(r.op_logical_full, r.op_logical),
-            wafsim_experiment::plan::scale::label(r.scale)
+            wafsim_experiment::plan::scale::label(r.scale),
+            r.history
         );
         if r.phases.len() > 1 {
             for p in &r.phases {
@@ -469,6 +470,7 @@ pub(crate) mod tests {
             layout: "shared".into(),
             placement: "conventional".into(),
             gc_policy: "greedy".into(),
+            history: "sequential fill".into(),
             devices: 1,
             mapping_unit: 4096,
             erase_unit_bytes: 1 << 20,

@@ -36,7 +36,7 @@ impl Device {
     pub fn save_image<W: Write>(&self, out: W) -> std::io::Result<W> {
         assert!(self.media_ops.is_empty(), "media operations not taken before saving an image");
         let mut w = ImageWriter::new(out, IMAGE_KIND)?;
-        write_config(&mut w, &format!("{:?}", self.cfg))?;
+        write_config(&mut w, &config_text(&self.cfg))?;
         let l2p = self.l2p.len() as u64;
         let p2l = self.p2l.len() as u64;
         let e = self.valid.len() as u64;
@@ -84,7 +84,7 @@ impl Device {
     pub fn load_image<R: Read>(cfg: DeviceConfig, input: R) -> Result<Device, ImageError> {
         let mut d = Device::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
         let mut r = ImageReader::new(input, IMAGE_KIND)?;
-        check_config(&mut r, &format!("{:?}", d.cfg))?;
+        check_config(&mut r, &config_text(&d.cfg))?;
         let (l2p, p2l, e) = (d.l2p.len() as u64, d.p2l.len() as u64, d.valid.len() as u64);
         r.section(b"MAP ", 4 * (l2p + p2l))?;
         r.u32s(&mut d.l2p)?;
@@ -162,6 +162,12 @@ impl Device {
         }
         Ok(d)
     }
+}
+
+/// The configuration an image must match: everything but the seed, which only starts the GC's
+/// random state (the image carries that state), so a run with another seed may start from it.
+fn config_text(cfg: &DeviceConfig) -> String {
+    format!("{:?}", DeviceConfig { seed: 0, ..cfg.clone() })
 }
 
 /// `bytes` of `width`-byte words, at most `max` of them.

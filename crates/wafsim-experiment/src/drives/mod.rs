@@ -219,6 +219,51 @@ pub fn strip(c: &Counters) -> Counters {
     t
 }
 
+/// Random aging: `bytes` of uniform random writes of `bs` bytes (aligned to `bs`) over the
+/// conventional namespaces, each in proportion to its size, seeded by `seed`. Zoned namespaces
+/// are left as they are (their host decides where writes go).
+pub fn age_random(dev: &mut impl BlockDevice, bs: u64, bytes: u64, seed: u64) -> Result<()> {
+    let spans: Vec<(u32, u64)> = (0..dev.namespace_count()).filter(|&ns| dev.zone_geometry(ns).is_none()).map(|ns| (ns, dev.namespace_bytes(ns) / bs)).filter(|&(_, n)| n > 0).collect();
+    let total: u64 = spans.iter().map(|s| s.1).sum();
+    if total == 0 {
+        anyhow::bail!("history.kind = \"random\": the drive has no conventional namespace of at least one {bs}-byte write (zoned namespaces are written by their host)");
+    }
+    let mut rng = wafsim_core::Rng::derive(seed, 0xA6E);
+    let mut left = bytes.div_ceil(bs);
+    let mut batch = Vec::with_capacity(BATCH);
+    while left > 0 {
+        batch.clear();
+        for _ in 0..left.min(BATCH as u64) {
+            let mut k = rng.below(total);
+            let mut ns = spans[0].0;
+            for &(n, units) in &spans {
+                if k < units {
+                    ns = n;
+                    break;
+                }
+                k -= units;
+            }
+            batch.push(Io { op: Op::Write, ns, offset: k * bs, len: bs as u32, pid: Pid::NONE });
+        }
+        left -= batch.len() as u64;
+        dev.submit_batch(&batch)?;
+    }
+    Ok(())
+}
+
+/// The image file of drive `d` of `n`: `path` itself for one drive, `NAME.dD.EXT` for several.
+pub fn image_path(path: &std::path::Path, d: usize, n: usize) -> std::path::PathBuf {
+    if n == 1 {
+        return path.to_path_buf();
+    }
+    let stem = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.d{d}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.d{d}"),
+    };
+    path.with_file_name(name)
+}
+
 /// Sequential fill of every LBA of every namespace, 128 KiB at a time, round-robin across
 /// namespaces (as when every tenant preconditions its disk at once). Zoned namespaces are left
 /// as they are (empty zones are a zoned drive's fresh state; its host fills them).

@@ -58,6 +58,16 @@ pub trait DriveModel: Send {
     fn flash_mut(&mut self) -> Option<&mut Device> {
         None
     }
+    /// Write the drive's whole state as a drive image (`wafsim_core::image`).
+    fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        let _ = out;
+        anyhow::bail!("drive images of {} are not supported yet (flash, ZNS and SMR drives are)", self.what())
+    }
+    /// Continue from a drive image saved from a drive of the same configuration.
+    fn load_image(&mut self, input: &mut dyn std::io::Read) -> Result<()> {
+        let _ = input;
+        anyhow::bail!("drive images of {} are not supported yet (flash, ZNS and SMR drives are)", self.what())
+    }
     /// A host layer over several devices: no single over-provisioning.
     fn is_layer(&self) -> bool {
         false

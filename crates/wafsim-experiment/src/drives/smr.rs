@@ -35,6 +35,14 @@ impl DriveModel for SmrDrive {
     fn what(&self) -> &'static str {
         "an SMR disk"
     }
+    fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        self.dev.save_image(out)?;
+        Ok(())
+    }
+    fn load_image(&mut self, input: &mut dyn std::io::Read) -> Result<()> {
+        self.dev = SmrDevice::load_image(self.dev.config().clone(), input)?;
+        Ok(())
+    }
     fn describe(&self, _: &ExperimentSpec, _: &DeviceConfig) -> Option<(String, String)> {
         Some(("smr (host-managed)".into(), "none (host)".into()))
     }

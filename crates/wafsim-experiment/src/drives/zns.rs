@@ -28,6 +28,14 @@ impl DriveModel for ZnsDrive {
     fn what(&self) -> &'static str {
         "a ZNS drive"
     }
+    fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
+        self.dev.save_image(out)?;
+        Ok(())
+    }
+    fn load_image(&mut self, input: &mut dyn std::io::Read) -> Result<()> {
+        self.dev = ZnsDevice::load_image(self.dev.config().clone(), input)?;
+        Ok(())
+    }
     fn describe(&self, _: &ExperimentSpec, _: &DeviceConfig) -> Option<(String, String)> {
         Some(("zns".into(), "none (host)".into()))
     }

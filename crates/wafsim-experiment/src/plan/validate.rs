@@ -1,11 +1,43 @@
 //! Everything about a resolved variant that can be checked before it runs.
 
-use crate::schema::{DriveKind, ExperimentSpec, HostLayer, Layout};
+use crate::schema::{DriveKind, ExperimentSpec, HistoryKind, HistorySpec, HostLayer, Layout};
 use anyhow::{anyhow, bail, Context, Result};
 
 impl ExperimentSpec {
+    /// The drive's history before the first phase: `[history]`, or what `precondition` says
+    /// (true or absent: a sequential fill; false: fresh), checked.
+    pub fn history(&self) -> Result<HistorySpec> {
+        let h = match (&self.history, self.precondition) {
+            (Some(_), Some(_)) => bail!("give [history] or precondition, not both (precondition = false is history.kind = \"fresh\", true is \"sequential\")"),
+            (Some(h), None) => h.clone(),
+            (None, p) => HistorySpec { kind: if p == Some(false) { HistoryKind::Fresh } else { HistoryKind::Sequential }, ..HistorySpec::default() },
+        };
+        let only = |field: &str, set: bool, kind: &str| -> Result<()> {
+            if set {
+                bail!("history.{field}: a setting of history.kind = \"{kind}\", not of \"{}\"", h.kind);
+            }
+            Ok(())
+        };
+        only("bs", h.bs.is_some() && h.kind != HistoryKind::Random, "random")?;
+        only("amount", h.amount.is_some() && h.kind != HistoryKind::Random, "random")?;
+        only("image", h.image.is_some() && h.kind != HistoryKind::Image, "image")?;
+        match h.kind {
+            HistoryKind::Random => {
+                let bs = crate::schema::size("history.bs", h.bs.as_deref().unwrap_or("4KiB"))?;
+                if bs == 0 || bs % 4096 != 0 || bs > 1 << 30 {
+                    bail!("history.bs {bs} B: expected a multiple of 4 KiB up to 1 GiB");
+                }
+                crate::schema::amount_bytes(h.amount.as_deref().unwrap_or("1x"), 1 << 30).context("history.amount")?;
+            }
+            HistoryKind::Image if h.image.is_none() => bail!("history.kind = \"image\" needs history.image, the image file (written by wafsim run --save-image DIR)"),
+            _ => {}
+        }
+        Ok(h)
+    }
+
     /// Check everything that can be checked before running.
     pub fn validate(&self) -> Result<()> {
+        self.history()?;
         if let Some(h) = self.host.as_ref().filter(|h| h.layer != HostLayer::None) {
             if self.namespace.len() != 1 {
                 bail!("host.layer = \"{}\": one namespace (the layer's volume), not {}", h.layer, self.namespace.len());

@@ -3,7 +3,7 @@
 
 use crate::drives::Stack;
 use crate::results::*;
-use crate::schema::{ExperimentSpec, Variant};
+use crate::schema::{ExperimentSpec, HistoryKind, Variant};
 use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
 use wafsim_core::{BlockDevice, Counters};
@@ -30,9 +30,37 @@ pub struct Progress {
 
 /// Options of a run that do not change its results.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct RunOptions {
+pub struct RunOptions<'a> {
     /// Take a time-series sample every this many host bytes written (None: no time series).
     pub sample_every_bytes: Option<u64>,
+    /// Save every drive's state at the end of the run as a drive image in this directory:
+    /// `VARIANT.img`, or `VARIANT.dN.img` per drive when the variant has several (what
+    /// `history.image` reads back).
+    pub save_images: Option<&'a std::path::Path>,
+}
+
+/// Write each drive of `stack` as a drive image in `dir` (see [`RunOptions::save_images`]),
+/// each through a temporary file renamed into place, so a failed save leaves no partial image.
+fn save_images(stack: &Stack, dir: &std::path::Path, variant: &str) -> Result<()> {
+    let safe: String = variant.chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let n = stack.devices.len();
+    for (d, dev) in stack.devices.iter().enumerate() {
+        let path = crate::drives::image_path(&dir.join(format!("{safe}.img")), d, n);
+        let tmp = path.with_extension("img.tmp");
+        let write = || -> Result<()> {
+            let file = std::fs::File::create(&tmp)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            dev.model().save_image(&mut out)?;
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &path)?;
+            Ok(())
+        };
+        write().with_context(|| format!("saving the drive image {}", path.display())).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })?;
+    }
+    Ok(())
 }
 
 /// Run several variants in parallel (one per thread); results keep the variants' order.
@@ -63,6 +91,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         layout: spec.layout.to_string(),
         placement: cfg.placement.to_string(),
         gc_policy: cfg.gc_policy.to_string(),
+        history: String::new(),
         devices: drives.len() as u32,
         mapping_unit: cfg.mapping_unit,
         erase_unit_bytes: cfg.erase_unit_bytes,
@@ -110,9 +139,26 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         result.logical_bytes += dev.logical_bytes();
         result.physical_bytes += dev.physical_bytes();
     }
-    if spec.precondition {
-        for dev in &mut stack.devices {
-            crate::drives::precondition(dev).with_context(|| format!("{}: precondition", ctx()))?;
+    // The drive's history, unmeasured: the counters of the run start after it.
+    let history = spec.history().with_context(ctx)?;
+    result.history = history.describe();
+    let n = stack.devices.len();
+    for (d, dev) in stack.devices.iter_mut().enumerate() {
+        let hctx = || format!("{}: history ({})", ctx(), result.history);
+        match history.kind {
+            HistoryKind::Fresh => {}
+            HistoryKind::Sequential => crate::drives::precondition(dev).with_context(hctx)?,
+            HistoryKind::Random => {
+                crate::drives::precondition(dev).with_context(hctx)?;
+                let bs = crate::schema::size("history.bs", history.bs.as_deref().unwrap_or("4KiB"))?;
+                let bytes = crate::schema::amount_bytes(history.amount.as_deref().unwrap_or("1x"), dev.logical_bytes())?;
+                crate::drives::age_random(dev, bs, bytes, spec.seed).with_context(hctx)?;
+            }
+            HistoryKind::Image => {
+                let path = crate::drives::image_path(&spec.base_dir.join(history.image.as_deref().unwrap_or_default()), d, n);
+                let file = std::fs::File::open(&path).with_context(|| format!("{}: cannot open the drive image {}", hctx(), path.display()))?;
+                dev.model_mut().load_image(&mut std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}: {}", hctx(), path.display()))?;
+            }
         }
     }
     let mut st = RunState {
@@ -152,6 +198,9 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
                 p.name
             ));
         }
+    }
+    if let Some(dir) = opts.save_images {
+        save_images(&stack, dir, &v.name).with_context(ctx)?;
     }
     collect(&stack, &st, &mut result, mu);
     result.op_logical_full = if result.op_logical.is_nan() { f64::NAN } else { spec.full_scale_op.unwrap_or(result.op_logical) };
@@ -279,7 +328,7 @@ bs = "4KiB"
 amount = "2x"
 "#;
         let v = parse_experiment(doc, "t").unwrap().remove(0);
-        let r = run_variant(&v, RunOptions { sample_every_bytes: Some(8 << 20) }, &|_| {}).unwrap();
+        let r = run_variant(&v, RunOptions { sample_every_bytes: Some(8 << 20), ..RunOptions::default() }, &|_| {}).unwrap();
         assert_eq!(r.phases.len(), 2);
         assert_eq!(r.phases[0].counters.host_write_bytes, 64 << 20);
         assert_eq!(r.phases[0].waf(), 1.0);

@@ -63,7 +63,7 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
     // Application experiments get time series (application, host and NAND writes over time) for
     // their charts, sampled as `wafsim run --plot` does.
     let apps = variants.iter().any(|v| v.spec.phases().iter().any(|p| !p.kv.is_empty()));
-    let opts = if apps { RunOptions { sample_every_bytes: Some((variants[0].spec.device_config()?.logical_bytes / 50).max(1 << 20)) } } else { RunOptions::default() };
+    let opts = if apps { RunOptions { sample_every_bytes: Some((variants[0].spec.device_config()?.logical_bytes / 50).max(1 << 20)), ..RunOptions::default() } } else { RunOptions::default() };
     let t0 = Instant::now();
     let results = run_variants(&variants, opts, &|_, _| {}).into_iter().collect::<Result<Vec<_>>>()?;
     let seconds = t0.elapsed().as_secs_f64();

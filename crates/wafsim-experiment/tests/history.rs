@@ -1,0 +1,104 @@
+//! Drive history (`[history]`): what the drive held before the first phase, and drive images
+//! that carry an aged drive from one run to the next.
+use std::path::{Path, PathBuf};
+use wafsim_experiment::{parse_experiment, run_variant, RunOptions, VariantResult};
+
+/// A fresh directory for one test's files.
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wafsim-history-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// 256 MiB drive, 12% OP, 1 MiB erase units (Np = 256), greedy GC, one namespace.
+const DRIVE: &str = "[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.12\nerase_unit = \"1MiB\"\n[[namespace]]\nname = \"ns1\"\nsize = \"256MiB\"\n";
+
+fn phase(name: &str, pattern: &str, amount: &str, measure: bool) -> String {
+    format!("[[phase]]\nname = \"{name}\"\nmeasure = {measure}\n[[phase.workload]]\nnamespace = \"ns1\"\npattern = \"{pattern}\"\nbs = \"4KiB\"\namount = \"{amount}\"\n")
+}
+
+fn run(doc: &str, base: &Path, save: Option<&Path>) -> anyhow::Result<VariantResult> {
+    let mut v = parse_experiment(doc, "t.toml")?.remove(0);
+    v.spec.base_dir = base.to_path_buf();
+    run_variant(&v, RunOptions { save_images: save, ..RunOptions::default() }, &|_| {})
+}
+
+/// WAF of the measured phase.
+fn waf(r: &VariantResult) -> f64 {
+    r.phases.iter().find(|p| p.measured).unwrap().waf()
+}
+
+/// Random aging leaves the drive in the random-write steady state: a short random-write window
+/// right after it shows greedy GC's closed-form WAF, while after a sequential fill the same
+/// window is still far below it (the drive's history, not the workload, makes the difference).
+#[test]
+fn random_aging_reaches_the_steady_state_a_sequential_fill_does_not() {
+    let d = dir("aging");
+    let window = phase("measure", "random", "0.5x", true);
+    let aged = run(&format!("[history]\nkind = \"random\"\nbs = \"4KiB\"\namount = \"4x\"\n{DRIVE}{window}"), &d, None).unwrap();
+    let filled = run(&format!("{DRIVE}{window}"), &d, None).unwrap();
+    let fresh = run(&format!("[history]\nkind = \"fresh\"\n{DRIVE}{window}"), &d, None).unwrap();
+    // Desnoyers' greedy closed form at the drive's effective alpha (spare net of the reserved
+    // free pool and half of each open frontier; docs/model.md).
+    let cfg = parse_experiment(&format!("{DRIVE}{window}"), "t.toml").unwrap().remove(0).spec.device_config().unwrap();
+    let theory = wafsim_core::theory::waf_greedy(cfg.geometry().unwrap().effective_alpha(), 256.0);
+    let (a, f, z) = (waf(&aged), waf(&filled), waf(&fresh));
+    eprintln!("aged {a:.3}, filled {f:.3}, fresh {z:.3}, greedy closed form {theory:.3}");
+    assert!((a - theory).abs() / theory < 0.05, "aged {a:.3} vs closed form {theory:.3}");
+    // After a sequential fill the first random writes find erase units of fully valid data, so
+    // the window's WAF is still climbing towards the steady state (well beyond the window's
+    // noise, about 1% at this size).
+    assert!(f < 0.95 * a, "after a sequential fill the window is not steady yet: {f:.3} vs {a:.3}");
+    assert_eq!(z, 1.0, "half a drive of random writes on a fresh drive needs no GC");
+    assert_eq!(aged.history, "sequential fill, then random 4KiB writes of 4x");
+    assert_eq!(filled.history, "sequential fill");
+    assert_eq!(fresh.history, "fresh (every LBA unmapped)");
+}
+
+/// A drive saved at the end of one run and loaded by the next continues exactly as one run
+/// that never stopped: the same counters in the continued phase.
+#[test]
+fn a_saved_drive_continues_where_it_stopped() {
+    let d = dir("image");
+    let age = phase("age", "random", "2x", false);
+    let next = phase("next", "sequential", "1.5x", true);
+    let one_run = run(&format!("seed = 7\n{DRIVE}{age}{next}"), &d, None).unwrap();
+    let first = run(&format!("seed = 7\n{DRIVE}{age}"), &d, Some(&d)).unwrap();
+    assert!(d.join("default.img").exists());
+    let second = run(&format!("seed = 7\n[history]\nkind = \"image\"\nimage = \"default.img\"\n{DRIVE}{next}"), &d, None).unwrap();
+    assert_eq!(second.history, "image default.img");
+    let continued = second.phases.iter().find(|p| p.name == "next").unwrap();
+    let whole = one_run.phases.iter().find(|p| p.name == "next").unwrap();
+    assert_eq!(continued.counters, whole.counters, "the continued phase is the never-stopped run's");
+    assert!(whole.counters.gc_units > 0, "the continued phase collects garbage left by the aging");
+    assert_eq!(first.phases[0].counters.host_write_bytes, one_run.phases[0].counters.host_write_bytes);
+
+    // A scaled run is another drive: refused, naming the difference.
+    let mut v = parse_experiment(&format!("[history]\nkind = \"image\"\nimage = \"default.img\"\n{}{next}", DRIVE.replace("256MiB", "128MiB")), "t.toml").unwrap().remove(0);
+    v.spec.base_dir = d.clone();
+    let e = format!("{:#}", run_variant(&v, RunOptions::default(), &|_| {}).unwrap_err());
+    assert!(e.contains("another configuration") && e.contains("default.img"), "{e}");
+    // A missing or damaged image is refused too.
+    let e = format!("{:#}", run(&format!("[history]\nkind = \"image\"\nimage = \"nope.img\"\n{DRIVE}{next}"), &d, None).unwrap_err());
+    assert!(e.contains("cannot open the drive image") && e.contains("nope.img"), "{e}");
+    let mut bytes = std::fs::read(d.join("default.img")).unwrap();
+    let n = bytes.len();
+    bytes[n / 2] ^= 4;
+    std::fs::write(d.join("bad.img"), bytes).unwrap();
+    let e = format!("{:#}", run(&format!("seed = 7\n[history]\nkind = \"image\"\nimage = \"bad.img\"\n{DRIVE}{next}"), &d, None).unwrap_err());
+    assert!(e.contains("checksum"), "{e}");
+}
+
+/// Settings of one history kind on another, both `precondition` and `[history]`, an image
+/// kind without a file: refused before anything runs.
+#[test]
+fn history_settings_are_checked() {
+    let d = dir("checks");
+    let next = phase("p", "sequential", "1x", true);
+    let e = |doc: String| format!("{:#}", run(&doc, &d, None).unwrap_err());
+    assert!(e(format!("precondition = false\n[history]\nkind = \"fresh\"\n{DRIVE}{next}")).contains("not both"));
+    assert!(e(format!("[history]\nkind = \"fresh\"\nbs = \"4KiB\"\n{DRIVE}{next}")).contains("history.bs: a setting of history.kind = \"random\""));
+    assert!(e(format!("[history]\nkind = \"image\"\n{DRIVE}{next}")).contains("needs history.image"));
+    assert!(e(format!("[history]\nkind = \"aged\"\n{DRIVE}{next}")).contains("expected \"fresh\", \"sequential\", \"random\" or \"image\""));
+    assert!(e(format!("[history]\nkind = \"random\"\nbs = \"1000\"\n{DRIVE}{next}")).contains("multiple of 4 KiB"));
+}
