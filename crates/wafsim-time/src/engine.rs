@@ -18,9 +18,16 @@ pub enum RunError {
     /// The device refused a command.
     #[error(transparent)]
     Device(#[from] DeviceError),
-    /// A job's source failed (its context starts with the job's name).
+    /// A job's source failed (its context starts with the job's name). Boxed so the results
+    /// the engine passes around on every event stay as small as a device error.
     #[error(transparent)]
-    Source(#[from] SourceError),
+    Source(Box<SourceError>),
+}
+
+impl From<SourceError> for RunError {
+    fn from(e: SourceError) -> RunError {
+        RunError::Source(Box::new(e))
+    }
 }
 
 /// One job: a source of I/O with fio's host-side knobs.
@@ -258,30 +265,42 @@ struct JobState {
     trim: DirStats,
     zone_resets: u64,
     zone_finishes: u64,
+    /// The source's error, named by the job, until the run returns it.
+    error: Option<SourceError>,
 }
 
 impl JobState {
-    fn next_io(&mut self) -> Result<Option<Io>, SourceError> {
-        if self.pos == self.buf.len() {
-            if self.exhausted {
-                return Ok(None);
-            }
-            self.buf.clear();
-            self.pos = 0;
-            match self.spec.source.fill(&mut self.buf, 256) {
-                Ok(0) => {
-                    self.exhausted = true;
-                    return Ok(None);
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    self.exhausted = true;
-                    return Err(e.within(self.spec.name.clone()));
-                }
-            }
+    /// The next I/O of the job's source; `None` once it is exhausted or failed (its error
+    /// kept in `error`: the per-I/O path returns no large `Result`).
+    #[inline]
+    fn next_io(&mut self) -> Option<Io> {
+        if self.pos == self.buf.len() && !self.refill() {
+            return None;
         }
         self.pos += 1;
-        Ok(Some(self.buf[self.pos - 1]))
+        Some(self.buf[self.pos - 1])
+    }
+
+    /// Take the next batch from the source; false when it is exhausted or failed.
+    #[cold]
+    fn refill(&mut self) -> bool {
+        if self.exhausted {
+            return false;
+        }
+        self.buf.clear();
+        self.pos = 0;
+        match self.spec.source.fill(&mut self.buf, 256) {
+            Ok(0) => {
+                self.exhausted = true;
+                false
+            }
+            Ok(_) => true,
+            Err(e) => {
+                self.exhausted = true;
+                self.error = Some(e.within(self.spec.name.clone()));
+                false
+            }
+        }
     }
 
     /// Start the job at `t`: its runtime, ramp time and rate limits count from here.
@@ -379,6 +398,7 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
             trim: DirStats::default(),
             zone_resets: 0,
             zone_finishes: 0,
+            error: None,
         })
         .collect();
     // Sampling off costs one predictable branch per completion.
@@ -567,7 +587,12 @@ fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max:
             }
             break;
         }
-        let Some(io) = s.next_io()? else { break };
+        let Some(io) = s.next_io() else {
+            if let Some(e) = s.error.take() {
+                return Err(e.into());
+            }
+            break;
+        };
         if let Some(ahead) = s.buf.get(s.pos + 16) {
             m.prefetch(ahead);
         }
