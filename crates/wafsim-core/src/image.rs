@@ -121,8 +121,17 @@ impl<W: Write> ImageWriter<W> {
         self.raw(b)
     }
 
-    /// 32-bit words, in chunks.
+    /// 32-bit words, in chunks (on a little-endian machine straight from memory).
     pub fn u32s(&mut self, v: &[u32]) -> io::Result<()> {
+        if cfg!(target_endian = "little") {
+            // SAFETY: a u32 slice is readable as its bytes (u8 has no alignment and every byte
+            // is initialized); on a little-endian machine they are the format's bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
+            for c in bytes.chunks(4 * CHUNK_WORDS) {
+                self.raw(c)?;
+            }
+            return Ok(());
+        }
         for c in v.chunks(CHUNK_WORDS) {
             let mut buf = std::mem::take(&mut self.buf);
             buf.clear();
@@ -239,8 +248,17 @@ impl<R: Read> ImageReader<R> {
         self.raw(out)
     }
 
-    /// `out.len()` 32-bit words, in chunks.
+    /// `out.len()` 32-bit words, in chunks (on a little-endian machine straight into memory).
     pub fn u32s(&mut self, out: &mut [u32]) -> Result<(), ImageError> {
+        if cfg!(target_endian = "little") {
+            // SAFETY: any bytes are a valid u32, and u8 has no alignment: the slice's memory may
+            // be written as bytes; on a little-endian machine the format's bytes are the words.
+            let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(out)) };
+            for c in bytes.chunks_mut(4 * CHUNK_WORDS) {
+                self.raw(c)?;
+            }
+            return Ok(());
+        }
         let mut buf = std::mem::take(&mut self.buf);
         for c in out.chunks_mut(CHUNK_WORDS) {
             buf.resize(c.len() * 4, 0);
