@@ -154,6 +154,11 @@ pub struct PhaseResult {
     pub mapping_unit: u32,
     /// Steady-state verdict of a measured untimed phase that wrote.
     pub steady: Option<SteadyState>,
+    /// Which writes the counters cover: "whole phase", "steady state (the last 5 rounds of
+    /// 6.7 MB)", "last 300GB (300.5 GB of host writes)".
+    pub window: String,
+    /// WAF of the whole phase, when the window is not the whole phase.
+    pub whole_waf: Option<f64>,
 }
 
 impl PhaseResult {

@@ -604,6 +604,11 @@ pub struct PhaseSpec {
     pub interleave: Option<InterleaveKind>,
     /// Run until WAF is steady (see [`SteadyStateSpec`]).
     pub steady_state: Option<SteadyStateSpec>,
+    /// Measure only the last this many host bytes written of the phase: bytes ("300GB") or a
+    /// multiple of the drives' logical capacity ("0.15x"). The phase runs whole; its counters
+    /// and rows are the window's (to 1/32 of it), and the whole phase's WAF is reported
+    /// beside. Untimed phases; not with `steady_state`.
+    pub measure_last: Option<String>,
 }
 
 /// `[[phase.fio]]`: a fio job file, or a fio command line, run once per listed namespace (as

@@ -102,3 +102,30 @@ fn history_settings_are_checked() {
     assert!(e(format!("[history]\nkind = \"aged\"\n{DRIVE}{next}")).contains("expected \"fresh\", \"sequential\", \"random\" or \"image\""));
     assert!(e(format!("[history]\nkind = \"random\"\nbs = \"1000\"\n{DRIVE}{next}")).contains("multiple of 4 KiB"));
 }
+
+/// `measure_last`: the counters are those of the phase's last bytes (to 1/32 of the window),
+/// with the whole phase's WAF beside; the end of a long random phase after a sequential fill is
+/// steady (greedy's closed form) while the whole phase, transient included, is not.
+#[test]
+fn measure_last_reports_the_end_of_a_phase() {
+    let d = dir("window");
+    let doc = format!("{DRIVE}[[phase]]\nname = \"random\"\nmeasure_last = \"1x\"\n[[phase.workload]]\nnamespace = \"ns1\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"3x\"\n");
+    let r = run(&doc, &d, None).unwrap();
+    let p = &r.phases[0];
+    let cap = r.logical_bytes;
+    assert!(p.counters.host_write_bytes >= cap && p.counters.host_write_bytes <= cap + cap / 32 + (1 << 20), "window {} B for a 1x window of {cap} B", p.counters.host_write_bytes);
+    let cfg = parse_experiment(&doc, "t.toml").unwrap().remove(0).spec.device_config().unwrap();
+    let theory = wafsim_core::theory::waf_greedy(cfg.geometry().unwrap().effective_alpha(), 256.0);
+    let whole = p.whole_waf.expect("the whole phase's WAF beside the window's");
+    eprintln!("window {:.3} ({}), whole phase {whole:.3}, closed form {theory:.3}", p.waf(), p.window);
+    assert!((p.waf() - theory).abs() / theory < 0.05, "window {:.3} vs {theory:.3}", p.waf());
+    assert!(whole < p.waf(), "the whole phase includes the transient after the fill");
+    assert!(p.window.starts_with("last 1x ("), "{}", p.window);
+    assert_eq!(r.counters.host_write_bytes, p.counters.host_write_bytes, "the variant's totals are the window's");
+    // Longer than the phase: the whole phase, with a warning.
+    let short = run(&doc.replace("amount = \"3x\"", "amount = \"0.5x\""), &d, None).unwrap();
+    assert!(short.warnings.iter().any(|w| w.contains("less than measure_last")), "{:?}", short.warnings);
+    assert_eq!(short.phases[0].window, "whole phase");
+    let e = format!("{:#}", run(&doc.replace("measure_last = \"1x\"", "measure_last = \"1x\"\nsteady_state = { window = 5 }"), &d, None).unwrap_err());
+    assert!(e.contains("give one"), "{e}");
+}

@@ -140,6 +140,8 @@ pub fn variant(r: &VariantResult) -> Value {
             "hbmw": p.counters.host_write_bytes,
             "mbmw": p.counters.media_units() * r.mapping_unit as u64,
             "mbe": p.counters.erases * r.erase_unit_bytes,
+            "window": p.window,
+            "whole_phase_waf": p.whole_waf.map(num),
         })).collect::<Vec<_>>(),
         "frontiers": r.frontiers.iter().map(|f| json!({
             "device": f.device,

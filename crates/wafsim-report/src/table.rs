@@ -111,9 +111,9 @@ pub fn variants(results: &[VariantResult]) -> String {
             wafsim_experiment::plan::scale::label(r.scale),
             r.history
         );
-        if r.phases.len() > 1 {
+        if r.phases.len() > 1 || r.phases.iter().any(|p| p.whole_waf.is_some()) {
             for p in &r.phases {
-                let _ = writeln!(
+                let _ = write!(
                     s,
                     "  phase {:<14} {:>10} host {:>12} media {:>12} WAF {:.3}",
                     p.name,
@@ -122,6 +122,14 @@ pub fn variants(results: &[VariantResult]) -> String {
                     human(p.counters.media_units() * r.mapping_unit as u64),
                     p.waf()
                 );
+                match p.whole_waf {
+                    Some(w) => {
+                        let _ = writeln!(s, " over {}; whole phase WAF {w:.3}", p.window);
+                    }
+                    None => {
+                        let _ = writeln!(s);
+                    }
+                }
             }
         }
         let _ = writeln!(s, "  {:<16} {:>12} {:>14} {:>14} {:>8}", "namespace", "size", "host written", "media written", "WAF");

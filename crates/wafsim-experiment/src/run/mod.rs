@@ -99,7 +99,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         counters: Counters::default(),
         phases: phases
             .iter()
-            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None })
+            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None, window: "whole phase".into(), whole_waf: None })
             .collect(),
         namespaces: Vec::new(),
         jobs: Vec::new(),

@@ -39,6 +39,18 @@ pub(super) fn run_untimed_phase(
 
     let ss = p.steady_state.clone().unwrap_or_default();
     let stop_when_steady = p.steady_state.is_some();
+    // `measure_last`: snapshots on a grid of 1/32 of the window, the oldest still needed kept.
+    let last = match &p.measure_last {
+        Some(_) if stop_when_steady => anyhow::bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name),
+        Some(l) => Some(crate::schema::amount_bytes(l, st.logical_total).map_err(|e| anyhow::anyhow!("phase {:?}: measure_last: {e}", p.name))?.max(1)),
+        None => None,
+    };
+    let grid = last.map_or(u64::MAX, |l| (l / 32).max(1));
+    let mut window: std::collections::VecDeque<(u64, Vec<Counters>, Vec<LayerFigures>)> = std::collections::VecDeque::new();
+    if last.is_some() {
+        window.push_back((0, phase_start.clone(), phase.figures()));
+    }
+    let mut next_grid = grid;
     let round_bytes = ss.round_bytes(st.logical_total)?;
     // Counters at round ends, kept only where a steady phase reports its window.
     let mut snaps: Vec<Vec<Counters>> = if stop_when_steady { vec![phase_start.clone()] } else { Vec::new() };
@@ -70,6 +82,16 @@ pub(super) fn run_untimed_phase(
         stack.submit_batch(&buf)?;
 
         let host = sum(&stack.devices, |c| c.host_write_bytes);
+        if let Some(l) = last.filter(|_| host - host0 >= next_grid) {
+            let at = host - host0;
+            window.push_back((at, stack.devices.iter().map(|d| d.counters().clone()).collect(), phase.figures()));
+            // The window's start is the newest snapshot at least `l` before the end: an older
+            // one is not needed once a newer one is that far back.
+            while window.len() >= 2 && window[1].0 + l <= at {
+                window.pop_front();
+            }
+            next_grid = (at / grid + 1) * grid;
+        }
         if host - round_end.0 >= round_bytes {
             let media = sum(&stack.devices, |c| c.media_units());
             let erases = sum(&stack.devices, |c| c.erases);
@@ -113,20 +135,30 @@ pub(super) fn run_untimed_phase(
     }
     // Side outputs (an iolog's last lines) finish whether the sources ran dry or not.
     phase.source.finish()?;
-    // A phase that stopped at steady state reports its measurement window only.
-    push_fs(result, p, &phase.rows, phase.figures(), steady_at.map(|r| &fs_snaps[r - ss.window as usize][..]));
+    let host_written = sum(&stack.devices, |c| c.host_write_bytes) - host0;
+    // The measured window: the steady rounds, the last `measure_last` bytes, or the phase.
+    let last_from = last.and_then(|l| window.iter().rev().find(|w| w.0 + l <= host_written));
+    if let (Some(l), None) = (last, last_from) {
+        result.warnings.push(format!("phase {:?} wrote {} B of host data, less than measure_last ({l} B): the whole phase is reported", p.name, host_written));
+    }
+    let (from, fs_from, described) = match (steady_at, last_from) {
+        (Some(r), _) => (&snaps[r - ss.window as usize], Some(&fs_snaps[r - ss.window as usize][..]), format!("steady state (the last {} rounds of {} B)", ss.window, round_bytes)),
+        (None, Some(w)) => (&w.1, Some(&w.2[..]), format!("last {} ({} B of host writes)", p.measure_last.as_deref().unwrap_or(""), host_written - w.0)),
+        (None, None) => (&phase_start, None, "whole phase".to_string()),
+    };
+    push_fs(result, p, &phase.rows, phase.figures(), fs_from);
     let PhaseSources { source, labels, .. } = phase;
     let rows = labels.into_iter().zip(source.stats().iter().copied()).map(|(l, s)| (l, s, None)).collect();
     push_jobs(result, st, pi, p, rows);
-    let from = match steady_at {
-        Some(r) => &snaps[r - ss.window as usize],
-        None => &phase_start,
-    };
     for (di, dev) in stack.devices.iter().enumerate() {
         let delta = dev.counters().delta(&from[di]);
         account_phase(result, st, pi, p.measure, di, &delta);
     }
-    let host_written = sum(&stack.devices, |c| c.host_write_bytes) - host0;
+    if fs_from.is_some() {
+        let media = sum(&stack.devices, |c| c.media_units()) - media0;
+        result.phases[pi].whole_waf = Some(waf(media * mu, host_written));
+    }
+    result.phases[pi].window = described;
     // Steadiness is about device GC; a drive without it (ZNS) has nothing to settle.
     let device_gc = stack.devices.iter().any(|d| d.flash().is_some());
     if p.measure && host_written > 0 && device_gc {
