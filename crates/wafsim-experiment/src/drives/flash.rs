@@ -59,6 +59,9 @@ impl DriveModel for FlashDrive {
     fn what(&self) -> &'static str {
         "a flash drive"
     }
+    fn has_images(&self) -> bool {
+        true
+    }
     fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
         self.dev.save_image(out)?;
         Ok(())

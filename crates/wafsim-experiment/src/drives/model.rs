@@ -58,6 +58,10 @@ pub trait DriveModel: Send {
     fn flash_mut(&mut self) -> Option<&mut Device> {
         None
     }
+    /// Whether the kind has drive images ([`DriveModel::save_image`]).
+    fn has_images(&self) -> bool {
+        false
+    }
     /// Write the drive's whole state as a drive image (`wafsim_core::image`).
     fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
         let _ = out;

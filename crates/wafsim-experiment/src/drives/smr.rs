@@ -35,6 +35,9 @@ impl DriveModel for SmrDrive {
     fn what(&self) -> &'static str {
         "an SMR disk"
     }
+    fn has_images(&self) -> bool {
+        true
+    }
     fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
         self.dev.save_image(out)?;
         Ok(())

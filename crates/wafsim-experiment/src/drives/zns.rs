@@ -28,6 +28,9 @@ impl DriveModel for ZnsDrive {
     fn what(&self) -> &'static str {
         "a ZNS drive"
     }
+    fn has_images(&self) -> bool {
+        true
+    }
     fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
         self.dev.save_image(out)?;
         Ok(())

@@ -4,7 +4,7 @@
 use crate::drives::Stack;
 use crate::results::*;
 use crate::schema::{ExperimentSpec, HistoryKind, Variant};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use wafsim_core::{BlockDevice, Counters};
 
@@ -139,9 +139,17 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         result.logical_bytes += dev.logical_bytes();
         result.physical_bytes += dev.physical_bytes();
     }
+    if let Some(d) = opts.save_images.and_then(|_| stack.devices.iter().find(|d| !d.model().has_images())) {
+        bail!("{}: --save-images: drive images of {} are not supported yet (flash, ZNS and SMR drives are)", ctx(), d.model().what());
+    }
     // The drive's history, unmeasured: the counters of the run start after it.
     let history = spec.history().with_context(ctx)?;
     result.history = history.describe();
+    let all_zoned = stack.devices.iter().all(|d| (0..d.namespace_count()).all(|ns| d.zone_geometry(ns).is_some()));
+    if all_zoned && matches!(history.kind, HistoryKind::Sequential | HistoryKind::Random) {
+        // Fills and aging write conventional namespaces only; zoned ones start empty.
+        result.history = "fresh (zoned namespaces start empty; their host fills them)".into();
+    }
     let n = stack.devices.len();
     for (d, dev) in stack.devices.iter_mut().enumerate() {
         let hctx = || format!("{}: history ({})", ctx(), result.history);
