@@ -327,6 +327,22 @@ pub struct HostDeviceRow {
     pub reclaim_write_bytes: u64,
     /// Metadata bytes written to the device (dm-zoned; 0 for tiering).
     pub metadata_write_bytes: u64,
+    /// Bytes the device's own media took, what its own log pages would show: a flash drive's
+    /// NAND programs (host and GC), a disk's or a plain device's written bytes.
+    pub media_write_bytes: u64,
+}
+
+impl HostDeviceRow {
+    /// Bytes the layer sent the device: user data, copies and metadata.
+    pub fn sent_bytes(&self) -> u64 {
+        self.user_write_bytes + self.reclaim_write_bytes + self.metadata_write_bytes
+    }
+
+    /// The device's own WAF: its media bytes over what the layer sent it (0 when nothing was
+    /// sent).
+    pub fn device_waf(&self) -> f64 {
+        waf(self.media_write_bytes, self.sent_bytes())
+    }
 }
 
 /// What a file system did in one phase: the application's bytes and the bytes it sent to the

@@ -102,6 +102,12 @@ fn tiering_writes_land_hot_and_migrations_move_hot_to_cold() {
     // Migrated bytes are written twice (hot, then cold): WAF at least 1 + migrated / user of
     // the measured phase, before either drive's own GC.
     assert!(r.waf() > 1.0, "WAF {:.3}", r.waf());
+    // Each drive's own media bytes (its NAND programs) add up to the layer's media over the
+    // whole run (every phase; the drives start fresh), and neither drive writes less than it
+    // is sent.
+    let phases_media: u64 = r.phases.iter().map(|p| p.counters.media_units() * r.mapping_unit as u64).sum();
+    assert!((hot.media_write_bytes + cold.media_write_bytes).abs_diff(phases_media) < 2 * r.mapping_unit as u64, "{} + {} vs {phases_media}", hot.media_write_bytes, cold.media_write_bytes);
+    assert!(hot.device_waf() >= 1.0 && cold.device_waf() >= 1.0, "{:.3} {:.3}", hot.device_waf(), cold.device_waf());
 }
 
 /// Reference section 6 in time (experiments/dm-zoned/timed.toml, shortened): while free cache

@@ -92,6 +92,8 @@ pub fn variant(r: &VariantResult) -> Value {
             "reclaim_read_bytes": d.reclaim_read_bytes,
             "reclaim_write_bytes": d.reclaim_write_bytes,
             "metadata_write_bytes": d.metadata_write_bytes,
+            "media_write_bytes": d.media_write_bytes,
+            "device_waf": num(d.device_waf()),
         })).collect::<Vec<_>>(),
         "smart_data_units_written": smart_data_units(r.hbmw()),
         "physical_media_units_written": r.mbmw(),

@@ -179,16 +179,18 @@ pub fn variants(results: &[VariantResult]) -> String {
         }
         if !r.host_devices.is_empty() {
             // Copies: dm-zoned reclaim (and zero-fill), tiering migration.
-            let _ = writeln!(s, "  host layer devices (whole run)    user written    copies read   copies written       metadata");
+            let _ = writeln!(s, "  host layer devices (whole run)    user written    copies read   copies written       metadata   media written  device WAF");
             for d in &r.host_devices {
                 let _ = writeln!(
                     s,
-                    "  {:<30} {:>14} {:>14} {:>16} {:>14}",
+                    "  {:<30} {:>14} {:>14} {:>16} {:>14} {:>15} {:>11.3}",
                     d.device,
                     human(d.user_write_bytes),
                     human(d.reclaim_read_bytes),
                     human(d.reclaim_write_bytes),
-                    human(d.metadata_write_bytes)
+                    human(d.metadata_write_bytes),
+                    human(d.media_write_bytes),
+                    d.device_waf()
                 );
             }
         }

@@ -103,6 +103,11 @@ impl DriveModel for DmZonedDrive {
                 reclaim_read_bytes: t.reclaim_read_bytes,
                 reclaim_write_bytes: t.reclaim_write_bytes + t.zero_fill_bytes,
                 metadata_write_bytes: t.metadata_write_bytes,
+                // Neither a disk nor the plain cache device writes more than it is sent.
+                media_write_bytes: match id {
+                    DevId::Cache => d.cache_device().map_or(0, |c| c.counters().host_write_bytes),
+                    DevId::Disk(i) => d.disks()[i as usize].counters().host_write_bytes,
+                },
             }
         })
         .collect()

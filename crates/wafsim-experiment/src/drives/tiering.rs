@@ -60,11 +60,13 @@ impl DriveModel for TieringDrive {
         true
     }
     fn host_devices(&self) -> Vec<HostDeviceRow> {
-        [("hot", Tier::Hot), ("cold", Tier::Cold)]
+        let media = |d: &Device| d.counters().media_units() * d.config().mapping_unit as u64;
+        [("hot", Tier::Hot, media(self.dev.hot())), ("cold", Tier::Cold, media(self.dev.cold()))]
             .into_iter()
-            .map(|(name, t)| {
+            .map(|(name, t, media_write_bytes)| {
                 let t = self.tier(t);
                 HostDeviceRow {
+                    media_write_bytes,
                     device: name.into(),
                     user_write_bytes: t.user_write_bytes,
                     user_read_bytes: t.user_read_bytes,
