@@ -116,6 +116,17 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
         let _ = writeln!(s, "## {}\n", e.name);
         let src = e.published.get("source").and_then(|v| v.as_str()).unwrap_or("");
         let _ = writeln!(s, "`wafsim run {}` ({}, {:.1} s). Source: {src}.\n", e.path.display(), label(e.scale), e.seconds);
+        // What the drives held before the first phase, and which writes each measured phase
+        // counts (the same for every variant as a rule; each distinct one listed otherwise).
+        let distinct = |v: Vec<String>| v.into_iter().fold(Vec::<String>::new(), |mut a, x| {
+            if !a.contains(&x) {
+                a.push(x);
+            }
+            a
+        });
+        let histories = distinct(e.results.iter().map(|r| r.history.clone()).collect());
+        let windows = distinct(e.results.iter().flat_map(|r| r.phases.iter().filter(|p| p.measured).map(|p| format!("phase {}: {}", p.name, p.window))).collect());
+        let _ = writeln!(s, "Drive history: {}. Measured: {}.\n", histories.join("; "), windows.join("; "));
         let published = e.published.get("waf").and_then(|v| v.as_table());
         let _ = writeln!(s, "| variant | layout | placement | WAF | published WAF | difference | HBMW | MBMW |");
         let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|");
