@@ -22,9 +22,40 @@ pub const MAGIC: [u8; 8] = *b"WAFSIMG\0";
 /// The format version this build writes and reads.
 pub const VERSION: u32 = 1;
 const END: [u8; 4] = *b"END\0";
-/// Words converted per chunk (1 MiB of u32s): large enough to run at memory speed, small
-/// enough not to double a large array's memory.
-const CHUNK_WORDS: usize = 1 << 18;
+/// Bytes moved per chunk (1 MiB): large enough to run at memory speed, small enough not to
+/// double a large array's memory where words are converted.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// The word types an image stores, little-endian (only u32 and u64: plain integers, so their
+/// memory may be read and written as bytes).
+trait Word: Copy {
+    /// Bytes per word.
+    const BYTES: usize;
+    /// Append the word's little-endian bytes.
+    fn put_le(self, out: &mut Vec<u8>);
+    /// The word of `BYTES` little-endian bytes.
+    fn from_le(b: &[u8]) -> Self;
+}
+
+impl Word for u32 {
+    const BYTES: usize = 4;
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn from_le(b: &[u8]) -> u32 {
+        u32::from_le_bytes(b.try_into().expect("4 bytes"))
+    }
+}
+
+impl Word for u64 {
+    const BYTES: usize = 8;
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+    fn from_le(b: &[u8]) -> u64 {
+        u64::from_le_bytes(b.try_into().expect("8 bytes"))
+    }
+}
 
 /// Why an image could not be read (or written).
 #[derive(Debug, thiserror::Error)]
@@ -121,36 +152,34 @@ impl<W: Write> ImageWriter<W> {
         self.raw(b)
     }
 
-    /// 32-bit words, in chunks (on a little-endian machine straight from memory).
+    /// 32-bit words.
     pub fn u32s(&mut self, v: &[u32]) -> io::Result<()> {
+        self.words(v)
+    }
+
+    /// 64-bit words.
+    pub fn u64s(&mut self, v: &[u64]) -> io::Result<()> {
+        self.words(v)
+    }
+
+    /// Words in 1 MiB chunks: on a little-endian machine straight from memory, else converted.
+    fn words<T: Word>(&mut self, v: &[T]) -> io::Result<()> {
         if cfg!(target_endian = "little") {
-            // SAFETY: a u32 slice is readable as its bytes (u8 has no alignment and every byte
-            // is initialized); on a little-endian machine they are the format's bytes.
+            // SAFETY: a slice of u32 or u64 is readable as its bytes (u8 has no alignment and
+            // every byte is initialized); on a little-endian machine they are the format's bytes.
             let bytes = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) };
-            for c in bytes.chunks(4 * CHUNK_WORDS) {
+            for c in bytes.chunks(CHUNK_BYTES) {
                 self.raw(c)?;
             }
             return Ok(());
         }
-        for c in v.chunks(CHUNK_WORDS) {
-            let mut buf = std::mem::take(&mut self.buf);
+        let mut buf = std::mem::take(&mut self.buf);
+        for c in v.chunks(CHUNK_BYTES / T::BYTES) {
             buf.clear();
-            buf.extend(c.iter().flat_map(|x| x.to_le_bytes()));
+            c.iter().for_each(|x| x.put_le(&mut buf));
             self.raw(&buf)?;
-            self.buf = buf;
         }
-        Ok(())
-    }
-
-    /// 64-bit words, in chunks.
-    pub fn u64s(&mut self, v: &[u64]) -> io::Result<()> {
-        for c in v.chunks(CHUNK_WORDS / 2) {
-            let mut buf = std::mem::take(&mut self.buf);
-            buf.clear();
-            buf.extend(c.iter().flat_map(|x| x.to_le_bytes()));
-            self.raw(&buf)?;
-            self.buf = buf;
-        }
+        self.buf = buf;
         Ok(())
     }
 
@@ -248,37 +277,34 @@ impl<R: Read> ImageReader<R> {
         self.raw(out)
     }
 
-    /// `out.len()` 32-bit words, in chunks (on a little-endian machine straight into memory).
+    /// `out.len()` 32-bit words.
     pub fn u32s(&mut self, out: &mut [u32]) -> Result<(), ImageError> {
+        self.words(out)
+    }
+
+    /// `out.len()` 64-bit words.
+    pub fn u64s(&mut self, out: &mut [u64]) -> Result<(), ImageError> {
+        self.words(out)
+    }
+
+    /// Words in 1 MiB chunks: on a little-endian machine straight into memory, else converted.
+    fn words<T: Word>(&mut self, out: &mut [T]) -> Result<(), ImageError> {
         if cfg!(target_endian = "little") {
-            // SAFETY: any bytes are a valid u32, and u8 has no alignment: the slice's memory may
-            // be written as bytes; on a little-endian machine the format's bytes are the words.
+            // SAFETY: any bytes are a valid u32 or u64, and u8 has no alignment: the slice's
+            // memory may be written as bytes; on a little-endian machine the format's bytes are
+            // the words.
             let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(out)) };
-            for c in bytes.chunks_mut(4 * CHUNK_WORDS) {
+            for c in bytes.chunks_mut(CHUNK_BYTES) {
                 self.raw(c)?;
             }
             return Ok(());
         }
         let mut buf = std::mem::take(&mut self.buf);
-        for c in out.chunks_mut(CHUNK_WORDS) {
-            buf.resize(c.len() * 4, 0);
+        for c in out.chunks_mut(CHUNK_BYTES / T::BYTES) {
+            buf.resize(c.len() * T::BYTES, 0);
             self.raw(&mut buf)?;
-            for (x, b) in c.iter_mut().zip(buf.chunks_exact(4)) {
-                *x = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-            }
-        }
-        self.buf = buf;
-        Ok(())
-    }
-
-    /// `out.len()` 64-bit words, in chunks.
-    pub fn u64s(&mut self, out: &mut [u64]) -> Result<(), ImageError> {
-        let mut buf = std::mem::take(&mut self.buf);
-        for c in out.chunks_mut(CHUNK_WORDS / 2) {
-            buf.resize(c.len() * 8, 0);
-            self.raw(&mut buf)?;
-            for (x, b) in c.iter_mut().zip(buf.chunks_exact(8)) {
-                *x = u64::from_le_bytes(b.try_into().expect("8 bytes"));
+            for (x, b) in c.iter_mut().zip(buf.chunks_exact(T::BYTES)) {
+                *x = T::from_le(b);
             }
         }
         self.buf = buf;

@@ -219,9 +219,7 @@ impl SmrDevice {
     pub fn save_image<W: std::io::Write>(&self, out: W) -> std::io::Result<W> {
         let mut w = crate::image::ImageWriter::new(out, Self::IMAGE_KIND)?;
         crate::image::write_config(&mut w, &format!("{:?}", self.cfg))?;
-        let zones = self.zones.image_words();
-        w.section(b"ZONE", 8 * zones.len() as u64)?;
-        w.u64s(&zones)?;
+        self.zones.save_image(&mut w)?;
         crate::image::write_counters(&mut w, &self.counters)?;
         w.finish()
     }
@@ -233,10 +231,7 @@ impl SmrDevice {
         let mut d = SmrDevice::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
         let mut r = crate::image::ImageReader::new(input, Self::IMAGE_KIND)?;
         crate::image::check_config(&mut r, &format!("{:?}", d.cfg))?;
-        let mut zones = vec![0u64; d.zones.image_len()];
-        r.section(b"ZONE", 8 * zones.len() as u64)?;
-        r.u64s(&mut zones)?;
-        d.zones.restore_words(&zones)?;
+        d.zones.load_image(&mut r)?;
         d.counters = crate::image::read_counters(&mut r)?;
         r.finish()?;
         Ok(d)

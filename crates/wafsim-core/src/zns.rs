@@ -113,9 +113,7 @@ impl ZnsDevice {
     pub fn save_image<W: std::io::Write>(&self, out: W) -> std::io::Result<W> {
         let mut w = crate::image::ImageWriter::new(out, Self::IMAGE_KIND)?;
         crate::image::write_config(&mut w, &format!("{:?}", self.cfg))?;
-        let zones = self.zones.image_words();
-        w.section(b"ZONE", 8 * zones.len() as u64)?;
-        w.u64s(&zones)?;
+        self.zones.save_image(&mut w)?;
         w.section(b"PROG", 8 * self.programmed.len() as u64 + 4 * self.erase_count.len() as u64)?;
         w.u64s(&self.programmed)?;
         w.u32s(&self.erase_count)?;
@@ -130,10 +128,7 @@ impl ZnsDevice {
         let mut d = ZnsDevice::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
         let mut r = crate::image::ImageReader::new(input, Self::IMAGE_KIND)?;
         crate::image::check_config(&mut r, &format!("{:?}", d.cfg))?;
-        let mut zones = vec![0u64; d.zones.image_len()];
-        r.section(b"ZONE", 8 * zones.len() as u64)?;
-        r.u64s(&mut zones)?;
-        d.zones.restore_words(&zones)?;
+        d.zones.load_image(&mut r)?;
         r.section(b"PROG", 8 * d.programmed.len() as u64 + 4 * d.erase_count.len() as u64)?;
         r.u64s(&mut d.programmed)?;
         r.u32s(&mut d.erase_count)?;

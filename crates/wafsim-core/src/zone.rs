@@ -482,31 +482,32 @@ pub struct Zones {
 }
 
 impl Zones {
-    /// Words per zone in [`Zones::image_words`].
+    /// Words per zone in a drive image's `ZONE` section.
     const IMAGE_WORDS: usize = 6;
 
-    /// The zones' state as words for a drive image: per zone write pointer, high-water mark,
-    /// implicit-open list links, condition and ZRWA flag, then the resource counts.
-    pub(crate) fn image_words(&self) -> Vec<u64> {
-        let mut v = Vec::with_capacity(self.zones.len() * Self::IMAGE_WORDS + 6);
+    /// Words of the `ZONE` section for this configuration.
+    fn image_len(&self) -> usize {
+        self.zones.len() * Self::IMAGE_WORDS + 6
+    }
+
+    /// The zones' state as a drive image's `ZONE` section: per zone write pointer, high-water
+    /// mark, implicit-open list links, condition and ZRWA flag, then the resource counts.
+    pub(crate) fn save_image<W: std::io::Write>(&self, w: &mut crate::image::ImageWriter<W>) -> std::io::Result<()> {
+        let mut v = Vec::with_capacity(self.image_len());
         for z in &self.zones {
             v.extend([z.wp, z.hwm, z.prev as u64, z.next as u64, z.state.code() as u64, z.zrwa as u64]);
         }
         v.extend([self.n_open, self.n_active, self.n_implicit, self.zrwa_in_use, self.imp_head, self.imp_tail].map(u64::from));
-        v
+        w.section(b"ZONE", 8 * v.len() as u64)?;
+        w.u64s(&v)
     }
 
-    /// Words in [`Zones::image_words`] for this configuration.
-    pub(crate) fn image_len(&self) -> usize {
-        self.zones.len() * Self::IMAGE_WORDS + 6
-    }
-
-    /// Continue from [`Zones::image_words`] of zones of the same configuration.
-    pub(crate) fn restore_words(&mut self, w: &[u64]) -> Result<(), crate::image::ImageError> {
+    /// Continue from the `ZONE` section saved from zones of the same configuration.
+    pub(crate) fn load_image<R: std::io::Read>(&mut self, r: &mut crate::image::ImageReader<R>) -> Result<(), crate::image::ImageError> {
         let bad = |what: &str| crate::image::ImageError::Damaged(format!("zones: {what}"));
-        if w.len() != self.image_len() {
-            return Err(bad("another zone count"));
-        }
+        let mut w = vec![0u64; self.image_len()];
+        r.section(b"ZONE", 8 * w.len() as u64)?;
+        r.u64s(&mut w)?;
         for (z, v) in self.zones.iter_mut().zip(w.chunks_exact(Self::IMAGE_WORDS)) {
             let state = u8::try_from(v[4]).ok().and_then(ZoneState::from_code).ok_or_else(|| bad("a zone condition"))?;
             *z = Zone { wp: v[0], hwm: v[1], prev: v[2] as u32, next: v[3] as u32, state, zrwa: v[5] != 0 };
