@@ -25,6 +25,22 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// Bytes with two decimals in binary units (GiB etc.), the way capacity tables read.
+pub fn human(b: u64) -> String {
+    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = b as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < U.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.2} {}", U[i])
+    }
+}
+
 /// Parse a byte size. SI suffixes (kB/KB, MB, GB, TB, PB) are powers of 1000, binary suffixes
 /// (KiB, MiB, GiB, TiB, PiB) powers of 1024, "B" or no suffix means bytes. Case-insensitive,
 /// fractions allowed ("7.68TB") when the result is a whole number of bytes.

@@ -6,21 +6,7 @@ use wafsim_core::units::Bytes;
 use wafsim_core::{DeviceConfig, Geometry};
 use wafsim_experiment::VariantResult;
 
-/// Bytes with two decimals in binary units (GiB etc.), the way capacity tables read.
-pub fn human(b: u64) -> String {
-    const U: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = b as f64;
-    let mut i = 0;
-    while v >= 1024.0 && i + 1 < U.len() {
-        v /= 1024.0;
-        i += 1;
-    }
-    if i == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.2} {}", U[i])
-    }
-}
+pub use wafsim_core::units::human;
 
 /// Over-provisioning the one way this project writes it: (physical - logical) / logical, in
 /// percent with two decimals and the convention named, e.g.

@@ -142,8 +142,8 @@ pub(super) fn run_untimed_phase(
         result.warnings.push(format!("phase {:?} wrote {} B of host data, less than measure_last ({l} B): the whole phase is reported", p.name, host_written));
     }
     let (from, fs_from, described) = match (steady_at, last_from) {
-        (Some(r), _) => (&snaps[r - ss.window as usize], Some(&fs_snaps[r - ss.window as usize][..]), format!("steady state (the last {} rounds of {})", ss.window, binary(round_bytes))),
-        (None, Some(w)) => (&w.1, Some(&w.2[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), binary(host_written - w.0))),
+        (Some(r), _) => (&snaps[r - ss.window as usize], Some(&fs_snaps[r - ss.window as usize][..]), format!("steady state (the last {} rounds of {})", ss.window, wafsim_core::units::human(round_bytes))),
+        (None, Some(w)) => (&w.1, Some(&w.2[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - w.0))),
         (None, None) => (&phase_start, None, "whole phase".to_string()),
     };
     push_fs(result, p, &phase.rows, phase.figures(), fs_from);
@@ -173,20 +173,4 @@ pub(super) fn run_untimed_phase(
         result.phases[pi].steady = Some(verdict);
     }
     Ok(())
-}
-
-/// Bytes in binary units with two decimals, as window descriptions print them.
-fn binary(b: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{b} B")
-    } else {
-        format!("{v:.2} {}", UNITS[u])
-    }
 }
