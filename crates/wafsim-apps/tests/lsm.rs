@@ -706,7 +706,7 @@ fn file_operations_pass_through_a_conventional_file_system() {
     let dev_bytes = 256u64 << 20;
     for cfg in [LsmConfig { capacity_bytes: dev_bytes / 2, ..small_rocksdb() }, LsmConfig { memtable_bytes: 512 * KIB, log_segment_bytes: 1 << 20, capacity_bytes: dev_bytes / 2, ..size_tiered(0) }] {
         let files = LsmFiles::new(KvScript::new(ops.clone()), Lsm::new(cfg).unwrap()).with_flush_at_end(true);
-        let fs = ConvFs::new(ConvFsConfig::new(0, dev_bytes)).unwrap();
+        let fs = ConvFs::new(ConvFsConfig { discard: true, ..ConvFsConfig::new(0, dev_bytes) }).unwrap();
         let mut src = FsSource::new(files, fs);
         let mut dev = wafsim_core::plain::PlainDevice::new(dev_bytes, 4096).unwrap();
         let mut buf = Vec::new();
@@ -1018,7 +1018,7 @@ fn background_jobs_make_a_conventional_ssd_collect_garbage() {
         };
         let y = ycsb_a(records, 400_000);
         let files = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg).unwrap());
-        let fs = ConvFs::new(ConvFsConfig { chunk_bytes: MIB, group_spread_bytes: 16 * MIB, ..ConvFsConfig::new(0, ns) }).unwrap();
+        let fs = ConvFs::new(ConvFsConfig { discard: true, chunk_bytes: MIB, group_spread_bytes: 16 * MIB, ..ConvFsConfig::new(0, ns) }).unwrap();
         let mut src = FsSource::new(files, fs);
         let eu = 2 * MIB;
         let physical = ((ns as f64 * 1.07) as u64).div_ceil(eu) * eu;

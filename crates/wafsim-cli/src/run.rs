@@ -60,12 +60,17 @@ pub struct RunArgs {
     /// is paid once. Flash, ZNS and SMR drives.
     #[arg(long, value_name = "DIR")]
     save_images: Option<PathBuf>,
+    /// Also run every case of the experiment's `[[unknown]]` tables (facts its source does not
+    /// give: drive preparation, rates, ...) and print the spread of the results beside the
+    /// central one. Each case is a full run of the variant.
+    #[arg(long)]
+    spread: bool,
 }
 
 /// Run the selected variants (in parallel unless --serial), print each distinct warning once,
 /// write the Parquet rows, time series and charts asked for, then print tables or JSON.
 pub fn run_experiment(a: RunArgs) -> Result<()> {
-    let RunArgs { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot, plot_format, parquet, save_images } = a;
+    let RunArgs { experiment, json, output_format, variants, serial, scale, full_scale, timeseries, sample_every, plot, plot_format, parquet, save_images, spread } = a;
     let json = json || output_format == "json";
     if output_format != "normal" && output_format != "json" {
         bail!("--output-format {output_format:?}: expected \"normal\" or \"json\"");
@@ -93,7 +98,16 @@ pub fn run_experiment(a: RunArgs) -> Result<()> {
         wafsim_experiment::run_variants(&all, opts, &report)
     };
     bar.finish();
-    let results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
+    let mut results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
+    let cases: usize = all.iter().map(|v| v.spec.unknown.iter().map(|u| u.case.len()).sum::<usize>()).sum();
+    if spread && cases > 0 {
+        let runs = wafsim_experiment::studies::spread::cases(&all)?;
+        let bar = progress::Bar::new(runs.iter().map(|c| c.variant.name.clone()).collect());
+        wafsim_experiment::studies::spread::run_spread(&runs, &mut results, &|name, p| bar.update(name, p))?;
+        bar.finish();
+    } else if cases > 0 {
+        eprintln!("wafsim: note: the experiment states {cases} case(s) of unknowns; --spread runs them and prints the spread of the results");
+    }
     let mut seen = Vec::new();
     for w in results.iter().flat_map(|r| r.warnings.iter()) {
         if !seen.contains(w) {

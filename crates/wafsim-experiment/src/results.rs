@@ -159,6 +159,27 @@ pub struct PhaseResult {
     pub window: String,
     /// WAF of the whole phase, when the window is not the whole phase.
     pub whole_waf: Option<f64>,
+    /// The phase's `checkpoints`, in order.
+    pub checkpoints: Vec<Checkpoint>,
+}
+
+/// A point of a phase (`checkpoints`): the WAF up to it and since the previous one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// As the experiment gave it ("5h", "300GB").
+    pub label: String,
+    /// Host bytes from the phase start where it falls (scaled with the run).
+    pub at_bytes: u64,
+    /// Host bytes actually written when it was taken (the first batch end at or past it); None:
+    /// the phase ended before it.
+    pub reached: Option<u64>,
+    /// Device WAF from the phase start.
+    pub waf: f64,
+    /// Device WAF since the previous checkpoint (the phase start for the first).
+    pub interval_waf: f64,
+    /// Media per application byte from the phase start, and since the previous checkpoint,
+    /// where the phase has file systems or stores.
+    pub total_waf: Option<(f64, f64)>,
 }
 
 impl PhaseResult {
@@ -253,6 +274,31 @@ pub struct VariantResult {
     /// Tiering, at every time-series sample (untimed, `--timeseries`/`--plot`): each tier's
     /// traffic since the layer was built.
     pub tier_timeline: Vec<TierPoint>,
+    /// The same variant under the other cases of the experiment's unknowns (`--spread`); empty
+    /// when they were not run.
+    pub spread: Vec<SpreadRow>,
+}
+
+/// One case of an unknown (`[[unknown.case]]`), run: what the variant gives under it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpreadRow {
+    /// The unknown's name.
+    pub unknown: String,
+    /// The case's label.
+    pub case: String,
+    /// Device WAF of the measured phases (media / host bytes).
+    pub waf: f64,
+    /// Media bytes per application byte, where the measured phases have file systems or stores.
+    pub total_waf: Option<f64>,
+    /// The drive history the case ran with, in words.
+    pub history: String,
+}
+
+impl SpreadRow {
+    /// The row of `r`, run under `case` of `unknown`.
+    pub fn of(unknown: &str, case: &str, r: &VariantResult) -> SpreadRow {
+        SpreadRow { unknown: unknown.into(), case: case.into(), waf: r.waf(), total_waf: r.total_waf(), history: r.history.clone() }
+    }
 }
 
 /// Bytes one tier of a tiering layer took and gave, by cause (cumulative).
@@ -390,6 +436,12 @@ impl VariantResult {
         } else {
             fs.iter().map(|f| f.file_write_bytes).sum()
         }
+    }
+
+    /// Media bytes per application byte over the measured phases, where they ran file systems
+    /// or stores (else `None`: the device WAF is the total).
+    pub fn total_waf(&self) -> Option<f64> {
+        self.filesystems.iter().any(|f| f.measured).then(|| waf(self.mbmw(), self.application_bytes()))
     }
 
     /// NAND wear per application byte: bytes programmed per byte of NAND per application byte

@@ -326,6 +326,49 @@ impl HistorySpec {
     }
 }
 
+/// `[[unknown]]`: a fact the experiment's source does not give (how the drive was prepared, a
+/// client rate, a buffer size). The experiment as written is the central value (`central` says
+/// what it is and why); each `[[unknown.case]]` overrides keys of every variant (dotted paths
+/// into the variant's document, as in sweep points) to another value of a documented range. The
+/// spread of the results over the cases is reported beside the central result.
+///
+/// ```toml
+/// [[unknown]]
+/// name = "drive preparation"
+/// why = "The publication does not say what the drive held before the run."
+/// central = "mkfs trims a sequentially filled drive (mkfs.btrfs's default)"
+/// [[unknown.case]]
+/// label = "aged by random writes, no mkfs trim"
+/// set = { "history.kind" = "random", "history.amount" = "1x", "phase.0.kv.0.mkfs_trim" = false }
+/// variants = ["ssd-fs-no-discard"]   # default: every variant
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnknownSpec {
+    /// What is unknown, in a few words.
+    pub name: String,
+    /// Why it is unknown and where the range comes from.
+    #[serde(default)]
+    pub why: String,
+    /// What the experiment as written assumes.
+    pub central: String,
+    /// `[[unknown.case]]`: the other values of the range.
+    #[serde(default)]
+    pub case: Vec<UnknownCase>,
+}
+
+/// `[[unknown.case]]`: one value of an unknown other than the central one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnknownCase {
+    /// What this case assumes.
+    pub label: String,
+    /// The keys it overrides: dotted paths into each variant's document.
+    pub set: toml::Table,
+    /// The variants it applies to (default: all); others report the central value only.
+    pub variants: Option<Vec<String>>,
+}
+
 choice! {
     /// `format` of a `[[phase.trace]]`: the trace file's format.
     pub enum TraceFileFormat, "trace format {v:?}, expected \"iolog\", \"blkparse\" or \"msr\"" {
@@ -607,8 +650,19 @@ pub struct PhaseSpec {
     /// Measure only the last this many host bytes written of the phase: bytes ("300GB") or a
     /// multiple of the drives' logical capacity ("0.15x"). The phase runs whole; its counters
     /// and rows are the window's (to 1/32 of it), and the whole phase's WAF is reported
-    /// beside. Untimed phases; not with `steady_state`.
+    /// beside. Untimed phases; not with `steady_state`. Bytes scale with the run as amounts
+    /// do; a duration ("5h") needs `write_rate`.
     pub measure_last: Option<String>,
+    /// Points of the phase to report WAF at, in host bytes written since the phase started:
+    /// bytes ("300GB", scaled with the run), multiples of the drives' logical capacity ("0.5x"),
+    /// or durations ("5h", "90min", "30s") at `write_rate`. Each checkpoint reports the WAF from
+    /// the phase start and since the previous checkpoint (and media per application byte where
+    /// the phase has file systems or stores). Untimed phases.
+    #[serde(default)]
+    pub checkpoints: Vec<String>,
+    /// Host write rate that turns durations of `checkpoints` and `measure_last` into bytes
+    /// ("275MB/s"): a stated rate (e.g. a publication's), not a simulated one.
+    pub write_rate: Option<String>,
 }
 
 /// `[[phase.fio]]`: a fio job file, or a fio command line, run once per listed namespace (as
@@ -727,8 +781,14 @@ pub struct FilesSpec {
     /// Bytes per write unless a group says otherwise (default 1 MiB).
     #[serde(default = "default_file_write")]
     pub write_size: String,
-    /// Conventional: discard a deleted file's blocks (default true).
-    #[serde(default = "yes")]
+    /// Conventional: mkfs discards (trims) the whole namespace before the file system is made
+    /// (default true, as mkfs.ext4, mkfs.xfs and mkfs.btrfs do; false is `mkfs.ext4 -E nodiscard`,
+    /// `mkfs.xfs -K`, `mkfs.btrfs -K`). A drive history's fill or aging is erased by it, and the
+    /// run's drive-history line says so. A zoned file system resets its zones whatever this says.
+    pub mkfs_trim: Option<bool>,
+    /// Conventional: online discard, a deleted file's blocks are trimmed as it is deleted
+    /// (default false: ext4, XFS and Btrfs before Linux 6.2 mount without `discard`).
+    #[serde(default)]
     pub discard: bool,
     /// Conventional: allocation chunk (default 8 MiB).
     #[serde(default = "default_chunk")]
@@ -808,7 +868,9 @@ pub struct KvSpec {
     /// log-structured: defragment a block once its live data falls below this percent (Aerospike
     /// `defrag-lwm-pct`).
     pub defrag_lwm: Option<u32>,
-    /// log-structured: trim freed write blocks; flash-cache: trim evicted regions (default false).
+    /// log-structured: trim freed write blocks; flash-cache: trim evicted regions. Default false,
+    /// as the real engines do: Aerospike's storage engine and CacheLib's Navy never trim what they
+    /// free (a `true` is a what-if, not either engine).
     #[serde(default)]
     pub trim: bool,
     /// Reads cost device reads (default true).
@@ -845,8 +907,12 @@ pub struct KvSpec {
     /// options as in `[[phase.files]]`.
     #[serde(default)]
     pub filesystem: FsKind,
-    /// lsm, conventional file system: discard a deleted file's blocks (default true).
-    #[serde(default = "yes")]
+    /// lsm, conventional file system: mkfs trims the whole namespace first (default true), as in
+    /// `[[phase.files]]`.
+    pub mkfs_trim: Option<bool>,
+    /// lsm, conventional file system: online discard of a deleted file's blocks (default false),
+    /// as in `[[phase.files]]`.
+    #[serde(default)]
     pub discard: bool,
     /// lsm, conventional file system: allocation chunk (default 8 MiB).
     #[serde(default = "default_chunk")]
@@ -1236,6 +1302,10 @@ pub struct ExperimentSpec {
     /// `[history]`: what the drive held before the first phase (see [`HistorySpec`]).
     #[serde(default)]
     pub history: Option<HistorySpec>,
+    /// `[[unknown]]`: facts the experiment's source does not give, each with the cases that
+    /// bound it (see [`UnknownSpec`]); `wafsim run --spread` and the catalog run them.
+    #[serde(default)]
+    pub unknown: Vec<UnknownSpec>,
     /// "shared" (all namespaces on one device, default) or "dedicated" (each namespace on its
     /// own device of the namespace's size with the same OP and erase unit).
     #[serde(default)]
@@ -1329,6 +1399,9 @@ pub struct Variant {
     pub name: String,
     /// The experiment document with the variant's overrides merged in.
     pub spec: ExperimentSpec,
+    /// The same document as TOML, before presets are expanded: what the cases of an unknown
+    /// override (`load::variant_with`).
+    pub doc: toml::Table,
 }
 
 /// A size in bytes ("256MiB"); errors name `field`.
@@ -1502,6 +1575,7 @@ impl ExperimentSpec {
             seed: one_u64(),
             precondition: None,
             history: None,
+            unknown: Vec::new(),
             layout: Layout::default(),
             interleave: InterleaveKind::default(),
             device,

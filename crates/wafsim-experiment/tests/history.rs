@@ -129,3 +129,39 @@ fn measure_last_reports_the_end_of_a_phase() {
     let e = format!("{:#}", run(&doc.replace("measure_last = \"1x\"", "measure_last = \"1x\"\nsteady_state = { window = 5 }"), &d, None).unwrap_err());
     assert!(e.contains("give one"), "{e}");
 }
+
+/// Checkpoints of a phase: each reports what a run stopped there would report (to the batch it
+/// fell in), the interval since the previous one is the difference of the two, a duration is
+/// bytes at the stated write rate, and a point past the phase's end is reported as not reached.
+#[test]
+fn checkpoints_report_the_run_up_to_them_and_between_them() {
+    let d = dir("checkpoints");
+    let with = |amount: &str, extra: &str| format!("[history]\nkind = \"random\"\namount = \"1x\"\n{DRIVE}{}", phase("measure", "random", amount, true).replacen("measure = true\n", &format!("measure = true\n{extra}"), 1));
+    // 64 s at 1 MiB/s is 64 MiB of host writes.
+    let r = run(&with("0.75x", "checkpoints = [\"64s\", \"0.5x\", \"2x\"]\nwrite_rate = \"1MiB/s\"\n"), &d, None).unwrap();
+    let cps = &r.phases[0].checkpoints;
+    assert_eq!(cps.iter().map(|c| c.at_bytes).collect::<Vec<_>>(), [64 << 20, 128 << 20, 512 << 20]);
+    for (c, amount) in cps.iter().zip(["64MiB", "128MiB"]) {
+        let stopped = run(&with(amount, ""), &d, None).unwrap();
+        let reached = c.reached.expect("reached");
+        assert!(reached >= c.at_bytes && reached - c.at_bytes <= 4096 * 4096, "{} taken at {reached}", c.label);
+        // The checkpoint is taken at the end of the batch it falls in, so its run wrote a little
+        // more: media beyond the stopped run's at most those bytes at a high WAF plus the
+        // reclaims they may set off (each copies up to an erase unit, 1 MiB, at once).
+        let stopped_media = stopped.phases[0].counters.media_units() as f64 * 4096.0;
+        let extra = c.waf * reached as f64 - stopped_media;
+        assert!(extra >= -1.0 && extra <= (reached - c.at_bytes) as f64 * 10.0 + 4.0 * 1048576.0, "checkpoint {}: {extra} media bytes beyond a run stopped there", c.label);
+    }
+    // The interval is the media and host bytes between the two checkpoints.
+    let (a, b) = (&cps[0], &cps[1]);
+    let (ha, hb) = (a.reached.unwrap() as f64, b.reached.unwrap() as f64);
+    let between = (b.waf * hb - a.waf * ha) / (hb - ha);
+    assert!((b.interval_waf - between).abs() < 1e-9, "interval {:.6} vs {between:.6}", b.interval_waf);
+    assert_eq!(cps[2].reached, None);
+    assert!(r.warnings.iter().any(|w| w.contains("before checkpoint \"2x\"")), "{:?}", r.warnings);
+    // Out of order, or a duration without a rate: refused, naming the key.
+    let e = format!("{:#}", run(&with("0.75x", "checkpoints = [\"0.5x\", \"0.25x\"]\n"), &d, None).unwrap_err());
+    assert!(e.contains("checkpoints") && e.contains("increasing"), "{e}");
+    let e = format!("{:#}", run(&with("0.75x", "checkpoints = [\"5h\"]\n"), &d, None).unwrap_err());
+    assert!(e.contains("write_rate"), "{e}");
+}

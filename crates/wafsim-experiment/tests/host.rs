@@ -73,6 +73,7 @@ name = "load"
 namespace = "t"
 filesystem = "conventional"
 amount = "1x"
+discard = true                  # deleted files reach dm-zoned as discards
 [[phase.files.group]]
 name = "a"
 file_size = ["1GiB", "4GiB"]

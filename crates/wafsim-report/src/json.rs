@@ -9,6 +9,20 @@ use wafsim_core::counters::{smart_data_units, waf};
 use wafsim_core::{DeviceConfig, Geometry};
 use wafsim_experiment::VariantResult;
 
+/// A phase checkpoint: where it fell, and the WAF up to it and since the previous one (null
+/// when the phase ended before it).
+fn checkpoint(c: &wafsim_experiment::results::Checkpoint) -> Value {
+    json!({
+        "label": c.label,
+        "at_bytes": c.at_bytes,
+        "reached_bytes": c.reached,
+        "waf": c.reached.map(|_| num(c.waf)),
+        "interval_waf": c.reached.map(|_| num(c.interval_waf)),
+        "total_waf": c.total_waf.map(|t| num(t.0)),
+        "interval_total_waf": c.total_waf.map(|t| num(t.1)),
+    })
+}
+
 /// `x` as a JSON number, or `null` when it is NaN or infinite. serde_json would write `null`
 /// for those too; going through this says so at every ratio and keeps the choice in one place.
 pub fn num(x: f64) -> Value {
@@ -144,6 +158,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "mbe": p.counters.erases * r.erase_unit_bytes,
             "window": p.window,
             "whole_phase_waf": p.whole_waf.map(num),
+            "checkpoints": p.checkpoints.iter().map(checkpoint).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
         "frontiers": r.frontiers.iter().map(|f| json!({
             "device": f.device,
@@ -158,6 +173,13 @@ pub fn variant(r: &VariantResult) -> Value {
         })).collect::<Vec<_>>(),
     });
     v["history"] = r.history.clone().into();
+    // The other cases of the experiment's unknowns (empty unless they were run).
+    v["spread"] = Value::Array(
+        r.spread
+            .iter()
+            .map(|x| json!({ "unknown": x.unknown, "case": x.case, "waf": num(x.waf), "total_waf": x.total_waf.map(num), "history": x.history }))
+            .collect(),
+    );
     v["bandwidth"] = Value::Array(bandwidth);
     // What the application wrote (through file systems, else to the host layer or drive) and
     // media bytes per application byte.

@@ -81,6 +81,17 @@ fn die_busy(host_ns: u64, gc_ns: u64, dies: u32, window_ns: u64) -> String {
     format!("die time busy {} host, {} GC (copies + erases{over})", pct(h), pct(g))
 }
 
+/// The variant under the other cases of the experiment's unknowns: device WAF (and media per
+/// application byte) beside the central result, and the range over all of them.
+fn spread_rows(s: &mut String, r: &VariantResult) {
+    let Some((lo, hi)) = wafsim_experiment::studies::spread::waf_range(r) else { return };
+    let _ = writeln!(s, "  spread over unknowns: device WAF {:.3} as written, {lo:.3}..{hi:.3} over {} other case(s)", r.waf(), r.spread.len());
+    for x in &r.spread {
+        let total = x.total_waf.map(|t| format!(", total WAF {t:.3}")).unwrap_or_default();
+        let _ = writeln!(s, "    {}: {}: device WAF {:.3}{total} (drive history: {})", x.unknown, x.case, x.waf, x.history);
+    }
+}
+
 /// One block per variant (per-namespace rows), then a comparison of all variants.
 pub fn variants(results: &[VariantResult]) -> String {
     let mut s = String::new();
@@ -97,7 +108,7 @@ pub fn variants(results: &[VariantResult]) -> String {
             wafsim_experiment::plan::scale::label(r.scale),
             r.history
         );
-        if r.phases.len() > 1 || r.phases.iter().any(|p| p.whole_waf.is_some()) {
+        if r.phases.len() > 1 || r.phases.iter().any(|p| p.whole_waf.is_some() || !p.checkpoints.is_empty()) {
             for p in &r.phases {
                 let _ = write!(
                     s,
@@ -115,6 +126,16 @@ pub fn variants(results: &[VariantResult]) -> String {
                     None => {
                         let _ = writeln!(s);
                     }
+                }
+                for (k, c) in p.checkpoints.iter().enumerate() {
+                    let Some(at) = c.reached else {
+                        let _ = writeln!(s, "    checkpoint {:<8} at {:>12}: not reached", c.label, human(c.at_bytes));
+                        continue;
+                    };
+                    // The first checkpoint's interval is the phase so far: said once.
+                    let since = |i: f64| if k > 0 { format!(", {i:.3} since the previous") } else { String::new() };
+                    let total = c.total_waf.map(|(t, i)| format!("; total WAF {t:.3} from the phase start{}", since(i))).unwrap_or_default();
+                    let _ = writeln!(s, "    checkpoint {:<8} at {:>12}: WAF {:.3} from the phase start{}{total}", c.label, human(at), c.waf, since(c.interval_waf));
                 }
             }
         }
@@ -153,6 +174,7 @@ pub fn variants(results: &[VariantResult]) -> String {
             r.erase_count.1,
             r.erase_count.2
         );
+        spread_rows(&mut s, r);
         if !r.zone_reports.is_empty() {
             // Zoned drives: what the host's zone management cost the media.
             let full = r.zone_reports.iter().flat_map(|(_, z)| &z.zones).filter(|z| z.state == wafsim_core::zone::ZoneState::Full).count();
@@ -497,6 +519,7 @@ pub(crate) mod tests {
             bandwidth: vec![],
             host_timeline: vec![],
             tier_timeline: vec![],
+            spread: vec![],
         }
     }
 

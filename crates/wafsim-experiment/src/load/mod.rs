@@ -6,6 +6,7 @@ use crate::schema::{merge, ExperimentSpec, Variant};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
 
+pub mod overrides;
 pub mod presets;
 
 /// Read an experiment file and resolve its variants (one variant named "default" if none),
@@ -36,11 +37,19 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     } else {
         toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?
     };
+    let names: Vec<String> = if spec.variant.is_empty() {
+        vec!["default".into()]
+    } else {
+        spec.variant.iter().filter_map(|v| v.get("name").and_then(|n| n.as_str()).map(String::from)).collect()
+    };
+    check_unknowns(&spec.unknown, &names).with_context(|| origin.to_string())?;
     if spec.variant.is_empty() {
         let mut spec = spec;
         spec.variant_name = "default".into();
         spec.single_writer = spec.single_fio_writer();
-        let v = Variant { name: "default".into(), spec };
+        let mut doc = raw;
+        doc.remove("variant");
+        let v = Variant { name: "default".into(), spec, doc };
         check(&v.spec).with_context(|| format!("{origin}"))?;
         return Ok(vec![v]);
     }
@@ -63,13 +72,53 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
         let mut over = over.clone();
         over.remove("name");
         merge(&mut doc, &over);
-        presets::expand(&mut doc).with_context(|| format!("{origin}: variant {name:?}"))?;
-        let mut spec: ExperimentSpec = toml::Value::Table(doc)
-            .try_into()
-            .map_err(|e| anyhow!("{origin}: variant {name:?}: {e}"))?;
-        spec.variant_name = name.clone();
-        check(&spec).with_context(|| format!("{origin}: variant {name:?}"))?;
-        out.push(Variant { name, spec });
+        let spec = resolve(doc.clone(), &name, check).with_context(|| format!("{origin}: variant {name:?}"))?;
+        out.push(Variant { name, spec, doc });
     }
     Ok(out)
+}
+
+/// A variant's document with presets expanded, deserialized and checked.
+fn resolve(mut doc: toml::Table, name: &str, check: Check) -> Result<ExperimentSpec> {
+    presets::expand(&mut doc)?;
+    let mut spec: ExperimentSpec = toml::Value::Table(doc).try_into()?;
+    spec.variant_name = name.to_string();
+    check(&spec)?;
+    Ok(spec)
+}
+
+/// Variant `v` with the keys of `set` overridden (dotted paths into the variant's resolved
+/// document, as sweep points give them: `history.kind`, `phase.0.kv.0.mkfs_trim`), resolved and
+/// checked again; the same base directory. Errors name the key.
+pub fn variant_with(v: &Variant, set: &toml::Table, check: Check) -> Result<Variant> {
+    let mut doc = v.doc.clone();
+    let mut flat = Vec::new();
+    overrides::flatten("", set, &mut flat);
+    for (key, value) in &flat {
+        overrides::set_path(&mut doc, key, value).with_context(|| key.clone())?;
+    }
+    let mut spec = resolve(doc.clone(), &v.name, check)?;
+    spec.base_dir = v.spec.base_dir.clone();
+    spec.single_writer = v.spec.single_writer;
+    Ok(Variant { name: v.name.clone(), spec, doc })
+}
+
+/// Every unknown has cases, every case overrides something, and the variants a case names exist.
+fn check_unknowns(unknowns: &[crate::schema::UnknownSpec], variants: &[String]) -> Result<()> {
+    for u in unknowns {
+        if u.case.is_empty() {
+            bail!("unknown {:?}: no [[unknown.case]]: give the other values of its range", u.name);
+        }
+        for c in &u.case {
+            if c.set.is_empty() {
+                bail!("unknown {:?}, case {:?}: set = {{}} changes nothing", u.name, c.label);
+            }
+            for n in c.variants.iter().flatten() {
+                if !variants.contains(n) {
+                    bail!("unknown {:?}, case {:?}: no variant named {n:?} (variants: {})", u.name, c.label, variants.join(", "));
+                }
+            }
+        }
+    }
+    Ok(())
 }

@@ -60,6 +60,8 @@ pub struct FsChoice<'a> {
     /// Conventional or zoned.
     pub filesystem: FsKind,
     pub discard: bool,
+    /// mkfs trims the whole namespace (None: the default, yes).
+    pub mkfs_trim: Option<bool>,
     pub chunk: &'a str,
     pub victim: Victim,
     pub streams: u32,
@@ -68,20 +70,20 @@ pub struct FsChoice<'a> {
 
 impl<'a> FsChoice<'a> {
     fn of_files(f: &'a FilesSpec) -> Self {
-        FsChoice { filesystem: f.filesystem, discard: f.discard, chunk: &f.chunk, victim: f.victim, streams: f.streams, gc_free_zones: f.gc_free_zones }
+        FsChoice { filesystem: f.filesystem, discard: f.discard, mkfs_trim: f.mkfs_trim, chunk: &f.chunk, victim: f.victim, streams: f.streams, gc_free_zones: f.gc_free_zones }
     }
 }
 
 /// The file system `c` on namespace `ns` (experiment namespace `g`) of `target`, and the I/O
-/// that makes it (mkfs: discard the namespace, or reset every zone).
+/// that makes it (mkfs: trim the namespace unless `mkfs_trim = false`, or reset every zone).
 pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> Result<(Box<dyn FileSystem>, Vec<Io>)> {
     let mut mkfs = Vec::new();
     let fs: Box<dyn FileSystem> = match c.filesystem {
         FsKind::Conventional => {
             let chunk = size("chunk", c.chunk)?;
             let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) }).map_err(|e| anyhow!("{e}"))?;
-            if c.discard {
-                // mkfs.ext4 and mkfs.xfs discard the whole device first.
+            if c.mkfs_trim.unwrap_or(true) {
+                // mkfs.ext4, mkfs.xfs and mkfs.btrfs discard the whole device first unless told not to.
                 let mut off = 0;
                 while off < ns_bytes {
                     let len = (ns_bytes - off).min(1 << 30);
@@ -92,6 +94,9 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             Box::new(fs)
         }
         FsKind::Zoned => {
+            if c.mkfs_trim == Some(false) {
+                bail!("mkfs_trim = false: a zoned file system resets every zone it will write at mkfs (a sequential zone is written from its start), so it cannot keep what a zone held; mkfs_trim is a setting of filesystem = \"conventional\"");
+            }
             let Some(z) = target.zones_of(g) else {
                 bail!("filesystem = \"zoned\" needs a zoned namespace (device.kind = \"zns\" or \"smr\")");
             };

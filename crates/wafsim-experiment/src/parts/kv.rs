@@ -21,7 +21,7 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LS: KvStore = KvStore::LogStructured;
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
-    let fields: [(&str, bool, &[KvStore]); 16] = [
+    let fields: [(&str, bool, &[KvStore]); 18] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
         ("trim", k.trim, &[LS, CACHE]),
@@ -32,6 +32,8 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("staging_levels", k.staging_levels.is_some(), &[LSM]),
         // A log-structured store and a cache write their namespace raw.
         ("filesystem", k.filesystem != FsKind::Conventional, &[LSM]),
+        ("discard", k.discard, &[LSM]),
+        ("mkfs_trim", k.mkfs_trim.is_some(), &[LSM]),
         ("cache_size", k.cache_size.is_some(), &[CACHE]),
         ("bighash_pct", k.bighash_pct.is_some(), &[CACHE]),
         ("placement", k.placement.is_some(), &[CACHE]),

@@ -12,6 +12,7 @@ pub mod device;
 pub mod scale;
 pub mod timing;
 mod validate;
+pub mod window;
 
 /// Parse an experiment file and resolve its variants (one variant named "default" if none),
 /// each checked as `wafsim run` checks it.
@@ -22,6 +23,12 @@ pub fn load_experiment(path: &Path) -> Result<Vec<Variant>> {
 /// Like [`load_experiment`] from a string; `origin` names the source in error messages.
 pub fn parse_experiment(text: &str, origin: &str) -> Result<Vec<Variant>> {
     crate::load::parse_variants(text, origin, &ExperimentSpec::validate)
+}
+
+/// Variant `v` with the keys of `set` overridden (dotted paths into its document), checked as
+/// `wafsim run` checks it; unscaled.
+pub fn variant_with(v: &Variant, set: &toml::Table) -> Result<Variant> {
+    crate::load::variant_with(v, set, &ExperimentSpec::validate)
 }
 
 /// What to build for one drive.

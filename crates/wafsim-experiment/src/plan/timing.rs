@@ -35,7 +35,7 @@ fn field_ns(key: &str, v: &str) -> Result<u64> {
 }
 
 /// "1600MT/s" (8-bit NAND bus: bytes/s = MT/s x 1e6), "2.4GB/s", or bytes per second.
-fn parse_rate(field: &str, s: &str) -> Result<f64> {
+pub(crate) fn parse_rate(field: &str, s: &str) -> Result<f64> {
     let t = s.trim();
     if let Some(mt) = t.strip_suffix("MT/s") {
         return mt.trim().parse::<f64>().map(|v| v * 1e6).map_err(|_| anyhow!("{field}: {s:?} is not a rate"));

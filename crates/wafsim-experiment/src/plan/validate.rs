@@ -1,6 +1,6 @@
 //! Everything about a resolved variant that can be checked before it runs.
 
-use crate::schema::{DriveKind, ExperimentSpec, HistoryKind, HistorySpec, HostLayer, Layout};
+use crate::schema::{DriveKind, ExperimentSpec, FsKind, HistoryKind, HistorySpec, HostLayer, KvStore, Layout};
 use anyhow::{anyhow, bail, Context, Result};
 
 impl ExperimentSpec {
@@ -33,6 +33,25 @@ impl ExperimentSpec {
             _ => {}
         }
         Ok(h)
+    }
+
+    /// Where a file system's mkfs trims its whole namespace (conventional file systems with
+    /// `mkfs_trim` not false, the LSM store's staging file system included): (phase, namespace),
+    /// in run order. A drive history does not survive these.
+    pub fn mkfs_trims(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for p in self.phases() {
+            for f in p.files.iter().filter(|f| f.filesystem == FsKind::Conventional && f.mkfs_trim != Some(false)) {
+                out.push((p.name.clone(), f.namespace.clone()));
+            }
+            for k in p.kv.iter().filter(|k| k.store == KvStore::Lsm && k.mkfs_trim != Some(false)) {
+                if k.filesystem == FsKind::Conventional {
+                    out.push((p.name.clone(), k.namespace.clone()));
+                }
+                out.extend(k.staging_namespace.iter().map(|s| (p.name.clone(), s.clone())));
+            }
+        }
+        out
     }
 
     /// Check everything that can be checked before running.

@@ -92,6 +92,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         placement: cfg.placement.to_string(),
         gc_policy: cfg.gc_policy.to_string(),
         history: String::new(),
+        spread: Vec::new(),
         devices: drives.len() as u32,
         mapping_unit: cfg.mapping_unit,
         erase_unit_bytes: cfg.erase_unit_bytes,
@@ -99,7 +100,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         counters: Counters::default(),
         phases: phases
             .iter()
-            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None, window: "whole phase".into(), whole_waf: None })
+            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None, window: "whole phase".into(), whole_waf: None, checkpoints: Vec::new() })
             .collect(),
         namespaces: Vec::new(),
         jobs: Vec::new(),
@@ -149,6 +150,11 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     if all_zoned && matches!(history.kind, HistoryKind::Sequential | HistoryKind::Random) {
         // Fills and aging write conventional namespaces only; zoned ones start empty.
         result.history = "fresh (zoned namespaces start empty; their host fills them)".into();
+    } else if history.kind != HistoryKind::Fresh {
+        // mkfs trims are the phases' own I/O; said here because they undo the history.
+        for (phase, ns) in spec.mkfs_trims() {
+            result.history += &format!("; mkfs trims namespace {ns} in phase {phase:?}, unmapping what it held there (mkfs_trim = false keeps it)");
+        }
     }
     let n = stack.devices.len();
     for (d, dev) in stack.devices.iter_mut().enumerate() {

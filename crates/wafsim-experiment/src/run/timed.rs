@@ -41,8 +41,9 @@ pub(super) fn run_timed_drive(
         if p.steady_state.is_some() {
             bail!("phase {:?}: steady_state is not supported with the timing model yet; run the phase untimed (timing off) to find the steady state", p.name);
         }
-        if p.measure_last.is_some() {
-            bail!("phase {:?}: measure_last is not supported with the timing model yet; run the phase untimed (timing off)", p.name);
+        if p.measure_last.is_some() || !p.checkpoints.is_empty() {
+            let key = if p.measure_last.is_some() { "measure_last" } else { "checkpoints" };
+            bail!("phase {:?}: {key} is not supported with the timing model yet; run the phase untimed (timing off)", p.name);
         }
         let phase_start = stack.devices[d].counters().clone();
         let parts = parts::build_parts(spec, pi, p, &fio_files[pi], &stack.device_target(d), true).with_context(pctx)?;

@@ -11,6 +11,7 @@ use anyhow::Result;
 use wafsim_core::counters::waf;
 use wafsim_core::pipeline::{IoSource, LayerFigures};
 use wafsim_core::{BlockDevice, Counters};
+use crate::plan::window::window_bytes;
 
 /// One phase of an untimed run, over every drive at once.
 #[allow(clippy::too_many_arguments)]
@@ -42,9 +43,14 @@ pub(super) fn run_untimed_phase(
     // `measure_last`: snapshots on a grid of 1/32 of the window, the oldest still needed kept.
     let last = match &p.measure_last {
         Some(_) if stop_when_steady => anyhow::bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name),
-        Some(l) => Some(crate::schema::amount_bytes(l, st.logical_total).map_err(|e| anyhow::anyhow!("phase {:?}: measure_last: {e}", p.name))?.max(1)),
+        Some(l) => Some(window_bytes("measure_last", l, p.write_rate.as_deref(), st.logical_total, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?),
         None => None,
     };
+    // `checkpoints`: (host bytes from the phase start, media units, application bytes) where
+    // each was taken, after the phase start's.
+    let marks = checkpoint_bytes(spec, p, st.logical_total)?;
+    let app0: u64 = result.filesystems.iter().map(|f| f.file_write_bytes).sum();
+    let mut taken: Vec<(u64, u64, Option<u64>)> = vec![(0, media0, Some(app0))];
     let grid = last.map_or(u64::MAX, |l| (l / 32).max(1));
     let mut window: std::collections::VecDeque<(u64, Vec<Counters>, Vec<LayerFigures>)> = std::collections::VecDeque::new();
     if last.is_some() {
@@ -82,6 +88,11 @@ pub(super) fn run_untimed_phase(
         stack.submit_batch(&buf)?;
 
         let host = sum(&stack.devices, |c| c.host_write_bytes);
+        // A batch may pass several checkpoints: each is taken here, at the same counts.
+        while marks.get(taken.len() - 1).is_some_and(|&at| host - host0 >= at) {
+            let app = app_bytes(result, &phase.figures(), rows_only, host - start_host);
+            taken.push((host - host0, sum(&stack.devices, |c| c.media_units()), app));
+        }
         if let Some(l) = last.filter(|_| host - host0 >= next_grid) {
             let at = host - host0;
             window.push_back((at, stack.devices.iter().map(|d| d.counters().clone()).collect(), phase.figures()));
@@ -159,6 +170,16 @@ pub(super) fn run_untimed_phase(
         result.phases[pi].whole_waf = Some(waf(media * mu, host_written));
     }
     result.phases[pi].window = described;
+    result.phases[pi].checkpoints = checkpoint_rows(p, &marks, &taken, mu);
+    if taken.len() <= marks.len() {
+        result.warnings.push(format!(
+            "phase {:?} ended after {} of host writes, before checkpoint {:?} ({}): it is reported as not reached",
+            p.name,
+            wafsim_core::units::human(host_written),
+            p.checkpoints[taken.len() - 1],
+            wafsim_core::units::human(marks[taken.len() - 1])
+        ));
+    }
     // Steadiness is about device GC; a drive without it (ZNS) has nothing to settle.
     let device_gc = stack.devices.iter().any(|d| d.flash().is_some());
     if p.measure && host_written > 0 && device_gc {
@@ -173,4 +194,38 @@ pub(super) fn run_untimed_phase(
         result.phases[pi].steady = Some(verdict);
     }
     Ok(())
+}
+
+/// The phase's checkpoints in host bytes from its start, checked to increase.
+fn checkpoint_bytes(spec: &ExperimentSpec, p: &PhaseSpec, logical: u64) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    for c in &p.checkpoints {
+        let b = window_bytes("checkpoints", c, p.write_rate.as_deref(), logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
+        if out.last().is_some_and(|&prev| prev >= b) {
+            anyhow::bail!("phase {:?}: checkpoints: {c:?} is not after the checkpoint before it; list them in increasing order", p.name);
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
+
+/// Rows of the checkpoints from the counts `taken` at the phase start and at each checkpoint
+/// reached.
+fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[(u64, u64, Option<u64>)], mu: u64) -> Vec<Checkpoint> {
+    let (h0, m0, a0) = taken[0];
+    marks
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| {
+            let Some(&(h, m, a)) = taken.get(i + 1) else {
+                return Checkpoint { label: p.checkpoints[i].clone(), at_bytes: at, reached: None, waf: 0.0, interval_waf: 0.0, total_waf: None };
+            };
+            let (hp, mp, ap) = taken[i];
+            let total = match (a, ap, a0) {
+                (Some(a), Some(ap), Some(a0)) if a > a0 => Some((waf((m - m0) * mu, a - a0), waf((m - mp) * mu, a.saturating_sub(ap)))),
+                _ => None,
+            };
+            Checkpoint { label: p.checkpoints[i].clone(), at_bytes: at, reached: Some(h - h0), waf: waf((m - m0) * mu, h - h0), interval_waf: waf((m - mp) * mu, h - hp), total_waf: total }
+        })
+        .collect()
 }

@@ -759,7 +759,7 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
         let records = 1_000_000u64;
         let cfg = LsmConfig { capacity_bytes: ns_bytes, ..cfg };
         let files = wafsim_apps::LsmFiles::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::Lsm::new(cfg).map_err(|e| anyhow::anyhow!("{e}"))?);
-        let fs = wafsim_host::fs::ConvFs::new(wafsim_host::fs::ConvFsConfig::new(0, ns_bytes)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let fs = wafsim_host::fs::ConvFs::new(wafsim_host::fs::ConvFsConfig { discard: true, ..wafsim_host::fs::ConvFsConfig::new(0, ns_bytes) }).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut src = wafsim_host::fs::FsSource::new(files, fs);
         let r = drive_apps(name, &mut src, ns_bytes, &|s| s.files().store().counters().ops, records + warm, rounds, ops_per_round, &mut progress)?;
         let waf = src.files().report().app_waf();

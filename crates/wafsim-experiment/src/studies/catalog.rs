@@ -48,6 +48,8 @@ pub struct Entry {
     /// Untimed entries: WAF per variant with `interleave = "random"`, one per seed of
     /// [`RANDOM_SEEDS`] (the spread between interleaving modes).
     pub random_interleave: Vec<Vec<f64>>,
+    /// The experiment's `[[unknown]]` tables; the results' `spread` rows are their cases, run.
+    pub unknowns: Vec<crate::schema::UnknownSpec>,
 }
 
 /// Seeds of the random-interleave reruns.
@@ -65,8 +67,12 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
     let apps = variants.iter().any(|v| v.spec.phases().iter().any(|p| !p.kv.is_empty()));
     let opts = if apps { RunOptions { sample_every_bytes: Some((variants[0].spec.device_config()?.logical_bytes / 50).max(1 << 20)), ..RunOptions::default() } } else { RunOptions::default() };
     let t0 = Instant::now();
-    let results = run_variants(&variants, opts, &|_, _| {}).into_iter().collect::<Result<Vec<_>>>()?;
+    let mut results = run_variants(&variants, opts, &|_, _| {}).into_iter().collect::<Result<Vec<_>>>()?;
     let seconds = t0.elapsed().as_secs_f64();
+    // Facts the source does not give: every case of the file's unknowns, beside the central result.
+    let cases = super::spread::cases(&variants)?;
+    super::spread::run_spread(&cases, &mut results, &|_, _| {})?;
+    let unknowns = variants[0].spec.unknown.clone();
     let timed = variants.iter().any(|v| v.spec.timing.as_ref().is_some_and(|t| t.enabled));
     let mut random_interleave = vec![Vec::new(); variants.len()];
     // The interleaving of a phase's sources only matters where a phase has several (a fio
@@ -100,6 +106,7 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
         results,
         published: spec.published.clone().unwrap_or_default(),
         random_interleave,
+        unknowns,
     })
 }
 
@@ -188,6 +195,7 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
                 let _ = writeln!(s, "| {} | {:.4} | {mean:.4} | {lo:.4} - {hi:.4} | {:+.1}% |", r.name, r.waf(), (mean / r.waf() - 1.0) * 100.0);
             }
         }
+        unknowns_tables(&mut s, e);
         // Timed runs: bandwidth and read IOPS next to [published] write_mb_s / read_iops.
         if e.results.iter().all(|r| r.timed.is_some()) {
             let pubf = |key: &str, name: &str| {
@@ -311,21 +319,19 @@ fn layers_table(s: &mut String, e: &Entry) {
 /// notes say so). Per checkpoint the cumulative figures from the start, and the interval since
 /// the previous checkpoint. From the time series of all drives together.
 fn checkpoints_table(s: &mut String, e: &Entry) {
-    let Some(points) = e.published.get("checkpoints").and_then(|v| v.as_array()) else { return };
-    let points: Vec<(&str, f64)> = points
+    // The measured phase's checkpoints (the first measured phase that has them), as the run
+    // took them: cumulative from the phase start, and since the previous checkpoint.
+    let rows: Vec<(&str, &[crate::results::Checkpoint])> = e
+        .results
         .iter()
-        .filter_map(|p| {
-            let p = p.as_array()?;
-            Some((p.first()?.as_str()?, p.get(1)?.as_float().or_else(|| p.get(1)?.as_integer().map(|i| i as f64))?))
-        })
+        .filter_map(|r| r.phases.iter().find(|p| p.measured && !p.checkpoints.is_empty()).map(|p| (r.name.as_str(), &p.checkpoints[..])))
         .collect();
-    if points.is_empty() {
-        return;
-    }
+    let Some((_, first)) = rows.first() else { return };
     let mut head = String::from("\n| variant |");
     let mut rule = String::from("|---|");
     let mut prev: Option<&str> = None;
-    for (label, _) in &points {
+    for c in first.iter() {
+        let label = c.label.as_str();
         let _ = write!(head, " {label}: drive WAF | {label}: total WAF |");
         rule.push_str("---:|---:|");
         if let Some(p) = prev {
@@ -335,21 +341,15 @@ fn checkpoints_table(s: &mut String, e: &Entry) {
         prev = Some(label);
     }
     let _ = writeln!(s, "{head}\n{rule}");
-    for r in &e.results {
-        let all: Vec<&crate::results::Sample> = r.timeseries.iter().filter(|x| x.device.is_none() && x.app_bytes.is_some()).collect();
-        let Some(end) = all.last().and_then(|x| x.app_bytes).filter(|&b| b > 0) else { continue };
-        let _ = write!(s, "| {} |", r.name);
-        let mut before = (0u64, 0u64, 0u64);
-        for (k, &(_, f)) in points.iter().enumerate() {
-            // The first sample at or past the checkpoint's share of the application bytes.
-            let at = all.iter().find(|x| x.app_bytes.unwrap_or(0) as f64 >= f * end as f64).or(all.last()).expect("samples");
-            let now = (at.host_bytes, at.media_bytes, at.app_bytes.unwrap_or(0));
-            let waf = wafsim_core::counters::waf;
-            let _ = write!(s, " {:.3} | {:.3} |", waf(now.1, now.0), waf(now.1, now.2));
+    let cell = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.3}"));
+    for (name, cps) in &rows {
+        let _ = write!(s, "| {name} |");
+        for (k, c) in cps.iter().enumerate() {
+            let reached = c.reached.is_some();
+            let _ = write!(s, " {} | {} |", if reached { format!("{:.3}", c.waf) } else { "not reached".into() }, cell(c.total_waf.map(|t| t.0)));
             if k > 0 {
-                let _ = write!(s, " {:.3} | {:.3} |", waf(now.1 - before.1, now.0 - before.0), waf(now.1 - before.1, now.2 - before.2));
+                let _ = write!(s, " {} | {} |", cell(reached.then_some(c.interval_waf)), cell(c.total_waf.map(|t| t.1)));
             }
-            before = now;
         }
         s.push('\n');
     }
@@ -383,6 +383,36 @@ fn host_timeline_table(s: &mut String, e: &Entry) {
             _ => ("not used up".into(), "-".into(), "-".into()),
         };
         let _ = writeln!(s, "| {} | {first:.0} | {at} | {after} | {reclaim} | {:.3} |", r.name, r.waf());
+    }
+}
+
+/// One table per unknown: each variant's WAF as written and under each case of the unknown
+/// ("-" where a case does not apply to the variant), with the range over them.
+fn unknowns_tables(s: &mut String, e: &Entry) {
+    for u in &e.unknowns {
+        let _ = writeln!(s, "\nUnknown: **{}**. {} As written: {}.\n", u.name, u.why.trim(), u.central);
+        let mut head = "| variant | as written |".to_string();
+        let mut rule = "|---|---:|".to_string();
+        for c in &u.case {
+            head += &format!(" {} |", c.label);
+            rule += "---:|";
+        }
+        let _ = writeln!(s, "{head} range |\n{rule}---|");
+        for r in &e.results {
+            let mut row = format!("| {} | {:.4} |", r.name, r.waf());
+            let (mut lo, mut hi) = (r.waf(), r.waf());
+            for c in &u.case {
+                match r.spread.iter().find(|x| x.unknown == u.name && x.case == c.label) {
+                    Some(x) => {
+                        row += &format!(" {:.4} |", x.waf);
+                        lo = lo.min(x.waf);
+                        hi = hi.max(x.waf);
+                    }
+                    None => row += " - |",
+                }
+            }
+            let _ = writeln!(s, "{row} {lo:.4} - {hi:.4} |");
+        }
     }
 }
 

@@ -102,8 +102,8 @@ mod tests {
 
     #[test]
     fn files_go_to_their_class_and_stay_there() {
-        let staging = ConvFs::new(ConvFsConfig::new(0, 64 << 20)).unwrap();
-        let capacity = ConvFs::new(ConvFsConfig::new(1, 256 << 20)).unwrap();
+        let staging = ConvFs::new(ConvFsConfig { discard: true, ..ConvFsConfig::new(0, 64 << 20) }).unwrap();
+        let capacity = ConvFs::new(ConvFsConfig { discard: true, ..ConvFsConfig::new(1, 256 << 20) }).unwrap();
         let mut fs = MediaClassFs::new(staging, capacity, 1 << 31);
         let mut out = Vec::new();
         let ops = [
