@@ -65,6 +65,7 @@
 
 pub mod config;
 mod device;
+mod image;
 mod mapping;
 mod metadata;
 mod reclaim;
@@ -73,6 +74,7 @@ pub mod zones;
 
 pub use config::{ConfigError, DeviceShape, DmZonedConfig, Layout};
 pub use device::DmZonedDevice;
+pub use image::IMAGE_KIND;
 pub use metadata::MetadataStats;
 pub use reclaim::{ReclaimCase, ReclaimProgress, ReclaimStats};
 pub use timed::{DmZonedClock, DmZonedTimed, DmzSample};

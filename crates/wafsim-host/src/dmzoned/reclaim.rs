@@ -119,7 +119,7 @@ impl ReclaimStats {
     }
 }
 
-fn case_index(c: ReclaimCase) -> usize {
+pub(super) fn case_index(c: ReclaimCase) -> usize {
     match c {
         ReclaimCase::Empty => 0,
         ReclaimCase::RndData => 1,
@@ -131,28 +131,28 @@ fn case_index(c: ReclaimCase) -> usize {
 /// One zone reclaim in progress.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
-    case: ReclaimCase,
-    chunk: u32,
+    pub(super) case: ReclaimCase,
+    pub(super) chunk: u32,
     /// The locked data zone.
-    dzone: u32,
-    src: u32,
-    dst: u32,
+    pub(super) dzone: u32,
+    pub(super) src: u32,
+    pub(super) dst: u32,
     /// Copy source scan end (`wp` of a sequential source, else the zone size).
-    end_block: u32,
+    pub(super) end_block: u32,
     /// Next block to scan for a valid extent.
-    block: u32,
+    pub(super) block: u32,
     /// Current extent: next block to copy and its end.
-    ext: Option<(u32, u32)>,
+    pub(super) ext: Option<(u32, u32)>,
     /// Buf case: the data zone's write pointer before the copy (merge start).
-    merge_from: u32,
-    terminate: bool,
+    pub(super) merge_from: u32,
+    pub(super) terminate: bool,
 }
 
 /// Per-worker jobs and counters.
 #[derive(Debug, Clone)]
 pub(crate) struct ReclaimState {
-    jobs: Vec<Option<Job>>,
-    next: u32,
+    pub(super) jobs: Vec<Option<Job>>,
+    pub(super) next: u32,
     pub stats: ReclaimStats,
 }
 

@@ -41,8 +41,10 @@
 //! and any use of placement identifiers (device commands carry `Pid::NONE`).
 
 mod device;
+mod image;
 
 pub use device::TieringDevice;
+pub use image::IMAGE_KIND;
 
 use std::collections::BTreeMap;
 use wafsim_core::blockdev::BlockDevice;
