@@ -102,7 +102,7 @@ impl Tiering {
         for (s, &e) in self.slot_ext.iter().enumerate() {
             let seq = self.slot_seq[s];
             // A slot in use was written (sequence from 1 on); a free one has sequence 0.
-            if (e == NONE) != (seq == 0) || seq > self.seq || self.lru.insert(seq, s as u32).is_some() {
+            if (e == NONE) != (seq == 0) || seq > self.seq || (e != NONE && self.lru.insert(seq, s as u32).is_some()) {
                 return Err(damaged("last-write order"));
             }
         }
