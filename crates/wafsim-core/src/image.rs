@@ -140,6 +140,14 @@ impl<W: Write> ImageWriter<W> {
         Ok(w)
     }
 
+    /// Start an image of a drive of `kind` built from the configuration `conf` (its `Debug`
+    /// text, which a reader must match: [`ImageReader::with_config`]).
+    pub fn with_config(out: W, kind: &str, conf: &str) -> io::Result<ImageWriter<W>> {
+        let mut w = ImageWriter::new(out, kind)?;
+        write_config(&mut w, conf)?;
+        Ok(w)
+    }
+
     fn raw(&mut self, b: &[u8]) -> io::Result<()> {
         self.crc.update(b);
         self.out.write_all(b)
@@ -202,12 +210,13 @@ impl<W: Write> ImageWriter<W> {
     /// `save` runs twice, first only to measure the section's length, so a large device's
     /// image streams into this one instead of being held in memory.
     pub fn nested(&mut self, tag: &[u8; 4], save: &dyn Fn(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
-        let mut measure = Measure(0);
+        let mut measure = NestedWriter::<W> { into: None, written: 0, limit: u64::MAX };
         save(&mut measure)?;
-        self.section(tag, measure.0)?;
-        let mut part = SectionWriter { w: self, left: measure.0 };
+        let len = measure.written;
+        self.section(tag, len)?;
+        let mut part = NestedWriter { into: Some(self), written: 0, limit: len };
         save(&mut part)?;
-        if part.left != 0 {
+        if part.written != len {
             return Err(io::Error::other("a nested image came out shorter the second time"));
         }
         Ok(())
@@ -249,6 +258,14 @@ impl<R: Read> ImageReader<R> {
         if k != kind {
             return Err(ImageError::Kind { expected: kind.into(), found: k });
         }
+        Ok(r)
+    }
+
+    /// Open an image of a drive of `kind` and refuse one saved from another configuration than
+    /// `conf` (see [`ImageWriter::with_config`]), naming the first setting that differs.
+    pub fn with_config(input: R, kind: &str, conf: &str) -> Result<ImageReader<R>, ImageError> {
+        let mut r = ImageReader::new(input, kind)?;
+        check_config(&mut r, conf)?;
         Ok(r)
     }
 
@@ -380,32 +397,23 @@ impl<R: Read> ImageReader<R> {
     }
 }
 
-/// Counts the bytes of an image without keeping them (the first pass of [`ImageWriter::nested`]).
-struct Measure(u64);
-
-impl Write for Measure {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.0 += b.len() as u64;
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
+/// A nested image on its way: only counted (the first pass of [`ImageWriter::nested`]), or
+/// written into the enclosing image, no more than its section announced.
+struct NestedWriter<'a, W: Write> {
+    into: Option<&'a mut ImageWriter<W>>,
+    written: u64,
+    limit: u64,
 }
 
-/// A nested image's bytes into the enclosing image, no more than its section announced.
-struct SectionWriter<'a, W: Write> {
-    w: &'a mut ImageWriter<W>,
-    left: u64,
-}
-
-impl<W: Write> Write for SectionWriter<'_, W> {
+impl<W: Write> Write for NestedWriter<'_, W> {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        if b.len() as u64 > self.left {
-            return Err(io::Error::other("a nested image came out longer the second time"));
+        self.written += b.len() as u64;
+        if let Some(w) = self.into.as_mut() {
+            if self.written > self.limit {
+                return Err(io::Error::other("a nested image came out longer the second time"));
+            }
+            w.raw(b)?;
         }
-        self.w.raw(b)?;
-        self.left -= b.len() as u64;
         Ok(b.len())
     }
     // The enclosing image flushes once, at its end.
@@ -467,14 +475,14 @@ macro_rules! saves_image_by_config {
 saves_image_by_config!(crate::Device, crate::zns::ZnsDevice, crate::smr::SmrDevice);
 
 /// The `CONF` section: the configuration a drive was built from, as text (its `Debug` form).
-pub fn write_config<W: Write>(w: &mut ImageWriter<W>, conf: &str) -> io::Result<()> {
+fn write_config<W: Write>(w: &mut ImageWriter<W>, conf: &str) -> io::Result<()> {
     w.section(b"CONF", 4 + conf.len() as u64)?;
     w.str(conf)
 }
 
 /// Read the `CONF` section and refuse an image of another configuration than `conf`, naming
 /// the first setting that differs.
-pub fn check_config<R: Read>(r: &mut ImageReader<R>, conf: &str) -> Result<(), ImageError> {
+fn check_config<R: Read>(r: &mut ImageReader<R>, conf: &str) -> Result<(), ImageError> {
     let len = r.any_section(b"CONF")?;
     if len > 1 << 20 {
         return Err(ImageError::Damaged("configuration section".into()));
@@ -568,6 +576,15 @@ pub(crate) fn counters_from_words(w: &[u64]) -> Result<Counters, ImageError> {
 mod tests {
     use super::*;
 
+    /// Section `tag` of `n` u32 words, then the end of the image.
+    fn words_to_end<R: Read>(mut r: ImageReader<R>, tag: &[u8; 4], n: usize) -> Result<Vec<u32>, ImageError> {
+        r.section(tag, 4 * n as u64)?;
+        let mut v = vec![0u32; n];
+        r.u32s(&mut v)?;
+        r.finish()?;
+        Ok(v)
+    }
+
     #[test]
     fn round_trip_and_damage_is_named() {
         let mut w = ImageWriter::new(Vec::new(), "test").unwrap();
@@ -575,14 +592,7 @@ mod tests {
         w.section(b"WRDS", words.len() as u64 * 4).unwrap();
         w.u32s(&words).unwrap();
         let img = w.finish().unwrap();
-        let read = |img: &[u8]| -> Result<Vec<u32>, ImageError> {
-            let mut r = ImageReader::new(img, "test")?;
-            r.section(b"WRDS", 4_000_000)?;
-            let mut back = vec![0u32; 1_000_000];
-            r.u32s(&mut back)?;
-            r.finish()?;
-            Ok(back)
-        };
+        let read = |img: &[u8]| words_to_end(ImageReader::new(img, "test")?, b"WRDS", 1_000_000);
         assert_eq!(read(&img).unwrap(), words);
         let mut flipped = img.clone();
         flipped[500_000] ^= 0x10;
@@ -610,14 +620,7 @@ mod tests {
         let img = w.finish().unwrap();
         let read = |img: &[u8]| -> Result<Vec<u32>, ImageError> {
             let mut r = ImageReader::new(img, "outer")?;
-            let v = r.nested(b"NEST", |i| {
-                let mut r = ImageReader::new(i, "inner")?;
-                r.section(b"DATA", 4000)?;
-                let mut v = vec![0u32; 1000];
-                r.u32s(&mut v)?;
-                r.finish()?;
-                Ok(v)
-            })?;
+            let v = r.nested(b"NEST", |i| words_to_end(ImageReader::new(i, "inner")?, b"DATA", 1000))?;
             r.finish()?;
             Ok(v)
         };

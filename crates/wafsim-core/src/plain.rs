@@ -55,15 +55,13 @@ impl PlainDevice {
 /// The image holds the counters only: the device keeps no data, only what it was sent.
 impl crate::image::SavesImage for PlainDevice {
     fn save_image_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut w = crate::image::ImageWriter::new(out, Self::IMAGE_KIND)?;
-        crate::image::write_config(&mut w, &self.config_text())?;
+        let mut w = crate::image::ImageWriter::with_config(out, Self::IMAGE_KIND, &self.config_text())?;
         crate::image::write_counters(&mut w, &self.counters)?;
         w.finish().map(drop)
     }
 
     fn load_image_from(&mut self, input: &mut dyn std::io::Read) -> Result<(), crate::image::ImageError> {
-        let mut r = crate::image::ImageReader::new(input, Self::IMAGE_KIND)?;
-        crate::image::check_config(&mut r, &self.config_text())?;
+        let mut r = crate::image::ImageReader::with_config(input, Self::IMAGE_KIND, &self.config_text())?;
         let counters = crate::image::read_counters(&mut r)?;
         r.finish()?;
         if counters.namespaces.len() != 1 {

@@ -9,7 +9,7 @@ use wafsim_core::image::SavesImage;
 use wafsim_core::plain::PlainDevice;
 use wafsim_core::smr::{SmrConfig, SmrDevice};
 use wafsim_core::zone::ReportFilter;
-use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, NamespaceConfig, Op, Pid, Placement, Rng};
+use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, Op, Pid, Rng};
 use wafsim_host::{DevId, DmZonedConfig, DmZonedDevice, TieringConfig, TieringDevice};
 
 const KIB: u64 = 1024;
@@ -211,27 +211,21 @@ fn a_damaged_or_foreign_dm_zoned_image_is_refused_clearly() {
     assert!(e.contains("another configuration") && e.contains("disk 1") && e.contains("max_open"), "{e}");
 }
 
-/// A flash drive of `bytes` logical bytes (greedy GC, 1/8 spare), with GC seeded by `seed`.
-fn flash(bytes: u64, seed: u64) -> Device {
-    let eu = 64 * KIB;
-    Device::new(DeviceConfig {
-        logical_bytes: bytes,
-        physical_bytes: (bytes * 9 / 8).div_ceil(eu) * eu + 4 * eu,
-        mapping_unit: 4096,
-        erase_unit_bytes: eu,
-        gc_policy: GcPolicy::Greedy,
-        gc_free_min: 2,
-        gc_free_target: 2,
-        placement: Placement::Conventional,
-        namespaces: vec![NamespaceConfig { name: "ns".into(), size_bytes: bytes, placement_handles: vec![0] }],
-        seed,
-    })
-    .unwrap()
+/// A flash drive of `erase_units` erase units of 64 KiB with 1/8 spare, its GC seeded by
+/// `seed`.
+fn flash(erase_units: u32, gc_policy: GcPolicy, seed: u64) -> Device {
+    Device::new(DeviceConfig::single_namespace(erase_units, 16, 4096, 0.125, gc_policy, seed)).unwrap()
 }
 
-/// Tiering with 64 KiB extents over a 4 MiB hot drive and a 32 MiB cold drive.
+/// Tiering with `extent` extents over a hot drive of 4 MiB and a cold drive of 32 MiB (their
+/// GC seeded by `seed` and `seed + 1`).
+fn tiering(cold_gc: GcPolicy, seed: u64, extent: u64) -> Tiered {
+    TieringDevice::new(flash(72, GcPolicy::Greedy, seed), flash(576, cold_gc, seed + 1), &TieringConfig { extent_bytes: extent, ..TieringConfig::default() }).unwrap()
+}
+
+/// Tiering with 64 KiB extents.
 fn tiered() -> Tiered {
-    TieringDevice::new(flash(4 * MIB, 1), flash(32 * MIB, 2), &TieringConfig { extent_bytes: 64 * KIB, ..TieringConfig::default() }).unwrap()
+    tiering(GcPolicy::Greedy, 1, 64 * KIB)
 }
 
 /// Everything the layer and its drives report.
@@ -303,14 +297,11 @@ fn a_damaged_or_foreign_tiering_image_is_refused_clearly() {
     refuses_damage(&|| Box::new(tiered()), &image, &foreign);
     // Other extents, or a cold drive of another GC policy (the seed may differ: the image
     // carries the GC's random state).
-    let other = TieringDevice::new(flash(4 * MIB, 1), flash(32 * MIB, 2), &TieringConfig { extent_bytes: 128 * KIB, ..TieringConfig::default() });
-    let e = refusal(&mut other.unwrap(), &image);
+    let e = refusal(&mut tiering(GcPolicy::Greedy, 1, 128 * KIB), &image);
     assert!(e.contains("another configuration") && e.contains("extent_bytes"), "{e}");
-    let mut fifo = flash(32 * MIB, 2);
-    fifo = Device::new(DeviceConfig { gc_policy: GcPolicy::Fifo, ..fifo.config().clone() }).unwrap();
-    let e = refusal(&mut TieringDevice::new(flash(4 * MIB, 1), fifo, &TieringConfig { extent_bytes: 64 * KIB, ..TieringConfig::default() }).unwrap(), &image);
+    let e = refusal(&mut tiering(GcPolicy::Fifo, 1, 64 * KIB), &image);
     assert!(e.contains("another configuration") && e.contains("the cold device") && e.contains("Fifo"), "{e}");
-    let mut reseeded = TieringDevice::new(flash(4 * MIB, 7), flash(32 * MIB, 8), &TieringConfig { extent_bytes: 64 * KIB, ..TieringConfig::default() }).unwrap();
+    let mut reseeded = tiering(GcPolicy::Greedy, 7, 64 * KIB);
     reseeded.load_image_from(&mut &image[..]).unwrap();
     assert_eq!(tier_state(&reseeded), tier_state(&a));
 }

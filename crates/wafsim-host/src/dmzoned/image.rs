@@ -13,21 +13,17 @@
 //! image was saved from. The timed driver's clock is not saved (as for every drive).
 
 use super::metadata::MetadataStats;
-use super::reclaim::{case_index, Job, ReclaimStats};
 use super::zones::ListHead;
-use super::{DevTraffic, DmZoned, DmZonedDevice, ReclaimCase, NONE};
+use super::{DevTraffic, DmZoned, DmZonedDevice, NONE};
 use std::io::{self, Read, Write};
 use wafsim_core::blockdev::BlockDevice;
-use wafsim_core::image::{check_config, read_counters, write_config, write_counters, ImageError, ImageReader, ImageWriter, SavesImage};
+use wafsim_core::image::{read_counters, write_counters, ImageError, ImageReader, ImageWriter, SavesImage};
 
 /// The kind a dm-zoned image names.
 pub const IMAGE_KIND: &str = "dm-zoned";
 
 /// u32 words per zone in the `ZONE` section (a flags byte follows them).
 const ZONE_WORDS: u64 = 8;
-/// u64 words of the `RCLM` section before the jobs, and per job.
-const RECLAIM_WORDS: u64 = 12;
-const JOB_WORDS: u64 = 13;
 
 fn damaged(what: &str) -> ImageError {
     ImageError::Damaged(format!("dm-zoned: {what}"))
@@ -69,7 +65,7 @@ impl DmZoned {
         meta.extend(m.dirty.iter().map(|&b| b as u64));
         w.section(b"META", 8 * meta.len() as u64)?;
         w.u64s(&meta)?;
-        let rc = reclaim_words(self);
+        let rc = self.reclaim.image_words();
         w.section(b"RCLM", 8 * rc.len() as u64)?;
         w.u64s(&rc)?;
         write_counters(w, &self.counters)?;
@@ -128,11 +124,10 @@ impl DmZoned {
         m.gen = head[1];
         m.stats = MetadataStats { flushes: head[2], empty_flushes: head[3], dirty_blocks: head[4], super_blocks: head[5], cache_flushes: head[6], bytes: head[7] };
         m.dirty = dirty.iter().map(|&b| b as u32).collect();
-        let workers = self.reclaim.jobs.len() as u64;
-        let mut rc = vec![0u64; (RECLAIM_WORDS + JOB_WORDS * workers) as usize];
+        let mut rc = vec![0u64; self.reclaim.image_len()];
         r.section(b"RCLM", 8 * rc.len() as u64)?;
         r.u64s(&mut rc)?;
-        load_reclaim(self, &rc)?;
+        self.reclaim.load_image_words(&rc).ok_or_else(|| damaged("reclaim state"))?;
         self.counters = read_counters(r)?;
         let mut traffic = vec![0u64; 8 * self.traffic.len()];
         r.section(b"TRAF", 8 * traffic.len() as u64)?;
@@ -163,7 +158,7 @@ impl DmZoned {
         let zones_ok = z.bzone.iter().chain(&z.prev).chain(&z.next).all(|&v| zone_ref(v)) && z.chunk.iter().all(|&c| c == NONE || c < chunks);
         let lists_ok = z.list.iter().all(|&l| l == super::zones::L_NONE || (l as usize) < z.heads.len())
             && z.heads.iter().all(|h| zone_ref(h.head) && zone_ref(h.tail) && h.len <= n);
-        let jobs_ok = self.reclaim.jobs.iter().flatten().all(|j| [j.dzone, j.src, j.dst].into_iter().all(zone_ref) && j.chunk < chunks);
+        let jobs_ok = self.reclaim.jobs_within(n, chunks);
         if !(zones_ok && lists_ok && jobs_ok && self.map.iter().all(|&v| zone_ref(v)) && self.meta.primary < 2) {
             return Err(damaged("zone references out of range"));
         }
@@ -195,74 +190,10 @@ fn traffic_words(t: &DevTraffic) -> [u64; 8] {
     [user_write_bytes, user_read_bytes, reclaim_read_bytes, reclaim_write_bytes, zero_fill_bytes, metadata_write_bytes, resets, flushes]
 }
 
-/// The round robin, statistics, then per worker its job (a presence word first).
-fn reclaim_words(l: &DmZoned) -> Vec<u64> {
-    let ReclaimStats { zones, aborted, no_victim, no_space, copied_blocks, zero_blocks, reserved_used, rnd_fallback } = l.reclaim.stats;
-    let mut v = vec![l.reclaim.next as u64];
-    v.extend(zones);
-    v.extend([aborted, no_victim, no_space, copied_blocks, zero_blocks, reserved_used, rnd_fallback]);
-    for j in &l.reclaim.jobs {
-        v.extend(match j {
-            None => [0; JOB_WORDS as usize],
-            Some(j) => {
-                let (ext, a, b) = j.ext.map_or((0, 0, 0), |(a, b)| (1, a, b));
-                let w = |x: u32| x as u64;
-                [1, case_index(j.case) as u64, w(j.chunk), w(j.dzone), w(j.src), w(j.dst), w(j.end_block), w(j.block), ext, w(a), w(b), w(j.merge_from), j.terminate as u64]
-            }
-        });
-    }
-    v
-}
-
-fn load_reclaim(l: &mut DmZoned, v: &[u64]) -> Result<(), ImageError> {
-    let bad = || damaged("reclaim state");
-    let s = &v[..RECLAIM_WORDS as usize];
-    l.reclaim.next = u32::try_from(s[0]).map_err(|_| bad())?;
-    l.reclaim.stats = ReclaimStats {
-        zones: [s[1], s[2], s[3], s[4]],
-        aborted: s[5],
-        no_victim: s[6],
-        no_space: s[7],
-        copied_blocks: s[8],
-        zero_blocks: s[9],
-        reserved_used: s[10],
-        rnd_fallback: s[11],
-    };
-    let cases = [ReclaimCase::Empty, ReclaimCase::RndData, ReclaimCase::Buf, ReclaimCase::SeqData];
-    for (job, w) in l.reclaim.jobs.iter_mut().zip(v[RECLAIM_WORDS as usize..].chunks_exact(JOB_WORDS as usize)) {
-        let u = |x: u64| u32::try_from(x).map_err(|_| bad());
-        *job = match w[0] {
-            0 => None,
-            1 => Some(Job {
-                case: *cases.get(w[1] as usize).ok_or_else(bad)?,
-                chunk: u(w[2])?,
-                dzone: u(w[3])?,
-                src: u(w[4])?,
-                dst: u(w[5])?,
-                end_block: u(w[6])?,
-                block: u(w[7])?,
-                ext: (w[8] == 1).then_some((u(w[9])?, u(w[10])?)),
-                merge_from: u(w[11])?,
-                terminate: w[12] == 1,
-            }),
-            _ => return Err(bad()),
-        };
-    }
-    if l.reclaim.next >= l.reclaim.jobs.len() as u32 {
-        return Err(bad());
-    }
-    Ok(())
-}
-
 /// The layer's image holds its devices' images (see the module documentation).
-impl<C, Z> SavesImage for DmZonedDevice<C, Z>
-where
-    C: BlockDevice + SavesImage,
-    Z: BlockDevice + SavesImage,
-{
+impl<C: BlockDevice + SavesImage, Z: BlockDevice + SavesImage> SavesImage for DmZonedDevice<C, Z> {
     fn save_image_to(&self, out: &mut dyn Write) -> io::Result<()> {
-        let mut w = ImageWriter::new(out, IMAGE_KIND)?;
-        write_config(&mut w, &self.layer.config_text())?;
+        let mut w = ImageWriter::with_config(out, IMAGE_KIND, &self.layer.config_text())?;
         self.layer.save_sections(&mut w)?;
         w.section(b"DRVR", 16)?;
         w.u64s(&[self.since_flush, self.rr as u64])?;
@@ -276,8 +207,7 @@ where
     }
 
     fn load_image_from(&mut self, input: &mut dyn Read) -> Result<(), ImageError> {
-        let mut r = ImageReader::new(input, IMAGE_KIND)?;
-        check_config(&mut r, &self.layer.config_text())?;
+        let mut r = ImageReader::with_config(input, IMAGE_KIND, &self.layer.config_text())?;
         self.layer.load_sections(&mut r)?;
         let mut drv = [0u64; 2];
         r.section(b"DRVR", 16)?;

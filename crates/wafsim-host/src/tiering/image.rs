@@ -11,7 +11,7 @@
 use super::{TierCounters, Tiering, TieringDevice, NONE};
 use std::io::{self, Read, Write};
 use wafsim_core::blockdev::BlockDevice;
-use wafsim_core::image::{check_config, read_counters, write_config, write_counters, ImageError, ImageReader, ImageWriter, SavesImage};
+use wafsim_core::image::{read_counters, write_counters, ImageError, ImageReader, ImageWriter, SavesImage};
 
 /// The kind a tiering layer's image names.
 pub const IMAGE_KIND: &str = "tiering";
@@ -114,14 +114,9 @@ impl Tiering {
 }
 
 /// The layer's image holds its devices' images (see the module documentation).
-impl<H, C> SavesImage for TieringDevice<H, C>
-where
-    H: BlockDevice + SavesImage,
-    C: BlockDevice + SavesImage,
-{
+impl<H: BlockDevice + SavesImage, C: BlockDevice + SavesImage> SavesImage for TieringDevice<H, C> {
     fn save_image_to(&self, out: &mut dyn Write) -> io::Result<()> {
-        let mut w = ImageWriter::new(out, IMAGE_KIND)?;
-        write_config(&mut w, &self.layer.config_text())?;
+        let mut w = ImageWriter::with_config(out, IMAGE_KIND, &self.layer.config_text())?;
         self.layer.save_sections(&mut w)?;
         w.nested(b"HOT ", &|o| self.hot.save_image_to(o))?;
         w.nested(b"COLD", &|o| self.cold.save_image_to(o))?;
@@ -129,8 +124,7 @@ where
     }
 
     fn load_image_from(&mut self, input: &mut dyn Read) -> Result<(), ImageError> {
-        let mut r = ImageReader::new(input, IMAGE_KIND)?;
-        check_config(&mut r, &self.layer.config_text())?;
+        let mut r = ImageReader::with_config(input, IMAGE_KIND, &self.layer.config_text())?;
         self.layer.load_sections(&mut r)?;
         r.nested(b"HOT ", |i| self.hot.load_image_from(i).map_err(|e| e.within("the hot device")))?;
         r.nested(b"COLD", |i| self.cold.load_image_from(i).map_err(|e| e.within("the cold device")))?;
