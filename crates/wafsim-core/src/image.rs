@@ -14,9 +14,10 @@
 //! kind, each section's tag and length against what it expects, and the checksum at the end,
 //! and says which of them failed.
 //!
-//! A host layer's image holds the images of the devices under it, each whole in a section of
-//! its own ([`ImageWriter::nested`], [`ImageReader::nested`]): every device keeps its own
-//! format and checks, and the layer's checksum covers its devices' bytes too.
+//! Every device saves and loads its image in place through [`SavesImage`]. A host layer's image
+//! holds the images of the devices under it, each whole in a section of its own
+//! ([`ImageWriter::nested`], [`ImageReader::nested`]): every device keeps its own format and
+//! checks, and the layer's checksum covers its devices' bytes too.
 
 use crate::counters::{Counters, FdpEventCounts, FrontierCounters, NsCounters};
 use std::io::{self, Read, Write};

@@ -35,6 +35,7 @@ impl DmZoned {
         format!("{:?}", self.layout)
     }
 
+    /// The layer's sections, in the order the module documentation lists them.
     fn save_sections<W: Write>(&self, w: &mut ImageWriter<W>) -> io::Result<()> {
         let z = &self.zones;
         let n = z.len() as u64;

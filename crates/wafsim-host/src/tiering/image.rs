@@ -36,6 +36,7 @@ impl Tiering {
         format!("{:?}, {} slots, {} extents", self.cfg, self.slots, self.extents)
     }
 
+    /// The layer's sections, in the order the module documentation lists them.
     fn save_sections<W: Write>(&self, w: &mut ImageWriter<W>) -> io::Result<()> {
         w.section(b"EXTS", 12 * self.extents as u64)?;
         w.u32s(&self.ext_slot)?;
