@@ -13,6 +13,11 @@
 //! memory and disk speed, not at parsing speed. A reader checks the magic, the version, the
 //! kind, each section's tag and length against what it expects, and the checksum at the end,
 //! and says which of them failed.
+//!
+//! Every device saves and loads its image in place through [`SavesImage`]. A host layer's image
+//! holds the images of the devices under it, each whole in a section of its own
+//! ([`ImageWriter::nested`], [`ImageReader::nested`]): every device keeps its own format and
+//! checks, and the layer's checksum covers its devices' bytes too.
 
 use crate::counters::{Counters, FdpEventCounts, FrontierCounters, NsCounters};
 use std::io::{self, Read, Write};
@@ -99,6 +104,17 @@ pub enum ImageError {
     },
 }
 
+impl ImageError {
+    /// The same error, naming the device under a host layer whose image it concerns (a
+    /// configuration mismatch says which device differs; other errors speak for themselves).
+    pub fn within(self, device: &str) -> ImageError {
+        match self {
+            ImageError::Config(c) => ImageError::Config(format!("{device}: {c}")),
+            e => e,
+        }
+    }
+}
+
 /// A read that ran out of file is a truncated image.
 fn eof(e: io::Error) -> ImageError {
     if e.kind() == io::ErrorKind::UnexpectedEof {
@@ -122,6 +138,14 @@ impl<W: Write> ImageWriter<W> {
         w.raw(&MAGIC)?;
         w.raw(&VERSION.to_le_bytes())?;
         w.str(kind)?;
+        Ok(w)
+    }
+
+    /// Start an image of a drive of `kind` built from the configuration `conf` (its `Debug`
+    /// text, which a reader must match: [`ImageReader::with_config`]).
+    pub fn with_config(out: W, kind: &str, conf: &str) -> io::Result<ImageWriter<W>> {
+        let mut w = ImageWriter::new(out, kind)?;
+        write_config(&mut w, conf)?;
         Ok(w)
     }
 
@@ -183,6 +207,22 @@ impl<W: Write> ImageWriter<W> {
         Ok(())
     }
 
+    /// Section `tag` holding a whole image that `save` writes (a device under a host layer).
+    /// `save` runs twice, first only to measure the section's length, so a large device's
+    /// image streams into this one instead of being held in memory.
+    pub fn nested(&mut self, tag: &[u8; 4], save: &dyn Fn(&mut dyn Write) -> io::Result<()>) -> io::Result<()> {
+        let mut measure = NestedWriter::<W> { into: None, written: 0, limit: u64::MAX };
+        save(&mut measure)?;
+        let len = measure.written;
+        self.section(tag, len)?;
+        let mut part = NestedWriter { into: Some(self), written: 0, limit: len };
+        save(&mut part)?;
+        if part.written != len {
+            return Err(io::Error::other("a nested image came out shorter the second time"));
+        }
+        Ok(())
+    }
+
     /// End the image (trailer and checksum) and hand the output back, flushed.
     pub fn finish(mut self) -> io::Result<W> {
         self.raw(&END)?;
@@ -219,6 +259,14 @@ impl<R: Read> ImageReader<R> {
         if k != kind {
             return Err(ImageError::Kind { expected: kind.into(), found: k });
         }
+        Ok(r)
+    }
+
+    /// Open an image of a drive of `kind` and refuse one saved from another configuration than
+    /// `conf` (see [`ImageWriter::with_config`]), naming the first setting that differs.
+    pub fn with_config(input: R, kind: &str, conf: &str) -> Result<ImageReader<R>, ImageError> {
+        let mut r = ImageReader::new(input, kind)?;
+        check_config(&mut r, conf)?;
         Ok(r)
     }
 
@@ -311,6 +359,23 @@ impl<R: Read> ImageReader<R> {
         Ok(())
     }
 
+    /// Section `tag` holding a whole image (one [`ImageWriter::nested`] wrote), read by `load`
+    /// from the section's bytes alone; `load` must read the nested image to its end.
+    pub fn nested<T>(&mut self, tag: &[u8; 4], load: impl FnOnce(&mut dyn Read) -> Result<T, ImageError>) -> Result<T, ImageError> {
+        let name = String::from_utf8_lossy(tag).into_owned();
+        let len = self.any_section(tag)?;
+        let mut part = SectionReader { r: self, left: len, end_of_file: false };
+        let t = match load(&mut part) {
+            // The section ended, not the file: its length is wrong.
+            Err(ImageError::Truncated) if !part.end_of_file => return Err(ImageError::Damaged(format!("section {name:?} ends inside its image"))),
+            r => r?,
+        };
+        if part.left != 0 {
+            return Err(ImageError::Damaged(format!("section {name:?}: {} bytes after its image", part.left)));
+        }
+        Ok(t)
+    }
+
     /// The trailer: the checksum must match, and nothing may follow.
     pub fn finish(mut self) -> Result<(), ImageError> {
         let mut end = [0u8; 4];
@@ -333,15 +398,92 @@ impl<R: Read> ImageReader<R> {
     }
 }
 
+/// A nested image on its way: only counted (the first pass of [`ImageWriter::nested`]), or
+/// written into the enclosing image, no more than its section announced.
+struct NestedWriter<'a, W: Write> {
+    into: Option<&'a mut ImageWriter<W>>,
+    written: u64,
+    limit: u64,
+}
+
+impl<W: Write> Write for NestedWriter<'_, W> {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.written += b.len() as u64;
+        if let Some(w) = self.into.as_mut() {
+            if self.written > self.limit {
+                return Err(io::Error::other("a nested image came out longer the second time"));
+            }
+            w.raw(b)?;
+        }
+        Ok(b.len())
+    }
+    // The enclosing image flushes once, at its end.
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A nested image's section of the enclosing image: it ends where the section does (so the
+/// nested reader sees its own end of file), and its bytes count in the enclosing checksum.
+struct SectionReader<'a, R: Read> {
+    r: &'a mut ImageReader<R>,
+    left: u64,
+    /// The file ended before the section did.
+    end_of_file: bool,
+}
+
+impl<R: Read> Read for SectionReader<'_, R> {
+    fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+        let n = (b.len() as u64).min(self.left) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        let got = self.r.input.read(&mut b[..n])?;
+        self.end_of_file |= got == 0;
+        self.r.crc.update(&b[..got]);
+        self.left -= got as u64;
+        Ok(got)
+    }
+}
+
+/// A device whose whole state goes into a drive image and comes back from one, in place: what
+/// a host layer needs of the devices under it, and what runs save and load whatever the kind
+/// of drive. The device keeps its configuration; an image saved from another is refused.
+pub trait SavesImage {
+    /// Write the device's state as a drive image.
+    fn save_image_to(&self, out: &mut dyn Write) -> io::Result<()>;
+    /// Continue from the image `input` (saved from a device of the same configuration): the
+    /// device then behaves exactly as the saved one would have. On an error the device may be
+    /// left part loaded (a layer loads its devices one after the other): build it anew.
+    fn load_image_from(&mut self, input: &mut dyn Read) -> Result<(), ImageError>;
+}
+
+/// [`SavesImage`] of the devices whose `load_image` builds a new device from a configuration.
+macro_rules! saves_image_by_config {
+    ($($t:ty),*) => {$(
+        impl SavesImage for $t {
+            fn save_image_to(&self, out: &mut dyn Write) -> io::Result<()> {
+                self.save_image(out).map(drop)
+            }
+            fn load_image_from(&mut self, input: &mut dyn Read) -> Result<(), ImageError> {
+                *self = <$t>::load_image(self.config().clone(), input)?;
+                Ok(())
+            }
+        }
+    )*};
+}
+
+saves_image_by_config!(crate::Device, crate::zns::ZnsDevice, crate::smr::SmrDevice);
+
 /// The `CONF` section: the configuration a drive was built from, as text (its `Debug` form).
-pub(crate) fn write_config<W: Write>(w: &mut ImageWriter<W>, conf: &str) -> io::Result<()> {
+fn write_config<W: Write>(w: &mut ImageWriter<W>, conf: &str) -> io::Result<()> {
     w.section(b"CONF", 4 + conf.len() as u64)?;
     w.str(conf)
 }
 
 /// Read the `CONF` section and refuse an image of another configuration than `conf`, naming
 /// the first setting that differs.
-pub(crate) fn check_config<R: Read>(r: &mut ImageReader<R>, conf: &str) -> Result<(), ImageError> {
+fn check_config<R: Read>(r: &mut ImageReader<R>, conf: &str) -> Result<(), ImageError> {
     let len = r.any_section(b"CONF")?;
     if len > 1 << 20 {
         return Err(ImageError::Damaged("configuration section".into()));
@@ -362,14 +504,14 @@ fn first_difference(a: &str, b: &str) -> String {
 }
 
 /// The `CTRS` section: a drive's counters.
-pub(crate) fn write_counters<W: Write>(w: &mut ImageWriter<W>, c: &Counters) -> io::Result<()> {
+pub fn write_counters<W: Write>(w: &mut ImageWriter<W>, c: &Counters) -> io::Result<()> {
     let words = counters_words(c);
     w.section(b"CTRS", 8 * words.len() as u64)?;
     w.u64s(&words)
 }
 
 /// Counters back from the `CTRS` section.
-pub(crate) fn read_counters<R: Read>(r: &mut ImageReader<R>) -> Result<Counters, ImageError> {
+pub fn read_counters<R: Read>(r: &mut ImageReader<R>) -> Result<Counters, ImageError> {
     let n = r.any_section(b"CTRS")?;
     if !n.is_multiple_of(8) || n > 8 << 20 {
         return Err(ImageError::Damaged("counters".into()));
@@ -435,6 +577,15 @@ pub(crate) fn counters_from_words(w: &[u64]) -> Result<Counters, ImageError> {
 mod tests {
     use super::*;
 
+    /// Section `tag` of `n` u32 words, then the end of the image.
+    fn words_to_end<R: Read>(mut r: ImageReader<R>, tag: &[u8; 4], n: usize) -> Result<Vec<u32>, ImageError> {
+        r.section(tag, 4 * n as u64)?;
+        let mut v = vec![0u32; n];
+        r.u32s(&mut v)?;
+        r.finish()?;
+        Ok(v)
+    }
+
     #[test]
     fn round_trip_and_damage_is_named() {
         let mut w = ImageWriter::new(Vec::new(), "test").unwrap();
@@ -442,14 +593,7 @@ mod tests {
         w.section(b"WRDS", words.len() as u64 * 4).unwrap();
         w.u32s(&words).unwrap();
         let img = w.finish().unwrap();
-        let read = |img: &[u8]| -> Result<Vec<u32>, ImageError> {
-            let mut r = ImageReader::new(img, "test")?;
-            r.section(b"WRDS", 4_000_000)?;
-            let mut back = vec![0u32; 1_000_000];
-            r.u32s(&mut back)?;
-            r.finish()?;
-            Ok(back)
-        };
+        let read = |img: &[u8]| words_to_end(ImageReader::new(img, "test")?, b"WRDS", 1_000_000);
         assert_eq!(read(&img).unwrap(), words);
         let mut flipped = img.clone();
         flipped[500_000] ^= 0x10;
@@ -460,5 +604,36 @@ mod tests {
         let mut v2 = img.clone();
         v2[8] = 2;
         assert!(matches!(read(&v2), Err(ImageError::Version { found: 2 })));
+    }
+
+    /// A nested image round-trips inside its section; a wrong section length or a cut file is
+    /// told apart, and the enclosing checksum covers the nested bytes.
+    #[test]
+    fn nested_images_stream_through_their_section() {
+        let inner = |o: &mut dyn Write| -> io::Result<()> {
+            let mut w = ImageWriter::new(o, "inner")?;
+            w.section(b"DATA", 4 * 1000)?;
+            w.u32s(&(0..1000).collect::<Vec<u32>>())?;
+            w.finish().map(drop)
+        };
+        let mut w = ImageWriter::new(Vec::new(), "outer").unwrap();
+        w.nested(b"NEST", &inner).unwrap();
+        let img = w.finish().unwrap();
+        let read = |img: &[u8]| -> Result<Vec<u32>, ImageError> {
+            let mut r = ImageReader::new(img, "outer")?;
+            let v = r.nested(b"NEST", |i| words_to_end(ImageReader::new(i, "inner")?, b"DATA", 1000))?;
+            r.finish()?;
+            Ok(v)
+        };
+        assert_eq!(read(&img).unwrap(), (0..1000).collect::<Vec<u32>>());
+        assert!(matches!(read(&img[..img.len() - 20]), Err(ImageError::Truncated)));
+        assert!(matches!(read(&img[..2000]), Err(ImageError::Truncated)));
+        // The section's length (after the 8 + 4 + 4 + 5 header bytes and the tag) one short.
+        let mut short = img.clone();
+        short[25] -= 1;
+        assert!(matches!(read(&short), Err(ImageError::Damaged(_))), "{:?}", read(&short));
+        let mut flipped = img.clone();
+        flipped[1000] ^= 1;
+        assert!(matches!(read(&flipped), Err(ImageError::Checksum { .. })));
     }
 }

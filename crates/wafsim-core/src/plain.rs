@@ -42,6 +42,36 @@ impl PlainDevice {
     }
 }
 
+impl PlainDevice {
+    /// The kind a plain device's image names.
+    pub const IMAGE_KIND: &'static str = "plain";
+
+    /// What an image must have been saved from: the size and block size.
+    fn config_text(&self) -> String {
+        format!("PlainDevice {{ bytes: {}, block_size: {} }}", self.bytes, self.block_size)
+    }
+}
+
+/// The image holds the counters only: the device keeps no data, only what it was sent.
+impl crate::image::SavesImage for PlainDevice {
+    fn save_image_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut w = crate::image::ImageWriter::with_config(out, Self::IMAGE_KIND, &self.config_text())?;
+        crate::image::write_counters(&mut w, &self.counters)?;
+        w.finish().map(drop)
+    }
+
+    fn load_image_from(&mut self, input: &mut dyn std::io::Read) -> Result<(), crate::image::ImageError> {
+        let mut r = crate::image::ImageReader::with_config(input, Self::IMAGE_KIND, &self.config_text())?;
+        let counters = crate::image::read_counters(&mut r)?;
+        r.finish()?;
+        if counters.namespaces.len() != 1 {
+            return Err(crate::image::ImageError::Damaged("counters of another device".into()));
+        }
+        self.counters = counters;
+        Ok(())
+    }
+}
+
 impl BlockDevice for PlainDevice {
     fn submit(&mut self, io: &Io) -> Result<Completion, DeviceError> {
         match io.op {
@@ -108,5 +138,19 @@ mod tests {
         assert!(matches!(d.submit(&io(Op::Write, 0, 0)), Err(DeviceError::ZeroLength)));
         assert!(matches!(d.submit(&io(Op::Append, 0, 4096)), Err(DeviceError::NotZoned { .. })));
         assert!(d.zone_geometry(0).is_none());
+    }
+
+    #[test]
+    fn an_image_carries_the_counters_and_refuses_another_size() {
+        use crate::image::SavesImage;
+        let mut d = PlainDevice::new(1 << 20, 4096).unwrap();
+        d.submit(&Io { op: Op::Write, ns: 0, offset: 4096, len: 8192, pid: Pid::NONE }).unwrap();
+        let mut image = Vec::new();
+        d.save_image_to(&mut image).unwrap();
+        let mut back = PlainDevice::new(1 << 20, 4096).unwrap();
+        back.load_image_from(&mut &image[..]).unwrap();
+        assert_eq!(back.counters(), d.counters());
+        let e = PlainDevice::new(1 << 21, 4096).unwrap().load_image_from(&mut &image[..]).unwrap_err().to_string();
+        assert!(e.contains("another configuration") && e.contains("1048576") && e.contains("2097152"), "{e}");
     }
 }

@@ -217,8 +217,7 @@ impl SmrDevice {
 
     /// Write the disk's state as a drive image ([`crate::image`]): zones and counters.
     pub fn save_image<W: std::io::Write>(&self, out: W) -> std::io::Result<W> {
-        let mut w = crate::image::ImageWriter::new(out, Self::IMAGE_KIND)?;
-        crate::image::write_config(&mut w, &format!("{:?}", self.cfg))?;
+        let mut w = crate::image::ImageWriter::with_config(out, Self::IMAGE_KIND, &format!("{:?}", self.cfg))?;
         self.zones.save_image(&mut w)?;
         crate::image::write_counters(&mut w, &self.counters)?;
         w.finish()
@@ -229,8 +228,7 @@ impl SmrDevice {
     pub fn load_image<R: std::io::Read>(cfg: SmrConfig, input: R) -> Result<SmrDevice, crate::image::ImageError> {
         use crate::image::ImageError;
         let mut d = SmrDevice::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
-        let mut r = crate::image::ImageReader::new(input, Self::IMAGE_KIND)?;
-        crate::image::check_config(&mut r, &format!("{:?}", d.cfg))?;
+        let mut r = crate::image::ImageReader::with_config(input, Self::IMAGE_KIND, &format!("{:?}", d.cfg))?;
         d.zones.load_image(&mut r)?;
         d.counters = crate::image::read_counters(&mut r)?;
         r.finish()?;

@@ -111,8 +111,7 @@ impl ZnsDevice {
     /// and erase counts, counters. (The timing model's media state is rebuilt when it is
     /// turned on.)
     pub fn save_image<W: std::io::Write>(&self, out: W) -> std::io::Result<W> {
-        let mut w = crate::image::ImageWriter::new(out, Self::IMAGE_KIND)?;
-        crate::image::write_config(&mut w, &format!("{:?}", self.cfg))?;
+        let mut w = crate::image::ImageWriter::with_config(out, Self::IMAGE_KIND, &format!("{:?}", self.cfg))?;
         self.zones.save_image(&mut w)?;
         w.section(b"PROG", 8 * self.programmed.len() as u64 + 4 * self.erase_count.len() as u64)?;
         w.u64s(&self.programmed)?;
@@ -126,8 +125,7 @@ impl ZnsDevice {
     pub fn load_image<R: std::io::Read>(cfg: ZnsConfig, input: R) -> Result<ZnsDevice, crate::image::ImageError> {
         use crate::image::ImageError;
         let mut d = ZnsDevice::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
-        let mut r = crate::image::ImageReader::new(input, Self::IMAGE_KIND)?;
-        crate::image::check_config(&mut r, &format!("{:?}", d.cfg))?;
+        let mut r = crate::image::ImageReader::with_config(input, Self::IMAGE_KIND, &format!("{:?}", d.cfg))?;
         d.zones.load_image(&mut r)?;
         r.section(b"PROG", 8 * d.programmed.len() as u64 + 4 * d.erase_count.len() as u64)?;
         r.u64s(&mut d.programmed)?;

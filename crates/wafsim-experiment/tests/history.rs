@@ -165,3 +165,55 @@ fn checkpoints_report_the_run_up_to_them_and_between_them() {
     let e = format!("{:#}", run(&with("0.75x", "checkpoints = [\"5h\"]\n"), &d, None).unwrap_err());
     assert!(e.contains("write_rate"), "{e}");
 }
+
+/// `doc` run at `scale` from `base`, saving its drives' images in `save`.
+fn run_scaled(doc: &str, scale: f64, base: &Path, save: Option<&Path>) -> VariantResult {
+    let mut v = parse_experiment(doc, "t.toml").unwrap().remove(0);
+    wafsim_experiment::plan::scale::scale_spec(&mut v.spec, scale).unwrap();
+    v.spec.base_dir = base.to_path_buf();
+    run_variant(&v, RunOptions { save_images: save, ..RunOptions::default() }, &|_| {}).unwrap()
+}
+
+/// A host layer's drive saved after an aging run and loaded by a second run continues as one
+/// run over both phases: the continued phase's counters, and what the layer sent each of its
+/// devices over the drive's life (the image carries that too). The continued phase is
+/// sequential: a random one would draw other offsets as the second run's first phase (sources
+/// are seeded by their phase's index).
+fn layer_continues(name: &str, drive: &str, age: &str, next: &str, scale: f64) -> (VariantResult, VariantResult) {
+    let d = dir(name);
+    let fresh = "[history]\nkind = \"fresh\"\n";
+    let one_run = run_scaled(&format!("seed = 3\n{fresh}{drive}{age}{next}"), scale, &d, None);
+    run_scaled(&format!("seed = 3\n{fresh}{drive}{age}"), scale, &d, Some(&d));
+    let second = run_scaled(&format!("seed = 3\n[history]\nkind = \"image\"\nimage = \"default.img\"\n{drive}{next}"), scale, &d, None);
+    let (continued, whole) = (second.phases.iter().find(|p| p.name == "next").unwrap(), one_run.phases.iter().find(|p| p.name == "next").unwrap());
+    assert_eq!(continued.counters, whole.counters, "{name}: the continued phase is the never-stopped run's");
+    assert_eq!(format!("{:?}", second.host_devices), format!("{:?}", one_run.host_devices), "{name}: per-device traffic");
+    (one_run, second)
+}
+
+/// dm-zoned over two SMR disks and a cache device: the aging writes a target's worth of
+/// random 16 KiB writes (reclaim moves chunks to the disks), and the continued phase's
+/// sequential overwrite lands in buffer zones that reclaim merges.
+#[test]
+fn a_saved_dm_zoned_drive_continues_where_it_stopped() {
+    let drive = "[device]\nkind = \"smr\"\n[device.zones]\nzones = 48\nzone_size = \"4MiB\"\nconventional_zones = 2\nmax_open = 8\n[host]\nlayer = \"dm-zoned\"\ndisks = 2\ncache_size = \"64MiB\"\nreserved_zones = 4\n[[namespace]]\nname = \"ns1\"\n";
+    let age = phase("age", "random", "1x", false).replace("4KiB", "16KiB");
+    let next = phase("next", "sequential", "0.5x", true).replace("4KiB", "16KiB");
+    let (one_run, second) = layer_continues("dm-zoned", drive, &age, &next, 1.0);
+    let next = second.phases.iter().find(|p| p.name == "next").unwrap();
+    assert!(next.counters.gc_units > 0 && one_run.phases[0].counters.gc_units > 0, "reclaim ran before and after the save");
+    eprintln!("dm-zoned: aging WAF {:.3}, continued phase WAF {:.3}", one_run.phases[0].waf(), next.waf());
+}
+
+/// Tiering (a staging drive in front of a capacity drive, experiments/tiering/hot-cold.toml's
+/// drives at a small scale): hot extents stay on the staging drive, the rest migrates, before
+/// the save and in the sequential overwrite after it.
+#[test]
+fn a_saved_tiering_drive_continues_where_it_stopped() {
+    let drive = "[device]\npreset = \"enterprise-tlc-7.68tb\"\n[host]\nlayer = \"tiering\"\nhot = \"enterprise-tlc-1.92tb\"\nextent = \"256KiB\"\n[[namespace]]\nname = \"ns1\"\nsize = \"7681501126656\"\n";
+    let workload = |name: &str, amount: &str, measure: bool| phase(name, "random", amount, measure).replace("pattern = \"random\"", "pattern = \"random\"\ndistribution = \"hotcold:90/10\"").replace("4KiB", "64KiB");
+    let (one_run, second) = layer_continues("tiering", drive, &workload("age", "1x", false), &phase("next", "sequential", "0.5x", true).replace("4KiB", "64KiB"), 0.00002);
+    let cold = &second.host_devices[1];
+    assert!(cold.reclaim_write_bytes > one_run.host_devices[1].reclaim_write_bytes / 2 && one_run.phases[0].counters.gc_units > 0, "migration ran before and after the save");
+    eprintln!("tiering: aging WAF {:.3}, continued phase WAF {:.3}", one_run.phases[0].waf(), second.phases[0].waf());
+}

@@ -6,7 +6,7 @@
 
 use super::{Device, FdpEvent, FdpEventKind, FrontierKind, ReclaimGroup};
 use crate::config::DeviceConfig;
-use crate::image::{check_config, counters_from_words, counters_words, write_config, ImageError, ImageReader, ImageWriter};
+use crate::image::{counters_from_words, counters_words, ImageError, ImageReader, ImageWriter};
 use crate::rng::Rng;
 use std::collections::VecDeque;
 use std::io::{Read, Write};
@@ -35,8 +35,7 @@ impl Device {
     /// the timing model and not yet taken are not part of it (take them first).
     pub fn save_image<W: Write>(&self, out: W) -> std::io::Result<W> {
         assert!(self.media_ops.is_empty(), "media operations not taken before saving an image");
-        let mut w = ImageWriter::new(out, IMAGE_KIND)?;
-        write_config(&mut w, &config_text(&self.cfg))?;
+        let mut w = ImageWriter::with_config(out, IMAGE_KIND, &config_text(&self.cfg))?;
         let l2p = self.l2p.len() as u64;
         let p2l = self.p2l.len() as u64;
         let e = self.valid.len() as u64;
@@ -83,8 +82,7 @@ impl Device {
     /// the saved device would have from there on.
     pub fn load_image<R: Read>(cfg: DeviceConfig, input: R) -> Result<Device, ImageError> {
         let mut d = Device::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
-        let mut r = ImageReader::new(input, IMAGE_KIND)?;
-        check_config(&mut r, &config_text(&d.cfg))?;
+        let mut r = ImageReader::with_config(input, IMAGE_KIND, &config_text(&d.cfg))?;
         let (l2p, p2l, e) = (d.l2p.len() as u64, d.p2l.len() as u64, d.valid.len() as u64);
         r.section(b"MAP ", 4 * (l2p + p2l))?;
         r.u32s(&mut d.l2p)?;

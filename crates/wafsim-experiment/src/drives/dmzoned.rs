@@ -2,7 +2,7 @@
 //! (wafsim-host's model), as one drive; timed by the disk model per disk, a rate model for the
 //! cache device, and the layer's own clock (reclaim workers, throttle).
 
-use super::model::{Clock, ClockFigures, DriveModel, TimedPhase};
+use super::model::{Clock, ClockFigures, DriveDevice, DriveModel, TimedPhase};
 use crate::results::{HostDeviceRow, HostPoint};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
@@ -63,10 +63,10 @@ fn dmz_error(e: wafsim_time::RunError, p: &PhaseSpec) -> anyhow::Error {
 }
 
 impl DriveModel for DmZonedDrive {
-    fn device(&self) -> &dyn BlockDevice {
+    fn device(&self) -> &dyn DriveDevice {
         &self.dev
     }
-    fn device_mut(&mut self) -> &mut dyn BlockDevice {
+    fn device_mut(&mut self) -> &mut dyn DriveDevice {
         &mut self.dev
     }
     fn what(&self) -> &'static str {

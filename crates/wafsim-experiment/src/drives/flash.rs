@@ -1,11 +1,11 @@
 //! A flash SSD with a device FTL (conventional, streams, FDP): the core's `Device`, timed by
 //! the flash model (NAND dies and channels).
 
-use super::model::{Clock, ClockFigures, DriveModel, TimedPhase};
+use super::model::{Clock, ClockFigures, DriveDevice, DriveModel, TimedPhase};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
 use wafsim_core::blockdev::MediaDevice;
-use wafsim_core::{BlockDevice, Device, DeviceConfig};
+use wafsim_core::{Device, DeviceConfig};
 use wafsim_time::{Timeline, TimingConfig};
 
 /// A drive timed by the NAND model (a flash FTL, or a ZNS drive: `zns.rs`) and its clock.
@@ -50,25 +50,14 @@ impl FlashDrive {
 }
 
 impl DriveModel for FlashDrive {
-    fn device(&self) -> &dyn BlockDevice {
+    fn device(&self) -> &dyn DriveDevice {
         &self.dev
     }
-    fn device_mut(&mut self) -> &mut dyn BlockDevice {
+    fn device_mut(&mut self) -> &mut dyn DriveDevice {
         &mut self.dev
     }
     fn what(&self) -> &'static str {
         "a flash drive"
-    }
-    fn has_images(&self) -> bool {
-        true
-    }
-    fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
-        self.dev.save_image(out)?;
-        Ok(())
-    }
-    fn load_image(&mut self, input: &mut dyn std::io::Read) -> Result<()> {
-        self.dev = Device::load_image(self.dev.config().clone(), input)?;
-        Ok(())
     }
     fn describe(&self, _: &ExperimentSpec, _: &DeviceConfig) -> Option<(String, String)> {
         None

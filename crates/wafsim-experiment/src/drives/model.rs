@@ -6,7 +6,14 @@
 use crate::results::{HostDeviceRow, HostPoint, TierTraffic};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::Result;
+use wafsim_core::image::SavesImage;
 use wafsim_core::{BlockDevice, Device, DeviceConfig};
+
+/// What every drive's device is: a block device whose whole state goes to and comes back from
+/// a drive image (`wafsim run --save-images`, `[history] kind = "image"`).
+pub trait DriveDevice: BlockDevice + SavesImage {}
+
+impl<T: BlockDevice + SavesImage> DriveDevice for T {}
 
 /// The engine's record of one timed phase on one drive, with the host layer's state samples
 /// where the drive has a host layer that takes them (dm-zoned).
@@ -33,10 +40,10 @@ pub struct ClockFigures {
 /// One kind of drive. Commands go through [`DriveModel::device_mut`] (dispatched once per
 /// batch); everything else here is asked a few times per phase.
 pub trait DriveModel: Send {
-    /// The drive behind the block-device interface.
-    fn device(&self) -> &dyn BlockDevice;
-    /// The same, for commands.
-    fn device_mut(&mut self) -> &mut dyn BlockDevice;
+    /// The drive behind the block-device interface, and its drive images.
+    fn device(&self) -> &dyn DriveDevice;
+    /// The same, for commands (and loading an image).
+    fn device_mut(&mut self) -> &mut dyn DriveDevice;
     /// "a ZNS drive", "an SMR disk": the kind in a sentence.
     fn what(&self) -> &'static str;
     /// Placement and GC policy as the results header prints them, where the kind decides them
@@ -57,20 +64,6 @@ pub trait DriveModel: Send {
     /// The flash FTL, if this is one, for commands outside the interface (live pacing).
     fn flash_mut(&mut self) -> Option<&mut Device> {
         None
-    }
-    /// Whether the kind has drive images ([`DriveModel::save_image`]).
-    fn has_images(&self) -> bool {
-        false
-    }
-    /// Write the drive's whole state as a drive image (`wafsim_core::image`).
-    fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
-        let _ = out;
-        anyhow::bail!("drive images of {} are not supported yet (flash, ZNS and SMR drives are)", self.what())
-    }
-    /// Continue from a drive image saved from a drive of the same configuration.
-    fn load_image(&mut self, input: &mut dyn std::io::Read) -> Result<()> {
-        let _ = input;
-        anyhow::bail!("drive images of {} are not supported yet (flash, ZNS and SMR drives are)", self.what())
     }
     /// A host layer over several devices: no single over-provisioning.
     fn is_layer(&self) -> bool {

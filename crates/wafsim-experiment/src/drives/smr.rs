@@ -1,7 +1,7 @@
 //! A host-managed SMR disk: the core's `SmrDevice` (the zone state machine with ZBC
 //! semantics), timed by the mechanical disk model with Linux zone write plugging.
 
-use super::model::{Clock, ClockFigures, DriveModel, TimedPhase};
+use super::model::{Clock, ClockFigures, DriveDevice, DriveModel, TimedPhase};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
 use wafsim_core::smr::{SmrConfig, SmrDevice};
@@ -26,25 +26,14 @@ impl SmrDrive {
 }
 
 impl DriveModel for SmrDrive {
-    fn device(&self) -> &dyn BlockDevice {
+    fn device(&self) -> &dyn DriveDevice {
         &self.dev
     }
-    fn device_mut(&mut self) -> &mut dyn BlockDevice {
+    fn device_mut(&mut self) -> &mut dyn DriveDevice {
         &mut self.dev
     }
     fn what(&self) -> &'static str {
         "an SMR disk"
-    }
-    fn has_images(&self) -> bool {
-        true
-    }
-    fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
-        self.dev.save_image(out)?;
-        Ok(())
-    }
-    fn load_image(&mut self, input: &mut dyn std::io::Read) -> Result<()> {
-        self.dev = SmrDevice::load_image(self.dev.config().clone(), input)?;
-        Ok(())
     }
     fn describe(&self, _: &ExperimentSpec, _: &DeviceConfig) -> Option<(String, String)> {
         Some(("smr (host-managed)".into(), "none (host)".into()))

@@ -1,7 +1,7 @@
 //! Hot/cold tiering over two flash drives (wafsim-host's model), as one drive: a staging drive
 //! in front of a capacity drive. Untimed only.
 
-use super::model::{ClockFigures, DriveModel, TimedPhase};
+use super::model::{ClockFigures, DriveDevice, DriveModel, TimedPhase};
 use crate::results::{HostDeviceRow, TierTraffic};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, bail, Result};
@@ -35,10 +35,10 @@ impl TieringDrive {
 }
 
 impl DriveModel for TieringDrive {
-    fn device(&self) -> &dyn BlockDevice {
+    fn device(&self) -> &dyn DriveDevice {
         &self.dev
     }
-    fn device_mut(&mut self) -> &mut dyn BlockDevice {
+    fn device_mut(&mut self) -> &mut dyn DriveDevice {
         &mut self.dev
     }
     fn what(&self) -> &'static str {

@@ -2,7 +2,7 @@
 //! the flash model with its zones striped over the dies.
 
 use super::flash::NandDrive;
-use super::model::{ClockFigures, DriveModel, TimedPhase};
+use super::model::{ClockFigures, DriveDevice, DriveModel, TimedPhase};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
@@ -19,25 +19,14 @@ impl ZnsDrive {
 }
 
 impl DriveModel for ZnsDrive {
-    fn device(&self) -> &dyn BlockDevice {
+    fn device(&self) -> &dyn DriveDevice {
         &self.dev
     }
-    fn device_mut(&mut self) -> &mut dyn BlockDevice {
+    fn device_mut(&mut self) -> &mut dyn DriveDevice {
         &mut self.dev
     }
     fn what(&self) -> &'static str {
         "a ZNS drive"
-    }
-    fn has_images(&self) -> bool {
-        true
-    }
-    fn save_image(&self, out: &mut dyn std::io::Write) -> Result<()> {
-        self.dev.save_image(out)?;
-        Ok(())
-    }
-    fn load_image(&mut self, input: &mut dyn std::io::Read) -> Result<()> {
-        self.dev = ZnsDevice::load_image(self.dev.config().clone(), input)?;
-        Ok(())
     }
     fn describe(&self, _: &ExperimentSpec, _: &DeviceConfig) -> Option<(String, String)> {
         Some(("zns".into(), "none (host)".into()))

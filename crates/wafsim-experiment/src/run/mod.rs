@@ -4,7 +4,7 @@
 use crate::drives::Stack;
 use crate::results::*;
 use crate::schema::{ExperimentSpec, HistoryKind, Variant};
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
 use wafsim_core::{BlockDevice, Counters};
 
@@ -50,7 +50,7 @@ fn save_images(stack: &Stack, dir: &std::path::Path, variant: &str) -> Result<()
         let write = || -> Result<()> {
             let file = std::fs::File::create(&tmp)?;
             let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-            dev.model().save_image(&mut out)?;
+            dev.model().device().save_image_to(&mut out)?;
             let file = out.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()?;
             std::fs::rename(&tmp, &path)?;
@@ -140,9 +140,6 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         result.logical_bytes += dev.logical_bytes();
         result.physical_bytes += dev.physical_bytes();
     }
-    if let Some(d) = opts.save_images.and_then(|_| stack.devices.iter().find(|d| !d.model().has_images())) {
-        bail!("{}: --save-images: drive images of {} are not supported yet (flash, ZNS and SMR drives are)", ctx(), d.model().what());
-    }
     // The drive's history, unmeasured: the counters of the run start after it.
     let history = spec.history().with_context(ctx)?;
     result.history = history.describe();
@@ -171,7 +168,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
             HistoryKind::Image => {
                 let path = crate::drives::image_path(&spec.base_dir.join(history.image.as_deref().unwrap_or_default()), d, n);
                 let file = std::fs::File::open(&path).with_context(|| format!("{}: cannot open the drive image {}", hctx(), path.display()))?;
-                dev.model_mut().load_image(&mut std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}: {}", hctx(), path.display()))?;
+                dev.model_mut().device_mut().load_image_from(&mut std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}: {}", hctx(), path.display()))?;
             }
         }
     }

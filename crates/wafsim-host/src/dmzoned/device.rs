@@ -44,14 +44,14 @@ use wafsim_core::{Io, Op};
 
 /// dm-zoned over owned devices, as a block device: the untimed driver of [`DmZoned`].
 pub struct DmZonedDevice<C: BlockDevice, Z: BlockDevice> {
-    layer: DmZoned,
-    cache: Option<C>,
-    disks: Vec<Z>,
+    pub(super) layer: DmZoned,
+    pub(super) cache: Option<C>,
+    pub(super) disks: Vec<Z>,
     buf: Vec<DevIo>,
     log: Option<Vec<DevIo>>,
     flush_every: Option<u64>,
-    since_flush: u64,
-    rr: u32,
+    pub(super) since_flush: u64,
+    pub(super) rr: u32,
     /// The counters [`BlockDevice::counters`] reports, current after every command.
     view: DeviceView,
 }
@@ -158,7 +158,7 @@ impl<C: BlockDevice, Z: BlockDevice> DmZonedDevice<C, Z> {
 
     /// Restate the layer's counters in the view (after every command, failed ones included:
     /// what was sent before the failure counts).
-    fn update_view(&mut self) {
+    pub(super) fn update_view(&mut self) {
         self.view.update(self.layer.counters(), self.layer.device_bytes_written(), 0);
     }
 

@@ -21,8 +21,8 @@ use wafsim_core::{Io, Op};
 #[derive(Debug, Clone)]
 pub(crate) struct Bitmaps {
     zone_blocks: u32,
-    words: usize,
-    maps: Vec<Vec<u64>>,
+    pub(super) words: usize,
+    pub(super) maps: Vec<Vec<u64>>,
 }
 
 impl Bitmaps {

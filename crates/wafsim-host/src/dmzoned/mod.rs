@@ -55,7 +55,8 @@
 //! `reclaim_step` append device commands ([`DevIo`]) to a list, so a timed driver can schedule
 //! them on per-device timing models. [`DmZonedDevice`] is the untimed driver: it owns the
 //! devices, submits the commands at once, and runs reclaim synchronously (see its documentation
-//! for what "busy", "idle", the throttle and the 10 s flush become without time).
+//! for what "busy", "idle", the throttle and the 10 s flush become without time). It saves and
+//! loads the layer's whole state, its devices' images inside, as a drive image (`image.rs`).
 //!
 //! # Left out
 //! Timing (per-chunk work queues, the throttle, the 1 s wait of a writer without free zones),
@@ -65,6 +66,7 @@
 
 pub mod config;
 mod device;
+mod image;
 mod mapping;
 mod metadata;
 mod reclaim;
@@ -73,6 +75,7 @@ pub mod zones;
 
 pub use config::{ConfigError, DeviceShape, DmZonedConfig, Layout};
 pub use device::DmZonedDevice;
+pub use image::IMAGE_KIND;
 pub use metadata::MetadataStats;
 pub use reclaim::{ReclaimCase, ReclaimProgress, ReclaimStats};
 pub use timed::{DmZonedClock, DmZonedTimed, DmzSample};

@@ -128,6 +128,11 @@ fn case_index(c: ReclaimCase) -> usize {
     }
 }
 
+/// u64 words of a drive image's reclaim state before the jobs (round robin, statistics), and
+/// per job.
+const RECLAIM_WORDS: usize = 12;
+const JOB_WORDS: usize = 13;
+
 /// One zone reclaim in progress.
 #[derive(Debug, Clone)]
 pub(crate) struct Job {
@@ -172,6 +177,75 @@ impl ReclaimState {
             }
         }
         unreachable!("zone {dz} is locked for reclaim without a job")
+    }
+
+    /// u64 words of [`ReclaimState::image_words`].
+    pub fn image_len(&self) -> usize {
+        RECLAIM_WORDS + JOB_WORDS * self.jobs.len()
+    }
+
+    /// The state in a drive image (`image.rs`): the round robin, the statistics, then per
+    /// worker its job, a presence word first.
+    pub fn image_words(&self) -> Vec<u64> {
+        let ReclaimStats { zones, aborted, no_victim, no_space, copied_blocks, zero_blocks, reserved_used, rnd_fallback } = self.stats;
+        let mut v = vec![self.next as u64];
+        v.extend(zones);
+        v.extend([aborted, no_victim, no_space, copied_blocks, zero_blocks, reserved_used, rnd_fallback]);
+        for j in &self.jobs {
+            v.extend(match j {
+                None => [0; JOB_WORDS],
+                Some(j) => {
+                    let (ext, a, b) = j.ext.map_or((0, 0, 0), |(a, b)| (1, a, b));
+                    let w = |x: u32| x as u64;
+                    [1, case_index(j.case) as u64, w(j.chunk), w(j.dzone), w(j.src), w(j.dst), w(j.end_block), w(j.block), ext, w(a), w(b), w(j.merge_from), j.terminate as u64]
+                }
+            });
+        }
+        v
+    }
+
+    /// The state back from [`ReclaimState::image_words`] (`image_len` words); `None` when they
+    /// cannot be a state of this many workers.
+    pub fn load_image_words(&mut self, v: &[u64]) -> Option<()> {
+        let s = &v[..RECLAIM_WORDS];
+        self.next = u32::try_from(s[0]).ok().filter(|&n| (n as usize) < self.jobs.len())?;
+        self.stats = ReclaimStats {
+            zones: [s[1], s[2], s[3], s[4]],
+            aborted: s[5],
+            no_victim: s[6],
+            no_space: s[7],
+            copied_blocks: s[8],
+            zero_blocks: s[9],
+            reserved_used: s[10],
+            rnd_fallback: s[11],
+        };
+        let cases = [ReclaimCase::Empty, ReclaimCase::RndData, ReclaimCase::Buf, ReclaimCase::SeqData];
+        for (job, w) in self.jobs.iter_mut().zip(v[RECLAIM_WORDS..].chunks_exact(JOB_WORDS)) {
+            let u = |x: u64| u32::try_from(x).ok();
+            *job = match w[0] {
+                0 => None,
+                1 => Some(Job {
+                    case: *cases.get(w[1] as usize)?,
+                    chunk: u(w[2])?,
+                    dzone: u(w[3])?,
+                    src: u(w[4])?,
+                    dst: u(w[5])?,
+                    end_block: u(w[6])?,
+                    block: u(w[7])?,
+                    ext: if w[8] == 1 { Some((u(w[9])?, u(w[10])?)) } else { None },
+                    merge_from: u(w[11])?,
+                    terminate: w[12] == 1,
+                }),
+                _ => return None,
+            };
+        }
+        Some(())
+    }
+
+    /// Whether every job's zones are below `zones` (or none) and its chunk below `chunks` (a
+    /// loaded image's check).
+    pub fn jobs_within(&self, zones: u32, chunks: u32) -> bool {
+        self.jobs.iter().flatten().all(|j| [j.dzone, j.src, j.dst].iter().all(|&z| z == NONE || z < zones) && j.chunk < chunks)
     }
 
     /// Whether zone `z` is the victim, source or destination of a job.

@@ -52,10 +52,10 @@ pub(crate) fn l_map_seq(disk: u32) -> ListId {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct ListHead {
-    head: u32,
-    tail: u32,
-    len: u32,
+pub(super) struct ListHead {
+    pub(super) head: u32,
+    pub(super) tail: u32,
+    pub(super) len: u32,
 }
 
 const EMPTY: ListHead = ListHead { head: NONE, tail: NONE, len: 0 };
@@ -79,10 +79,10 @@ pub(crate) struct ZonePool {
     /// User commands in flight on the zone (`zone->refcount`, `dmz_activate_zone`); only a
     /// timed driver sets it.
     pub active: Vec<u32>,
-    list: Vec<ListId>,
-    prev: Vec<u32>,
-    next: Vec<u32>,
-    heads: Vec<ListHead>,
+    pub(super) list: Vec<ListId>,
+    pub(super) prev: Vec<u32>,
+    pub(super) next: Vec<u32>,
+    pub(super) heads: Vec<ListHead>,
     /// Cache zones that can hold data (metadata zones excluded), `zmd->nr_cache`.
     pub nr_cache: u32,
     /// Per disk: random zones that can hold data, `dev->nr_rnd`.

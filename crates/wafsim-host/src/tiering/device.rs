@@ -11,9 +11,9 @@ use wafsim_core::{Io, Op};
 /// The tiering layer over owned hot and cold devices, as a block device: the untimed driver of
 /// [`Tiering`].
 pub struct TieringDevice<H: BlockDevice, C: BlockDevice> {
-    layer: Tiering,
-    hot: H,
-    cold: C,
+    pub(super) layer: Tiering,
+    pub(super) hot: H,
+    pub(super) cold: C,
     buf: Vec<TierIo>,
     log: Option<Vec<TierIo>>,
     /// The counters [`BlockDevice::counters`] reports, current after every command.
@@ -92,7 +92,7 @@ impl<H: BlockDevice, C: BlockDevice> TieringDevice<H, C> {
     /// Restate the layer's counters in the view (after every command, failed ones included:
     /// what was sent before the failure counts). Media bytes are each device's media units in
     /// its own block size (a flash drive's mapping unit).
-    fn update_view(&mut self) {
+    pub(super) fn update_view(&mut self) {
         let (h, c) = (self.hot.counters(), self.cold.counters());
         let media_bytes = h.media_units() * self.hot.block_size() as u64 + c.media_units() * self.cold.block_size() as u64;
         self.view.update(self.layer.counters(), media_bytes, h.erases + c.erases);

@@ -33,7 +33,8 @@
 //! `migrate_to_watermark` append device commands ([`TierIo`]) to a list, in order (a migration
 //! write depends on the migration read just before it). [`TieringDevice`] is the untimed
 //! driver: it owns both devices, submits the commands at once and migrates after every user
-//! command when the watermark says so.
+//! command when the watermark says so. It saves and loads the layer's whole state, both
+//! devices' images inside, as a drive image (`image.rs`).
 //!
 //! # Left out
 //! Read promotion (reads never move data to the hot tier), frequency-aware victim choice (the
@@ -41,8 +42,10 @@
 //! and any use of placement identifiers (device commands carry `Pid::NONE`).
 
 mod device;
+mod image;
 
 pub use device::TieringDevice;
+pub use image::IMAGE_KIND;
 
 use std::collections::BTreeMap;
 use wafsim_core::blockdev::BlockDevice;
