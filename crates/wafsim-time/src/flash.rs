@@ -308,12 +308,12 @@ impl<D: MediaDevice> TimedDevice for FlashTimed<'_, D> {
 
     /// Idle host (nothing in flight, next arrival far enough away): background GC.
     fn idle(&mut self, now: u64, next: u64) -> Result<(), DeviceError> {
-        // pSLC cache: fold one SLC erase unit per idle gap in which the dies have finished
-        // earlier work (folding is cheaper than GC and restores the cache for the next burst).
+        // pSLC cache: fold one SLC erase unit per idle gap once the previous fold (or GC) work
+        // is done (folding is cheaper than GC and restores the cache for the next burst).
         if self.dev.slc_fold_pending()
             && self.tl.waiting.q.is_empty()
             && next > now + crate::config::IDLE_NS
-            && self.tl.media.drained_at() <= now
+            && self.tl.media.gc_idle()
             && self.dev.background_fold(1)? > 0
         {
             self.tl.charge_media(self.dev, now);

@@ -832,6 +832,11 @@ impl Media {
         out
     }
 
+    /// No GC work (copies, folds, erases) is logged or queued on any die.
+    pub fn gc_idle(&self) -> bool {
+        self.backlog.is_empty() && self.dies.iter().all(|d| d.gc_q.is_empty())
+    }
+
     /// When the dies would finish the work queued so far if no more arrived (an estimate that
     /// ignores channel contention).
     pub fn drained_at(&self) -> u64 {
