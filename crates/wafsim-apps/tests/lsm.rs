@@ -1033,6 +1033,7 @@ fn background_jobs_make_a_conventional_ssd_collect_garbage() {
             placement: Placement::Conventional,
             namespaces: vec![NamespaceConfig { name: "fs".into(), size_bytes: ns, placement_handles: vec![0] }],
             seed: 1,
+            slc_cache: None,
         })
         .unwrap();
         let mut buf = Vec::new();

@@ -625,6 +625,7 @@ mod tests {
                 placement_handles: vec![0, 1],
             }],
             seed: 1,
+            slc_cache: None,
         };
         let mut dev = Device::new(cfg).unwrap();
         let units = 48 * 64;

@@ -56,6 +56,7 @@ fn state(writes: u64) -> DriveState {
             placement_handles: vec![0, 1],
         }],
         seed: 1,
+        slc_cache: None,
     };
     let mut dev = Device::new(cfg).unwrap();
     let units = 48 * 64;

@@ -172,6 +172,19 @@ pub trait MediaDevice: BlockDevice {
         Ok(0)
     }
 
+    /// Whether a pSLC write cache holds full SLC erase units to fold (cheap: the timing model
+    /// asks at every idle gap).
+    fn slc_fold_pending(&self) -> bool {
+        false
+    }
+
+    /// Idle-time folding of a pSLC write cache (see [`crate::Device::background_fold`]);
+    /// returns the SLC erase units folded. A device without a cache folds none.
+    fn background_fold(&mut self, max_units: u32) -> Result<u32, DeviceError> {
+        let _ = max_units;
+        Ok(0)
+    }
+
     /// Hint that `io` will be submitted soon.
     fn prefetch_io(&self, io: &Io) {
         let _ = io;

@@ -144,6 +144,27 @@ pub struct DeviceConfig {
     pub namespaces: Vec<NamespaceConfig>,
     /// Seed for the device's own randomness (d-choices sampling).
     pub seed: u64,
+    /// pSLC write cache (client drives; `None` = every write programs TLC directly). See
+    /// `device/pslc.rs`.
+    pub slc_cache: Option<SlcCacheConfig>,
+}
+
+/// A pSLC write cache: free erase units programmed one bit per cell take host writes at SLC
+/// speed and are folded into TLC (multi-bit) erase units later. Sizing and sources:
+/// docs/model.md, "pSLC write cache".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlcCacheConfig {
+    /// Host data the cache may always hold, bytes (the static part: blocks reserved for SLC).
+    pub static_bytes: u64,
+    /// Dynamic part: the cache may also hold this fraction of the free logical space (bytes of
+    /// the exported capacity that hold no data), 0 = static only.
+    pub dynamic: f64,
+    /// Bits per cell of the erase units in their native mode: an erase unit in SLC mode holds
+    /// 1 / `bits_per_cell` of its native capacity (3 for TLC).
+    pub bits_per_cell: u32,
+    /// Whether SLC programs count in the media-written figure (and so in the WAF). Folds and
+    /// direct TLC writes always count; both figures are in the counters either way.
+    pub count_slc_programs: bool,
 }
 
 /// Configuration errors; each says which setting and what was expected.
@@ -248,6 +269,7 @@ impl DeviceConfig {
             placement: Placement::Conventional,
             namespaces: vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }],
             seed,
+            slc_cache: None,
         }
     }
 
@@ -355,6 +377,17 @@ impl DeviceConfig {
                 ruh_types.len() as u32 + pi + u32::from(ii > 0)
             }
         };
+        if let Some(slc) = &self.slc_cache {
+            if self.placement != Placement::Conventional {
+                return invalid("slc_cache: only conventional placement has a pSLC cache (client drives)");
+            }
+            if !(2..=4).contains(&slc.bits_per_cell) || np < slc.bits_per_cell {
+                return invalid("slc_cache.bits_per_cell: expected 2..=4 (TLC 3), with at least that many mapping units per erase unit");
+            }
+            if !(0.0..=1.0).contains(&slc.dynamic) {
+                return invalid(format!("slc_cache.dynamic {}: expected a fraction of free space in 0..=1", slc.dynamic));
+            }
+        }
         let geo = Geometry {
             mapping_unit: mu,
             units_per_eu: np,

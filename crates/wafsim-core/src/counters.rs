@@ -76,6 +76,13 @@ pub struct Counters {
     pub trimmed_units: u64,
     /// Erase units reclaimed by background GC (timed mode, host idle).
     pub background_victims: u64,
+    /// pSLC cache: mapping units of host data programmed in SLC mode (part of `host_units`).
+    pub slc_units: u64,
+    /// pSLC cache: mapping units folded from SLC into TLC erase units (TLC programs).
+    pub fold_units: u64,
+    /// pSLC cache: SLC-program units the media-written figure leaves out (`slc_units` when the
+    /// cache's `count_slc_programs` is off, else 0).
+    pub uncounted_slc_units: u64,
     /// Per namespace, in namespace order.
     pub namespaces: Vec<NsCounters>,
     /// Per write frontier of the flash FTL, in the order of [`crate::Device::frontiers`].
@@ -89,9 +96,16 @@ fn sub(a: u64, b: u64) -> u64 {
 }
 
 impl Counters {
-    /// Media mapping units programmed (host + GC + padding).
+    /// Media mapping units programmed (host + GC + padding + pSLC folds), less the SLC programs
+    /// a drive that does not count them leaves out.
     pub fn media_units(&self) -> u64 {
-        self.host_units + self.gc_units + self.pad_units
+        self.host_units + self.gc_units + self.pad_units + self.fold_units - self.uncounted_slc_units
+    }
+
+    /// Mapping units programmed in the native (TLC) mode: direct host writes, GC copies,
+    /// padding and pSLC folds; with [`Counters::slc_units`] the whole NAND program traffic.
+    pub fn tlc_units(&self) -> u64 {
+        self.host_units - self.slc_units + self.gc_units + self.pad_units + self.fold_units
     }
 
     /// `self - earlier`, counter by counter.
@@ -108,6 +122,9 @@ impl Counters {
             trim_bytes: sub(self.trim_bytes, earlier.trim_bytes),
             trimmed_units: sub(self.trimmed_units, earlier.trimmed_units),
             background_victims: sub(self.background_victims, earlier.background_victims),
+            slc_units: sub(self.slc_units, earlier.slc_units),
+            fold_units: sub(self.fold_units, earlier.fold_units),
+            uncounted_slc_units: sub(self.uncounted_slc_units, earlier.uncounted_slc_units),
             namespaces: self
                 .namespaces
                 .iter()
@@ -156,6 +173,9 @@ impl Counters {
         self.trim_bytes += o.trim_bytes;
         self.trimmed_units += o.trimmed_units;
         self.background_victims += o.background_victims;
+        self.slc_units += o.slc_units;
+        self.fold_units += o.fold_units;
+        self.uncounted_slc_units += o.uncounted_slc_units;
         self.namespaces.extend(o.namespaces.iter().cloned());
         self.frontiers.extend(o.frontiers.iter().cloned());
         self.fdp_events.ru_not_fully_written += o.fdp_events.ru_not_fully_written;

@@ -524,7 +524,9 @@ pub fn read_counters<R: Read>(r: &mut ImageReader<R>) -> Result<Counters, ImageE
 /// Counters as 64-bit words, in a fixed order (every field named, so a new counter does not
 /// compile until the image carries it).
 pub(crate) fn counters_words(c: &Counters) -> Vec<u64> {
-    let Counters { host_write_bytes, host_units, gc_units, pad_units, erases, host_read_bytes, read_units, unmapped_read_units, trim_bytes, trimmed_units, background_victims, namespaces, frontiers, fdp_events } = c;
+    // The pSLC cache's counters travel in the FTL image's SLC section (only a drive with a
+    // cache has one), so the images of every other drive keep their bytes.
+    let Counters { host_write_bytes, host_units, gc_units, pad_units, erases, host_read_bytes, read_units, unmapped_read_units, trim_bytes, trimmed_units, background_victims, slc_units: _, fold_units: _, uncounted_slc_units: _, namespaces, frontiers, fdp_events } = c;
     let FdpEventCounts { ru_not_fully_written, invalid_pid, media_reallocated, media_reallocated_units } = fdp_events;
     let mut v = vec![*host_write_bytes, *host_units, *gc_units, *pad_units, *erases, *host_read_bytes, *read_units, *unmapped_read_units, *trim_bytes, *trimmed_units, *background_victims];
     v.extend([*ru_not_fully_written, *invalid_pid, *media_reallocated, *media_reallocated_units]);

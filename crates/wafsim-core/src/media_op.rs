@@ -11,7 +11,13 @@ pub enum MediaOp {
         /// Die the program occupies.
         die: u32,
     },
-    /// One program unit of GC copies.
+    /// One SLC-mode program (a page on every plane, one bit per cell) of host data in the pSLC
+    /// write cache.
+    ProgramSlc {
+        /// Die the program occupies.
+        die: u32,
+    },
+    /// One program unit of GC copies (and of pSLC folds).
     ProgramGc {
         /// Die the program occupies.
         die: u32,

@@ -21,6 +21,7 @@ fn cfg(logical: u64, physical: u64, placement: Placement) -> DeviceConfig {
         placement,
         namespaces: vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: 1,
+        slc_cache: None,
     }
 }
 

@@ -23,6 +23,7 @@ fn multi_ns_device(placement: Placement, n_ns: u32, ns_units: u64, eus: u32, np:
         placement,
         namespaces,
         seed: 3,
+        slc_cache: None,
     })
     .unwrap()
 }

@@ -2,7 +2,7 @@
 mod common;
 use common::MU;
 use proptest::prelude::*;
-use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, NamespaceConfig, Op, Pid, Placement, RuhType};
+use wafsim_core::{Device, DeviceConfig, GcPolicy, Io, NamespaceConfig, Op, Pid, Placement, RuhType, SlcCacheConfig};
 
 #[derive(Debug, Clone)]
 enum Cmd {
@@ -18,7 +18,7 @@ fn cmd() -> impl Strategy<Value = Cmd> {
     ]
 }
 
-fn device(policy: GcPolicy, placement: Placement) -> Device {
+fn device(policy: GcPolicy, (placement, slc_cache): (Placement, Option<SlcCacheConfig>)) -> Device {
     // 3 namespaces of 400 units on 120 erase units of 16 units: OP ~60%, thousands of GC runs.
     let namespaces = (0..3)
         .map(|i| NamespaceConfig { name: format!("ns{i}"), size_bytes: 400 * MU as u64, placement_handles: vec![i as u16, 3] })
@@ -34,6 +34,7 @@ fn device(policy: GcPolicy, placement: Placement) -> Device {
         placement,
         namespaces,
         seed: 11,
+        slc_cache,
     })
     .unwrap()
 }
@@ -42,11 +43,17 @@ fn policies() -> impl Strategy<Value = GcPolicy> {
     prop_oneof![Just(GcPolicy::Greedy), Just(GcPolicy::Fifo), Just(GcPolicy::CostBenefit), Just(GcPolicy::DChoices(3))]
 }
 
-fn placements() -> impl Strategy<Value = Placement> {
+/// A client drive's pSLC cache on the test device: 4 static SLC units (of 5 mapping units) and a
+/// third of the free space, so the cache grows, shrinks, folds and is exhausted.
+const CACHE: SlcCacheConfig = SlcCacheConfig { static_bytes: 20 * MU as u64, dynamic: 0.3, bits_per_cell: 3, count_slc_programs: true };
+
+/// Placements, and the pSLC cache (conventional placement only).
+fn placements() -> impl Strategy<Value = (Placement, Option<SlcCacheConfig>)> {
     prop_oneof![
-        Just(Placement::Conventional),
-        Just(Placement::Streams { streams: 4 }),
-        Just(Placement::Fdp {
+        Just((Placement::Conventional, None)),
+        Just((Placement::Conventional, Some(CACHE))),
+        Just((Placement::Streams { streams: 4 }, None)),
+        Just((Placement::Fdp {
             reclaim_groups: 2,
             ruh_types: vec![
                 RuhType::InitiallyIsolated,
@@ -54,7 +61,7 @@ fn placements() -> impl Strategy<Value = Placement> {
                 RuhType::InitiallyIsolated,
                 RuhType::PersistentlyIsolated
             ]
-        }),
+        }, None)),
     ]
 }
 
@@ -91,7 +98,8 @@ proptest! {
         if let Err(e) = dev.check_invariants() { prop_assert!(false, "{}", e); }
         let c = dev.counters();
         prop_assert_eq!(c.host_write_bytes, host_bytes);
-        prop_assert_eq!(c.media_units(), c.host_units + c.gc_units);
+        prop_assert_eq!(c.media_units(), c.host_units + c.gc_units + c.fold_units);
+        prop_assert_eq!(c.tlc_units() + c.slc_units, c.media_units());
         prop_assert!(c.host_units * MU as u64 >= c.host_write_bytes);
     }
 }
@@ -151,7 +159,7 @@ proptest! {
 /// A damaged image is refused with a reason: truncated, a flipped byte, another configuration.
 #[test]
 fn a_damaged_or_foreign_image_is_refused_clearly() {
-    let mut dev = device(GcPolicy::Greedy, Placement::Conventional);
+    let mut dev = device(GcPolicy::Greedy, (Placement::Conventional, None));
     for i in 0..5000u64 {
         dev.submit(&Io { op: Op::Write, ns: (i % 3) as u32, offset: (i * 7919 % 400) * MU as u64, len: MU, pid: Pid::NONE }).unwrap();
     }

@@ -150,6 +150,7 @@ fn a_conventional_flash_namespace_refuses_zone_commands() {
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "a".into(), size_bytes: 64 * MIB, placement_handles: vec![0] }],
         seed: 1,
+        slc_cache: None,
     };
     let mut dev = Device::new(cfg).unwrap();
     let r = BlockDevice::submit(&mut dev, &io(Op::Append, 0, BS));

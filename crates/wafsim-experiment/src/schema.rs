@@ -449,6 +449,41 @@ pub struct DeviceSpec {
     pub seed: Option<u64>,
     /// `[device.zones]`: the zones of a ZNS drive (`kind = "zns"`).
     pub zones: Option<ZonesSpec>,
+    /// `[device.slc_cache]`: a pSLC write cache (client drives; conventional placement).
+    pub slc_cache: Option<SlcCacheSpec>,
+}
+
+/// `[device.slc_cache]`: a pSLC write cache. Sizing and sources: docs/model.md, "pSLC write
+/// cache".
+///
+/// ```toml
+/// [device.slc_cache]
+/// static = "6GiB"              # host data the cache always takes (reserved SLC blocks)
+/// dynamic = 0.1                # plus this fraction of the free logical space
+/// count_slc_programs = true    # SLC programs count in media bytes written (and the WAF)
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlcCacheSpec {
+    /// false turns a preset's cache off (default true).
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    /// Static part: host data the cache always takes, e.g. "6GiB" (scales with the capacity).
+    #[serde(rename = "static")]
+    pub static_size: String,
+    /// Dynamic part: the fraction of the free logical space the cache may also hold (0..=1).
+    #[serde(default)]
+    pub dynamic: f64,
+    /// Bits per cell of the NAND in its native mode (3 = TLC, the default).
+    #[serde(default = "three")]
+    pub bits_per_cell: u32,
+    /// Whether SLC programs count in the media bytes written (default true; folds always do).
+    #[serde(default = "yes")]
+    pub count_slc_programs: bool,
+}
+
+fn three() -> u32 {
+    3
 }
 
 /// `[device.zones]`: a ZNS drive's zoned namespace.
@@ -1093,6 +1128,8 @@ pub struct TimingSpec {
     pub t_read: Option<String>,
     /// Override of the NAND program time (tPROG), e.g. "937.5us".
     pub t_prog: Option<String>,
+    /// Program time of an SLC-mode program (pSLC write cache), e.g. "320us".
+    pub t_prog_slc: Option<String>,
     /// Override of the block erase time (tBERS), e.g. "5ms".
     pub t_erase: Option<String>,
     /// Override of the rated program/erase cycles.

@@ -43,6 +43,10 @@ impl DeviceView {
             trim_bytes,
             trimmed_units,
             background_victims,
+            // A layer has no pSLC cache of its own; its drives' caches are in `media_bytes`.
+            slc_units: _,
+            fold_units: _,
+            uncounted_slc_units: _,
             namespaces,
             frontiers,
             fdp_events,

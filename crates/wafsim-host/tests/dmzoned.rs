@@ -40,6 +40,7 @@ fn flash(bytes: u64) -> Device {
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "cache".into(), size_bytes: bytes, placement_handles: vec![0] }],
         seed: 1,
+        slc_cache: None,
     })
     .unwrap()
 }

@@ -48,6 +48,7 @@ fn flash(bytes: u64, op: f64) -> Device {
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "fs".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: 1,
+        slc_cache: None,
     })
     .unwrap()
 }

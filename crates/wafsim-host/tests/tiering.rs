@@ -44,6 +44,7 @@ fn flash_unit(bytes: u64, unit: u32) -> Device {
             placement_handles: vec![0],
         }],
         seed: 1,
+        slc_cache: None,
     })
     .unwrap()
 }

@@ -449,6 +449,23 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> String {
     );
     let _ = writeln!(s, "GC policy            {}", cfg.gc_policy);
     let _ = writeln!(s, "placement            {}", cfg.placement);
+    if let Some(c) = &cfg.slc_cache {
+        // An erase unit in SLC mode holds 1/bits of its data; the static part, always kept,
+        // takes that many erase units out of the spare once the drive is full.
+        let slc_eu = cfg.erase_unit_bytes / c.bits_per_cell as u64;
+        let static_eus = c.static_bytes.div_ceil(slc_eu.max(1));
+        // Cache on an empty drive: x = static + dynamic x (capacity - x).
+        let empty = (c.static_bytes as f64 + c.dynamic * cfg.logical_bytes as f64) / (1.0 + c.dynamic);
+        let _ = writeln!(
+            s,
+            "pSLC cache           static {} ({static_eus} erase units in SLC mode, {} each) + {}% of free space; about {} on an empty drive",
+            Bytes(c.static_bytes),
+            Bytes(slc_eu),
+            c.dynamic * 100.0,
+            human(empty as u64)
+        );
+        let _ = writeln!(s, "  media written      SLC programs {}counted (count_slc_programs = {}); folds to TLC always", if c.count_slc_programs { "" } else { "not " }, c.count_slc_programs);
+    }
     let _ = writeln!(s, "namespaces           {}", cfg.namespaces.len());
     for n in &cfg.namespaces {
         let _ = writeln!(s, "  {:<16} {:>12}  placement handles -> RUHs {:?}", n.name, Bytes(n.size_bytes), n.placement_handles);

@@ -48,6 +48,7 @@ fn fdp_config() -> DeviceConfig {
             },
         ],
         seed: 7,
+        slc_cache: None,
     }
 }
 

@@ -13,6 +13,9 @@ pub struct NandTiming {
     pub t_read_page_ns: [u64; 4],
     /// Array program time of one program unit (one-shot for TLC, both steps for QLC), ns.
     pub t_prog_ns: u64,
+    /// Program time of one SLC-mode program (a page on every plane, one bit per cell) of a
+    /// pSLC write cache, ns (unused without a cache).
+    pub t_prog_slc_ns: u64,
     /// Block erase time (tBERS), ns.
     pub t_erase_ns: u64,
     /// Bits stored per cell (1 SLC, 3 TLC, 4 QLC): the pages one program writes on each plane.
@@ -24,15 +27,17 @@ pub struct NandTiming {
 impl NandTiming {
     /// Defaults per type; sources in docs/model.md ("Timing model") and docs/presets-research.md.
     /// - SLC: tR 25 us, tPROG 200 us, tBERS 1.5 ms, 100,000 P/E (HP SSD white paper).
+    /// - pSLC programs (every multi-bit type): 200 us, the SLC figure (HP white paper); 3D TLC
+    ///   in SLC mode is quoted at 300-320 us in py_ssd_sim (presets set their own).
     /// - TLC: tR 50 us (Samsung V5), one-shot tPROG 937.5 us (1 Tbit TLC, ISSCC 2024, as
     ///   derived in FEMU), tBERS 5 ms (512 Gbit TLC figures), 3,000 P/E.
     /// - QLC: tR 85 us, two-step tPROG 12.196 ms (280-layer 1 Tbit QLC, ISSCC 2024, as derived in
     ///   FEMU), tBERS 15 ms (inferred: above TLC), 1,000 P/E (Micron).
     pub fn preset(kind: &str) -> Option<NandTiming> {
         match kind {
-            "slc" => Some(NandTiming { t_read_ns: 25_000, t_read_page_ns: [0; 4], t_prog_ns: 200_000, t_erase_ns: 1_500_000, bits_per_cell: 1, pe_cycles: 100_000 }),
-            "tlc" => Some(NandTiming { t_read_ns: 50_000, t_read_page_ns: [0; 4], t_prog_ns: 937_500, t_erase_ns: 5_000_000, bits_per_cell: 3, pe_cycles: 3_000 }),
-            "qlc" => Some(NandTiming { t_read_ns: 85_000, t_read_page_ns: [0; 4], t_prog_ns: 12_196_000, t_erase_ns: 15_000_000, bits_per_cell: 4, pe_cycles: 1_000 }),
+            "slc" => Some(NandTiming { t_read_ns: 25_000, t_read_page_ns: [0; 4], t_prog_ns: 200_000, t_prog_slc_ns: 200_000, t_erase_ns: 1_500_000, bits_per_cell: 1, pe_cycles: 100_000 }),
+            "tlc" => Some(NandTiming { t_read_ns: 50_000, t_read_page_ns: [0; 4], t_prog_ns: 937_500, t_prog_slc_ns: 200_000, t_erase_ns: 5_000_000, bits_per_cell: 3, pe_cycles: 3_000 }),
+            "qlc" => Some(NandTiming { t_read_ns: 85_000, t_read_page_ns: [0; 4], t_prog_ns: 12_196_000, t_prog_slc_ns: 200_000, t_erase_ns: 15_000_000, bits_per_cell: 4, pe_cycles: 1_000 }),
             _ => None,
         }
     }
@@ -139,6 +144,10 @@ impl TimingConfig {
     /// Bytes of one program (a page on every plane, times bits per cell).
     pub fn program_bytes(&self) -> u64 {
         self.page_bytes * self.planes_per_die as u64 * self.nand.bits_per_cell as u64
+    }
+    /// Bytes of one SLC-mode program (a page on every plane).
+    pub fn slc_program_bytes(&self) -> u64 {
+        self.page_bytes * self.planes_per_die as u64
     }
     /// Mapping units in one program unit (at least 1).
     pub fn units_per_program(&self) -> u32 {

@@ -70,6 +70,7 @@ impl Timeline {
         for op in self.ops.drain(..) {
             match op {
                 MediaOp::ProgramHost { die } => self.media.queue_host_program(at, die),
+                MediaOp::ProgramSlc { die } => self.media.queue_host_program_slc(at, die),
                 MediaOp::ProgramGc { die } => self.media.queue_gc_program(die),
                 MediaOp::ReadGc { die, units } => self.media.queue_gc_read(die, units),
                 MediaOp::Erase { rg } => self.media.queue_erase(rg),
@@ -307,6 +308,17 @@ impl<D: MediaDevice> TimedDevice for FlashTimed<'_, D> {
 
     /// Idle host (nothing in flight, next arrival far enough away): background GC.
     fn idle(&mut self, now: u64, next: u64) -> Result<(), DeviceError> {
+        // pSLC cache: fold one SLC erase unit per idle gap once the previous fold (or GC) work
+        // is done (folding is cheaper than GC and restores the cache for the next burst).
+        if self.dev.slc_fold_pending()
+            && self.tl.waiting.q.is_empty()
+            && next > now + crate::config::IDLE_NS
+            && self.tl.media.gc_idle()
+            && self.dev.background_fold(1)? > 0
+        {
+            self.tl.charge_media(self.dev, now);
+            return Ok(());
+        }
         if self.tl.cfg.background_gc_free > 0
             && self.tl.waiting.q.is_empty()
             && next > now + crate::config::IDLE_NS

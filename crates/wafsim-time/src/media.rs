@@ -24,6 +24,10 @@
 //! write latency tails would grow with the erase unit, i.e. with `--scale`. When no host program
 //! waits, all logged GC work is released (background GC uses idle dies).
 //!
+//! Host programs into a pSLC write cache are host programs of a third of the data (a page on
+//! every plane, one bit per cell) taking the SLC program time; folds out of the cache are GC
+//! work (page reads of the SLC data, TLC copy programs).
+//!
 //! Completions that the engine needs (a host program frees its buffer space) come out of an
 //! event queue in time order; the engine advances the media to each host event first.
 
@@ -191,6 +195,9 @@ enum GcOp {
     Erase,
 }
 
+/// Marks an SLC-mode program in a die's host queue (ready times stay far below it).
+const SLC_BIT: u64 = 1 << 63;
+
 #[derive(Debug, Clone, Default)]
 struct Die {
     /// The die is free for its next queued operation (after the current one and any host reads
@@ -201,8 +208,11 @@ struct Die {
     read_tail: u64,
     /// The reads up to `read_tail` run inside a suspension of `cur`.
     in_suspension: bool,
-    /// Ready times (data in the buffer) of queued host programs, in buffer order.
+    /// Ready times (data in the buffer) of queued host programs, in buffer order; an SLC-mode
+    /// program has [`SLC_BIT`] set.
     host_q: VecDeque<u64>,
+    /// The current host program is an SLC-mode one.
+    cur_slc: bool,
     gc_q: VecDeque<GcOp>,
     /// GC reads and erases in `gc_q` (always ready).
     gc_unblocked: u32,
@@ -307,6 +317,10 @@ pub struct Media {
     t_read: u64,
     t_read_page: [u64; 4],
     t_prog: u64,
+    /// SLC-mode program time, transfer and bytes (pSLC cache).
+    t_prog_slc: u64,
+    program_xfer_slc: u64,
+    program_bytes_slc: u64,
     t_erase: u64,
     program_xfer: u64,
     page_xfer: u64,
@@ -369,6 +383,9 @@ impl Media {
             t_read: cfg.nand.t_read_ns,
             t_read_page,
             t_prog: cfg.nand.t_prog_ns,
+            t_prog_slc: cfg.nand.t_prog_slc_ns,
+            program_xfer_slc: (cfg.slc_program_bytes() as f64 * nspb).round() as u64,
+            program_bytes_slc: cfg.slc_program_bytes(),
             t_erase: cfg.nand.t_erase_ns,
             program_xfer: (cfg.program_bytes() as f64 * nspb).round() as u64,
             page_xfer: (cfg.page_bytes as f64 * nspb).round() as u64,
@@ -442,7 +459,7 @@ impl Media {
             die.cur.pending = false;
             if die.cur.kind == Kind::HostProgram {
                 self.host_programs -= 1;
-                self.released += self.program_bytes;
+                self.released += if die.cur_slc { self.program_bytes_slc } else { self.program_bytes };
                 if self.host_programs == 0 {
                     self.release_gc(u64::MAX);
                 }
@@ -515,7 +532,7 @@ impl Media {
     /// Commit die `d`'s next operation at `t` (the die is free).
     fn dispatch(&mut self, d: u32, t: u64) {
         let di = d as usize;
-        let host_ready = self.dies[di].host_q.front().is_some_and(|&r| r <= t);
+        let host_ready = self.dies[di].host_q.front().is_some_and(|&r| r & !SLC_BIT <= t);
         let can_program = self.may_program();
         let (host, gc) = if can_program { (host_ready, self.ready_gc(di)) } else { (false, self.ready_gc_no_program(di)) };
         let take_gc = match (host, gc) {
@@ -544,7 +561,7 @@ impl Media {
                     (Kind::GcRead, self.t_read)
                 }
                 GcOp::Program { .. } => {
-                    let start = self.data_in(ch, t, t);
+                    let start = self.data_in(ch, t, t, self.program_xfer);
                     self.busy.gc_program_ns += self.t_prog;
                     self.start(di, Kind::GcProgram, start, start + self.t_prog);
                     (Kind::GcProgram, self.t_prog)
@@ -558,10 +575,13 @@ impl Media {
             }
         } else {
             let ready = self.dies[di].host_q.pop_front().expect("ready host program");
-            let start = self.data_in(ch, ready, t);
-            self.busy.host_program_ns += self.t_prog;
-            self.start(di, Kind::HostProgram, start, start + self.t_prog);
-            (Kind::HostProgram, self.t_prog)
+            let slc = ready & SLC_BIT != 0;
+            let (t_prog, xfer) = if slc { (self.t_prog_slc, self.program_xfer_slc) } else { (self.t_prog, self.program_xfer) };
+            let start = self.data_in(ch, ready & !SLC_BIT, t, xfer);
+            self.busy.host_program_ns += t_prog;
+            self.start(di, Kind::HostProgram, start, start + t_prog);
+            self.dies[di].cur_slc = slc;
+            (Kind::HostProgram, t_prog)
         };
         let programs = matches!(kind, Kind::HostProgram | Kind::GcProgram);
         if programs {
@@ -590,9 +610,9 @@ impl Media {
     /// Move a program unit's data into the die (cache programming: the transfer may overlap
     /// the end of the die's previous operation, but not start before the data is buffered).
     /// Returns when the array program can start (not before `free`, when the die is free).
-    fn data_in(&mut self, ch: usize, ready: u64, free: u64) -> u64 {
-        let at = ready.max(free.saturating_sub(self.program_xfer)).max(self.now.saturating_sub(self.program_xfer));
-        let done = self.ch[ch].book(at, self.program_xfer) + self.program_xfer;
+    fn data_in(&mut self, ch: usize, ready: u64, free: u64, xfer: u64) -> u64 {
+        let at = ready.max(free.saturating_sub(xfer)).max(self.now.saturating_sub(xfer));
+        let done = self.ch[ch].book(at, xfer) + xfer;
         done.max(free)
     }
 
@@ -616,7 +636,7 @@ impl Media {
         let programs_blocked = die.power_waiting;
         if !programs_blocked {
             if let Some(&r) = die.host_q.front() {
-                next = next.min(die.busy_end.max(r));
+                next = next.min(die.busy_end.max(r & !SLC_BIT));
             }
         }
         // With no read or erase queued, the queue holds only programs, the first needing least.
@@ -646,13 +666,23 @@ impl Media {
     /// Queue a host program on `die` whose data is buffered at `ready`; it earns the paced GC
     /// work its share of die time.
     pub fn queue_host_program(&mut self, ready: u64, die: u32) {
+        self.queue_host(ready, die, self.t_prog);
+    }
+
+    /// Queue an SLC-mode host program (pSLC cache) on `die`, data buffered at `ready`.
+    pub fn queue_host_program_slc(&mut self, ready: u64, die: u32) {
+        debug_assert!(ready < SLC_BIT);
+        self.queue_host(ready | SLC_BIT, die, self.t_prog_slc);
+    }
+
+    fn queue_host(&mut self, entry: u64, die: u32, t_prog: u64) {
         let d = &mut self.dies[die as usize];
-        d.host_q.push_back(ready);
-        d.logged_host += self.t_prog;
+        d.host_q.push_back(entry);
+        d.logged_host += t_prog;
         self.host_programs += 1;
         self.schedule(die);
-        self.host_ns_since_gc += self.t_prog;
-        self.credit += self.pace * self.t_prog as f64;
+        self.host_ns_since_gc += t_prog;
+        self.credit += self.pace * t_prog as f64;
         self.release_paced();
     }
 
@@ -802,13 +832,19 @@ impl Media {
         out
     }
 
+    /// No GC work (copies, folds, erases) is logged or queued on any die.
+    pub fn gc_idle(&self) -> bool {
+        self.backlog.is_empty() && self.dies.iter().all(|d| d.gc_q.is_empty())
+    }
+
     /// When the dies would finish the work queued so far if no more arrived (an estimate that
     /// ignores channel contention).
     pub fn drained_at(&self) -> u64 {
         self.dies
             .iter()
             .map(|d| {
-                let queued: u64 = d.host_q.len() as u64 * self.t_prog + d.gc_q.iter().map(|&op| self.gc_op_ns(op)).sum::<u64>();
+                let host: u64 = d.host_q.iter().map(|&r| if r & SLC_BIT != 0 { self.t_prog_slc } else { self.t_prog }).sum();
+                let queued: u64 = host + d.gc_q.iter().map(|&op| self.gc_op_ns(op)).sum::<u64>();
                 d.busy_end.max(self.now) + queued
             })
             .max()

@@ -1,10 +1,11 @@
 //! The device's whole state to and from a drive image (`crate::image`): mapping, erase units,
-//! GC queues, frontiers, counters, the FDP event log, the GC's random state and clock. What
+//! GC queues, frontiers, the pSLC cache (an `SLC ` section, only for a drive with one),
+//! counters, the FDP event log, the GC's random state and clock. What
 //! the configuration determines (geometry, namespaces' bases, reclaim-group runs, the media
 //! layout of the timing model) is rebuilt from the configuration, which must be the one the
 //! image was saved from.
 
-use super::{Device, FdpEvent, FdpEventKind, FrontierKind, ReclaimGroup};
+use super::{Device, FdpEvent, FdpEventKind, FrontierKind, ReclaimGroup, NIL};
 use crate::config::DeviceConfig;
 use crate::image::{counters_from_words, counters_words, ImageError, ImageReader, ImageWriter};
 use crate::rng::Rng;
@@ -66,6 +67,11 @@ impl Device {
         fr.extend(self.host_frontier.iter().copied());
         w.section(b"FRNT", 4 * fr.len() as u64)?;
         w.u32s(&fr)?;
+        if self.slc.is_some() {
+            let slc = self.slc_words();
+            w.section(b"SLC ", 8 * slc.len() as u64)?;
+            w.u64s(&slc)?;
+        }
         let mut misc = counters_words(&self.counters);
         misc.extend(self.rng.state());
         misc.extend([self.clock, self.next_rg as u64, self.events.len() as u64]);
@@ -125,6 +131,12 @@ impl Device {
             (f.rg, f.ruh, f.gc_dest, f.unit) = (w[1], w[2], w[3], w[4]);
         }
         d.host_frontier.copy_from_slice(&fr[5 * nf..]);
+        let mut slc = Vec::new();
+        if d.slc.is_some() {
+            let n = r.any_section(b"SLC ")?;
+            slc = vec![0u64; words(n, 8, e + 6)?];
+            r.u64s(&mut slc)?;
+        }
         let n = r.any_section(b"MISC")?;
         let mut misc = vec![0u64; words(n, 8, 1 << 24)?];
         r.u64s(&mut misc)?;
@@ -158,6 +170,9 @@ impl Device {
         if d.counters.namespaces.len() != d.cfg.namespaces.len() || d.counters.frontiers.len() != nf {
             return Err(ImageError::Damaged("counters of another drive".into()));
         }
+        if d.slc.is_some() {
+            d.load_slc_words(&slc)?;
+        }
         Ok(d)
     }
 }
@@ -166,6 +181,34 @@ impl Device {
 /// random state (the image carries that state), so a run with another seed may start from it.
 fn config_text(cfg: &DeviceConfig) -> String {
     format!("{:?}", DeviceConfig { seed: 0, ..cfg.clone() })
+}
+
+impl Device {
+    /// The pSLC cache's state as words: counters (SLC programs, folds, uncounted SLC
+    /// programs), fresh writes, open unit, then the full units oldest first. Which erase
+    /// units are in SLC mode is in the EUS section's states.
+    fn slc_words(&self) -> Vec<u64> {
+        let s = self.slc.as_deref().expect("cache on");
+        let c = &self.counters;
+        let mut v = vec![c.slc_units, c.fold_units, c.uncounted_slc_units, s.fresh, s.open as u64];
+        v.extend(s.full.iter().map(|&u| u as u64));
+        v
+    }
+
+    fn load_slc_words(&mut self, w: &[u64]) -> Result<(), ImageError> {
+        let bad = || ImageError::Damaged("pSLC cache".into());
+        let [slc, fold, uncounted, fresh, open, ref full @ ..] = *w else { return Err(bad()) };
+        let e = self.valid.len() as u64;
+        if (open != NIL as u64 && open >= e) || full.iter().any(|&u| u >= e) {
+            return Err(bad());
+        }
+        (self.counters.slc_units, self.counters.fold_units, self.counters.uncounted_slc_units) = (slc, fold, uncounted);
+        let s = self.slc.as_deref_mut().expect("cache on");
+        s.fresh = fresh;
+        s.open = open as u32;
+        s.full = full.iter().map(|&u| u as u32).collect();
+        Ok(())
+    }
 }
 
 /// `bytes` of `width`-byte words, at most `max` of them.

@@ -38,12 +38,13 @@ impl Device {
         if fr_host != c.host_units || ns_host != c.host_units || fr_gc != c.gc_units || ns_gc != c.gc_units {
             return Err("per-frontier or per-namespace counters do not add up to the device totals".into());
         }
-        if self.clock != c.host_units + c.gc_units {
+        if self.clock != c.host_units + c.gc_units + c.fold_units {
             return Err(format!(
-                "media writes {} != host {} + GC {}",
-                self.clock, c.host_units, c.gc_units
+                "media writes {} != host {} + GC {} + folds {}",
+                self.clock, c.host_units, c.gc_units, c.fold_units
             ));
         }
+        self.check_slc()?;
         let erases: u64 = self.erase_count.iter().map(|&e| e as u64).sum();
         if erases != c.erases {
             return Err("erase counts do not add up".into());

@@ -26,6 +26,9 @@ impl Device {
     }
 
     pub(super) fn write(&mut self, io: &Io, first: u32, count: u32) -> Result<(), DeviceError> {
+        if self.slc.is_some() {
+            return self.write_cached(io, first, count);
+        }
         let f = self.resolve_frontier(io.ns, io.pid);
         let c = &mut self.counters;
         c.host_write_bytes += io.len as u64;

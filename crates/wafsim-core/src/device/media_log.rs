@@ -50,6 +50,9 @@ impl Device {
         let Some(m) = self.media else { return 0 };
         let u = self.div.div(ppa);
         let off = ppa - u * self.np;
+        if self.is_slc(u) {
+            return self.unit_rg[u as usize] * m.dies_per_rg + (off / self.slc_units_per_program()) % m.dies_per_rg;
+        }
         self.unit_rg[u as usize] * m.dies_per_rg + (off / m.units_per_program) % m.dies_per_rg
     }
 
@@ -59,6 +62,10 @@ impl Device {
         let Some(m) = self.media else { return (0, 0) };
         let u = self.div.div(ppa);
         let off = ppa - u * self.np;
+        if self.is_slc(u) {
+            // One page type in SLC mode: position 0 (the fastest read).
+            return (self.unit_rg[u as usize] * m.dies_per_rg + (off / self.slc_units_per_program()) % m.dies_per_rg, 0);
+        }
         (self.unit_rg[u as usize] * m.dies_per_rg + (off / m.units_per_program) % m.dies_per_rg, off % m.units_per_program)
     }
 }
@@ -83,6 +90,14 @@ impl crate::blockdev::MediaDevice for Device {
     #[inline]
     fn background_gc(&mut self, target_free: u32, max_victims: u32) -> Result<u32, DeviceError> {
         Device::background_gc(self, target_free, max_victims)
+    }
+    #[inline]
+    fn slc_fold_pending(&self) -> bool {
+        self.slc.as_deref().is_some_and(|s| !s.full.is_empty())
+    }
+    #[inline]
+    fn background_fold(&mut self, max_units: u32) -> Result<u32, DeviceError> {
+        Device::background_fold(self, max_units)
     }
     #[inline]
     fn prefetch_io(&self, io: &Io) {

@@ -7,6 +7,7 @@
 //!   handles, FDP events), opening and sealing erase units;
 //! - `gc.rs`: garbage collection: victim selection (greedy bucket queue, FIFO, cost-benefit,
 //!   d-choices), relocation of live data, erase, background GC;
+//! - `pslc.rs`: the pSLC write cache of client drives (SLC erase units, folding);
 //! - `media_log.rs`: the NAND operations the FTL causes, for the timing model;
 //! - `invariants.rs`: whole-state consistency checks for tests.
 //!
@@ -21,6 +22,7 @@ mod invariants;
 mod mapping;
 mod media_log;
 mod placement;
+mod pslc;
 
 use media_log::MediaLayout;
 // The error and the media-operation record belong to the block-device interface (error.rs,
@@ -104,6 +106,8 @@ pub struct Device {
     next_rg: u32,
     media: Option<MediaLayout>,
     media_ops: Vec<MediaOp>,
+    /// The pSLC write cache, if the configuration has one.
+    slc: Option<Box<pslc::SlcCache>>,
 }
 impl Device {
     /// Build an empty (all unmapped, all erase units free) device.
@@ -177,6 +181,7 @@ impl Device {
             next_rg: 0,
             media: None,
             media_ops: Vec::new(),
+            slc: cfg.slc_cache.map(|c| Box::new(pslc::SlcCache::new(c, np, cfg.mapping_unit, geo.namespace_units))),
             geo,
             cfg,
         })

@@ -11,6 +11,17 @@ use wafsim_core::zone::ZoneConfig;
 use wafsim_core::{DeviceConfig, GcPolicy, NamespaceConfig, Placement};
 
 impl DeviceSpec {
+    /// `[device.slc_cache]` in the core's numbers (None when absent or disabled).
+    fn slc_cache_config(&self) -> Result<Option<wafsim_core::SlcCacheConfig>> {
+        let Some(c) = self.slc_cache.as_ref().filter(|c| c.enabled) else { return Ok(None) };
+        Ok(Some(wafsim_core::SlcCacheConfig {
+            static_bytes: size("device.slc_cache.static", &c.static_size)?,
+            dynamic: c.dynamic,
+            bits_per_cell: c.bits_per_cell,
+            count_slc_programs: c.count_slc_programs,
+        }))
+    }
+
     /// Translate to the core's numeric config for the given namespaces.
     pub fn to_config(&self, namespaces: &[NamespaceSpec], seed: u64) -> Result<DeviceConfig> {
         match self.zoned_config(namespaces)? {
@@ -95,6 +106,7 @@ impl DeviceSpec {
             placement,
             namespaces,
             seed: self.seed.unwrap_or(seed),
+            slc_cache: self.slc_cache_config()?,
         };
         cfg.geometry().map_err(|e| anyhow!("device: {e}"))?;
         Ok(cfg)
@@ -217,6 +229,7 @@ fn zns_namespaces(z: &ZnsConfig, namespaces: &[NamespaceSpec]) -> DeviceConfig {
             placement_handles: vec![0],
         }],
         seed: 0,
+        slc_cache: None,
     }
 }
 

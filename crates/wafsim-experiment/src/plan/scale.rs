@@ -92,6 +92,11 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         g.blocks_per_plane = None;
     }
     d.capacity = scaled("device.capacity", &d.capacity, s, mu)?;
+    // The pSLC cache's static part is a share of the drive: it scales with the capacity.
+    if let Some(c) = &mut d.slc_cache {
+        let b = parse_bytes(&c.static_size).map_err(|e| anyhow!("device.slc_cache.static: {e}"))?;
+        c.static_size = ((b as f64 * s) as u64).to_string();
+    }
     if let Some(raw) = &d.raw_capacity {
         d.raw_capacity = Some(scaled("device.raw_capacity", raw, s, mu)?);
     }

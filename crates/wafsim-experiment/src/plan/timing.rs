@@ -199,6 +199,9 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
     if let Some(v) = &t.t_read {
         nand.t_read_ns = field_ns("t_read", v)?;
     }
+    if let Some(v) = &t.t_prog_slc {
+        nand.t_prog_slc_ns = field_ns("t_prog_slc", v)?;
+    }
     if let Some(v) = &t.t_prog {
         nand.t_prog_ns = field_ns("t_prog", v)?;
     }

@@ -80,6 +80,7 @@ fn filled_device(cfg: &BenchConfig, progress: &mut impl FnMut(&str)) -> anyhow::
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "bench".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: cfg.seed,
+        slc_cache: None,
     })?;
     progress("precondition (sequential fill)");
     for off in (0..units).step_by(32) {

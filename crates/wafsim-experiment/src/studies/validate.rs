@@ -180,6 +180,7 @@ pub fn sequential_writers_case(fdp: bool, scale: Scale, seed: u64) -> Case {
         placement,
         namespaces,
         seed,
+        slc_cache: None,
     })
     .expect("valid");
     fill(&mut dev);

@@ -228,15 +228,26 @@ pub struct CountersState {
     pub trim_bytes: u64,
     pub trimmed_units: u64,
     pub background_victims: u64,
+    // The pSLC cache's counters, absent from the state of a drive without one.
+    #[serde(skip_serializing_if = "zero")]
+    pub slc_units: u64,
+    #[serde(skip_serializing_if = "zero")]
+    pub fold_units: u64,
+    #[serde(skip_serializing_if = "zero")]
+    pub uncounted_slc_units: u64,
     pub namespaces: Vec<NsCountersState>,
     pub frontiers: Vec<FrontierCountersState>,
     pub fdp_events: FdpEventCountsState,
 }
 
+fn zero(v: &u64) -> bool {
+    *v == 0
+}
+
 impl CountersState {
-    /// Media mapping units programmed (host + GC + padding), as `Counters::media_units`.
+    /// Media mapping units programmed, as `Counters::media_units`.
     pub fn media_units(&self) -> u64 {
-        self.host_units + self.gc_units + self.pad_units
+        self.to_core().media_units()
     }
 
     /// Back to the simulator's type (e.g. to use `Counters::delta`).
@@ -253,6 +264,9 @@ impl CountersState {
             trim_bytes: self.trim_bytes,
             trimmed_units: self.trimmed_units,
             background_victims: self.background_victims,
+            slc_units: self.slc_units,
+            fold_units: self.fold_units,
+            uncounted_slc_units: self.uncounted_slc_units,
             namespaces: self
                 .namespaces
                 .iter()
@@ -298,6 +312,9 @@ impl From<&Counters> for CountersState {
             trim_bytes: c.trim_bytes,
             trimmed_units: c.trimmed_units,
             background_victims: c.background_victims,
+            slc_units: c.slc_units,
+            fold_units: c.fold_units,
+            uncounted_slc_units: c.uncounted_slc_units,
             namespaces: c
                 .namespaces
                 .iter()
