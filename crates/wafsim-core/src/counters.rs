@@ -15,12 +15,17 @@ pub struct NsCounters {
     pub host_read_bytes: u64,
     /// Bytes the host's trims covered in this namespace (partial mapping units included).
     pub trim_bytes: u64,
+    /// pSLC cache: mapping units of this namespace's data folded into TLC.
+    pub fold_units: u64,
+    /// pSLC cache: this namespace's SLC programs the media-written figure leaves out.
+    pub uncounted_slc_units: u64,
 }
 
 impl NsCounters {
-    /// Media mapping units programmed for this namespace (host + GC + padding).
+    /// Media mapping units programmed for this namespace (host + GC + padding + pSLC folds, less
+    /// the SLC programs not counted), as [`Counters::media_units`] for the drive.
     pub fn media_units(&self) -> u64 {
-        self.host_units + self.gc_units + self.pad_units
+        self.host_units + self.gc_units + self.pad_units + self.fold_units - self.uncounted_slc_units
     }
 }
 
@@ -136,6 +141,8 @@ impl Counters {
                     pad_units: sub(a.pad_units, b.pad_units),
                     host_read_bytes: sub(a.host_read_bytes, b.host_read_bytes),
                     trim_bytes: sub(a.trim_bytes, b.trim_bytes),
+                    fold_units: sub(a.fold_units, b.fold_units),
+                    uncounted_slc_units: sub(a.uncounted_slc_units, b.uncounted_slc_units),
                 })
                 .collect(),
             frontiers: self

@@ -532,7 +532,8 @@ pub(crate) fn counters_words(c: &Counters) -> Vec<u64> {
     v.extend([*ru_not_fully_written, *invalid_pid, *media_reallocated, *media_reallocated_units]);
     v.push(namespaces.len() as u64);
     for n in namespaces {
-        let NsCounters { host_write_bytes, host_units, gc_units, pad_units, host_read_bytes, trim_bytes } = n;
+        // pSLC folds and uncounted programs per namespace travel in the SLC section.
+        let NsCounters { host_write_bytes, host_units, gc_units, pad_units, host_read_bytes, trim_bytes, fold_units: _, uncounted_slc_units: _ } = n;
         v.extend([*host_write_bytes, *host_units, *gc_units, *pad_units, *host_read_bytes, *trim_bytes]);
     }
     v.push(frontiers.len() as u64);
@@ -564,7 +565,7 @@ pub(crate) fn counters_from_words(w: &[u64]) -> Result<Counters, ImageError> {
         ..Counters::default()
     };
     for _ in 0..next()? {
-        c.namespaces.push(NsCounters { host_write_bytes: next()?, host_units: next()?, gc_units: next()?, pad_units: next()?, host_read_bytes: next()?, trim_bytes: next()? });
+        c.namespaces.push(NsCounters { host_write_bytes: next()?, host_units: next()?, gc_units: next()?, pad_units: next()?, host_read_bytes: next()?, trim_bytes: next()?, ..NsCounters::default() });
     }
     for _ in 0..next()? {
         c.frontiers.push(FrontierCounters { host_units: next()?, gc_units: next()?, erases: next()? });

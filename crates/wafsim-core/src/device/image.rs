@@ -185,19 +185,29 @@ fn config_text(cfg: &DeviceConfig) -> String {
 
 impl Device {
     /// The pSLC cache's state as words: counters (SLC programs, folds, uncounted SLC
-    /// programs), fresh writes, open unit, then the full units oldest first. Which erase
-    /// units are in SLC mode is in the EUS section's states.
+    /// programs), fresh writes, open unit, each namespace's folds and uncounted SLC programs,
+    /// then the full units oldest first. Which erase units are in SLC mode is in the EUS
+    /// section's states.
     fn slc_words(&self) -> Vec<u64> {
         let s = self.slc.as_deref().expect("cache on");
         let c = &self.counters;
         let mut v = vec![c.slc_units, c.fold_units, c.uncounted_slc_units, s.fresh, s.open as u64];
+        v.extend(c.namespaces.iter().flat_map(|n| [n.fold_units, n.uncounted_slc_units]));
         v.extend(s.full.iter().map(|&u| u as u64));
         v
     }
 
     fn load_slc_words(&mut self, w: &[u64]) -> Result<(), ImageError> {
         let bad = || ImageError::Damaged("pSLC cache".into());
-        let [slc, fold, uncounted, fresh, open, ref full @ ..] = *w else { return Err(bad()) };
+        let [slc, fold, uncounted, fresh, open, ref rest @ ..] = *w else { return Err(bad()) };
+        let per_ns = 2 * self.counters.namespaces.len();
+        if rest.len() < per_ns {
+            return Err(bad());
+        }
+        let (ns_words, full) = rest.split_at(per_ns);
+        for (n, pair) in self.counters.namespaces.iter_mut().zip(ns_words.chunks_exact(2)) {
+            (n.fold_units, n.uncounted_slc_units) = (pair[0], pair[1]);
+        }
         let e = self.valid.len() as u64;
         if (open != NIL as u64 && open >= e) || full.iter().any(|&u| u >= e) {
             return Err(bad());

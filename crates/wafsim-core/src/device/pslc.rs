@@ -86,6 +86,7 @@ impl Device {
                     self.counters.slc_units += 1;
                     if !counted {
                         self.counters.uncounted_slc_units += 1;
+                        self.counters.namespaces[io.ns as usize].uncounted_slc_units += 1;
                     }
                     p
                 }
@@ -218,6 +219,9 @@ impl Device {
             self.l2p[lba as usize] = q;
             self.p2l[q as usize] = lba;
             moved += 1;
+            // Folds are charged to the namespace whose data they move, as GC copies are.
+            let ns = if self.ns_starts.is_empty() { 0 } else { self.ns_starts.partition_point(|&s| s <= lba) };
+            self.counters.namespaces[ns].fold_units += 1;
         }
         self.counters.fold_units += moved;
         self.erase(v);

@@ -187,6 +187,10 @@ pub struct NsCountersState {
     pub pad_units: u64,
     pub host_read_bytes: u64,
     pub trim_bytes: u64,
+    #[serde(default, skip_serializing_if = "zero")]
+    pub fold_units: u64,
+    #[serde(default, skip_serializing_if = "zero")]
+    pub uncounted_slc_units: u64,
 }
 
 /// Per write-frontier counters (mirror of `wafsim_core::counters::FrontierCounters`); the
@@ -277,6 +281,8 @@ impl CountersState {
                     pad_units: n.pad_units,
                     host_read_bytes: n.host_read_bytes,
                     trim_bytes: n.trim_bytes,
+                    fold_units: n.fold_units,
+                    uncounted_slc_units: n.uncounted_slc_units,
                 })
                 .collect(),
             frontiers: self
@@ -325,6 +331,8 @@ impl From<&Counters> for CountersState {
                     pad_units: n.pad_units,
                     host_read_bytes: n.host_read_bytes,
                     trim_bytes: n.trim_bytes,
+                    fold_units: n.fold_units,
+                    uncounted_slc_units: n.uncounted_slc_units,
                 })
                 .collect(),
             frontiers: c
