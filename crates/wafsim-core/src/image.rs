@@ -458,22 +458,22 @@ pub trait SavesImage {
     fn load_image_from(&mut self, input: &mut dyn Read) -> Result<(), ImageError>;
 }
 
-/// [`SavesImage`] of the devices whose `load_image` builds a new device from a configuration.
+/// [`SavesImage`] of a device whose `load_image` builds a new device from a configuration;
+/// invoked next to each such device, so this file depends on none of them.
 macro_rules! saves_image_by_config {
-    ($($t:ty),*) => {$(
-        impl SavesImage for $t {
-            fn save_image_to(&self, out: &mut dyn Write) -> io::Result<()> {
+    ($t:ty) => {
+        impl $crate::image::SavesImage for $t {
+            fn save_image_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
                 self.save_image(out).map(drop)
             }
-            fn load_image_from(&mut self, input: &mut dyn Read) -> Result<(), ImageError> {
+            fn load_image_from(&mut self, input: &mut dyn std::io::Read) -> Result<(), $crate::image::ImageError> {
                 *self = <$t>::load_image(self.config().clone(), input)?;
                 Ok(())
             }
         }
-    )*};
+    };
 }
-
-saves_image_by_config!(crate::Device, crate::zns::ZnsDevice, crate::smr::SmrDevice);
+pub(crate) use saves_image_by_config;
 
 /// The `CONF` section: the configuration a drive was built from, as text (its `Debug` form).
 fn write_config<W: Write>(w: &mut ImageWriter<W>, conf: &str) -> io::Result<()> {

@@ -426,3 +426,5 @@ impl BlockDevice for SmrDevice {
         &self.counters
     }
 }
+
+crate::image::saves_image_by_config!(SmrDevice);

@@ -473,3 +473,5 @@ impl MediaDevice for ZnsDevice {
         self.die_at(&m, zone, ppa as u64 % cap)
     }
 }
+
+crate::image::saves_image_by_config!(ZnsDevice);

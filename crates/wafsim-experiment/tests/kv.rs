@@ -190,11 +190,10 @@ amount = "200x"
     assert!(without.waf() > 1.5 * with.waf(), "no FDP {:.3} vs FDP {:.3}", without.waf(), with.waf());
 }
 
-/// The catalog's checkpoints (`[published] checkpoints`): drive and total WAF at shares of the
-/// application bytes, from the time series. At the whole run (1.0) they are the run's own
-/// figures, which the results compute from the counters, not from the samples.
+/// The catalog's checkpoint table shows the phase's checkpoints (`checkpoints = [...]`) as the run
+/// took them: drive and total WAF from the phase start, and between checkpoints.
 #[test]
-fn catalog_checkpoints_match_the_runs_counters_at_the_end() {
+fn catalog_checkpoints_are_the_phases_checkpoints() {
     let doc = r#"
 name = "checkpoints"
 seed = 1
@@ -208,6 +207,7 @@ name = "db"
 size = "1GiB"
 [[phase]]
 name = "ycsb"
+checkpoints = ["0.5x", "2x"]
 [[phase.kv]]
 namespace = "db"
 write_block = "128KiB"
@@ -216,7 +216,6 @@ fill = 0.5
 amount = "3x"
 [published]
 source = "test"
-checkpoints = [["early", 0.2], ["all", 1.0]]
 "#;
     let dir = std::env::temp_dir().join(format!("wafsim-checkpoints-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -225,16 +224,19 @@ checkpoints = [["early", 0.2], ["all", 1.0]]
     let e = wafsim_experiment::studies::catalog::run_entry(&path).unwrap();
     let md = wafsim_experiment::studies::catalog::markdown(std::slice::from_ref(&e), &[], "test", "test");
     let _ = std::fs::remove_dir_all(&dir);
-    let line = md.lines().skip_while(|l| !l.contains("early: drive WAF")).find(|l| l.starts_with("| default |")).unwrap_or_else(|| panic!("no checkpoint row in:\n{md}"));
+    let line = md.lines().skip_while(|l| !l.contains("0.5x: drive WAF")).find(|l| l.starts_with("| default |")).unwrap_or_else(|| panic!("no checkpoint row in:\n{md}"));
     let cells: Vec<&str> = line.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
-    let r = &e.results[0];
-    let app = r.application_bytes();
-    assert!(app > 0);
-    // Columns: early drive, early total, all drive, all total, early-to-all drive, early-to-all total.
-    assert_eq!(cells[3], format!("{:.3}", r.waf()), "{line}");
-    assert_eq!(cells[4], format!("{:.3}", r.mbmw() as f64 / app as f64), "{line}");
-    let early: f64 = cells[1].parse().unwrap();
-    let all: f64 = cells[3].parse().unwrap();
-    // The drive starts empty, so GC (if any) comes late: the early share cannot exceed the whole.
-    assert!(early <= all + 1e-9, "{line}");
+    let cps = &e.results[0].phases[0].checkpoints;
+    // Columns: 0.5x drive, 0.5x total, 2x drive, 2x total, 0.5x-to-2x drive, 0.5x-to-2x total.
+    let (early, late) = (&cps[0], &cps[1]);
+    assert!(early.reached.is_some() && late.reached.is_some(), "{cps:?}");
+    assert_eq!(cells[1], format!("{:.3}", early.waf), "{line}");
+    assert_eq!(cells[2], format!("{:.3}", early.total_waf.unwrap().0), "{line}");
+    assert_eq!(cells[3], format!("{:.3}", late.waf), "{line}");
+    assert_eq!(cells[5], format!("{:.3}", late.interval_waf), "{line}");
+    // Independently: the interval's WAF is what the two cumulative figures leave between them.
+    let (ha, hb) = (early.reached.unwrap() as f64, late.reached.unwrap() as f64);
+    assert!((late.interval_waf - (late.waf * hb - early.waf * ha) / (hb - ha)).abs() < 1e-9);
+    // The drive starts empty, so GC (if any) comes late: the early share cannot exceed the rest.
+    assert!(early.waf <= late.interval_waf + 1e-9, "{line}");
 }

@@ -228,3 +228,5 @@ fn words(bytes: u64, width: u64, max: u64) -> Result<usize, ImageError> {
     }
     Ok((bytes / width) as usize)
 }
+
+crate::image::saves_image_by_config!(Device);

@@ -29,14 +29,7 @@ impl Device {
         if self.slc.is_some() {
             return self.write_cached(io, first, count);
         }
-        let f = self.resolve_frontier(io.ns, io.pid);
-        let c = &mut self.counters;
-        c.host_write_bytes += io.len as u64;
-        c.host_units += count as u64;
-        let n = &mut c.namespaces[io.ns as usize];
-        n.host_write_bytes += io.len as u64;
-        n.host_units += count as u64;
-        c.frontiers[f as usize].host_units += count as u64;
+        let f = self.count_host_write(io, count);
         for lba in first..first + count {
             let ppa = self.next_slot(f)?;
             let old = self.l2p[lba as usize];
@@ -47,6 +40,20 @@ impl Device {
             self.p2l[ppa as usize] = lba;
         }
         Ok(())
+    }
+
+    /// Count a host write of `count` mapping units (drive, namespace, frontier); its frontier.
+    #[inline(always)]
+    pub(super) fn count_host_write(&mut self, io: &Io, count: u32) -> u32 {
+        let f = self.resolve_frontier(io.ns, io.pid);
+        let c = &mut self.counters;
+        c.host_write_bytes += io.len as u64;
+        c.host_units += count as u64;
+        let n = &mut c.namespaces[io.ns as usize];
+        n.host_write_bytes += io.len as u64;
+        n.host_units += count as u64;
+        c.frontiers[f as usize].host_units += count as u64;
+        f
     }
 
     pub(super) fn read(&mut self, io: &Io, first: u32, count: u32) {

@@ -71,14 +71,7 @@ impl Device {
     /// Host write with the cache on: each unit goes to SLC while the cache has room, else to
     /// the TLC host frontier.
     pub(super) fn write_cached(&mut self, io: &Io, first: u32, count: u32) -> Result<(), DeviceError> {
-        let f = self.resolve_frontier(io.ns, io.pid);
-        let c = &mut self.counters;
-        c.host_write_bytes += io.len as u64;
-        c.host_units += count as u64;
-        let n = &mut c.namespaces[io.ns as usize];
-        n.host_write_bytes += io.len as u64;
-        n.host_units += count as u64;
-        c.frontiers[f as usize].host_units += count as u64;
+        let f = self.count_host_write(io, count);
         let counted = self.slc.as_ref().is_some_and(|s| s.cfg.count_slc_programs);
         for lba in first..first + count {
             let ppa = match self.slc_slot()? {
