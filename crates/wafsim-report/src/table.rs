@@ -139,25 +139,32 @@ pub fn variants(results: &[VariantResult]) -> String {
                 }
             }
         }
-        let _ = writeln!(s, "  {:<16} {:>12} {:>14} {:>14} {:>8}", "namespace", "size", "host written", "media written", "WAF");
+        // With a drive per namespace (dedicated layout) a row is a drive: its own WAF, and its
+        // share of the host writes and of the media writes of the whole.
+        let share = |part: u64, whole: u64| if whole == 0 { "-".to_string() } else { format!("{:.1}%", part as f64 / whole as f64 * 100.0) };
+        let _ = writeln!(s, "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8}", "namespace", "size", "host written", "share", "media written", "share", "WAF");
         for n in &r.namespaces {
             let _ = writeln!(
                 s,
-                "  {:<16} {:>12} {:>14} {:>14} {:>8.3}",
+                "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8.3}",
                 n.name,
                 human(n.size_bytes),
                 human(n.host_bytes),
+                share(n.host_bytes, r.hbmw()),
                 human(n.media_bytes),
+                share(n.media_bytes, r.mbmw()),
                 waf(n.media_bytes, n.host_bytes)
             );
         }
         let _ = writeln!(
             s,
-            "  {:<16} {:>12} {:>14} {:>14} {:>8.3}",
+            "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8.3}",
             "total",
             human(r.logical_bytes),
             human(r.hbmw()),
+            "",
             human(r.mbmw()),
+            "",
             r.waf()
         );
         let c = &r.counters;
