@@ -363,3 +363,19 @@ amount = "1.5x"
     assert_eq!(timed.waf(), untimed.waf());
     assert_eq!((timed.counters.gc_units, timed.counters.erases), (untimed.counters.gc_units, untimed.counters.erases));
 }
+
+/// A sole namespace without a size is the whole drive, at any scale; with several, each needs
+/// one, and the error says so (it used to read `invalid size ""`).
+#[test]
+fn a_sole_namespace_without_a_size_is_the_whole_drive() {
+    let doc = |namespaces: &str| format!("[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.12\nerase_unit = \"1MiB\"\n{namespaces}[[workload]]\nnamespace = \"a\"\npattern = \"sequential\"\nbs = \"128KiB\"\namount = \"1x\"\n");
+    for scale in [1.0, 0.5] {
+        let mut v = parse_experiment(&doc("[[namespace]]\nname = \"a\"\n"), "t.toml").unwrap().remove(0);
+        scale_spec(&mut v.spec, scale).unwrap();
+        let r = run_variant(&v, RunOptions::default(), &|_| {}).unwrap();
+        assert_eq!(r.namespaces[0].size_bytes, r.logical_bytes, "scale {scale}");
+        assert_eq!(r.hbmw(), r.logical_bytes, "1x of the namespace is the drive");
+    }
+    let e = format!("{:#}", parse_experiment(&doc("[[namespace]]\nname = \"a\"\n[[namespace]]\nname = \"b\"\nsize = \"64MiB\"\n"), "t.toml").unwrap_err());
+    assert!(e.contains("namespace \"a\": size missing"), "{e}");
+}

@@ -87,9 +87,15 @@ impl DeviceSpec {
             namespaces
                 .iter()
                 .map(|n| {
+                    // A sole namespace without a size is the whole drive (as a zoned one is).
+                    let size_bytes = match (n.size.trim().is_empty(), namespaces.len()) {
+                        (true, 1) => logical,
+                        (true, _) => bail!("namespace {:?}: size missing: with several namespaces each needs size = \"...\" (the drive holds {logical} B)", n.name),
+                        (false, _) => size(&format!("namespace {:?}: size", n.name), &n.size)?,
+                    };
                     Ok(NamespaceConfig {
                         name: n.name.clone(),
-                        size_bytes: size(&format!("namespace {:?}: size", n.name), &n.size)?,
+                        size_bytes,
                         placement_handles: if n.placement_handles.is_empty() { vec![0] } else { n.placement_handles.clone() },
                     })
                 })

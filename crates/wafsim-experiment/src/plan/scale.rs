@@ -116,7 +116,8 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         d.erase_unit = Some(v.to_string());
         spec.erase_scale = v as f64 / b as f64;
     }
-    for n in spec.namespace.iter_mut().filter(|n| !(n.device.is_some() && n.size.is_empty())) {
+    // No size: the whole drive (a sole namespace), which scales with the drive.
+    for n in spec.namespace.iter_mut().filter(|n| !n.size.is_empty()) {
         n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, mu)?;
     }
     scale_workload_amounts(spec, s)
