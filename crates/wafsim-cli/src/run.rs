@@ -99,7 +99,7 @@ pub fn run_experiment(a: RunArgs) -> Result<()> {
     };
     bar.finish();
     let mut results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
-    let cases: usize = all.iter().map(|v| v.spec.unknown.iter().map(|u| u.case.len()).sum::<usize>()).sum();
+    let cases = all.iter().map(|v| v.spec.unknown.iter().flat_map(|u| &u.case).filter(|c| c.applies_to(&v.name)).count()).sum::<usize>();
     if spread && cases > 0 {
         let runs = wafsim_experiment::studies::spread::cases(&all)?;
         let bar = progress::Bar::new(runs.iter().map(|c| c.variant.name.clone()).collect());

@@ -369,6 +369,20 @@ pub struct UnknownCase {
     pub variants: Option<Vec<String>>,
 }
 
+impl UnknownCase {
+    /// Whether the case runs for the variant named `variant`.
+    pub fn applies_to(&self, variant: &str) -> bool {
+        self.variants.as_ref().is_none_or(|names| names.iter().any(|n| n == variant))
+    }
+}
+
+/// Whether a file system of `kind` made with `mkfs_trim` trims its whole namespace at mkfs: a
+/// conventional one unless told not to (mkfs.ext4/xfs/btrfs's default); a zoned one resets its
+/// zones instead.
+pub fn mkfs_trims(kind: FsKind, mkfs_trim: Option<bool>) -> bool {
+    kind == FsKind::Conventional && mkfs_trim != Some(false)
+}
+
 choice! {
     /// `format` of a `[[phase.trace]]`: the trace file's format.
     pub enum TraceFileFormat, "trace format {v:?}, expected \"iolog\", \"blkparse\" or \"msr\"" {

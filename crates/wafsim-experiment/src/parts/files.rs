@@ -82,7 +82,7 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
         FsKind::Conventional => {
             let chunk = size("chunk", c.chunk)?;
             let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) }).map_err(|e| anyhow!("{e}"))?;
-            if c.mkfs_trim.unwrap_or(true) {
+            if crate::schema::mkfs_trims(c.filesystem, c.mkfs_trim) {
                 // mkfs.ext4, mkfs.xfs and mkfs.btrfs discard the whole device first unless told not to.
                 let mut off = 0;
                 while off < ns_bytes {

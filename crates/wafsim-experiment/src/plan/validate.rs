@@ -1,6 +1,6 @@
 //! Everything about a resolved variant that can be checked before it runs.
 
-use crate::schema::{DriveKind, ExperimentSpec, FsKind, HistoryKind, HistorySpec, HostLayer, KvStore, Layout};
+use crate::schema::{mkfs_trims, DriveKind, ExperimentSpec, FsKind, HistoryKind, HistorySpec, HostLayer, KvStore, Layout};
 use anyhow::{anyhow, bail, Context, Result};
 
 impl ExperimentSpec {
@@ -41,14 +41,17 @@ impl ExperimentSpec {
     pub fn mkfs_trims(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for p in self.phases() {
-            for f in p.files.iter().filter(|f| f.filesystem == FsKind::Conventional && f.mkfs_trim != Some(false)) {
+            for f in p.files.iter().filter(|f| mkfs_trims(f.filesystem, f.mkfs_trim)) {
                 out.push((p.name.clone(), f.namespace.clone()));
             }
-            for k in p.kv.iter().filter(|k| k.store == KvStore::Lsm && k.mkfs_trim != Some(false)) {
-                if k.filesystem == FsKind::Conventional {
+            for k in p.kv.iter().filter(|k| k.store == KvStore::Lsm) {
+                if mkfs_trims(k.filesystem, k.mkfs_trim) {
                     out.push((p.name.clone(), k.namespace.clone()));
                 }
-                out.extend(k.staging_namespace.iter().map(|s| (p.name.clone(), s.clone())));
+                // The staging file system is a conventional one.
+                if mkfs_trims(FsKind::Conventional, k.mkfs_trim) {
+                    out.extend(k.staging_namespace.iter().map(|s| (p.name.clone(), s.clone())));
+                }
             }
         }
         out

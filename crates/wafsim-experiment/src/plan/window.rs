@@ -2,6 +2,7 @@
 //! since the phase started.
 
 use crate::plan::timing::{parse_duration_ns, parse_rate};
+use crate::schema::PhaseSpec;
 use anyhow::{anyhow, bail, Result};
 
 /// Host bytes of `text` (key `field` of a phase): a multiple of the drives' logical capacity
@@ -22,6 +23,19 @@ pub fn window_bytes(field: &str, text: &str, rate: Option<&str>, logical: u64, s
         wafsim_core::units::parse_bytes(t).map_err(|e| anyhow!("{field}: {text:?}: {e} (expected bytes, a multiple \"0.5x\" or a duration \"5h\")"))? as f64
     };
     Ok(((full * scale) as u64).max(1))
+}
+
+/// The phase's checkpoints in host bytes from its start, checked to increase.
+pub fn checkpoint_bytes(p: &PhaseSpec, logical: u64, scale: f64) -> Result<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::new();
+    for c in &p.checkpoints {
+        let b = window_bytes("checkpoints", c, p.write_rate.as_deref(), logical, scale).map_err(|e| anyhow!("phase {:?}: {e}", p.name))?;
+        if out.last().is_some_and(|&prev| prev >= b) {
+            bail!("phase {:?}: checkpoints: {c:?} is not after the checkpoint before it; list them in increasing order", p.name);
+        }
+        out.push(b);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use anyhow::Result;
 use wafsim_core::counters::waf;
 use wafsim_core::pipeline::{IoSource, LayerFigures};
 use wafsim_core::{BlockDevice, Counters};
-use crate::plan::window::window_bytes;
+use crate::plan::window::{checkpoint_bytes, window_bytes};
 
 /// One phase of an untimed run, over every drive at once.
 #[allow(clippy::too_many_arguments)]
@@ -48,7 +48,7 @@ pub(super) fn run_untimed_phase(
     };
     // `checkpoints`: (host bytes from the phase start, media units, application bytes) where
     // each was taken, after the phase start's.
-    let marks = checkpoint_bytes(spec, p, st.logical_total)?;
+    let marks = checkpoint_bytes(p, st.logical_total, spec.scale)?;
     let app0: u64 = result.filesystems.iter().map(|f| f.file_write_bytes).sum();
     let mut taken: Vec<(u64, u64, Option<u64>)> = vec![(0, media0, Some(app0))];
     let grid = last.map_or(u64::MAX, |l| (l / 32).max(1));
@@ -194,19 +194,6 @@ pub(super) fn run_untimed_phase(
         result.phases[pi].steady = Some(verdict);
     }
     Ok(())
-}
-
-/// The phase's checkpoints in host bytes from its start, checked to increase.
-fn checkpoint_bytes(spec: &ExperimentSpec, p: &PhaseSpec, logical: u64) -> Result<Vec<u64>> {
-    let mut out: Vec<u64> = Vec::new();
-    for c in &p.checkpoints {
-        let b = window_bytes("checkpoints", c, p.write_rate.as_deref(), logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
-        if out.last().is_some_and(|&prev| prev >= b) {
-            anyhow::bail!("phase {:?}: checkpoints: {c:?} is not after the checkpoint before it; list them in increasing order", p.name);
-        }
-        out.push(b);
-    }
-    Ok(out)
 }
 
 /// Rows of the checkpoints from the counts `taken` at the phase start and at each checkpoint

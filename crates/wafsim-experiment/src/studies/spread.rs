@@ -26,7 +26,7 @@ pub fn cases(vs: &[Variant]) -> Result<Vec<CaseRun>> {
     let mut out = Vec::new();
     for (of, v) in vs.iter().enumerate() {
         for u in &v.spec.unknown {
-            for c in u.case.iter().filter(|c| c.variants.as_ref().is_none_or(|names| names.contains(&v.name))) {
+            for c in u.case.iter().filter(|c| c.applies_to(&v.name)) {
                 let ctx = || format!("variant {:?}: unknown {:?}, case {:?}", v.name, u.name, c.label);
                 let mut cv = crate::plan::variant_with(v, &c.set).with_context(ctx)?;
                 crate::plan::scale::scale_spec(&mut cv.spec, v.spec.scale).with_context(ctx)?;
