@@ -12,6 +12,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::BlockDevice;
 use wafsim_experiment::plan::scale::{auto_scale_all, scale_spec};
 use wafsim_nbd::pace::{self, Pacer};
+use wafsim_nbd::persist::{Ident, Kept};
 use wafsim_nbd::sim::{self, Backing, LiveDrive};
 use wafsim_nbd::{Config, Server};
 use wafsim_report::nvme::drive::DriveState;
@@ -30,7 +31,7 @@ pub struct ServeArgs {
     #[arg(required_unless_present = "stop")]
     pub file: Option<PathBuf>,
     /// Stop the server whose control socket is at ADDR (it writes its --state file first).
-    #[arg(long, value_name = "ADDR", conflicts_with_all = ["listen", "unix", "variant", "scale", "full_scale", "backing", "precondition", "control", "state", "duration", "pace"])]
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["listen", "unix", "variant", "scale", "full_scale", "backing", "precondition", "control", "state", "duration", "pace", "fresh"])]
     pub stop: Option<String>,
     /// TCP address to listen on.
     #[arg(long, default_value = "127.0.0.1:10809", conflicts_with = "unix")]
@@ -47,21 +48,38 @@ pub struct ServeArgs {
     /// Serve the drive at its full size (memory: about 2 GiB per TB for the mapping).
     #[arg(long)]
     pub full_scale: bool,
-    /// Keep each namespace's data in DIR/NAME.img (created sparse, or reused) instead of in
-    /// memory.
+    /// Keep each namespace's data in DIR/NAME.img, and the drive itself (checkpoint and command
+    /// journal), so that a server started again on DIR (after a stop, a crash or `kill -9`)
+    /// continues with the data and the drive it had. One server per DIR (a lock refuses a
+    /// second). The files are reused when they exist: the same experiment, variant and scale
+    /// must be served (or --fresh given).
     #[arg(long, value_name = "DIR")]
     pub backing: Option<PathBuf>,
+    /// With --backing: discard the drive and data kept in DIR and start over.
+    #[arg(long, requires = "backing")]
+    pub fresh: bool,
     /// Write every LBA once before serving (the experiment's precondition; the data reads as
-    /// zeroes).
+    /// zeroes). Without it the drive starts fresh, or as the experiment's `[history]` table
+    /// says where it has one. A drive continued from --backing keeps its own history.
     #[arg(long)]
     pub precondition: bool,
     /// Control socket for `wafsim nvme ... --server ADDR` and `wafsim serve --stop`: host:port,
-    /// or "none" (default: the NBD port + 1 on the same host; with --unix, PATH.ctl as a Unix
-    /// socket).
+    /// unix:PATH, or "none" (default: 127.0.0.1 and the NBD port + 1, also when --listen binds
+    /// beyond loopback; with --unix, PATH.ctl as a Unix socket). Anyone who reaches it can
+    /// stop the server and read the drive's state: there is no authentication.
     #[arg(long)]
     pub control: Option<String>,
+    /// Most NBD connections served at once; a client beyond it is refused during the handshake
+    /// with a message (NBD_REP_ERR_POLICY).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_connections: u32,
+    /// Seconds a client may take to complete the NBD handshake before it is disconnected.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub handshake_timeout: u64,
     /// Write the drive's state (JSON, for `wafsim nvme ... --state FILE`) here every second
-    /// while it changes and when the server stops.
+    /// while it changes and when the server stops (each time whole: written aside, synced and
+    /// renamed). With --backing a restarted server continues the drive, so its counters go on;
+    /// without, the drive starts anew and an earlier FILE is kept as FILE.prev.
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
     /// Stop after this many seconds (0: until stopped through the control socket or killed).
@@ -88,7 +106,7 @@ pub fn drive_state(drive: &LiveDrive, d: usize, started: Instant) -> Result<Driv
     let stack = &live.stack;
     let dev = stack.devices.get(d).ok_or_else(|| anyhow!("drive {d}: the served variant has {} drive(s)", stack.devices.len()))?;
     let cmds = (live.write_commands, live.read_commands);
-    let secs = started.elapsed().as_secs();
+    let secs = live.power_on_before + started.elapsed().as_secs();
     Ok(match dev.flash() {
         Some(f) => DriveState::from_device(f, cmds, secs),
         // A host layer or zoned drive: the experiment's config stands for it.
@@ -118,19 +136,20 @@ fn load(args: &ServeArgs) -> Result<wafsim_experiment::Variant> {
     Ok(v)
 }
 
-/// Where the control socket listens, from --control / --listen / --unix.
+/// Where the control socket listens, from --control / --listen / --unix: loopback unless
+/// asked otherwise, whatever --listen binds.
 fn control_addr(args: &ServeArgs) -> Result<Option<String>> {
     match args.control.as_deref() {
         Some("none") => Ok(None),
         Some(a) => Ok(Some(a.to_string())),
         None if args.unix.is_some() => Ok(Some(format!("unix:{}.ctl", args.unix.as_ref().expect("checked").display()))),
         None => {
-            let (host, port) = args.listen.rsplit_once(':').ok_or_else(|| anyhow!("--listen {:?}: expected HOST:PORT", args.listen))?;
+            let (_, port) = args.listen.rsplit_once(':').ok_or_else(|| anyhow!("--listen {:?}: expected HOST:PORT", args.listen))?;
             let port: u16 = port.parse().map_err(|_| anyhow!("--listen {:?}: port is not a number", args.listen))?;
             if port == 0 {
                 bail!("--listen with port 0 needs an explicit --control (or --control none)");
             }
-            Ok(Some(format!("{host}:{}", port.checked_add(1).ok_or_else(|| anyhow!("--listen port 65535: give --control"))?)))
+            Ok(Some(format!("127.0.0.1:{}", port.checked_add(1).ok_or_else(|| anyhow!("--listen port 65535: give --control"))?)))
         }
     }
 }
@@ -158,6 +177,11 @@ fn answer_control(line: &str, drive: &LiveDrive, started: Instant, stop: &Atomic
     }
 }
 
+/// Control connections answered at once; one beyond is told so and closed.
+const CONTROL_CONNECTIONS: usize = 16;
+/// How long a control client may take to send its request line or take its reply.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Answer one control connection (one request line, one reply, close).
 fn control_conn<S: std::io::Read + Write>(s: S, drive: &LiveDrive, started: Instant, stop: &AtomicBool) {
     let mut r = BufReader::new(s);
@@ -171,12 +195,71 @@ fn control_conn<S: std::io::Read + Write>(s: S, drive: &LiveDrive, started: Inst
     let _ = r.get_mut().write_all(reply.as_bytes());
 }
 
+/// Accept control connections for ever, each on its own thread with timeouts, so an idle or
+/// slow client delays no one else (nor `--stop`).
+fn control_loop<S, I>(incoming: I, timeouts: impl Fn(&S) + Send + 'static, drive: Arc<LiveDrive>, started: Instant, stop: Arc<AtomicBool>)
+where
+    S: std::io::Read + Write + Send + 'static,
+    I: Iterator<Item = std::io::Result<S>>,
+{
+    let active = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for mut s in incoming.flatten() {
+        timeouts(&s);
+        if active.load(Ordering::SeqCst) >= CONTROL_CONNECTIONS {
+            let _ = s.write_all(format!("ERR busy: {CONTROL_CONNECTIONS} control requests in progress; try again\n").as_bytes());
+            continue;
+        }
+        active.fetch_add(1, Ordering::SeqCst);
+        let (drive, stop, mine) = (drive.clone(), stop.clone(), active.clone());
+        let spawned = std::thread::Builder::new().name("serve-control".into()).spawn(move || {
+            control_conn(s, &drive, started, &stop);
+            mine.fetch_sub(1, Ordering::SeqCst);
+        });
+        if spawned.is_err() {
+            // No thread to answer it: the connection closes, the count is given back.
+            active.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Write the drive state file whole (aside, synced, renamed): a reader or a crash never leaves
+/// half a document.
 fn write_state(path: &Path, drive: &LiveDrive, started: Instant) -> Result<()> {
     let s = drive_state(drive, 0, started)?;
-    // Written aside and renamed, so a reader never sees half a document.
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, s.to_json()).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    wafsim_nbd::persist::write_atomically(path, s.to_json().as_bytes()).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Warn when a socket listens beyond loopback: NBD here has no authentication and no TLS.
+fn warn_exposure(what: &str, addr: std::io::Result<std::net::SocketAddr>) {
+    if let Ok(a) = addr {
+        if !a.ip().is_loopback() {
+            eprintln!("wafsim serve: warning: {what} listens on {a}, beyond loopback: anyone who can reach it can {} (no authentication, no TLS)", if what == "the control socket" { "read the drive's state and stop the server" } else { "read and write the namespaces" });
+        }
+    }
+}
+
+/// Where the drive comes from: kept in --backing, or the experiment's start.
+fn start_drive(args: &ServeArgs, v: &wafsim_experiment::Variant, drive: &Arc<LiveDrive>, kept: Option<&mut Kept>) -> Result<String> {
+    if let Some(k) = kept {
+        if k.has_drive() {
+            let r = k.restore(drive).map_err(|e| anyhow!(e))?;
+            let mut said = format!("continued from {} ({} command(s) replayed from the journal", k.dir().display(), r.replayed);
+            said += if r.torn { "; its last record was cut short by the crash and dropped)" } else { ")" };
+            if args.precondition || v.spec.history.is_some() {
+                said += "; --precondition and [history] apply to a new drive only";
+            }
+            return Ok(said);
+        }
+    }
+    if args.precondition {
+        drive.precondition().map_err(|e| anyhow!(e))?;
+        return Ok("sequential fill (--precondition)".into());
+    }
+    if v.spec.history.is_some() {
+        let mut live = drive.lock();
+        return wafsim_experiment::run::history::prepare(&v.spec, &mut live.stack).context("[history]");
+    }
+    Ok("fresh (every LBA unmapped)".into())
 }
 
 /// `wafsim serve`.
@@ -190,14 +273,38 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     // Checked before the (possibly long) precondition.
     let timing = if args.pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };
     let drive = LiveDrive::new(stack).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-    if args.precondition {
-        drive.precondition().map_err(|e| anyhow!(e))?;
+    let mut kept = match &args.backing {
+        Some(dir) => {
+            let experiment = std::fs::canonicalize(file).unwrap_or_else(|_| file.clone()).display().to_string();
+            let ident = Ident { experiment, variant: v.name.clone(), scale: v.spec.scale };
+            let k = Kept::open(dir, ident, args.fresh, !args.pace).map_err(|e| anyhow!(e))?;
+            if args.fresh {
+                for ns in &v.spec.namespace {
+                    let p = dir.join(format!("{}.img", ns.name));
+                    if p.exists() {
+                        std::fs::remove_file(&p).with_context(|| format!("--fresh: cannot remove {}", p.display()))?;
+                    }
+                }
+            }
+            Some(k)
+        }
+        None => None,
+    };
+    let history = start_drive(&args, &v, &drive, kept.as_mut())?;
+    let power_on_before = drive.lock().power_on_before;
+    if let Some(k) = &mut kept {
+        // The drive as it starts is the first checkpoint; the journal follows it.
+        k.checkpoint(&drive, power_on_before).with_context(|| format!("--backing {}: writing the drive's checkpoint", k.dir().display()))?;
+    }
+    if let (Some(p), None) = (&args.state, &kept) {
+        if p.exists() {
+            let prev = p.with_extension("prev");
+            std::fs::rename(p, &prev).with_context(|| format!("--state {}: cannot keep the earlier file", p.display()))?;
+            eprintln!("wafsim serve: note: --state {} exists; this drive starts anew (keep a drive across restarts with --backing DIR), so the earlier file is kept as {}", p.display(), prev.display());
+        }
     }
     let backing = match &args.backing {
-        Some(dir) => {
-            std::fs::create_dir_all(dir).with_context(|| format!("--backing {}", dir.display()))?;
-            Backing::Dir(dir)
-        }
+        Some(dir) => Backing::Dir(dir),
         None => Backing::Memory,
     };
     // The timelines start after the precondition, which is untimed as in `wafsim run`.
@@ -211,9 +318,26 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     }
     .map_err(|e| anyhow!(e))?;
     let list: Vec<(String, String)> = wafsim_nbd::Exports::list(&exports);
-    let server = Arc::new(Server::new(exports, Config::default()));
+    let config = Config { max_connections: args.max_connections as usize, handshake_timeout: Some(Duration::from_secs(args.handshake_timeout)), ..Config::default() };
+    let server = Arc::new(Server::new(exports, config));
     let started = Instant::now();
     let stop = Arc::new(AtomicBool::new(false));
+    // SIGTERM, SIGINT and SIGHUP stop the server as STOP does: the final checkpoint and state
+    // are written.
+    for sig in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT, signal_hook::consts::SIGHUP] {
+        signal_hook::flag::register(sig, stop.clone()).context("installing the signal handlers")?;
+    }
+
+    // NBD listener first: an address error names --listen, not the control socket.
+    let (nbd_listener, at) = if let Some(path) = &args.unix {
+        let _ = std::fs::remove_file(path);
+        let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
+        (Err(l), format!("unix:{}", path.display()))
+    } else {
+        let l = TcpListener::bind(&args.listen).with_context(|| format!("--listen {}: cannot listen there", args.listen))?;
+        warn_exposure("the NBD server", l.local_addr());
+        (Ok(l), args.listen.clone())
+    };
 
     // Control socket.
     let ctl = control_addr(&args)?;
@@ -221,68 +345,96 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         let (drive, stop) = (drive.clone(), stop.clone());
         if let Some(path) = addr.strip_prefix("unix:") {
             let _ = std::fs::remove_file(path);
-            let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("control socket {path}"))?;
+            let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--control {addr}: cannot listen there"))?;
             std::thread::spawn(move || {
-                for s in l.incoming().flatten() {
-                    control_conn(s, &drive, started, &stop);
-                }
+                let t = |s: &std::os::unix::net::UnixStream| {
+                    let _ = s.set_read_timeout(Some(CONTROL_TIMEOUT));
+                    let _ = s.set_write_timeout(Some(CONTROL_TIMEOUT));
+                };
+                control_loop(l.incoming(), t, drive, started, stop)
             });
         } else {
-            let l = TcpListener::bind(addr).with_context(|| format!("control socket {addr}"))?;
+            let l = TcpListener::bind(addr).with_context(|| format!("--control {addr}: cannot listen there"))?;
+            warn_exposure("the control socket", l.local_addr());
             std::thread::spawn(move || {
-                for s in l.incoming().flatten() {
-                    control_conn(s, &drive, started, &stop);
-                }
+                let t = |s: &std::net::TcpStream| {
+                    let _ = s.set_read_timeout(Some(CONTROL_TIMEOUT));
+                    let _ = s.set_write_timeout(Some(CONTROL_TIMEOUT));
+                };
+                control_loop(l.incoming(), t, drive, started, stop)
             });
         }
     }
 
-    // NBD listener.
+    // NBD server.
     let handle = server.shutdown_handle();
     let serving = {
         let server = server.clone();
-        if let Some(path) = &args.unix {
-            let _ = std::fs::remove_file(path);
-            let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
-            std::thread::spawn(move || server.serve_unix(l))
-        } else {
-            let l = TcpListener::bind(&args.listen).with_context(|| format!("--listen {}", args.listen))?;
-            std::thread::spawn(move || server.serve_tcp(l))
+        match nbd_listener {
+            Ok(l) => std::thread::spawn(move || server.serve_tcp(l)),
+            Err(l) => std::thread::spawn(move || server.serve_unix(l)),
         }
     };
-    let at = args.unix.as_ref().map_or(args.listen.clone(), |p| format!("unix:{}", p.display()));
     eprintln!("wafsim serve: variant {:?} at scale {}, listening on {at}", v.name, v.spec.scale);
+    eprintln!("  drive: {history}");
     for (name, desc) in &list {
         eprintln!("  export {name}: {desc}");
     }
     if let Some(c) = &ctl {
         eprintln!("  control: {c} (wafsim nvme ... --server {c})");
     }
+    if let Some(k) = &kept {
+        eprintln!("  kept in {} (data, drive checkpoint{})", k.dir().display(), if pacer.is_some() { "s every 10 s: paced drives are not journaled" } else { " and command journal" });
+    }
     if pacer.is_some() {
         eprintln!("  paced: replies at the timing model's completion times (model time = wall time since start)");
     }
 
-    // Until stopped: the state file follows the drive.
+    // Until stopped: the state file follows the drive, checkpoints bound the journal.
+    let power_on = |started: Instant| power_on_before + started.elapsed().as_secs();
+    let activity = |drive: &LiveDrive| {
+        let live = drive.lock();
+        live.write_commands + live.read_commands + live.stack.devices.iter().map(|d| d.counters().media_units()).sum::<u64>()
+    };
     let mut last_written = None;
+    let mut last_checkpoint = (activity(&drive), Instant::now());
     loop {
         std::thread::sleep(Duration::from_millis(200));
         let done = stop.load(Ordering::SeqCst) || (args.duration > 0 && started.elapsed().as_secs() >= args.duration) || serving.is_finished();
+        if done {
+            break;
+        }
+        if let Some(k) = &mut kept {
+            let (a, t) = last_checkpoint;
+            let now = activity(&drive);
+            let journal = drive.lock().journal.as_ref().map_or(0, |j| j.records);
+            let every = if pacer.is_some() { CHECKPOINT_PACED } else { CHECKPOINT_EVERY };
+            if journal >= CHECKPOINT_RECORDS || (now != a && t.elapsed() >= every) {
+                k.checkpoint(&drive, power_on(started)).with_context(|| format!("--backing {}: writing the drive's checkpoint", k.dir().display()))?;
+                last_checkpoint = (now, Instant::now());
+            }
+        }
         if let Some(path) = &args.state {
-            let c = drive.lock().stack.devices.iter().map(|d| d.counters().media_units() + d.counters().host_read_bytes).sum::<u64>();
-            if done || last_written.is_none_or(|(n, t): (u64, Instant)| n != c && t.elapsed() >= Duration::from_secs(1)) {
+            let c = activity(&drive);
+            if last_written.is_none_or(|(n, t): (u64, Instant)| n != c && t.elapsed() >= Duration::from_secs(1)) {
                 write_state(path, &drive, started)?;
                 last_written = Some((c, Instant::now()));
             }
         }
-        if done {
-            break;
-        }
     }
     handle.shutdown();
-    match serving.join() {
-        Ok(r) => r.context("NBD server")?,
-        Err(_) => bail!("NBD server thread panicked"),
+    let served = match serving.join() {
+        Ok(r) => r.context("NBD server"),
+        Err(_) => Err(anyhow!("NBD server thread panicked")),
+    };
+    // Written whatever ended the serving: the drive is what the clients left.
+    if let Some(k) = &mut kept {
+        k.checkpoint(&drive, power_on(started)).with_context(|| format!("--backing {}: writing the drive's checkpoint", k.dir().display()))?;
     }
+    if let Some(path) = &args.state {
+        write_state(path, &drive, started)?;
+    }
+    served?;
     if let Some(p) = &args.unix {
         let _ = std::fs::remove_file(p);
     }
@@ -310,6 +462,14 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     }
     Ok(())
 }
+
+/// A kept drive's checkpoint is rewritten at most this often while commands arrive (a restart
+/// replays at most this much journal, plus [`CHECKPOINT_RECORDS`]).
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
+/// Paced drives are not journaled: their checkpoints are what a crash leaves.
+const CHECKPOINT_PACED: Duration = Duration::from_secs(10);
+/// Journal records that trigger a checkpoint sooner (2^21 records: 64 MiB of journal).
+const CHECKPOINT_RECORDS: u64 = 1 << 21;
 
 /// Ask a running server's control socket to stop.
 pub fn stop_server(addr: &str) -> Result<()> {

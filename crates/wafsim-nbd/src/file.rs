@@ -39,6 +39,26 @@ impl FileExport {
         Ok(FileExport { file, size, read_only: false, sizes: BlockSizes::DEFAULT })
     }
 
+    /// Opens `path` with its data when it exists, else creates it sparse with `size` bytes. An
+    /// existing file of another size is refused: it holds another export's data.
+    pub fn open_or_create(path: impl AsRef<Path>, size: u64) -> io::Result<Self> {
+        let path = path.as_ref();
+        match OpenOptions::new().read(true).write(true).create_new(true).open(path) {
+            Ok(file) => {
+                file.set_len(size)?;
+                Ok(FileExport { file, size, read_only: false, sizes: BlockSizes::DEFAULT })
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let f = FileExport::open(path, false)?;
+                if f.size != size {
+                    return Err(io::Error::other(format!("holds {} bytes, the export has {size}: it is another export's data (remove it, or use another directory)", f.size)));
+                }
+                Ok(f)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Replaces the advertised size constraints.
     pub fn with_block_sizes(mut self, sizes: BlockSizes) -> Self {
         self.sizes = sizes;

@@ -12,6 +12,7 @@
 //! * [`sim`]: the namespaces of a simulated drive as exports ([`sim::LiveDrive`],
 //!   [`sim::exports`]); [`pace`]: the same with each reply at the timing model's completion time
 //!   ([`pace::paced_exports`]; pace builds on sim, not the other way round).
+//! * [`persist`]: a served drive kept across restarts (checkpoint and command journal).
 //! * [`server`]: [`Server`], one thread per TCP or Unix-socket connection, with a
 //!   [`ShutdownHandle`].
 //!
@@ -31,6 +32,7 @@ pub mod export;
 pub mod file;
 pub mod mem;
 pub mod pace;
+pub mod persist;
 pub mod proto;
 pub mod server;
 pub mod sim;

@@ -25,6 +25,7 @@ use wafsim_core::{Io, Op, Pid};
 use wafsim_experiment::drives::Stack;
 
 use crate::export::{Export, ExportError, ExportMap};
+use crate::persist::Journal;
 use crate::proto::BlockSizes;
 use crate::{FileExport, MemExport};
 
@@ -41,6 +42,10 @@ pub struct Live {
     pub write_commands: u64,
     /// Read commands completed.
     pub read_commands: u64,
+    /// Power-on seconds of the drive before this server started it (a kept drive's).
+    pub power_on_before: u64,
+    /// Where commands are journaled (a kept drive, see [`crate::persist`]).
+    pub journal: Option<Journal>,
 }
 
 impl LiveDrive {
@@ -56,7 +61,7 @@ impl LiveDrive {
                 ));
             }
         }
-        Ok(Arc::new(LiveDrive { inner: Mutex::new(Live { stack, write_commands: 0, read_commands: 0 }) }))
+        Ok(Arc::new(LiveDrive { inner: Mutex::new(Live { stack, write_commands: 0, read_commands: 0, power_on_before: 0, journal: None }) }))
     }
 
     /// The drives, locked (for counters and state snapshots; hold it briefly: every request
@@ -84,10 +89,36 @@ impl LiveDrive {
             return Ok(());
         }
         let mut live = self.lock();
-        live.stack.submit_batch(std::slice::from_ref(&io)).map_err(|e| ExportError::Failed(format!("simulated drive: {e}")))?;
+        live.run(&io).map_err(|e| ExportError::Failed(format!("simulated drive: {e}")))?;
+        // Journaled once it ran (a command the drive refused changed nothing), before the
+        // reply: a server killed after replying has it on file.
+        if let Some(j) = &mut live.journal {
+            j.append(&io)?;
+        }
+        Ok(())
+    }
+
+    /// Run a journaled command again (a restarted server's replay; not journaled anew).
+    pub(crate) fn replay(&self, io: Io) -> Result<(), String> {
+        self.lock().run(&io).map_err(|e| format!("simulated drive: {e}"))
+    }
+
+    /// Make the journal durable (a flush, or a FUA write, asked for it).
+    pub fn sync_journal(&self) -> Result<(), ExportError> {
+        if let Some(j) = &self.lock().journal {
+            j.sync()?;
+        }
+        Ok(())
+    }
+}
+
+impl Live {
+    /// One command on the drives, counted as SMART counts commands.
+    fn run(&mut self, io: &Io) -> Result<(), wafsim_core::DeviceError> {
+        self.stack.submit_batch(std::slice::from_ref(io))?;
         match io.op {
-            Op::Write => live.write_commands += 1,
-            Op::Read => live.read_commands += 1,
+            Op::Write => self.write_commands += 1,
+            Op::Read => self.read_commands += 1,
             _ => {}
         }
         Ok(())
@@ -135,7 +166,11 @@ impl Export for NsExport {
 
     fn write(&self, offset: u64, data: &[u8], fua: bool) -> Result<(), ExportError> {
         self.drive.submit(self.io(Op::Write, offset, data.len() as u64))?;
-        self.data.write(offset, data, fua)
+        self.data.write(offset, data, fua)?;
+        if fua {
+            self.drive.sync_journal()?;
+        }
+        Ok(())
     }
 
     /// A deallocate (NVMe Dataset Management): the mapping units it covers whole stop being
@@ -157,8 +192,10 @@ impl Export for NsExport {
         self.data.write_zeroes(offset, len, no_hole)
     }
 
+    /// The data, then the drive's journal: after a flush both survive a power loss.
     fn flush(&self) -> Result<(), ExportError> {
-        self.data.flush()
+        self.data.flush()?;
+        self.drive.sync_journal()
     }
 }
 
@@ -171,7 +208,8 @@ pub(crate) fn chunks(offset: u64, len: u64) -> impl Iterator<Item = (u64, u64)> 
 pub enum Backing<'a> {
     /// Sparse in memory (lost when the server stops).
     Memory,
-    /// One file per namespace in this directory, `NAME.img`, created (sparse) or reused.
+    /// One file per namespace in this directory, `NAME.img`: reused with its data when it
+    /// exists (it must have the namespace's size), else created sparse.
     Dir(&'a Path),
 }
 
@@ -203,7 +241,7 @@ pub(crate) fn exports_with(drive: &Arc<LiveDrive>, backing: Backing<'_>, wrap: i
                     return Err(format!("namespace {name:?}: not usable as a file name in {}", dir.display()));
                 }
                 let path = dir.join(format!("{name}.img"));
-                let f = FileExport::create(&path, size).map_err(|e| format!("{}: {e}", path.display()))?;
+                let f = FileExport::open_or_create(&path, size).map_err(|e| format!("{}: {e}", path.display()))?;
                 Arc::new(f)
             }
         });

@@ -330,3 +330,58 @@ fn garbage_streams() {
     }
     f.check();
 }
+
+/// Beyond `max_connections` a client is told why during the handshake (NBD_REP_ERR_POLICY with
+/// a message), and served again once a connection ends.
+#[test]
+fn connections_beyond_the_limit_are_refused_politely() {
+    let config = Config { max_connections: 2, ..Config::default() };
+    let srv = Running::start(ExportMap::new().with("d", "", Arc::new(MemExport::new(8 * MIB))), config);
+    let mut a = Client::ready(srv.addr);
+    let b = Client::ready(srv.addr);
+    let mut c = Client::connect(srv.addr);
+    c.send_option(&ClientOption::Go(InfoRequest { name: "".into(), requests: vec![] }));
+    let rep = c.read_option_reply();
+    match rep.body {
+        ReplyBody::Error { code, message } => {
+            assert_eq!(code, NBD_REP_ERR_POLICY);
+            assert!(message.contains("too many connections") && message.contains("at most 2"), "{message}");
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    drop(c);
+    // The served ones still work; once one ends, a new client is served.
+    assert_eq!(a.write(0, &pattern(1, 4096)), Reply::Ok(vec![]));
+    drop(b);
+    let mut ok = None;
+    for _ in 0..200 {
+        let mut d = Client::connect(srv.addr);
+        if d.info_or_go(true, "", &[]).is_ok() {
+            ok = Some(d);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut d = ok.expect("a client is served again after one left");
+    assert_eq!(d.read(0, 4096).data(), pattern(1, 4096));
+}
+
+/// A client that connects and never completes the handshake is disconnected after the
+/// handshake timeout; one in transmission may stay idle.
+#[test]
+fn a_silent_client_is_disconnected_after_the_handshake_timeout() {
+    let config = Config { handshake_timeout: Some(std::time::Duration::from_millis(300)), ..Config::default() };
+    let srv = Running::start(ExportMap::new().with("d", "", Arc::new(MemExport::new(8 * MIB))), config);
+    let mut idle_ready = Client::ready(srv.addr);
+    let mut silent = srv.connect();
+    silent.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let t0 = std::time::Instant::now();
+    let mut all = Vec::new();
+    let _ = silent.read_to_end(&mut all);
+    let took = t0.elapsed();
+    assert!(took < std::time::Duration::from_secs(5), "the silent client was held {took:?}");
+    // Only the greeting reached it.
+    assert_eq!(all.len(), 18, "{all:?}");
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(idle_ready.write(0, &pattern(2, 4096)), Reply::Ok(vec![]));
+}

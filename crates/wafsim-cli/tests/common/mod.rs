@@ -103,6 +103,36 @@ impl Served {
     }
 }
 
+impl Served {
+    /// Kill the server (SIGKILL: no handler runs, nothing is written on the way out).
+    pub fn kill_9(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Wait for the server to exit by itself: its status and what it printed.
+    pub fn wait_exit(mut self) -> (std::process::ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        (status, err)
+    }
+
+    /// The state the control socket reports, as its raw JSON (a capture for `wafsim waf`).
+    pub fn state_json(&self) -> String {
+        let mut c = TcpStream::connect(&self.control).unwrap();
+        c.write_all(b"STATE\n").unwrap();
+        let mut s = String::new();
+        c.read_to_string(&mut s).unwrap();
+        s
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -3,12 +3,13 @@
 
 use crate::drives::Stack;
 use crate::results::*;
-use crate::schema::{ExperimentSpec, HistoryKind, Variant};
+use crate::schema::{ExperimentSpec, Variant};
 use anyhow::{anyhow, Context, Result};
 use rayon::prelude::*;
 use wafsim_core::{BlockDevice, Counters};
 
 mod collect;
+pub mod history;
 pub mod steady;
 mod timed;
 mod untimed;
@@ -141,37 +142,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         result.physical_bytes += dev.physical_bytes();
     }
     // The drive's history, unmeasured: the counters of the run start after it.
-    let history = spec.history().with_context(ctx)?;
-    result.history = history.describe();
-    let all_zoned = stack.devices.iter().all(|d| (0..d.namespace_count()).all(|ns| d.zone_geometry(ns).is_some()));
-    if all_zoned && matches!(history.kind, HistoryKind::Sequential | HistoryKind::Random) {
-        // Fills and aging write conventional namespaces only; zoned ones start empty.
-        result.history = "fresh (zoned namespaces start empty; their host fills them)".into();
-    } else if history.kind != HistoryKind::Fresh {
-        // mkfs trims are the phases' own I/O; said here because they undo the history.
-        for (phase, ns) in spec.mkfs_trims() {
-            result.history += &format!("; mkfs trims namespace {ns} in phase {phase:?}, unmapping what it held there (mkfs_trim = false keeps it)");
-        }
-    }
-    let n = stack.devices.len();
-    for (d, dev) in stack.devices.iter_mut().enumerate() {
-        let hctx = || format!("{}: history ({})", ctx(), result.history);
-        match history.kind {
-            HistoryKind::Fresh => {}
-            HistoryKind::Sequential => crate::drives::precondition(dev).with_context(hctx)?,
-            HistoryKind::Random => {
-                crate::drives::precondition(dev).with_context(hctx)?;
-                let bs = crate::schema::size("history.bs", history.bs.as_deref().unwrap_or("4KiB"))?;
-                let bytes = crate::schema::amount_bytes(history.amount.as_deref().unwrap_or("1x"), dev.logical_bytes())?;
-                crate::drives::age_random(dev, bs, bytes, spec.seed).with_context(hctx)?;
-            }
-            HistoryKind::Image => {
-                let path = crate::drives::image_path(&spec.base_dir.join(history.image.as_deref().unwrap_or_default()), d, n);
-                let file = std::fs::File::open(&path).with_context(|| format!("{}: cannot open the drive image {}", hctx(), path.display()))?;
-                dev.model_mut().device_mut().load_image_from(&mut std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}: {}", hctx(), path.display()))?;
-            }
-        }
-    }
+    result.history = history::prepare(spec, &mut stack).with_context(ctx)?;
     let mut st = RunState {
         start: stack.devices.iter().map(|d| d.counters().clone()).collect(),
         measured: vec![None; stack.devices.len()],

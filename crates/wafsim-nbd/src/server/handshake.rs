@@ -73,6 +73,7 @@ pub(crate) fn negotiate<R: Read, W: Write>(
     w: &mut BufWriter<W>,
     inner: &Inner,
     stats: &mut ConnStats,
+    refusal: Option<&str>,
 ) -> Result<Session, ConnEnd> {
     send(w, &ServerGreeting { flags: OFFERED }.encode())?;
     flush(w)?;
@@ -101,7 +102,7 @@ pub(crate) fn negotiate<R: Read, W: Write>(
         } else {
             data.resize(h.length as usize, 0);
             r.read_exact(&mut data).map_err(|e| truncated(e, "option data"))?;
-            answer(inner, &h, &data, &mut structured, &mut out)
+            answer(inner, &h, &data, &mut structured, &mut out, refusal)
         };
         match step {
             Step::Continue => {
@@ -141,8 +142,15 @@ enum Step {
 }
 
 /// Encodes the reply to one option into `out`.
-fn answer(inner: &Inner, h: &OptionHeader, data: &[u8], structured: &mut bool, out: &mut Vec<u8>) -> Step {
+fn answer(inner: &Inner, h: &OptionHeader, data: &[u8], structured: &mut bool, out: &mut Vec<u8>, refusal: Option<&str>) -> Step {
     let export_name = h.option == NBD_OPT_EXPORT_NAME;
+    if let Some(why) = refusal.filter(|_| h.option != NBD_OPT_ABORT) {
+        if export_name {
+            return Step::Hangup(why.into());
+        }
+        OptionReply::error(h.option, NBD_REP_ERR_POLICY, why).encode(out);
+        return Step::Continue;
+    }
     if inner.shutdown.load(Ordering::SeqCst) && h.option != NBD_OPT_ABORT {
         if export_name {
             return Step::Hangup("server shutting down".into());

@@ -18,7 +18,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -46,11 +46,25 @@ pub struct Config {
     /// Called once per connection, on its thread, when it ends. Counting is done with plain
     /// per-connection integers, so it costs nothing when unset.
     pub on_connection_end: Option<Arc<StatsHook>>,
+    /// Most connections served at once. A client beyond it is answered during the handshake:
+    /// every option but `NBD_OPT_ABORT` fails with `NBD_REP_ERR_POLICY` and a message saying
+    /// why (one thread each for at most as many again; beyond that it is closed unanswered).
+    pub max_connections: usize,
+    /// How long a client may take over the whole handshake (None: no limit); a client that is
+    /// slower is disconnected, so idle connections cannot hold threads for ever. Transmission
+    /// has no timeout: an idle client with an export open is normal.
+    pub handshake_timeout: Option<Duration>,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { read_only: false, max_request: 32 * 1024 * 1024, on_connection_end: None }
+        Config {
+            read_only: false,
+            max_request: 32 * 1024 * 1024,
+            on_connection_end: None,
+            max_connections: 64,
+            handshake_timeout: Some(Duration::from_secs(10)),
+        }
     }
 }
 
@@ -60,6 +74,8 @@ impl std::fmt::Debug for Config {
             .field("read_only", &self.read_only)
             .field("max_request", &self.max_request)
             .field("on_connection_end", &self.on_connection_end.is_some())
+            .field("max_connections", &self.max_connections)
+            .field("handshake_timeout", &self.handshake_timeout)
             .finish()
     }
 }
@@ -124,6 +140,9 @@ pub(crate) struct Inner {
     wakers: Mutex<Vec<Waker>>,
     conns: Mutex<HashMap<u64, Arc<dyn Sock>>>,
     next_id: AtomicU64,
+    /// Connections being served, and connections being refused (over the limit).
+    served: AtomicUsize,
+    refusing: AtomicUsize,
 }
 
 /// Stops a running server (see [`Server::shutdown_handle`]).
@@ -185,6 +204,8 @@ impl Server {
                 wakers: Mutex::new(Vec::new()),
                 conns: Mutex::new(HashMap::new()),
                 next_id: AtomicU64::new(0),
+                served: AtomicUsize::new(0),
+                refusing: AtomicUsize::new(0),
             }),
         }
     }
@@ -232,11 +253,20 @@ impl Server {
     /// and returns its statistics. `reader` and `writer` are the two directions of one stream;
     /// any byte transport works (a socket, a pipe pair, an in-memory buffer in tests).
     pub fn serve_connection<R: Read, W: Write>(&self, reader: R, writer: W, peer: &str) -> ConnStats {
+        self.serve_connection_with(reader, writer, peer, None, || {})
+    }
+
+    /// [`Server::serve_connection`], refusing every export with `refusal` (over the connection
+    /// limit), and calling `negotiated` between the handshake and transmission.
+    fn serve_connection_with<R: Read, W: Write>(&self, reader: R, writer: W, peer: &str, refusal: Option<&str>, negotiated: impl FnOnce()) -> ConnStats {
         let mut r = BufReader::with_capacity(IO_BUFFER, reader);
         let mut w = BufWriter::with_capacity(IO_BUFFER, writer);
         let mut stats = ConnStats { peer: peer.to_owned(), ..ConnStats::default() };
-        let end = match handshake::negotiate(&mut r, &mut w, &self.inner, &mut stats) {
-            Ok(session) => transmission::run(&mut r, &mut w, &session, &mut stats),
+        let end = match handshake::negotiate(&mut r, &mut w, &self.inner, &mut stats, refusal) {
+            Ok(session) => {
+                negotiated();
+                transmission::run(&mut r, &mut w, &session, &mut stats)
+            }
             Err(end) => end,
         };
         // Replies to requests handled just before the end must still reach the client.
@@ -283,15 +313,44 @@ impl Server {
 
     fn spawn_connection(&self, sock: Arc<dyn Sock>, peer: String) -> Option<JoinHandle<()>> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let limit = self.inner.config.max_connections;
+        // Counted here, on the accepting thread, so a burst of connections cannot all pass the
+        // check before any of them is counted.
+        let over = self.inner.served.load(Ordering::SeqCst) >= limit;
+        let counter = if over { &self.inner.refusing } else { &self.inner.served };
+        if over && counter.load(Ordering::SeqCst) >= limit {
+            // Refusing politely costs a thread too: beyond as many again, just close.
+            sock.shutdown_both();
+            return None;
+        }
+        counter.fetch_add(1, Ordering::SeqCst);
         let server = self.clone();
         let spawned = std::thread::Builder::new().name(format!("nbd-conn-{id}")).spawn(move || {
+            let _count = Counted(if over { &server.inner.refusing } else { &server.inner.served });
             let _reg = Registration::new(&server.inner, id, sock.clone());
             let s: &dyn Sock = &*sock;
-            server.serve_connection(SockIo(s), SockIo(s), &peer);
+            s.set_read_timeout(server.inner.config.handshake_timeout);
+            let refusal = over.then(|| format!("too many connections: this server serves at most {limit} at once (wafsim serve --max-connections)"));
+            server.serve_connection_with(SockIo(s), SockIo(s), &peer, refusal.as_deref(), || s.set_read_timeout(None));
             sock.shutdown_both();
         });
-        // If no thread can be created the socket is dropped (closed) and the server carries on.
-        spawned.ok()
+        match spawned {
+            Ok(t) => Some(t),
+            Err(_) => {
+                // No thread: the socket is dropped (closed) and the server carries on.
+                counter.fetch_sub(1, Ordering::SeqCst);
+                None
+            }
+        }
+    }
+}
+
+/// Gives a connection's place in its count back when its thread ends (also by a panic).
+struct Counted<'a>(&'a AtomicUsize);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -333,6 +392,7 @@ trait Sock: Send + Sync {
     fn flush(&self) -> io::Result<()>;
     fn shutdown_read(&self);
     fn shutdown_both(&self);
+    fn set_read_timeout(&self, t: Option<Duration>);
 }
 
 macro_rules! impl_sock {
@@ -352,6 +412,9 @@ macro_rules! impl_sock {
             }
             fn shutdown_both(&self) {
                 let _ = <$t>::shutdown(self, Shutdown::Both);
+            }
+            fn set_read_timeout(&self, t: Option<Duration>) {
+                let _ = <$t>::set_read_timeout(self, t);
             }
         }
     };
