@@ -444,7 +444,11 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     let live = drive.lock();
     let c = live.stack.devices[0].counters();
     // Media units over host units: the figure to glance at when stopping.
-    eprintln!("wafsim serve: stopped; drive 0: {} host bytes written, WAF {:.3}", c.host_write_bytes, c.media_units() as f64 / c.host_units.max(1) as f64);
+    if c.host_units == 0 {
+        eprintln!("wafsim serve: stopped; drive 0: no host writes, so no WAF (n/a)");
+    } else {
+        eprintln!("wafsim serve: stopped; drive 0: {} host bytes written, WAF {:.3}", c.host_write_bytes, c.media_units() as f64 / c.host_units as f64);
+    }
     drop(live);
     if let Some(p) = &pacer {
         let s = p.stats();
