@@ -24,6 +24,13 @@ fn quickstart_json_has_the_documented_keys_and_results() {
         assert_eq!(host, var["hbmw"].as_u64().unwrap());
         let media: u64 = ns.iter().map(|n| n["media_bytes"].as_u64().unwrap()).sum();
         assert_eq!(media, var["mbmw"].as_u64().unwrap());
+        // Each namespace's (with a drive each: each drive's) share of host and media writes.
+        for n in ns {
+            let want = n["media_bytes"].as_u64().unwrap() as f64 / media as f64;
+            assert!((n["media_share"].as_f64().unwrap() - want).abs() < 1e-12);
+        }
+        let shares: f64 = ns.iter().map(|n| n["host_share"].as_f64().unwrap()).sum();
+        assert!((shares - 1.0).abs() < 1e-9, "host shares sum to {shares}");
     }
     let waf = |name: &str| variants.iter().find(|x| x["name"] == name).unwrap()["waf"].as_f64().unwrap();
     assert!(waf("no-fdp") > 1.3, "blender WAF {}", waf("no-fdp"));

@@ -25,6 +25,15 @@ fn checkpoint(c: &wafsim_experiment::results::Checkpoint) -> Value {
 
 /// `x` as a JSON number, or `null` when it is NaN or infinite. serde_json would write `null`
 /// for those too; going through this says so at every ratio and keeps the choice in one place.
+/// `part` as a fraction of `whole`, or null when `whole` is 0.
+fn share(part: u64, whole: u64) -> Value {
+    if whole == 0 {
+        Value::Null
+    } else {
+        num(part as f64 / whole as f64)
+    }
+}
+
 pub fn num(x: f64) -> Value {
     if x.is_finite() {
         json!(x)
@@ -107,6 +116,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "reclaim_write_bytes": d.reclaim_write_bytes,
             "metadata_write_bytes": d.metadata_write_bytes,
             "media_write_bytes": d.media_write_bytes,
+            "media_share": share(d.media_write_bytes, r.host_devices.iter().map(|d| d.media_write_bytes).sum()),
             "device_waf": num(d.device_waf()),
         })).collect::<Vec<_>>(),
         "smart_data_units_written": smart_data_units(r.hbmw()),
@@ -126,6 +136,10 @@ pub fn variant(r: &VariantResult) -> Value {
             "host_bytes": n.host_bytes,
             "media_bytes": n.media_bytes,
             "gc_bytes": n.gc_bytes,
+            // Shares of the variant's host and media writes (a drive's, with a drive per
+            // namespace); null when the variant wrote nothing.
+            "host_share": share(n.host_bytes, r.hbmw()),
+            "media_share": share(n.media_bytes, r.mbmw()),
             "waf": num(waf(n.media_bytes, n.host_bytes)),
         })).collect::<Vec<_>>(),
         "timing": r.timed.map(|t| json!({
