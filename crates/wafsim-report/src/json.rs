@@ -23,8 +23,6 @@ fn checkpoint(c: &wafsim_experiment::results::Checkpoint) -> Value {
     })
 }
 
-/// `x` as a JSON number, or `null` when it is NaN or infinite. serde_json would write `null`
-/// for those too; going through this says so at every ratio and keeps the choice in one place.
 /// `part` as a fraction of `whole`, or null when `whole` is 0.
 fn share(part: u64, whole: u64) -> Value {
     if whole == 0 {
@@ -34,6 +32,8 @@ fn share(part: u64, whole: u64) -> Value {
     }
 }
 
+/// `x` as a JSON number, or `null` when it is NaN or infinite. serde_json would write `null`
+/// for those too; going through this says so at every ratio and keeps the choice in one place.
 pub fn num(x: f64) -> Value {
     if x.is_finite() {
         json!(x)
