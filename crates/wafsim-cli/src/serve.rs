@@ -292,9 +292,12 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     };
     let history = start_drive(&args, &v, &drive, kept.as_mut())?;
     let power_on_before = drive.lock().power_on_before;
+    let mut checkpoint_cost = Duration::ZERO;
     if let Some(k) = &mut kept {
         // The drive as it starts is the first checkpoint; the journal follows it.
+        let t0 = Instant::now();
         k.checkpoint(&drive, power_on_before).with_context(|| format!("--backing {}: writing the drive's checkpoint", k.dir().display()))?;
+        checkpoint_cost = t0.elapsed();
     }
     if let (Some(p), None) = (&args.state, &kept) {
         if p.exists() {
@@ -409,8 +412,13 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
             let now = activity(&drive);
             let journal = drive.lock().journal.as_ref().map_or(0, |j| j.records);
             let every = if pacer.is_some() { CHECKPOINT_PACED } else { CHECKPOINT_EVERY };
-            if journal >= CHECKPOINT_RECORDS || (now != a && t.elapsed() >= every) {
+            // A large drive's checkpoint takes long (a full-size 7.68 TB drive's is ~16 GB):
+            // at most one in every CHECKPOINT_SHARE of the time goes to them.
+            let gap = checkpoint_cost * CHECKPOINT_SHARE;
+            if (journal >= CHECKPOINT_RECORDS && t.elapsed() >= gap) || (now != a && t.elapsed() >= every.max(gap)) {
+                let t0 = Instant::now();
                 k.checkpoint(&drive, power_on(started)).with_context(|| format!("--backing {}: writing the drive's checkpoint", k.dir().display()))?;
+                checkpoint_cost = t0.elapsed();
                 last_checkpoint = (now, Instant::now());
             }
         }
@@ -474,6 +482,8 @@ const CHECKPOINT_EVERY: Duration = Duration::from_secs(60);
 const CHECKPOINT_PACED: Duration = Duration::from_secs(10);
 /// Journal records that trigger a checkpoint sooner (2^21 records: 64 MiB of journal).
 const CHECKPOINT_RECORDS: u64 = 1 << 21;
+/// Checkpoints are at least this many times their own duration apart.
+const CHECKPOINT_SHARE: u32 = 30;
 
 /// Ask a running server's control socket to stop.
 pub fn stop_server(addr: &str) -> Result<()> {
