@@ -417,7 +417,11 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
             let gap = checkpoint_cost * CHECKPOINT_SHARE;
             if (journal >= CHECKPOINT_RECORDS && t.elapsed() >= gap) || (now != a && t.elapsed() >= every.max(gap)) {
                 let t0 = Instant::now();
-                k.checkpoint(&drive, power_on(started)).with_context(|| format!("--backing {}: writing the drive's checkpoint", k.dir().display()))?;
+                // A failed checkpoint (a full disk) leaves the previous one and the journal,
+                // which still restart the drive: say so and go on serving.
+                if let Err(e) = k.checkpoint(&drive, power_on(started)) {
+                    eprintln!("wafsim serve: warning: --backing {}: writing the drive's checkpoint failed ({e}); the previous checkpoint and the journal still hold the drive; retrying later", k.dir().display());
+                }
                 checkpoint_cost = t0.elapsed();
                 last_checkpoint = (now, Instant::now());
             }
@@ -425,7 +429,9 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         if let Some(path) = &args.state {
             let c = activity(&drive);
             if last_written.is_none_or(|(n, t): (u64, Instant)| n != c && t.elapsed() >= Duration::from_secs(1)) {
-                write_state(path, &drive, started)?;
+                if let Err(e) = write_state(path, &drive, started) {
+                    eprintln!("wafsim serve: warning: {e:#}; the previous state file stays; retrying");
+                }
                 last_written = Some((c, Instant::now()));
             }
         }
