@@ -11,37 +11,11 @@ use wafsim_nbd::persist::{Ident, Kept};
 use wafsim_nbd::sim::{self, Backing, LiveDrive};
 use wafsim_nbd::{Export, Exports};
 
-/// A small FDP drive with two namespaces, one with two placement handles, and GC (overwrites
-/// of 4x the capacity).
-const DOC: &str = r#"
-name = "kept"
-seed = 3
-[device]
-capacity = "16MiB"
-raw_capacity = "20MiB"
-erase_unit = "256KiB"
-[device.fdp]
-enabled = true
-ruhs = 4
-[[namespace]]
-name = "a"
-size = "8MiB"
-placement_handles = [0, 1]
-[[namespace]]
-name = "b"
-size = "8MiB"
-placement_handles = [2]
-[[workload]]
-namespace = "a"
-pattern = "sequential"
-bs = "4KiB"
-amount = "1x"
-"#;
+mod common;
 
-fn drive() -> Arc<LiveDrive> {
-    let v = wafsim_experiment::parse_experiment(DOC, "test").unwrap().remove(0);
-    LiveDrive::new(wafsim_experiment::run::build_stack(&v.spec).unwrap()).unwrap()
-}
+/// The small FDP drive of the sim tests: namespaces a (handles 0 and 1) and b (handle 2) of
+/// 8 MiB on 16 MiB; the commands below overwrite it several times, so GC works.
+use common::drive;
 
 fn ident() -> Ident {
     Ident { experiment: "kept.toml".into(), variant: "default".into(), scale: 1.0 }

@@ -4,44 +4,13 @@
 
 mod common;
 
-use std::sync::Arc;
 
 use common::{pattern, Client, Running};
 use wafsim_nbd::proto::transmission::{Command, NBD_CMD_FLAG_NO_HOLE};
 use wafsim_nbd::sim::{self, Backing, LiveDrive};
 use wafsim_nbd::Config;
 
-/// Two namespaces of 8 MiB on a small FDP drive with two handles each for the first.
-const DOC: &str = r#"
-name = "sim exports"
-seed = 1
-precondition = false
-[device]
-capacity = "16MiB"
-raw_capacity = "20MiB"
-erase_unit = "256KiB"
-[device.fdp]
-enabled = true
-ruhs = 4
-[[namespace]]
-name = "a"
-size = "8MiB"
-placement_handles = [0, 1]
-[[namespace]]
-name = "b"
-size = "8MiB"
-placement_handles = [2]
-[[workload]]
-namespace = "a"
-pattern = "sequential"
-bs = "4KiB"
-amount = "1x"
-"#;
-
-fn drive() -> Arc<LiveDrive> {
-    let v = wafsim_experiment::parse_experiment(DOC, "test").unwrap().remove(0);
-    LiveDrive::new(wafsim_experiment::run::build_stack(&v.spec).unwrap()).unwrap()
-}
+use common::drive;
 
 /// Host bytes, host mapping units, trimmed bytes, read bytes of namespace `ns`.
 fn ns_counts(d: &LiveDrive, ns: usize) -> (u64, u64, u64, u64) {

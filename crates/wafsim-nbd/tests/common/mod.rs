@@ -291,3 +291,35 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
         })
         .collect()
 }
+
+/// Two namespaces of 8 MiB on a small FDP drive with two handles each for the first.
+const DOC: &str = r#"
+name = "sim exports"
+seed = 1
+precondition = false
+[device]
+capacity = "16MiB"
+raw_capacity = "20MiB"
+erase_unit = "256KiB"
+[device.fdp]
+enabled = true
+ruhs = 4
+[[namespace]]
+name = "a"
+size = "8MiB"
+placement_handles = [0, 1]
+[[namespace]]
+name = "b"
+size = "8MiB"
+placement_handles = [2]
+[[workload]]
+namespace = "a"
+pattern = "sequential"
+bs = "4KiB"
+amount = "1x"
+"#;
+
+pub fn drive() -> std::sync::Arc<wafsim_nbd::sim::LiveDrive> {
+    let v = wafsim_experiment::parse_experiment(DOC, "test").unwrap().remove(0);
+    wafsim_nbd::sim::LiveDrive::new(wafsim_experiment::run::build_stack(&v.spec).unwrap()).unwrap()
+}
