@@ -699,18 +699,21 @@ pub struct PhaseSpec {
     /// Measure only the last this many host bytes written of the phase: bytes ("300GB") or a
     /// multiple of the drives' logical capacity ("0.15x"). The phase runs whole; its counters
     /// and rows are the window's (to 1/32 of it), and the whole phase's WAF is reported
-    /// beside. Untimed phases; not with `steady_state`. Bytes scale with the run as amounts
-    /// do; a duration ("5h") needs `write_rate`.
+    /// beside. Not with `steady_state`. Bytes scale with the run as amounts do; a duration
+    /// ("5h") needs `write_rate` in an untimed phase and is model time in a timed one (one
+    /// drive; the window's start falls on the run's counter snapshots, up to 4,096 of them).
     pub measure_last: Option<String>,
     /// Points of the phase to report WAF at, in host bytes written since the phase started:
     /// bytes ("300GB", scaled with the run), multiples of the drives' logical capacity ("0.5x"),
     /// or durations ("5h", "90min", "30s") at `write_rate`. Each checkpoint reports the WAF from
     /// the phase start and since the previous checkpoint (and media per application byte where
-    /// the phase has file systems or stores). Untimed phases.
+    /// the phase has file systems or stores). In a timed phase (one drive) durations are model
+    /// time, and each checkpoint is taken at the first counter snapshot at or past it.
     #[serde(default)]
     pub checkpoints: Vec<String>,
     /// Host write rate that turns durations of `checkpoints` and `measure_last` into bytes
-    /// ("275MB/s"): a stated rate (e.g. a publication's), not a simulated one.
+    /// ("275MB/s"): a stated rate (e.g. a publication's), not a simulated one. Untimed phases
+    /// (a timed phase has model time).
     pub write_rate: Option<String>,
 }
 

@@ -217,3 +217,42 @@ fn a_saved_tiering_drive_continues_where_it_stopped() {
     assert!(cold.reclaim_write_bytes > one_run.host_devices[1].reclaim_write_bytes / 2 && one_run.phases[0].counters.gc_units > 0, "migration ran before and after the save");
     eprintln!("tiering: aging WAF {:.3}, continued phase WAF {:.3}", one_run.phases[0].waf(), second.phases[0].waf());
 }
+
+/// Windows in a timed phase: `measure_last` and checkpoints in bytes pick the same window as
+/// in the untimed run of the same writes (one job: the drive sees the same commands in the
+/// same order), to the precision of the timed run's counter snapshots; durations are model
+/// time; several drives and `write_rate` are refused with a reason.
+#[test]
+fn timed_phases_have_the_same_windows_as_untimed_ones() {
+    let d = dir("timed-windows");
+    let drive = "[device]\ncapacity = \"256MiB\"\nraw_capacity = \"288MiB\"\ngc_policy = \"greedy\"\n\
+        [device.geometry]\npage_size = \"16KiB\"\npages_per_block = 12\nplanes_per_die = 2\ndies_per_channel = 2\nchannels = 2\n\
+        [[namespace]]\nname = \"ns1\"\nsize = \"256MiB\"\n";
+    let timing = "[timing]\nenabled = true\nnand = \"tlc\"\nchannel_rate = \"1600MT/s\"\nhost_link = \"pcie4x4\"\nwrite_buffer = \"4MiB\"\n";
+    let phase = "[[phase]]\nname = \"random\"\nmeasure_last = \"1x\"\ncheckpoints = [\"0.5x\", \"2x\"]\n\
+        [[phase.workload]]\nnamespace = \"ns1\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"3x\"\niodepth = 16\n";
+    let untimed = run(&format!("{drive}{phase}"), &d, None).unwrap();
+    let timed = run(&format!("{drive}{timing}{phase}"), &d, None).unwrap();
+    let (u, t) = (&untimed.phases[0], &timed.phases[0]);
+    eprintln!("untimed: window {:.4} ({}), whole {:?}; timed: window {:.4} ({}), whole {:?}", u.waf(), u.window, u.whole_waf, t.waf(), t.window, t.whole_waf);
+    assert!(timed.timed.is_some(), "the timed run ran timed");
+    assert!(t.window.starts_with("last 1x (") && t.window.contains("s of model time"), "{}", t.window);
+    assert!((t.whole_waf.unwrap() - u.whole_waf.unwrap()).abs() < 1e-9, "the same commands in the same order");
+    assert!((t.waf() - u.waf()).abs() / u.waf() < 0.01, "window WAF timed {:.4} vs untimed {:.4}", t.waf(), u.waf());
+    assert!(t.waf() > t.whole_waf.unwrap(), "the window leaves out the transient after the fill");
+    let cap = timed.logical_bytes;
+    assert!(t.counters.host_write_bytes >= cap && t.counters.host_write_bytes < cap + cap / 100, "window of {} B for 1x of {cap}", t.counters.host_write_bytes);
+    for (cu, ct) in u.checkpoints.iter().zip(&t.checkpoints) {
+        assert!((ct.waf - cu.waf).abs() / cu.waf < 0.01, "checkpoint {}: timed {:.4} vs untimed {:.4}", ct.label, ct.waf, cu.waf);
+    }
+    // Durations are model time: half the phase's model time is reached, twice it is not.
+    let secs = timed.timed.unwrap().elapsed_ns as f64 * 1e-9;
+    let by_time = phase.replace("checkpoints = [\"0.5x\", \"2x\"]", &format!("checkpoints = [\"{:.3}s\", \"{:.3}s\"]", secs / 2.0, secs * 2.0));
+    let r = run(&format!("{drive}{timing}{by_time}"), &d, None).unwrap();
+    let c = &r.phases[0].checkpoints;
+    let reached = c[0].reached.expect("half the model time is reached");
+    assert!(reached > 0 && reached < 3 * cap, "{reached}");
+    assert!(c[1].reached.is_none() && r.warnings.iter().any(|w| w.contains("before checkpoint")), "{:?}", r.warnings);
+    let e = format!("{:#}", run(&format!("{drive}{timing}{}", phase.replace("measure_last", "write_rate = \"1MB/s\"\nmeasure_last")), &d, None).unwrap_err());
+    assert!(e.contains("durations are model time"), "{e}");
+}

@@ -52,7 +52,7 @@ fn run(disks: u32, zones_per_disk: u32, cache_zones: u64) -> Outcome {
         let cache_m = PlainTimed::new(cache_dev.unwrap(), &mut cache_tl);
         let disk_ms: Vec<_> = disk_devs.iter_mut().zip(disk_tls.iter_mut()).map(|(d, tl)| DiskTimed::new(d, tl)).collect();
         let mut m = DmZonedTimed::new(layer, Some(cache_m), disk_ms, &mut clock);
-        wafsim_time::run_on_with(&mut m, jobs, &EngineOptions { sample_ns: Some(SAMPLE_NS) }).unwrap()
+        wafsim_time::run_on_with(&mut m, jobs, &EngineOptions { sample_ns: Some(SAMPLE_NS), ..Default::default() }).unwrap()
     });
     dmz.layer().check_invariants().unwrap();
     let written: u64 = tr.jobs.iter().map(|j| j.write.bytes).sum();

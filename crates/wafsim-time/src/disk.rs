@@ -242,6 +242,10 @@ impl<'a, D: BlockDevice> DiskTimed<'a, D> {
 }
 
 impl<D: BlockDevice> TimedDevice for DiskTimed<'_, D> {
+    fn counters(&self) -> Option<&wafsim_core::Counters> {
+        Some(self.dev.counters())
+    }
+
     fn next_event(&mut self) -> Option<u64> {
         // The head frees when its command ends, then picks among the waiting ones; a plugged
         // zone's write completing lets the zone's next write go to the disk.

@@ -8,7 +8,7 @@ use crate::media::Busy;
 use crate::timed::{Class, Cmd, Completions, Event, TimedDevice};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use wafsim_core::{DeviceError, Io, MediaDevice};
+use wafsim_core::{Counters, DeviceError, Io, MediaDevice};
 use wafsim_core::pipeline::{IoSource, LayerFigures, SourceError};
 
 /// Why a timed run stopped: the device refused a command, or a job's source failed (the run
@@ -154,7 +154,16 @@ pub struct TimedRun {
     /// ends inside it (its `end_ns` is then `end_ns` of the run). Empty when sampling is off or
     /// nothing completed.
     pub series: Vec<Interval>,
+    /// The device's counters along the run ([`EngineOptions::snapshots`]): `(time, counters)`
+    /// at the run's start, then on a grid of model time as the run passes it (taken at the
+    /// first event at or after each grid point), at most [`SNAPSHOTS`] of them; empty when
+    /// off or when the device has no counters to give.
+    pub snapshots: Vec<(u64, Counters)>,
 }
+
+/// Most counter snapshots a run keeps: when the grid fills, every other one is dropped and the
+/// grid doubles, so a run of any length keeps between half and all of these, evenly spaced.
+pub const SNAPSHOTS: usize = 4096;
 
 /// Options of a timed run that do not change what the device does, only what is recorded.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -162,6 +171,40 @@ pub struct EngineOptions {
     /// Length in ns of the intervals of [`TimedRun::series`] (fio `log_avg_msec` x 10^6);
     /// None (the default): no series. Must not be zero.
     pub sample_ns: Option<u64>,
+    /// Record [`TimedRun::snapshots`] of the device's counters (for measurement windows inside
+    /// a phase: the last N bytes or seconds, checkpoints).
+    pub snapshots: bool,
+}
+
+/// Counter snapshots on a model-time grid that coarsens as the run grows.
+struct SnapLog {
+    grid_ns: u64,
+    next: u64,
+    snaps: Vec<(u64, Counters)>,
+}
+
+impl SnapLog {
+    fn new(t0: u64, first: Counters) -> SnapLog {
+        // 1 us to start: a short run keeps fine snapshots, a long one coarsens the grid.
+        SnapLog { grid_ns: 1_000, next: t0 + 1_000, snaps: vec![(t0, first)] }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take(&mut self, now: u64, c: &Counters) {
+        self.snaps.push((now, c.clone()));
+        if self.snaps.len() >= SNAPSHOTS {
+            // Keep the start and every other one after it.
+            let mut k = 0;
+            self.snaps.retain(|_| {
+                k += 1;
+                k % 2 == 1
+            });
+            self.grid_ns *= 2;
+        }
+        let t0 = self.snaps[0].0;
+        self.next = t0 + ((now - t0) / self.grid_ns + 1) * self.grid_ns;
+    }
 }
 
 /// Completions in one interval of [`TimedRun::series`]. The interval starts where the
@@ -364,6 +407,8 @@ struct Host {
     inflight: u64,
     /// The bandwidth series, when sampling is on.
     series: Option<SeriesLog>,
+    /// Counter snapshots, when asked for and the device has counters.
+    snaps: Option<SnapLog>,
 }
 
 /// Run `jobs` concurrently on `m` from its clock until every job has finished.
@@ -403,7 +448,8 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
         .collect();
     // Sampling off costs one predictable branch per completion.
     let series = opts.sample_ns.map(|s| SeriesLog::new(t0, s));
-    let mut h = Host { states, queue_of, heap: BinaryHeap::new(), inflight: 0, series };
+    let snaps = if opts.snapshots { m.counters().map(|c| SnapLog::new(t0, c.clone())) } else { None };
+    let mut h = Host { states, queue_of, heap: BinaryHeap::new(), inflight: 0, series, snaps };
     let mut end = t0;
     // Device work left from earlier runs runs up to the start.
     while let Some(mt) = m.next_event() {
@@ -435,6 +481,12 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
         }
         let Some(Reverse(ev)) = h.heap.pop() else { break };
         let now = ev.time;
+        if let Some(log) = h.snaps.as_mut().filter(|l| now >= l.next) {
+            // Before the event: the counters as they stood when model time reached `now`.
+            if let Some(c) = m.counters() {
+                log.take(now, c);
+            }
+        }
         m.advance(now);
         end = end.max(now);
         let j = ev.job as usize;
@@ -507,7 +559,8 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
         })
         .collect();
     let series = h.series.take().map_or_else(Vec::new, |log| log.finish(end));
-    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0), series })
+    let snapshots = h.snaps.take().map_or_else(Vec::new, |l| l.snaps);
+    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0), series, snapshots })
 }
 
 /// Jobs not yet started whose group has no unfinished job at an earlier stage (at the start:
@@ -683,7 +736,7 @@ mod tests {
     }
 
     fn sampled(ns: u64) -> EngineOptions {
-        EngineOptions { sample_ns: Some(ns) }
+        EngineOptions { sample_ns: Some(ns), ..Default::default() }
     }
 
     #[test]

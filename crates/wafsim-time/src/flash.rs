@@ -251,6 +251,10 @@ impl<'a, D: MediaDevice> FlashTimed<'a, D> {
 }
 
 impl<D: MediaDevice> TimedDevice for FlashTimed<'_, D> {
+    fn counters(&self) -> Option<&wafsim_core::Counters> {
+        Some(self.dev.counters())
+    }
+
     #[inline]
     fn next_event(&mut self) -> Option<u64> {
         self.tl.media.next_event()

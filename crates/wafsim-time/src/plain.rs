@@ -93,6 +93,10 @@ impl<'a, D: BlockDevice> PlainTimed<'a, D> {
 }
 
 impl<D: BlockDevice> TimedDevice for PlainTimed<'_, D> {
+    fn counters(&self) -> Option<&wafsim_core::Counters> {
+        Some(self.dev.counters())
+    }
+
     fn submit(&mut self, cmd: Cmd, now: u64, done: &mut Completions) -> Result<(), DeviceError> {
         self.dev.submit(&cmd.io)?;
         let t = match cmd.io.op {

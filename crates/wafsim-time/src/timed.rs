@@ -8,7 +8,7 @@
 use crate::media::Busy;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use wafsim_core::{DeviceError, Io, Op};
+use wafsim_core::{Counters, DeviceError, Io, Op};
 
 /// A command on its way through a model: the I/O and who issued it when.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +110,11 @@ pub trait TimedDevice {
     fn advance(&mut self, _now: u64) {}
     /// Take `cmd` at `now`; report its completion now or from a later step.
     fn submit(&mut self, cmd: Cmd, now: u64, done: &mut Completions) -> Result<(), DeviceError>;
+    /// The device's counters now, for snapshots along a run ([`crate::EngineOptions::snapshots`]);
+    /// None for a model that cannot say (the default).
+    fn counters(&self) -> Option<&Counters> {
+        None
+    }
     /// No internal event is due before the next host event and the host waits for this model:
     /// make whatever progress a stalled model can (e.g. take a write into a buffer that holds
     /// only partly filled program units). Returns whether anything happened.

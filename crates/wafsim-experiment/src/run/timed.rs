@@ -9,7 +9,7 @@ use crate::results::*;
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{bail, Context, Result};
 use wafsim_core::counters::waf;
-use wafsim_core::BlockDevice;
+use wafsim_core::{BlockDevice, Counters};
 
 
 
@@ -29,7 +29,8 @@ pub(super) fn run_timed_drive(
 ) -> Result<()> {
     let mu = stack.cfg.mapping_unit as u64;
     let log_ns = crate::plan::timing::log_interval_ns(spec)?;
-    let engine_opts = wafsim_time::EngineOptions { sample_ns: log_ns };
+    let windows = phases.iter().any(|p| p.measure_last.is_some() || !p.checkpoints.is_empty());
+    let engine_opts = wafsim_time::EngineOptions { sample_ns: log_ns, snapshots: windows };
     stack.devices[d].model_mut().start_clock(log_ns)?;
     let mut measured_ns = 0u64;
     let mut busy_window_ns = 0u64;
@@ -43,11 +44,17 @@ pub(super) fn run_timed_drive(
         }
         if p.measure_last.is_some() || !p.checkpoints.is_empty() {
             let key = if p.measure_last.is_some() { "measure_last" } else { "checkpoints" };
-            bail!("phase {:?}: {key} is not supported with the timing model yet; run the phase untimed (timing off)", p.name);
+            if stack.devices.len() > 1 {
+                bail!("phase {:?}: {key} in a timed run needs a single drive (this variant has {}, each on its own timeline); run the phase untimed (timing off)", p.name, stack.devices.len());
+            }
+            if p.write_rate.is_some() {
+                bail!("phase {:?}: write_rate turns durations into bytes in untimed phases; a timed phase has model time, and its durations are model time: drop write_rate", p.name);
+            }
         }
         let phase_start = stack.devices[d].counters().clone();
         let parts = parts::build_parts(spec, pi, p, &fio_files[pi], &stack.device_target(d), true).with_context(pctx)?;
         let rows = parts.rows();
+        let has_store_rows = !rows.is_empty();
         let mut labels = Vec::new();
         let mut jobs = Vec::new();
         let per_namespace_queues = spec.timing.as_ref().is_some_and(|t| t.queues == crate::schema::Queues::PerNamespace);
@@ -117,7 +124,17 @@ pub(super) fn run_timed_drive(
         if opts.sample_every_bytes.is_some() {
             result.timeseries.push(sample(pi, Some(d as u32), &strip(&since), mu));
         }
-        let delta = dev.counters().delta(&phase_start);
+        let from = if p.measure_last.is_some() || !p.checkpoints.is_empty() {
+            if tr.snapshots.is_empty() {
+                bail!("phase {:?}: measure_last and checkpoints in a timed run need a drive whose counters the timing model reads (flash, ZNS, SMR); this drive's timed model has none: run the phase untimed", p.name);
+            }
+            let mut snaps = tr.snapshots;
+            snaps.push((tr.end_ns, dev.counters().clone()));
+            timed_windows(spec, p, pi, &snaps, st.logical_total, mu, has_store_rows, result)?
+        } else {
+            None
+        };
+        let delta = dev.counters().delta(from.as_ref().unwrap_or(&phase_start));
         account_phase(result, st, pi, p.measure, d, &delta);
     }
     if let Some(t) = &mut result.timed {
@@ -144,4 +161,88 @@ pub(super) fn configure(spec: &ExperimentSpec, stack: &mut Stack) -> Result<bool
         }
     }
     Ok(!stack.devices.is_empty())
+}
+
+/// A window's start or a checkpoint in a timed phase: host bytes from the phase start, or
+/// model time (durations describe the full-scale run, as bytes do, so both scale with it).
+enum Mark {
+    Bytes(u64),
+    Ns(u64),
+}
+
+impl Mark {
+    fn parse(field: &str, text: &str, logical: u64, scale: f64) -> Result<Mark> {
+        let t = text.trim();
+        if t.ends_with('h') || t.ends_with("min") || (t.ends_with('s') && !t.ends_with("/s")) {
+            let ns = crate::plan::timing::parse_duration_ns(t).map_err(|e| anyhow::anyhow!("{field}: {e}"))?;
+            return Ok(Mark::Ns(((ns as f64 * scale) as u64).max(1)));
+        }
+        Ok(Mark::Bytes(crate::plan::window::window_bytes(field, t, None, logical, scale)?))
+    }
+
+    /// Whether snapshot `s` lies at least this far after `base`.
+    fn reached(&self, base: &(u64, Counters), s: &(u64, Counters)) -> bool {
+        match *self {
+            Mark::Bytes(b) => s.1.host_write_bytes - base.1.host_write_bytes >= b,
+            Mark::Ns(ns) => s.0 - base.0 >= ns,
+        }
+    }
+}
+
+/// The windows of timed phase `p` from its counter snapshots (`snaps`: the phase start first,
+/// its end last): checkpoint rows, the window's description and the counters where the
+/// measured window starts (None: the whole phase).
+#[allow(clippy::too_many_arguments)]
+fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64, Counters)], logical: u64, mu: u64, has_rows: bool, result: &mut VariantResult) -> Result<Option<Counters>> {
+    let (start, end) = (&snaps[0], &snaps[snaps.len() - 1]);
+    let host = |s: &(u64, Counters)| s.1.host_write_bytes - start.1.host_write_bytes;
+    let grid = snaps.len().saturating_sub(2).max(1);
+    let precision = format!("snapshots every {:.3} ms of model time", (end.0 - start.0) as f64 / grid as f64 * 1e-6);
+    // Checkpoints: the first snapshot at or past each.
+    let mut taken = vec![(0u64, start.1.media_units(), None)];
+    let mut marks = Vec::new();
+    for c in &p.checkpoints {
+        let m = Mark::parse("checkpoints", c, logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
+        let hit = snaps.iter().find(|s| m.reached(start, s));
+        marks.push(match (&m, hit) {
+            (Mark::Bytes(b), _) => *b,
+            (Mark::Ns(_), Some(s)) => host(s),
+            (Mark::Ns(_), None) => host(end),
+        });
+        if let Some(s) = hit.filter(|_| taken.len() == marks.len()) {
+            taken.push((host(s), s.1.media_units(), None));
+        }
+    }
+    if taken.len() <= marks.len() {
+        result.warnings.push(format!(
+            "phase {:?} ended after {} of host writes and {:.3} s of model time, before checkpoint {:?}: it is reported as not reached",
+            p.name,
+            wafsim_core::units::human(host(end)),
+            (end.0 - start.0) as f64 * 1e-9,
+            p.checkpoints[taken.len() - 1]
+        ));
+    }
+    if marks.windows(2).any(|w| w[0] > w[1]) {
+        anyhow::bail!("phase {:?}: checkpoints must increase (in bytes or model time, as given)", p.name);
+    }
+    result.phases[pi].checkpoints = super::untimed::checkpoint_rows(p, &marks, &taken, mu);
+    // The measured window: the newest snapshot at least `measure_last` before the end.
+    let Some(last) = &p.measure_last else { return Ok(None) };
+    let m = Mark::parse("measure_last", last, logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
+    let from = snaps[..snaps.len() - 1].iter().rev().find(|s| match m {
+        Mark::Bytes(b) => end.1.host_write_bytes - s.1.host_write_bytes >= b,
+        Mark::Ns(ns) => end.0 - s.0 >= ns,
+    });
+    let Some(from) = from else {
+        result.warnings.push(format!("phase {:?} is shorter than measure_last ({last}): the whole phase is reported", p.name));
+        return Ok(None);
+    };
+    let rows_note = if has_rows { "; file-system and store rows: the whole phase" } else { "" };
+    result.phases[pi].window = format!(
+        "last {last} ({} of host writes over {:.3} s of model time; {precision}{rows_note})",
+        wafsim_core::units::human(end.1.host_write_bytes - from.1.host_write_bytes),
+        (end.0 - from.0) as f64 * 1e-9
+    );
+    result.phases[pi].whole_waf = Some(waf((end.1.media_units() - start.1.media_units()) * mu, host(end)));
+    Ok(Some(from.1.clone()))
 }

@@ -198,7 +198,7 @@ pub(super) fn run_untimed_phase(
 
 /// Rows of the checkpoints from the counts `taken` at the phase start and at each checkpoint
 /// reached.
-fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[(u64, u64, Option<u64>)], mu: u64) -> Vec<Checkpoint> {
+pub(super) fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[(u64, u64, Option<u64>)], mu: u64) -> Vec<Checkpoint> {
     let (h0, m0, a0) = taken[0];
     marks
         .iter()
