@@ -165,7 +165,30 @@ impl ExperimentSpec {
             if !(0.0..=1.0).contains(&w.trim) {
                 bail!("{}: trim = {} must be a fraction in 0..=1", ctx(), w.trim);
             }
+            // A rate of 0 (or NaN) would pace the workload to a standstill, or be ignored.
+            if let Some(r) = w.rate_iops {
+                if !(r.is_finite() && r > 0.0) {
+                    bail!("{}: rate_iops = {r}: expected I/Os per second above 0 (leave it out for no limit)", ctx());
+                }
+            }
+            check_iodepth(w.iodepth).with_context(ctx)?;
+        }
+        for p in &self.phase {
+            for (i, f) in p.files.iter().enumerate() {
+                check_iodepth(f.iodepth).with_context(|| format!("phase {:?}: files #{}", p.name, i + 1))?;
+            }
+            for (i, k) in p.kv.iter().enumerate() {
+                check_iodepth(k.iodepth).with_context(|| format!("phase {:?}: kv #{}", p.name, i + 1))?;
+            }
         }
         Ok(())
+    }
+}
+
+/// `iodepth`: 1 to 65536 I/Os in flight (fio's range); 0 was silently taken as 1.
+fn check_iodepth(d: Option<u32>) -> Result<()> {
+    match d {
+        Some(d) if !(1..=65536).contains(&d) => bail!("iodepth = {d}: expected 1 to 65536 I/Os in flight"),
+        _ => Ok(()),
     }
 }
