@@ -77,7 +77,8 @@ pub struct JobTiming {
     /// Trims, flushes and zone management commands.
     pub trim: DirTiming,
     /// Length of the measurement window, ns: from the end of the ramp time to the job's last
-    /// completion.
+    /// completion, or to the end of its last I/O's rate slot for a
+    /// rate-limited job (fio counts the time waiting for the rate).
     pub window_ns: u64,
     /// Time-averaged I/Os in flight over the window.
     pub mean_inflight: f64,
