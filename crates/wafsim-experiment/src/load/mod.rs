@@ -45,6 +45,7 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     check_unknowns(&spec.unknown, &names).with_context(|| origin.to_string())?;
     if spec.variant.is_empty() {
         let mut spec = spec;
+        spec.notes = spec.ignored_settings();
         spec.variant_name = "default".into();
         spec.single_writer = spec.single_fio_writer();
         let mut doc = raw;
@@ -84,6 +85,7 @@ fn resolve(mut doc: toml::Table, name: &str, check: Check) -> Result<ExperimentS
     let mut spec: ExperimentSpec = toml::Value::Table(doc).try_into()?;
     spec.variant_name = name.to_string();
     check(&spec)?;
+    spec.notes = spec.ignored_settings();
     Ok(spec)
 }
 

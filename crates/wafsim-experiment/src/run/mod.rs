@@ -125,6 +125,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         host_timeline: Vec::new(),
         tier_timeline: Vec::new(),
     };
+    result.warnings.extend(spec.notes.iter().cloned());
     let fio_files = crate::parts::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
     // Planned host bytes over all drives and phases, for progress.
