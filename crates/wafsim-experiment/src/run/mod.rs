@@ -212,6 +212,10 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     }
     for (pi, p) in phases.iter().enumerate() {
         if st.phase_ios[pi] == 0 {
+            // Top-level [[workload]]s make an implicit phase the file does not name.
+            if spec.phase.is_empty() {
+                bail!("{}: the experiment's [[workload]]s issued no I/O: each was empty (check their amount, bs and namespace)", ctx());
+            }
             return Err(anyhow!(
                 "{}: phase {:?} issued no I/O: every source of the phase was empty (check the job sizes, trace filters and namespaces)",
                 ctx(),
