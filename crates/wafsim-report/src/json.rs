@@ -178,7 +178,7 @@ pub fn variant(r: &VariantResult) -> Value {
     v["spread"] = Value::Array(
         r.spread
             .iter()
-            .map(|x| json!({ "unknown": x.unknown, "case": x.case, "waf": num(x.waf), "total_waf": x.total_waf.map(num), "history": x.history }))
+            .map(|x| json!({ "unknown": x.unknown, "case": x.case, "waf": (x.waf > 0.0).then(|| num(x.waf)), "total_waf": x.total_waf.map(num), "history": x.history }))
             .collect(),
     );
     v["bandwidth"] = Value::Array(bandwidth);

@@ -97,10 +97,16 @@ fn die_busy(host_ns: u64, gc_ns: u64, dies: u32, window_ns: u64) -> String {
 /// application byte) beside the central result, and the range over all of them.
 fn spread_rows(s: &mut String, r: &VariantResult) {
     let Some((lo, hi)) = wafsim_experiment::studies::spread::waf_range(r) else { return };
-    let _ = writeln!(s, "  spread over unknowns: device WAF {:.3} as written, {lo:.3}..{hi:.3} over {} other case(s)", r.waf(), r.spread.len());
+    if r.hbmw() == 0 {
+        // No range over an undefined figure (the cases set the same workloads).
+        let _ = writeln!(s, "  spread over unknowns: device WAF n/a as written (no host writes in the window), {} other case(s)", r.spread.len());
+    } else {
+        let _ = writeln!(s, "  spread over unknowns: device WAF {:.3} as written, {lo:.3}..{hi:.3} over {} other case(s)", r.waf(), r.spread.len());
+    }
     for x in &r.spread {
         let total = x.total_waf.map(|t| format!(", total WAF {t:.3}")).unwrap_or_default();
-        let _ = writeln!(s, "    {}: {}: device WAF {:.3}{total} (drive history: {})", x.unknown, x.case, x.waf, x.history);
+        // A row's WAF is 0 only without host writes (media bytes never fall below host bytes).
+        let _ = writeln!(s, "    {}: {}: device WAF {}{total} (drive history: {})", x.unknown, x.case, fmt_waf((x.waf > 0.0).then_some(x.waf)), x.history);
     }
 }
 
@@ -560,6 +566,27 @@ pub(crate) mod tests {
             tier_timeline: vec![],
             spread: vec![],
         }
+    }
+
+    /// A variant that only read: its WAF is n/a (with the note) in the tables, null in JSON
+    /// and an empty cell in the time-series CSV, never 0.000.
+    #[test]
+    fn a_run_without_host_writes_has_no_waf() {
+        let mut r = timed_result("reads", 0.0, 1000.0, 0.1, 0.0);
+        r.timed = None;
+        r.counters.host_read_bytes = 1 << 20;
+        r.namespaces = vec![wafsim_experiment::results::NsResult { name: "ns1".into(), size_bytes: 1 << 30, host_bytes: 0, media_bytes: 0, gc_bytes: 0, read_bytes: 1 << 20, trim_bytes: 0 }];
+        r.timeseries = vec![wafsim_experiment::results::Sample { phase: 0, device: None, host_bytes: 0, media_bytes: 0, gc_bytes: 0, erases: 0, app_bytes: None }];
+        let two = [r.clone(), r.clone()];
+        let t = variants(&two);
+        assert!(!t.contains("0.000"), "{t}");
+        assert!(t.contains("WAF n/a: no host writes in the window"), "{t}");
+        assert_eq!(t.matches(" n/a").count(), 2 * 3 + 2, "{t}"); // ns row, total row, note; comparison rows
+        let j = crate::json::variant(&r);
+        assert!(j["waf"].is_null() && j["total_waf"].is_null() && j["namespaces"][0]["waf"].is_null(), "{j}");
+        assert_eq!(j["waf_note"], "no host writes in the window");
+        let csv = crate::csv::timeseries(&[r]);
+        assert!(csv.lines().nth(1).unwrap().ends_with(",0,0,0,0,,,"), "{csv}");
     }
 
     /// Life at equal application writes: programs per NAND byte per application byte, inverted
