@@ -491,6 +491,10 @@ pub fn run_waf(args: WafArgs) -> Result<()> {
     let before = load_capture(&args.before)?;
     let after = load_capture(&args.after)?;
     let r = waf(&before.snap, &after.snap).map_err(|e| waf_error(e, &before, &after))?;
+    if let Some(w) = r.below_one() {
+        // Also in the output (text and JSON), so a script keeping only stdout keeps it.
+        eprintln!("wafsim: warning: {w}");
+    }
     let out = if args.json {
         waf_json(&r, &before, &after)
     } else {
@@ -538,6 +542,9 @@ fn waf_text(r: &WafResult, before: &Capture, after: &Capture) -> String {
         }
     }
     o += &format!("before: {}\nafter:  {}\n", before.name, after.name);
+    if let Some(w) = r.below_one() {
+        o += &format!("warning: {w}\n");
+    }
     o
 }
 
@@ -553,12 +560,13 @@ fn waf_json(r: &WafResult, before: &Capture, after: &Capture) -> String {
         }
         _ => String::new(),
     };
+    let warning = r.below_one().map(|w| format!(",\n  \"warning\": {}", s(&w))).unwrap_or_default();
     // Written by hand: the 128-bit counters must stay exact integers, which serde_json's Value
     // cannot hold.
     format!(
         "{{\n  \"waf\": {},\n  \"method\": {},\n  \"host_delta\": {},\n  \"host_delta_unit\": {},\n  \
          \"media_delta\": {},\n  \"host_bytes\": {},\n  \"media_bytes\": {}{mbe},\n  \"before\": {},\n  \
-         \"after\": {}\n}}\n",
+         \"after\": {}{warning}\n}}\n",
         r.waf,
         s(method),
         r.host_delta,

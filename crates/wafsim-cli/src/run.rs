@@ -98,7 +98,9 @@ pub fn run_experiment(a: RunArgs) -> Result<()> {
         wafsim_experiment::run_variants(&all, opts, &report)
     };
     bar.finish();
-    let mut results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
+    // Errors found while running (a timing key out of range, a job that cannot run) name the
+    // experiment file, as the ones found while loading it do.
+    let mut results: Vec<_> = results.into_iter().collect::<Result<_>>().with_context(|| experiment.display().to_string())?;
     let cases = all.iter().map(|v| v.spec.unknown.iter().flat_map(|u| &u.case).filter(|c| c.applies_to(&v.name)).count()).sum::<usize>();
     if spread && cases > 0 {
         let runs = wafsim_experiment::studies::spread::cases(&all)?;

@@ -1,7 +1,7 @@
 //! `wafsim zone`: zone reports of an experiment's zoned namespaces after a run (or after one of
 //! its phases), printed as util-linux `blkzone` or nvme-cli print them.
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 use wafsim_experiment::RunOptions;
@@ -79,7 +79,7 @@ fn report(a: ReportArgs) -> Result<()> {
     let bar = progress::Bar::new(all.iter().map(|v| v.name.clone()).collect());
     let results = wafsim_experiment::run_variants(&all, RunOptions::default(), &|name: &str, p| bar.update(name, p));
     bar.finish();
-    let results: Vec<_> = results.into_iter().collect::<Result<_>>()?;
+    let results: Vec<_> = results.into_iter().collect::<Result<_>>().with_context(|| experiment.display().to_string())?;
     if results.iter().all(|r| r.zone_reports.is_empty()) {
         bail!("{}: no zoned namespace (a zone report needs device.kind = \"zns\" or \"smr\")", experiment.display());
     }

@@ -198,11 +198,18 @@ pub fn smart_data_units(bytes: u64) -> u64 {
     bytes.div_ceil(512_000)
 }
 
-/// WAF = media bytes / host bytes; NaN-free: 0 when nothing was written.
+/// WAF = media bytes / host bytes; NaN-free: 0 when nothing was written. For figures shown to
+/// a user use [`waf_if_written`]: a WAF without host writes is undefined, not 0.
 pub fn waf(media_bytes: u64, host_bytes: u64) -> f64 {
     if host_bytes == 0 {
         0.0
     } else {
         media_bytes as f64 / host_bytes as f64
     }
+}
+
+/// WAF = media bytes / host bytes, or `None` when the host wrote nothing (read-only or
+/// trim-only windows): reports print "n/a" (JSON null) rather than a 0 that reads as a figure.
+pub fn waf_if_written(media_bytes: u64, host_bytes: u64) -> Option<f64> {
+    (host_bytes > 0).then(|| media_bytes as f64 / host_bytes as f64)
 }

@@ -1,7 +1,7 @@
 //! What a run reports: per variant, its phases, namespaces, jobs, write frontiers, file systems
 //! and stores, host-layer devices, time series and timed figures.
 
-use wafsim_core::counters::waf;
+use wafsim_core::counters::{waf, waf_if_written};
 use wafsim_core::Counters;
 
 /// Per-namespace figures of the measured phases.
@@ -77,7 +77,8 @@ pub struct JobTiming {
     /// Trims, flushes and zone management commands.
     pub trim: DirTiming,
     /// Length of the measurement window, ns: from the end of the ramp time to the job's last
-    /// completion.
+    /// completion, or to the end of its last I/O's rate slot for a
+    /// rate-limited job (fio counts the time waiting for the rate).
     pub window_ns: u64,
     /// Time-averaged I/Os in flight over the window.
     pub mean_inflight: f64,
@@ -186,6 +187,11 @@ impl PhaseResult {
     /// WAF of the phase: media bytes / host bytes (0 when nothing was written).
     pub fn waf(&self) -> f64 {
         waf(self.counters.media_units() * self.mapping_unit as u64, self.counters.host_write_bytes)
+    }
+
+    /// WAF of the phase, `None` when the host wrote nothing in it (reports print "n/a").
+    pub fn written_waf(&self) -> Option<f64> {
+        waf_if_written(self.counters.media_units() * self.mapping_unit as u64, self.counters.host_write_bytes)
     }
 }
 
@@ -423,6 +429,11 @@ impl FsResult {
     pub fn waf(&self) -> f64 {
         waf(self.dev_write_bytes, self.file_write_bytes)
     }
+
+    /// Device bytes / application bytes, `None` when the application wrote nothing.
+    pub fn written_waf(&self) -> Option<f64> {
+        waf_if_written(self.dev_write_bytes, self.file_write_bytes)
+    }
 }
 
 impl VariantResult {
@@ -467,6 +478,12 @@ impl VariantResult {
     /// WAF of the measured phases: media bytes / host bytes (0 when nothing was written).
     pub fn waf(&self) -> f64 {
         waf(self.mbmw(), self.hbmw())
+    }
+
+    /// WAF of the measured phases, `None` when the host wrote nothing in them (read-only or
+    /// trim-only runs, or no phase measured): reports print "n/a" and say why.
+    pub fn written_waf(&self) -> Option<f64> {
+        waf_if_written(self.mbmw(), self.hbmw())
     }
 
     /// Projected drive life in years at full scale: rated P/E cycles x raw capacity over the

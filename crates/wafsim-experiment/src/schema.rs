@@ -1412,6 +1412,11 @@ pub struct ExperimentSpec {
     /// `scale`); scales the erase time.
     #[serde(skip, default = "one_f64")]
     pub erase_scale: f64,
+    /// Settings the variant gives that have no effect on it (a key of another host layer, an
+    /// erase unit overriding the geometry's superblock), found when it was resolved, before
+    /// scaling; a run reports them with its warnings (see `ExperimentSpec::ignored_settings`).
+    #[serde(skip)]
+    pub notes: Vec<String>,
 }
 
 fn one_f64() -> f64 {
@@ -1646,6 +1651,7 @@ impl ExperimentSpec {
             single_writer: true,
             full_scale_op: None,
             erase_scale: one_f64(),
+            notes: Vec::new(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! precondition, plus the WAF of the interval since the previous sample.
 
 use std::fmt::Write;
-use wafsim_core::counters::waf;
+use wafsim_core::counters::waf_if_written;
 use wafsim_experiment::VariantResult;
 
 /// Header: variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval,app_bytes
@@ -10,7 +10,7 @@ use wafsim_experiment::VariantResult;
 /// `drive` is "all" for all drives of the variant together, or the drive's index (dedicated
 /// layout: one drive per namespace, in namespace order). `app_bytes`: what applications wrote
 /// through file systems so far (rows of all drives, untimed runs with file workloads; empty
-/// otherwise).
+/// otherwise). A WAF over an interval without host writes (a read-only phase) is empty, not 0.
 pub fn timeseries(results: &[VariantResult]) -> String {
     let mut s = String::from("variant,phase,drive,host_bytes,media_bytes,gc_bytes,erases,waf_cumulative,waf_interval,app_bytes\n");
     for r in results {
@@ -19,10 +19,10 @@ pub fn timeseries(results: &[VariantResult]) -> String {
         for t in &r.timeseries {
             let prev = prev.entry(t.device).or_insert((0, 0));
             let phase = r.phases.get(t.phase).map(|p| p.name.as_str()).unwrap_or("");
-            let interval = waf(t.media_bytes - prev.1, t.host_bytes - prev.0);
+            let interval = waf_if_written(t.media_bytes - prev.1, t.host_bytes - prev.0);
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{:.6},{:.6},{}",
+                "{},{},{},{},{},{},{},{},{},{}",
                 csv_field(&r.name),
                 csv_field(phase),
                 t.device.map_or("all".to_string(), |d| d.to_string()),
@@ -30,14 +30,19 @@ pub fn timeseries(results: &[VariantResult]) -> String {
                 t.media_bytes,
                 t.gc_bytes,
                 t.erases,
-                waf(t.media_bytes, t.host_bytes),
-                interval,
+                cell(waf_if_written(t.media_bytes, t.host_bytes)),
+                cell(interval),
                 t.app_bytes.map_or(String::new(), |b| b.to_string())
             );
             *prev = (t.host_bytes, t.media_bytes);
         }
     }
     s
+}
+
+/// A WAF cell: six decimals, empty when undefined (no host writes).
+fn cell(w: Option<f64>) -> String {
+    w.map_or(String::new(), |w| format!("{w:.6}"))
 }
 
 /// Quote a field if it holds a comma, quote or newline (RFC 4180).

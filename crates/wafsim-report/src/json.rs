@@ -2,10 +2,11 @@
 //!
 //! Every ratio goes through [`num`]: a figure that is undefined for a run (e.g. a ratio over
 //! zero time) is `null`, never NaN or infinity (which JSON cannot hold). Tables print "-" for
-//! the same cases.
+//! the same cases. A WAF without host writes (a read-only or trim-only window) is `null` too,
+//! with a `waf_note` saying why; tables print "n/a".
 
 use serde_json::{json, Value};
-use wafsim_core::counters::{smart_data_units, waf};
+use wafsim_core::counters::{smart_data_units, waf_if_written};
 use wafsim_core::{DeviceConfig, Geometry};
 use wafsim_experiment::VariantResult;
 
@@ -84,7 +85,7 @@ pub fn variant(r: &VariantResult) -> Value {
         "scale": r.scale,
         "logical_bytes": r.logical_bytes,
         "physical_bytes": r.physical_bytes,
-        "waf": num(r.waf()),
+        "waf": r.written_waf().map(num),
         "hbmw": r.hbmw(),
         "mbmw": r.mbmw(),
         "mbe": r.mbe(),
@@ -105,7 +106,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "store_write_bytes": f.store_write_bytes,
             // Figures of the store's own (a flash cache's hit ratios).
             "metrics": f.metrics.iter().map(|(k, v)| (k.clone(), num(*v))).collect::<serde_json::Map<_, _>>(),
-            "waf": num(f.waf()),
+            "waf": f.written_waf().map(num),
         })).collect::<Vec<_>>(),
         // Host layer (dm-zoned): traffic to each of its devices over the whole run.
         "host_devices": r.host_devices.iter().map(|d| json!({
@@ -117,7 +118,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "metadata_write_bytes": d.metadata_write_bytes,
             "media_write_bytes": d.media_write_bytes,
             "media_share": share(d.media_write_bytes, r.host_devices.iter().map(|d| d.media_write_bytes).sum()),
-            "device_waf": num(d.device_waf()),
+            "device_waf": waf_if_written(d.media_write_bytes, d.sent_bytes()).map(num),
         })).collect::<Vec<_>>(),
         "smart_data_units_written": smart_data_units(r.hbmw()),
         "physical_media_units_written": r.mbmw(),
@@ -140,7 +141,7 @@ pub fn variant(r: &VariantResult) -> Value {
             // namespace); null when the variant wrote nothing.
             "host_share": share(n.host_bytes, r.hbmw()),
             "media_share": share(n.media_bytes, r.mbmw()),
-            "waf": num(waf(n.media_bytes, n.host_bytes)),
+            "waf": waf_if_written(n.media_bytes, n.host_bytes).map(num),
         })).collect::<Vec<_>>(),
         "timing": r.timed.map(|t| json!({
             "elapsed_ns": t.elapsed_ns,
@@ -166,7 +167,7 @@ pub fn variant(r: &VariantResult) -> Value {
         "phases": r.phases.iter().map(|p| json!({
             "name": p.name,
             "measured": p.measured,
-            "waf": num(p.waf()),
+            "waf": p.written_waf().map(num),
             "hbmw": p.counters.host_write_bytes,
             "mbmw": p.counters.media_units() * r.mapping_unit as u64,
             "mbe": p.counters.erases * r.erase_unit_bytes,
@@ -191,7 +192,7 @@ pub fn variant(r: &VariantResult) -> Value {
     v["spread"] = Value::Array(
         r.spread
             .iter()
-            .map(|x| json!({ "unknown": x.unknown, "case": x.case, "waf": num(x.waf), "total_waf": x.total_waf.map(num), "history": x.history }))
+            .map(|x| json!({ "unknown": x.unknown, "case": x.case, "waf": (x.waf > 0.0).then(|| num(x.waf)), "total_waf": x.total_waf.map(num), "history": x.history }))
             .collect(),
     );
     v["bandwidth"] = Value::Array(bandwidth);
@@ -199,7 +200,11 @@ pub fn variant(r: &VariantResult) -> Value {
     // media bytes per application byte.
     let app = r.application_bytes();
     v["application_bytes"] = app.into();
-    v["total_waf"] = num(wafsim_core::counters::waf(r.mbmw(), app));
+    v["total_waf"] = waf_if_written(r.mbmw(), app).map(num).into();
+    if r.hbmw() == 0 {
+        // Only then, so the output of runs that wrote is unchanged.
+        v["waf_note"] = "no host writes in the window".into();
+    }
     // Tiering: each tier's traffic at every time-series sample.
     let traffic = |t: &wafsim_experiment::results::TierTraffic| {
         json!({
@@ -386,7 +391,7 @@ pub fn timeseries(results: &[VariantResult]) -> Value {
                 "media_bytes": t.media_bytes,
                 "gc_bytes": t.gc_bytes,
                 "erases": t.erases,
-                "waf": num(wafsim_core::counters::waf(t.media_bytes, t.host_bytes)),
+                "waf": waf_if_written(t.media_bytes, t.host_bytes).map(num),
                 "app_bytes": t.app_bytes,
             }));
         }

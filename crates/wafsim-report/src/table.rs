@@ -1,7 +1,7 @@
 //! Plain-text tables in the spirit of the published experiment tables.
 
 use std::fmt::Write;
-use wafsim_core::counters::{smart_data_units, waf};
+use wafsim_core::counters::{smart_data_units, waf_if_written};
 use wafsim_core::units::Bytes;
 use wafsim_core::{DeviceConfig, Geometry};
 use wafsim_experiment::VariantResult;
@@ -31,6 +31,18 @@ pub fn fmt_op_scaled(drive: f64, simulated: f64) -> String {
         format!("{a}% ((physical - logical) / logical; {b}% as simulated)")
     }
 }
+
+/// A WAF with three decimals, or "n/a" when there were no host writes (a 0.000 would read as
+/// a measured figure). Every table cell and line showing a WAF goes through this.
+pub fn fmt_waf(w: Option<f64>) -> String {
+    match w {
+        Some(w) => format!("{w:.3}"),
+        None => "n/a".into(),
+    }
+}
+
+/// Why a WAF is "n/a", said once under the table that shows it.
+pub const NO_WRITES_NOTE: &str = "WAF n/a: no host writes in the window (the measured phases only read or trimmed, or no phase was measured)";
 
 /// A percentage with one decimal, "-" when the ratio is undefined (0/0, x/0).
 fn pct(ratio: f64) -> String {
@@ -85,10 +97,16 @@ fn die_busy(host_ns: u64, gc_ns: u64, dies: u32, window_ns: u64) -> String {
 /// application byte) beside the central result, and the range over all of them.
 fn spread_rows(s: &mut String, r: &VariantResult) {
     let Some((lo, hi)) = wafsim_experiment::studies::spread::waf_range(r) else { return };
-    let _ = writeln!(s, "  spread over unknowns: device WAF {:.3} as written, {lo:.3}..{hi:.3} over {} other case(s)", r.waf(), r.spread.len());
+    if r.hbmw() == 0 {
+        // No range over an undefined figure (the cases set the same workloads).
+        let _ = writeln!(s, "  spread over unknowns: device WAF n/a as written (no host writes in the window), {} other case(s)", r.spread.len());
+    } else {
+        let _ = writeln!(s, "  spread over unknowns: device WAF {:.3} as written, {lo:.3}..{hi:.3} over {} other case(s)", r.waf(), r.spread.len());
+    }
     for x in &r.spread {
         let total = x.total_waf.map(|t| format!(", total WAF {t:.3}")).unwrap_or_default();
-        let _ = writeln!(s, "    {}: {}: device WAF {:.3}{total} (drive history: {})", x.unknown, x.case, x.waf, x.history);
+        // A row's WAF is 0 only without host writes (media bytes never fall below host bytes).
+        let _ = writeln!(s, "    {}: {}: device WAF {}{total} (drive history: {})", x.unknown, x.case, fmt_waf((x.waf > 0.0).then_some(x.waf)), x.history);
     }
 }
 
@@ -112,12 +130,12 @@ pub fn variants(results: &[VariantResult]) -> String {
             for p in &r.phases {
                 let _ = write!(
                     s,
-                    "  phase {:<14} {:>10} host {:>12} media {:>12} WAF {:.3}",
+                    "  phase {:<14} {:>10} host {:>12} media {:>12} WAF {}",
                     p.name,
                     if p.measured { "measured" } else { "unmeasured" },
                     human(p.counters.host_write_bytes),
                     human(p.counters.media_units() * r.mapping_unit as u64),
-                    p.waf()
+                    fmt_waf(p.written_waf())
                 );
                 match p.whole_waf {
                     Some(w) => {
@@ -146,27 +164,30 @@ pub fn variants(results: &[VariantResult]) -> String {
         for n in &r.namespaces {
             let _ = writeln!(
                 s,
-                "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8.3}",
+                "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8}",
                 n.name,
                 human(n.size_bytes),
                 human(n.host_bytes),
                 share(n.host_bytes, r.hbmw()),
                 human(n.media_bytes),
                 share(n.media_bytes, r.mbmw()),
-                waf(n.media_bytes, n.host_bytes)
+                fmt_waf(waf_if_written(n.media_bytes, n.host_bytes))
             );
         }
         let _ = writeln!(
             s,
-            "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8.3}",
+            "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8}",
             "total",
             human(r.logical_bytes),
             human(r.hbmw()),
             "",
             human(r.mbmw()),
             "",
-            r.waf()
+            fmt_waf(r.written_waf())
         );
+        if r.hbmw() == 0 {
+            let _ = writeln!(s, "  {NO_WRITES_NOTE}");
+        }
         let c = &r.counters;
         let _ = writeln!(
             s,
@@ -198,20 +219,22 @@ pub fn variants(results: &[VariantResult]) -> String {
             for d in &r.host_devices {
                 let _ = writeln!(
                     s,
-                    "  {:<30} {:>14} {:>14} {:>16} {:>14} {:>15} {:>11.3}",
+                    "  {:<30} {:>14} {:>14} {:>16} {:>14} {:>15} {:>11}",
                     d.device,
                     human(d.user_write_bytes),
                     human(d.reclaim_read_bytes),
                     human(d.reclaim_write_bytes),
                     human(d.metadata_write_bytes),
                     human(d.media_write_bytes),
-                    d.device_waf()
+                    fmt_waf(waf_if_written(d.media_write_bytes, d.sent_bytes()))
                 );
             }
         }
         // File systems: application -> file system -> device -> media, per level and in total.
         for f in r.filesystems.iter().filter(|f| f.measured) {
-            let media = r.waf();
+            let media = r.written_waf();
+            // Each level's WAF is undefined when nothing reached it (a read-only YCSB run).
+            let total = fmt_waf(f.written_waf().zip(media).map(|(a, b)| a * b));
             if !f.metrics.is_empty() {
                 let figures: Vec<String> = f.metrics.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
                 let _ = writeln!(s, "  {} on {} (phase {}): {}", f.filesystem, f.namespace, f.phase, figures.join(", "));
@@ -219,29 +242,27 @@ pub fn variants(results: &[VariantResult]) -> String {
             if let Some(store) = f.store_write_bytes {
                 let _ = writeln!(
                     s,
-                    "  {} on {} (phase {}): application wrote {}, store wrote {} (store WAF {:.3}), file system wrote {} (file system WAF {:.3}); total WAF (media / application) {:.3}",
+                    "  {} on {} (phase {}): application wrote {}, store wrote {} (store WAF {}), file system wrote {} (file system WAF {}); total WAF (media / application) {total}",
                     f.filesystem,
                     f.namespace,
                     f.phase,
                     human(f.file_write_bytes),
                     human(store),
-                    store as f64 / f.file_write_bytes.max(1) as f64,
+                    fmt_waf(waf_if_written(store, f.file_write_bytes)),
                     human(f.dev_write_bytes),
-                    f.dev_write_bytes as f64 / store.max(1) as f64,
-                    f.waf() * media
+                    fmt_waf(waf_if_written(f.dev_write_bytes, store)),
                 );
                 continue;
             }
             let _ = writeln!(
                 s,
-                "  file system {} on {} (phase {}): application wrote {}, file system wrote {} (file system WAF {:.3}); total WAF (media / application) {:.3}",
+                "  file system {} on {} (phase {}): application wrote {}, file system wrote {} (file system WAF {}); total WAF (media / application) {total}",
                 f.filesystem,
                 f.namespace,
                 f.phase,
                 human(f.file_write_bytes),
                 human(f.dev_write_bytes),
-                f.waf(),
-                f.waf() * media
+                fmt_waf(f.written_waf()),
             );
         }
         let e = &c.fdp_events;
@@ -336,8 +357,8 @@ pub fn variants(results: &[VariantResult]) -> String {
             if let (Some(y), Some(dw), Some(sd)) = (r.lifetime_years(), r.measured_dwpd(), r.sustainable_dwpd()) {
                 let _ = writeln!(
                     s,
-                    "  endurance: {} P/E cycles -> {:.2} years at this write rate ({:.2} drive writes/day); sustains {:.2} DWPD for 5 years at WAF {:.3}",
-                    t.pe_cycles, y, dw, sd, r.waf()
+                    "  endurance: {} P/E cycles -> {:.2} years at this write rate ({:.2} drive writes/day); sustains {:.2} DWPD for 5 years at WAF {}",
+                    t.pe_cycles, y, dw, sd, fmt_waf(r.written_waf())
                 );
             }
         }
@@ -349,7 +370,7 @@ pub fn variants(results: &[VariantResult]) -> String {
     if results.len() > 1 {
         let _ = writeln!(s, "{:<20} {:>8} {:>14} {:>14} {:>14}", "variant", "WAF", "HBMW", "MBMW", "MBE");
         for r in results {
-            let _ = writeln!(s, "{:<20} {:>8.3} {:>14} {:>14} {:>14}", r.name, r.waf(), human(r.hbmw()), human(r.mbmw()), human(r.mbe()));
+            let _ = writeln!(s, "{:<20} {:>8} {:>14} {:>14} {:>14}", r.name, fmt_waf(r.written_waf()), human(r.hbmw()), human(r.mbmw()), human(r.mbe()));
         }
         if results.iter().any(|r| !r.filesystems.is_empty() || !r.host_devices.is_empty()) {
             // Layers: what the application wrote, NAND (or disk) bytes per application byte, and
@@ -364,7 +385,7 @@ pub fn variants(results: &[VariantResult]) -> String {
                     (Some(w), Some(b)) if w > 0.0 && b > 0.0 => format!("{:.2}x", b / w),
                     _ => "-".into(),
                 };
-                let _ = writeln!(s, "{:<20} {:>14} {:>10.3} {:>12}", r.name, human(app), wafsim_core::counters::waf(r.mbmw(), app), life);
+                let _ = writeln!(s, "{:<20} {:>14} {:>10} {:>12}", r.name, human(app), fmt_waf(waf_if_written(r.mbmw(), app)), life);
             }
         }
         if results.iter().all(|r| r.timed.is_some()) {
@@ -545,6 +566,27 @@ pub(crate) mod tests {
             tier_timeline: vec![],
             spread: vec![],
         }
+    }
+
+    /// A variant that only read: its WAF is n/a (with the note) in the tables, null in JSON
+    /// and an empty cell in the time-series CSV, never 0.000.
+    #[test]
+    fn a_run_without_host_writes_has_no_waf() {
+        let mut r = timed_result("reads", 0.0, 1000.0, 0.1, 0.0);
+        r.timed = None;
+        r.counters.host_read_bytes = 1 << 20;
+        r.namespaces = vec![wafsim_experiment::results::NsResult { name: "ns1".into(), size_bytes: 1 << 30, host_bytes: 0, media_bytes: 0, gc_bytes: 0, read_bytes: 1 << 20, trim_bytes: 0 }];
+        r.timeseries = vec![wafsim_experiment::results::Sample { phase: 0, device: None, host_bytes: 0, media_bytes: 0, gc_bytes: 0, erases: 0, app_bytes: None }];
+        let two = [r.clone(), r.clone()];
+        let t = variants(&two);
+        assert!(!t.contains("0.000"), "{t}");
+        assert!(t.contains("WAF n/a: no host writes in the window"), "{t}");
+        assert_eq!(t.matches(" n/a").count(), 2 * 3 + 2, "{t}"); // ns row, total row, note; comparison rows
+        let j = crate::json::variant(&r);
+        assert!(j["waf"].is_null() && j["total_waf"].is_null() && j["namespaces"][0]["waf"].is_null(), "{j}");
+        assert_eq!(j["waf_note"], "no host writes in the window");
+        let csv = crate::csv::timeseries(&[r]);
+        assert!(csv.lines().nth(1).unwrap().ends_with(",0,0,0,0,,,"), "{csv}");
     }
 
     /// Life at equal application writes: programs per NAND byte per application byte, inverted

@@ -848,6 +848,44 @@ Data Units Written\t\t\t: 12x34 (1.00 MB)\n";
     assert!(e.to_string().contains("no nvme-cli smart-log"));
 }
 
+#[test]
+fn thousands_separators_must_group_in_threes() {
+    let duw = |v: &str| parse_snapshot(&format!("Data Units Written : {v}\n")).map(|s| s.data_units_written);
+    for ok in ["1,234,567", "1.234.567", "1 234 567", "1'234'567", "1234567"] {
+        assert_eq!(duw(ok).unwrap(), Some(1_234_567), "{ok}");
+    }
+    assert_eq!(duw("12,345").unwrap(), Some(12_345));
+    for bad in ["1,5", "1,23", "12,3456", "1234,567", "1,234,56", "1.5"] {
+        let e = duw(bad).unwrap_err().to_string();
+        assert!(e.contains("not grouped in thousands"), "{bad}: {e}");
+    }
+    let e = duw("1,234.567").unwrap_err().to_string();
+    assert!(e.contains("mixes separators"), "{e}");
+    // nvme-cli groups irregularly with a multi-byte separator (fr_FR's U+202F); what it prints
+    // reads back.
+    let fr = TextOptions { locale: Locale::Separator("\u{202f}".into()), verbose: false };
+    let s = FdpStats { hbmw: 123_456_789_012, mbmw: 9_876_543_210_987, mbe: 0 };
+    let back = parse_snapshot(&print_fdp_stats(&s, &fr)).unwrap();
+    assert_eq!((back.hbmw, back.mbmw), (Some(s.hbmw), Some(s.mbmw)));
+}
+
+#[test]
+fn waf_below_one_is_explained() {
+    let r = waf_from_texts(
+        "Host Bytes with Metadata Written (HBMW): 0\nMedia Bytes with Metadata Written (MBMW): 0\n",
+        "Host Bytes with Metadata Written (HBMW): 2000\nMedia Bytes with Metadata Written (MBMW): 500\n",
+    )
+    .unwrap();
+    assert_eq!(r.waf, 0.25);
+    assert!(r.below_one().unwrap().contains("different drives"));
+    let r = waf_from_texts(
+        "Host Bytes with Metadata Written (HBMW): 0\nMedia Bytes with Metadata Written (MBMW): 0\n",
+        "Host Bytes with Metadata Written (HBMW): 2000\nMedia Bytes with Metadata Written (MBMW): 2000\n",
+    )
+    .unwrap();
+    assert_eq!(r.below_one(), None);
+}
+
 // ---------------------------------------------------------------- WAF
 
 #[test]

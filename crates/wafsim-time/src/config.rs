@@ -105,6 +105,33 @@ pub struct TimingConfig {
     pub erase_scale: f64,
 }
 
+impl TimingConfig {
+    /// Whether the timing model can run on these figures: rates positive and finite (a zero
+    /// channel or host link would make every transfer take forever, or with a division by
+    /// zero no time at all), at least one die, channel, plane and page byte, NAND operation
+    /// times above 0, a positive erase scale. Callers that read figures from a user check
+    /// them first with messages naming their keys; this guards every other way in.
+    pub fn check(&self) -> Result<(), String> {
+        let rate = |r: f64| r.is_finite() && r >= 1.0;
+        if !rate(self.channel_bytes_per_sec) {
+            return Err(format!("channel rate {} B/s: expected at least 1 B/s and finite", self.channel_bytes_per_sec));
+        }
+        if !rate(self.host_link_bytes_per_sec) {
+            return Err(format!("host link rate {} B/s: expected at least 1 B/s and finite", self.host_link_bytes_per_sec));
+        }
+        if self.dies == 0 || self.channels == 0 || self.planes_per_die == 0 || self.page_bytes == 0 || self.reclaim_groups == 0 {
+            return Err("dies, channels, planes per die, page size and reclaim groups must all be at least 1".into());
+        }
+        if self.nand.t_read_ns == 0 || self.nand.t_prog_ns == 0 || self.nand.t_erase_ns == 0 {
+            return Err("NAND read, program and erase times must be above 0".into());
+        }
+        if !(self.erase_scale.is_finite() && self.erase_scale > 0.0) {
+            return Err(format!("erase scale {}: expected a positive fraction", self.erase_scale));
+        }
+        Ok(())
+    }
+}
+
 /// Idle time before background GC starts.
 pub const IDLE_NS: u64 = 100_000;
 

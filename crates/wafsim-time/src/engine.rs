@@ -94,7 +94,8 @@ pub struct JobResult {
     /// Zone Finish commands among `trim`.
     pub zone_finishes: u64,
     /// Length of the measurement window, ns: from the end of the ramp time to the job's last
-    /// completion.
+    /// completion, or to the end of its last I/O's rate slot for a
+    /// rate-limited job (fio counts the time waiting for the rate).
     pub window_ns: u64,
     /// Time-averaged I/Os in flight over the window (for Little's law).
     pub mean_inflight: f64,
@@ -544,7 +545,11 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
         .states
         .into_iter()
         .map(|s| {
-            let window = s.last_completion.saturating_sub(s.measure_from);
+            // A rate-limited job (rate_iops, rate) runs until its last I/O's rate slot ends, as
+            // in fio, where the runtime includes the time spent waiting for the rate: one I/O
+            // at rate_iops=1 takes a second (1 IOPS), not just its latency (which gave millions).
+            let paced_end = if s.spec.rate_iops.is_some() || s.spec.rate_bytes.is_some() { s.next_allowed.min(s.stop_at) } else { 0 };
+            let window = s.last_completion.max(paced_end).saturating_sub(s.measure_from);
             JobResult {
                 figures: s.spec.source.figures(),
                 name: s.spec.name,
@@ -767,6 +772,19 @@ mod tests {
         assert_eq!((w, rd), (525 * BS as u64, 525 * BS as u64));
         assert!(j.write.bytes + j.read.bytes < w + rd, "ramp left out of the job statistics");
         assert_eq!(series.iter().map(|i| i.write_ios + i.read_ios).sum::<u64>(), 1050);
+    }
+
+    #[test]
+    fn a_rate_limited_job_runs_until_its_last_rate_slot_ends() {
+        // One I/O at 1 IOPS takes a second (fio: the runtime includes the wait for the rate),
+        // not its 3 us latency (which reported 333,333 IOPS); 10 at 1000 IOPS take 10 ms.
+        for (n, iops, want_ns) in [(1, 1.0, 1_000_000_000u64), (10, 1000.0, 10_000_000)] {
+            let mut m = FixedLatency { clock: 0, lat: 3_000 };
+            let r = run_on_with(&mut m, vec![paced(n, iops, 0)], &EngineOptions::default()).unwrap();
+            let j = &r.jobs[0];
+            assert_eq!(j.window_ns, want_ns, "{n} I/Os at {iops}");
+            assert!((j.total_iops() - iops).abs() < 1e-6, "{n} I/Os at {iops}: {}", j.total_iops());
+        }
     }
 
     #[test]

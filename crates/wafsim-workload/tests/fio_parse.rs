@@ -350,7 +350,13 @@ fn non_block_engines_are_refused() {
     // unknown engines may be plugins: a warning, as fio would try to load them
     let jf = parse("[a]\nioengine=spdk_nvme_custom\n").unwrap();
     assert!(jf.warnings[0].message.contains("not an engine wafsim knows"), "{:?}", jf.warnings);
-    assert!(parse("[a]\nioengine=external:/opt/spdk/fio_plugin\n").unwrap().warnings.is_empty());
+    // external engines: refused where the plugin is missing (fio cannot load it either), else
+    // a warning saying what wafsim assumes
+    let e = parse("[a]\nioengine=external:/opt/spdk-missing/fio_plugin\n").unwrap_err().to_string();
+    assert!(e.contains("does not exist") && e.contains(":2:"), "{e}");
+    let here = std::env::current_exe().unwrap();
+    let jf = parse(&format!("[a]\nioengine={}\n", here.display())).unwrap();
+    assert!(jf.warnings[0].message.contains("external engine"), "{:?}", jf.warnings);
 }
 
 /// Item 5: every alias fio defines is handled exactly as its option; write_iolog is typed.

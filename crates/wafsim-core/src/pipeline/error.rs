@@ -9,7 +9,8 @@ pub enum SourceErrorKind {
     /// A layer refused an operation (a file system or a store out of space, a file operation on
     /// a file that does not exist): `op` is the operation as the layer saw it.
     Refused {
-        /// The refused operation (its debug form, or what the layer was doing: "final flush").
+        /// The refused operation in words ("the file system refused the write of ... of file 3"),
+        /// or what the layer was doing ("final flush").
         op: String,
         /// The layer's reason.
         reason: String,
@@ -76,8 +77,8 @@ mod tests {
 
     #[test]
     fn context_reads_outermost_first() {
-        let e = SourceError::refused("Write { file: 3 }", "no space").within("lsm").within("kv1");
-        assert_eq!(e.to_string(), "kv1: lsm: Write { file: 3 }: no space");
+        let e = SourceError::refused("write of 4096 bytes at offset 0 of file 3", "no space").within("lsm").within("kv1");
+        assert_eq!(e.to_string(), "kv1: lsm: write of 4096 bytes at offset 0 of file 3: no space");
         assert_eq!(SourceError::output("iolog x: disk full").to_string(), "iolog x: disk full");
     }
 }

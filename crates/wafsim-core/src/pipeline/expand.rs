@@ -134,7 +134,7 @@ impl<T, S, E: Engine<T>> Expand<T, S, E> {
     }
 }
 
-impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S, E> {
+impl<T: Copy + std::fmt::Debug + std::fmt::Display + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S, E> {
     /// Move what went past `before + max` in `out` to `pending`.
     #[inline]
     fn spill(&mut self, out: &mut Vec<E::Out>, before: usize, max: usize) {
@@ -191,7 +191,8 @@ impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S
             // every command).
             let r = self.engine.apply(&op, out);
             if let Err(e) = r {
-                self.error = Some(SourceError::refused(format!("{op:?}"), e));
+                // In words: a Rust debug struct means nothing to a user.
+                self.error = Some(SourceError::refused(op.to_string(), e));
                 self.failed = true;
             }
             self.spill(out, before, max);
@@ -206,13 +207,13 @@ impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T>> Expand<T, S
     }
 }
 
-impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T, Out = Io>> IoSource for Expand<T, S, E> {
+impl<T: Copy + std::fmt::Debug + std::fmt::Display + Send, S: OpSource<T>, E: Engine<T, Out = Io>> IoSource for Expand<T, S, E> {
     fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         self.fill_commands(out, max)
     }
 }
 
-impl<T: Copy + std::fmt::Debug + Send, S: OpSource<T>, E: Engine<T, Out = FileOp>> FileSource for Expand<T, S, E> {
+impl<T: Copy + std::fmt::Debug + std::fmt::Display + Send, S: OpSource<T>, E: Engine<T, Out = FileOp>> FileSource for Expand<T, S, E> {
     fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> Result<usize, SourceError> {
         self.fill_commands(out, max)
     }

@@ -49,6 +49,19 @@ pub enum FileOp {
     },
 }
 
+/// In words, for error messages: "write of 1048576 bytes at offset 67108864 of file 3".
+impl std::fmt::Display for FileOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            FileOp::Create { file, group } => write!(f, "create of file {file} in group {group}"),
+            FileOp::Write { file, offset, len } => write!(f, "write of {len} bytes at offset {offset} of file {file}"),
+            FileOp::Read { file, offset, len } => write!(f, "read of {len} bytes at offset {offset} of file {file}"),
+            FileOp::Close { file } => write!(f, "close of file {file}"),
+            FileOp::Delete { file } => write!(f, "delete of file {file}"),
+        }
+    }
+}
+
 /// A stream of file operations, a batch at a time (as [`super::IoSource`] for block I/O).
 pub trait FileSource {
     /// Append up to `max` operations to `out`; returns how many (`Ok(0)`: exhausted). An error

@@ -60,6 +60,21 @@ pub enum KvOp {
     },
 }
 
+/// In words, for error messages: "insert of key 17 (100 bytes)".
+impl std::fmt::Display for KvOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            KvOp::Insert { key, bytes } => write!(f, "insert of key {key} ({bytes} bytes)"),
+            KvOp::Update { key, bytes } => write!(f, "update of key {key} ({bytes} bytes)"),
+            KvOp::Read { key } => write!(f, "read of key {key}"),
+            KvOp::Scan { key, records } => write!(f, "scan of {records} records from key {key}"),
+            KvOp::ReadModifyWrite { key, bytes } => write!(f, "read-modify-write of key {key} ({bytes} bytes)"),
+            KvOp::Delete { key } => write!(f, "delete of key {key}"),
+            KvOp::Get { key, bytes } => write!(f, "get of key {key} ({bytes} bytes on a miss)"),
+        }
+    }
+}
+
 /// A stream of key-value requests, a batch at a time (like [`super::IoSource`] for block I/O).
 /// Request generators cannot fail, so `fill` returns a count, not a `Result`.
 pub trait KvSource: Send {

@@ -12,7 +12,7 @@ pub mod presets;
 /// Read an experiment file and resolve its variants (one variant named "default" if none),
 /// each passed to `check` as soon as it is resolved.
 pub fn load_variants(path: &Path, check: Check) -> Result<Vec<Variant>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = std::fs::read_to_string(path).map_err(|e| presets::unreadable(path, e))?;
     let mut vs = parse_variants(&text, &path.display().to_string(), check)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     for v in &mut vs {
@@ -45,6 +45,7 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     check_unknowns(&spec.unknown, &names).with_context(|| origin.to_string())?;
     if spec.variant.is_empty() {
         let mut spec = spec;
+        spec.notes = spec.ignored_settings();
         spec.variant_name = "default".into();
         spec.single_writer = spec.single_fio_writer();
         let mut doc = raw;
@@ -84,6 +85,7 @@ fn resolve(mut doc: toml::Table, name: &str, check: Check) -> Result<ExperimentS
     let mut spec: ExperimentSpec = toml::Value::Table(doc).try_into()?;
     spec.variant_name = name.to_string();
     check(&spec)?;
+    spec.notes = spec.ignored_settings();
     Ok(spec)
 }
 

@@ -15,6 +15,24 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("smr-hm-14tb", include_str!("../../../../devices/smr-hm-14tb.toml")),
 ];
 
+/// Why `path`, given where an experiment, device file or preset name is accepted, cannot be
+/// read: a name without a directory or a `.toml` ending that is no file is taken as a preset name, and
+/// the error says it is not one and lists the presets ("No such file or directory" said
+/// nothing about presets); other paths keep the operating system's reason.
+pub fn unreadable(path: &std::path::Path, e: std::io::Error) -> anyhow::Error {
+    let s = path.to_string_lossy();
+    // (Preset names have dots, "qlc-15.36tb": only a .toml ending marks a file name.)
+    let looks_like_name = !s.contains('/') && !s.to_ascii_lowercase().ends_with(".toml");
+    if e.kind() == std::io::ErrorKind::NotFound && PRESETS.iter().any(|(n, _)| *n == s) {
+        return anyhow!("cannot read {s}: no such file; {s} is a device preset, which this command does not take in place of a file (an experiment names it with [device] preset = {s:?}; `wafsim device show {s}` describes it)");
+    }
+    if e.kind() == std::io::ErrorKind::NotFound && looks_like_name {
+        let names: Vec<_> = PRESETS.iter().map(|(n, _)| *n).collect();
+        return anyhow!("cannot read {s}: no such file, and no device preset has that name either (presets: {}; `wafsim device presets` describes them)", names.join(", "));
+    }
+    anyhow!("cannot read {}: {e}", path.display())
+}
+
 fn preset_doc(name: &str) -> Result<toml::Table> {
     let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name) else {
         let names: Vec<_> = PRESETS.iter().map(|(n, _)| *n).collect();

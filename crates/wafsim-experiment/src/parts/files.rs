@@ -8,6 +8,7 @@ use crate::schema::{size, FileDelete, FileSize, FilesSpec, FsKind, Victim};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::pipeline::{Chain, Script};
+use wafsim_core::units::Bytes;
 use wafsim_core::{Io, Op, Pid};
 use wafsim_host::fs::{ConvFs, ConvFsConfig, FileSystem, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
@@ -138,8 +139,23 @@ pub fn file_parts(
         let ctx = || format!("[[phase.files]] #{} on {}", i + 1, f.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&f.namespace) else { continue };
         // A multiple of what the file system can hold.
-        let amount = crate::schema::amount_bytes(&f.amount, target.room(g, ns_bytes)).with_context(ctx)?;
+        let room = target.room(g, ns_bytes);
+        let amount = crate::schema::amount_bytes(&f.amount, room).with_context(ctx)?;
         let groups = groups(f).with_context(ctx)?;
+        // A file larger than the file system can never complete: it was cut short by the
+        // workload's amount without a word, or ran the file system out of space.
+        for (spec, g) in f.group.iter().zip(&groups) {
+            if g.file_bytes.1 > room {
+                bail!(
+                    "{}: group {:?}: file_size up to {} is larger than the {} the file system on namespace {:?} can hold (sizes as simulated, after --scale): no such file can complete; give file sizes below that",
+                    ctx(),
+                    spec.name,
+                    Bytes(g.file_bytes.1),
+                    Bytes(room),
+                    f.namespace
+                );
+            }
+        }
         let mean_write = mean_write(&groups);
         let synthetic = SyntheticFiles::new(groups, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
         let (fs, mkfs) = make_fs(&FsChoice::of_files(f), target, g, ns, ns_bytes).with_context(ctx)?;

@@ -16,7 +16,7 @@ pub fn parse_duration_ns(s: &str) -> Result<u64> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| anyhow!("duration {s:?}: expected a number with a unit, e.g. \"50us\", \"5ms\", \"6h\""))?;
+    let v: f64 = num.parse().map_err(|_| anyhow!("duration {s:?}: expected a non-negative number with a unit, e.g. \"50us\", \"5ms\", \"6h\""))?;
     let mult = match unit.trim() {
         "" | "ns" => 1.0,
         "us" => 1e3,
@@ -26,7 +26,12 @@ pub fn parse_duration_ns(s: &str) -> Result<u64> {
         "h" => 3600e9,
         u => bail!("duration {s:?}: unknown unit {u:?} (ns, us, ms, s, m, h)"),
     };
-    Ok((v * mult).round() as u64)
+    let ns = (v * mult).round();
+    // `as u64` would saturate silently: a duration beyond 2^64 ns (584 years) is a typo.
+    if !(ns < u64::MAX as f64) {
+        bail!("duration {s:?}: longer than 584 years (2^64 ns)");
+    }
+    Ok(ns as u64)
 }
 
 /// A duration of `[timing]` key `key`; errors name the key.
@@ -34,8 +39,46 @@ fn field_ns(key: &str, v: &str) -> Result<u64> {
     parse_duration_ns(v).map_err(|e| anyhow!("timing.{key}: {e}"))
 }
 
-/// "1600MT/s" (8-bit NAND bus: bytes/s = MT/s x 1e6), "2.4GB/s", or bytes per second.
+/// Longest a single NAND operation, controller overhead, suspend or seek may take: a second
+/// is far beyond any drive (tBERS is milliseconds), so a larger figure is a unit slip.
+const MAX_OP_NS: u64 = 1_000_000_000;
+
+/// A duration of `[timing]` key `key` in 0..=1 s (controller overheads, suspend latencies,
+/// seeks: 0 means none).
+fn field_ns_upto_1s(key: &str, v: &str) -> Result<u64> {
+    let ns = field_ns(key, v)?;
+    if ns > MAX_OP_NS {
+        bail!("timing.{key} = {v:?}: expected 0 to 1s (no drive takes longer for one operation)");
+    }
+    Ok(ns)
+}
+
+/// A NAND operation time of `[timing]` key `key`: above 0 (a zero time makes the NAND
+/// infinitely fast, and every figure of the run meaningless) and at most 1 s.
+fn nand_op_ns(key: &str, v: &str) -> Result<u64> {
+    let ns = field_ns(key, v)?;
+    if ns == 0 || ns > MAX_OP_NS {
+        bail!("timing.{key} = {v:?}: expected a time above 0 and at most 1s (e.g. \"50us\", \"2ms\")");
+    }
+    Ok(ns)
+}
+
+/// Slowest and fastest rate a link, bus or device may have: 1 B/s to 1 PB/s. A rate of 0 (or
+/// negative, NaN, infinite) would make transfers take forever or no time at all.
+const RATE_RANGE: (f64, f64) = (1.0, 1e15);
+
+/// "1600MT/s" (8-bit NAND bus: bytes/s = MT/s x 1e6), "2.4GB/s", or bytes per second; from
+/// 1 B/s to 1 PB/s ([`RATE_RANGE`]), so 0, negative, NaN and infinite rates are refused.
 pub(crate) fn parse_rate(field: &str, s: &str) -> Result<f64> {
+    // Said before the unit is read: "-2GB/s" is a negative rate, not an unknown unit "-2GB".
+    let v = if s.trim_start().starts_with('-') { -1.0 } else { parse_rate_value(field, s)? };
+    if !(RATE_RANGE.0..=RATE_RANGE.1).contains(&v) {
+        bail!("{field} = {s:?}: expected a rate from 1 B/s to 1 PB/s (e.g. \"1600MT/s\", \"2GB/s\", \"235MiB/s\")");
+    }
+    Ok(v)
+}
+
+fn parse_rate_value(field: &str, s: &str) -> Result<f64> {
     let t = s.trim();
     if let Some(mt) = t.strip_suffix("MT/s") {
         return mt.trim().parse::<f64>().map(|v| v * 1e6).map_err(|_| anyhow!("{field}: {s:?} is not a rate"));
@@ -54,7 +97,10 @@ pub(crate) fn parse_rate(field: &str, s: &str) -> Result<f64> {
 fn host_link(s: &str) -> Result<f64> {
     if let Some(rest) = s.strip_prefix("pcie") {
         if let Some((g, l)) = rest.split_once('x') {
-            if let (Ok(g), Ok(l)) = (g.parse(), l.parse()) {
+            if let (Ok(g), Ok(l)) = (g.parse(), l.parse::<u32>()) {
+                if !(1..=32).contains(&l) {
+                    bail!("timing.host_link {s:?}: {l} lanes; expected 1 to 32 (e.g. \"pcie4x4\")");
+                }
                 return pcie_bytes_per_sec(g, l).ok_or_else(|| anyhow!("timing.host_link {s:?}: PCIe generation 3 to 6"));
             }
         }
@@ -102,9 +148,9 @@ pub fn disk_config(spec: &ExperimentSpec, z: &SmrConfig) -> Result<Option<(HddCo
     let full_zone = ((z.zone_size as f64 / spec.erase_scale / bs as f64).round() as u64 * bs).max(z.zone_size);
     let seek = |key: &str, s: &crate::schema::SeekSpec| -> Result<SeekFigures> {
         let f = SeekFigures {
-            track_to_track_ns: field_ns(&format!("hdd.{key}.track_to_track"), &s.track_to_track)?,
-            average_ns: field_ns(&format!("hdd.{key}.average"), &s.average)?,
-            full_stroke_ns: field_ns(&format!("hdd.{key}.full_stroke"), &s.full_stroke)?,
+            track_to_track_ns: field_ns_upto_1s(&format!("hdd.{key}.track_to_track"), &s.track_to_track)?,
+            average_ns: field_ns_upto_1s(&format!("hdd.{key}.average"), &s.average)?,
+            full_stroke_ns: field_ns_upto_1s(&format!("hdd.{key}.full_stroke"), &s.full_stroke)?,
         };
         Ok(f)
     };
@@ -117,7 +163,7 @@ pub fn disk_config(spec: &ExperimentSpec, z: &SmrConfig) -> Result<Option<(HddCo
         id_od_ratio: h.id_od_ratio,
         seek_read: seek("seek_read", &h.seek_read)?,
         seek_write: seek("seek_write", &h.seek_write)?,
-        command_overhead_ns: field_ns("hdd.command_overhead", &h.command_overhead)?,
+        command_overhead_ns: field_ns_upto_1s("hdd.command_overhead", &h.command_overhead)?,
         scheduling: match h.scheduling {
             HddScheduling::Sptf => Scheduling::Sptf,
             HddScheduling::Fifo => Scheduling::Fifo,
@@ -137,7 +183,7 @@ pub fn cache_config(spec: &ExperimentSpec) -> Result<Option<wafsim_time::PlainTi
     let cfg = wafsim_time::PlainTiming {
         write_bytes_per_sec: parse_rate("timing.cache.write", &c.write)?,
         read_bytes_per_sec: parse_rate("timing.cache.read", &c.read)?,
-        latency_ns: field_ns("cache.latency", &c.latency)?,
+        latency_ns: field_ns_upto_1s("cache.latency", &c.latency)?,
         shared: c.shared,
     };
     cfg.check().map_err(|e| anyhow!("timing.cache: {e}"))?;
@@ -197,16 +243,16 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
     };
     let mut nand = NandTiming::preset(&t.nand).ok_or_else(|| anyhow!("timing.nand {:?}: expected \"slc\", \"tlc\" or \"qlc\"", t.nand))?;
     if let Some(v) = &t.t_read {
-        nand.t_read_ns = field_ns("t_read", v)?;
+        nand.t_read_ns = nand_op_ns("t_read", v)?;
     }
     if let Some(v) = &t.t_prog_slc {
-        nand.t_prog_slc_ns = field_ns("t_prog_slc", v)?;
+        nand.t_prog_slc_ns = nand_op_ns("t_prog_slc", v)?;
     }
     if let Some(v) = &t.t_prog {
-        nand.t_prog_ns = field_ns("t_prog", v)?;
+        nand.t_prog_ns = nand_op_ns("t_prog", v)?;
     }
     if let Some(v) = &t.t_erase {
-        nand.t_erase_ns = field_ns("t_erase", v)?;
+        nand.t_erase_ns = nand_op_ns("t_erase", v)?;
     }
     if let Some(v) = t.pe_cycles {
         nand.pe_cycles = v;
@@ -216,7 +262,7 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
             bail!("timing.t_read_pages: {} values for {} bits per cell (one per page type, LSB first)", v.len(), nand.bits_per_cell);
         }
         for (i, x) in v.iter().enumerate() {
-            nand.t_read_page_ns[i] = field_ns(&format!("t_read_pages[{i}]"), x)?;
+            nand.t_read_page_ns[i] = nand_op_ns(&format!("t_read_pages[{i}]"), x)?;
         }
     }
     let dies = (g.dies_per_channel * g.channels) as u32;
@@ -231,15 +277,15 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
         host_link_bytes_per_sec: host_link(&t.host_link)?,
         write_buffer_bytes: parse_bytes(&t.write_buffer).map_err(|e| anyhow!("timing.write_buffer: {e}"))?,
         program_suspend: t.program_suspend,
-        suspend_ns: field_ns("suspend_latency", &t.suspend_latency)?,
-        erase_suspend_ns: field_ns("erase_suspend_latency", &t.erase_suspend_latency)?,
-        resume_ns: field_ns("resume_overhead", &t.resume_overhead)?,
+        suspend_ns: field_ns_upto_1s("suspend_latency", &t.suspend_latency)?,
+        erase_suspend_ns: field_ns_upto_1s("erase_suspend_latency", &t.erase_suspend_latency)?,
+        resume_ns: field_ns_upto_1s("resume_overhead", &t.resume_overhead)?,
         max_suspends: t.max_suspends,
         max_active_programs: t.max_active_programs,
-        read_overhead_ns: field_ns("read_overhead", &t.read_overhead)?,
-        write_overhead_ns: field_ns("write_overhead", &t.write_overhead)?,
-        write_command_ns: field_ns("write_command_time", &t.write_command_time)?,
-        zone_reset_ns: field_ns("zone_reset_time", &t.zone_reset_time)?,
+        read_overhead_ns: field_ns_upto_1s("read_overhead", &t.read_overhead)?,
+        write_overhead_ns: field_ns_upto_1s("write_overhead", &t.write_overhead)?,
+        write_command_ns: field_ns_upto_1s("write_command_time", &t.write_command_time)?,
+        zone_reset_ns: field_ns_upto_1s("zone_reset_time", &t.zone_reset_time)?,
         zone_reset_ns_per_byte: field_ns("zone_reset_time_per_gib", &t.zone_reset_time_per_gib)? as f64 / (1u64 << 30) as f64,
         mapping_unit,
         background_gc_free: 0,
@@ -250,6 +296,7 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
     if tc.page_bytes < mapping_unit as u64 {
         bail!("timing: page size {} B is below the mapping unit {} B", tc.page_bytes, mapping_unit);
     }
+    tc.check().map_err(|e| anyhow!("timing: {e}"))?;
     Ok(Some(tc))
 }
 

@@ -150,6 +150,8 @@ impl ExperimentSpec {
                 }
             }
         }
+        let fdp_on = self.device.fdp.as_ref().is_some_and(|f| f.enabled);
+        let streams = self.device.streams.unwrap_or(0);
         let all_workloads = self.workload.iter().chain(self.phase.iter().flat_map(|p| p.workload.iter()));
         for (i, w) in all_workloads.enumerate() {
             let ctx = || format!("workload #{} (namespace {:?})", i + 1, w.namespace);
@@ -165,7 +167,112 @@ impl ExperimentSpec {
             if !(0.0..=1.0).contains(&w.trim) {
                 bail!("{}: trim = {} must be a fraction in 0..=1", ctx(), w.trim);
             }
+            // A rate of 0 (or NaN) would pace the workload to a standstill, or be ignored.
+            if let Some(r) = w.rate_iops {
+                if !(r.is_finite() && r > 0.0) {
+                    bail!("{}: rate_iops = {r}: expected I/Os per second above 0 (leave it out for no limit)", ctx());
+                }
+            }
+            check_iodepth(w.iodepth).with_context(ctx)?;
+            // The untimed interleave gives each source turns in proportion to its weight; 0 is
+            // not "off" (the source still writes its amount), so it was silently meaningless.
+            if w.weight == 0 {
+                bail!("{}: weight = 0: expected 1 or more (the source's share of the untimed interleave's turns; equal weights = equal IOPS)", ctx());
+            }
+            // A stream the drive does not have went to stream 0 without a word; on an FDP drive
+            // it was taken as a placement handle. (On a drive without streams or FDP the
+            // directive is ignored, as a drive without the directive enabled does, so one
+            // experiment can compare a variant with streams against one without.)
+            if let Some(s) = w.stream {
+                if fdp_on {
+                    bail!("{}: stream = {s}: the drive uses FDP, whose writes carry placement handles: give placement_handle instead (streams and FDP are different directives)", ctx());
+                }
+                if streams > 0 && s as u32 >= streams {
+                    bail!("{}: stream = {s}: the drive has {streams} stream(s) (device.streams = {streams}): expected 0 to {}", ctx(), streams - 1);
+                }
+            }
+        }
+        for p in &self.phase {
+            for (i, f) in p.fio.iter().enumerate() {
+                if f.weight == 0 {
+                    bail!("phase {:?}: fio #{} ({}): weight = 0: expected 1 or more (each job's share of the untimed interleave's turns)", p.name, i + 1, f.origin());
+                }
+            }
+            for (i, f) in p.files.iter().enumerate() {
+                for g in &f.group {
+                    let ctx = || format!("phase {:?}: files #{} group {:?}", p.name, i + 1, g.name);
+                    if !(g.weight.is_finite() && g.weight > 0.0) {
+                        bail!("{}: weight = {}: expected a share above 0 (a group of weight 0 would never be written)", ctx(), g.weight);
+                    }
+                    if g.live_files == 0 && g.overwrite > 0.0 {
+                        bail!("{}: overwrite = {} with live_files = 0: no completed file is kept, so there is nothing to overwrite; keep some (live_files = 1 or more) or drop overwrite", ctx(), g.overwrite);
+                    }
+                }
+            }
+        }
+        for p in &self.phase {
+            for (i, f) in p.files.iter().enumerate() {
+                check_iodepth(f.iodepth).with_context(|| format!("phase {:?}: files #{}", p.name, i + 1))?;
+            }
+            for (i, k) in p.kv.iter().enumerate() {
+                check_iodepth(k.iodepth).with_context(|| format!("phase {:?}: kv #{}", p.name, i + 1))?;
+            }
         }
         Ok(())
+    }
+}
+
+/// `iodepth`: 1 to 65536 I/Os in flight (fio's range); 0 was silently taken as 1.
+fn check_iodepth(d: Option<u32>) -> Result<()> {
+    match d {
+        Some(d) if !(1..=65536).contains(&d) => bail!("iodepth = {d}: expected 1 to 65536 I/Os in flight"),
+        _ => Ok(()),
+    }
+}
+
+impl ExperimentSpec {
+    /// Settings that are legal but have no effect on this variant, each said in a sentence
+    /// naming the key (reported with the run's warnings). Warned, not refused: a variant
+    /// inherits the base document's keys and cannot remove one, so an experiment comparing
+    /// `host.layer = "tiering"` with a variant on dm-zoned or without the layer carries the
+    /// other layer's keys legitimately.
+    pub fn ignored_settings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(h) = &self.host {
+            let (layer, keys): (&str, Vec<(&str, bool)>) = match h.layer {
+                HostLayer::DmZoned => ("dm-zoned", vec![("hot", h.hot.is_some()), ("extent", h.extent.is_some())]),
+                HostLayer::Tiering => (
+                    "tiering",
+                    vec![("disks", h.disks != 1), ("cache_size", h.cache_size.is_some()), ("reserved_zones", h.reserved_zones != 16), ("disk_zones", h.disk_zones.is_some())],
+                ),
+                HostLayer::None => ("none", Vec::new()),
+            };
+            for (k, _) in keys.into_iter().filter(|(_, set)| *set) {
+                let of = if matches!(k, "hot" | "extent") { "tiering" } else { "dm-zoned" };
+                out.push(format!("host.{k} is a setting of host.layer = \"{of}\" and has no effect with host.layer = \"{layer}\""));
+            }
+        }
+        if let (Some(eu), Some(g), DriveKind::Flash) = (&self.device.erase_unit, &self.device.geometry, self.device.drive_kind()) {
+            if let (Ok(e), Ok(sb)) = (wafsim_core::units::parse_bytes(eu), g.superblock_bytes()) {
+                if e != sb {
+                    out.push(format!(
+                        "device.erase_unit = {eu:?} overrides the superblock of [device.geometry] ({sb} B = page_size x pages_per_block x planes_per_die x dies): the FTL erases {e}-byte units; the geometry still sets the timing model's dies, planes and pages"
+                    ));
+                }
+            }
+        }
+        for p in &self.phase {
+            for (i, f) in p.files.iter().enumerate() {
+                for g in f.group.iter().filter(|g| g.live_files == 0) {
+                    out.push(format!(
+                        "phase {:?}: files #{} group {:?}: live_files = 0 keeps no completed file: each file is deleted as soon as it is complete, so the group's data never stays on the drive",
+                        p.name,
+                        i + 1,
+                        g.name
+                    ));
+                }
+            }
+        }
+        out
     }
 }

@@ -4,7 +4,7 @@
 use crate::drives::Stack;
 use crate::results::*;
 use crate::schema::{ExperimentSpec, Variant};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use rayon::prelude::*;
 use wafsim_core::{BlockDevice, Counters};
 
@@ -82,6 +82,11 @@ pub fn build_stack(spec: &ExperimentSpec) -> Result<Stack> {
 pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -> Result<VariantResult> {
     let spec = &v.spec;
     let ctx = || format!("variant {:?}", v.name);
+    // Said here, not as the implicit "measure" phase issuing no I/O: there is no such phase in
+    // the file (an empty or truncated experiment). `serve` builds drives from such files.
+    if spec.phase.is_empty() && spec.workload.is_empty() {
+        bail!("{}: the experiment has no [[workload]]s and no [[phase]]s: nothing to run (add a [[workload]] table, or [[phase]]s with workloads, fio jobs, traces, files or key-value stores)", ctx());
+    }
     let cfg = spec.device_config().with_context(ctx)?;
     let drives = crate::plan::drive_configs(spec, &cfg).with_context(ctx)?;
     let phases = spec.phases();
@@ -121,6 +126,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         host_timeline: Vec::new(),
         tier_timeline: Vec::new(),
     };
+    result.warnings.extend(spec.notes.iter().cloned());
     let fio_files = crate::parts::load_fio_files(spec, &phases, &mut result.warnings).with_context(ctx)?;
 
     // Planned host bytes over all drives and phases, for progress.
@@ -172,8 +178,15 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
             }
         }
     }
+    if !phases.iter().any(|p| p.measure) {
+        result.warnings.push("no phase is measured (every [[phase]] has measure = false): the report's counters are empty and the WAF is n/a; set measure = true on the phase to report".into());
+    }
     for (pi, p) in phases.iter().enumerate() {
         if st.phase_ios[pi] == 0 {
+            // Top-level [[workload]]s make an implicit phase the file does not name.
+            if spec.phase.is_empty() {
+                bail!("{}: the experiment's [[workload]]s issued no I/O: each was empty (check their amount, bs and namespace)", ctx());
+            }
             return Err(anyhow!(
                 "{}: phase {:?} issued no I/O: every source of the phase was empty (check the job sizes, trace filters and namespaces)",
                 ctx(),

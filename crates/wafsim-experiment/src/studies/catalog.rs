@@ -139,17 +139,19 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
         let _ = writeln!(s, "|---|---|---|---:|---:|---:|---:|---:|");
         for r in &e.results {
             let p = published.and_then(|t| t.get(&r.name)).and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)));
-            let (pw, diff) = match p {
-                Some(p) => (format!("{p:.4}"), format!("{:+.1}%", (r.waf() - p) / p * 100.0)),
-                None => ("-".into(), "-".into()),
+            // An entry whose measured phases wrote nothing has no WAF ("n/a"), and no difference.
+            let (pw, diff) = match (p, r.written_waf()) {
+                (Some(p), Some(w)) => (format!("{p:.4}"), format!("{:+.1}%", (w - p) / p * 100.0)),
+                (Some(p), None) => (format!("{p:.4}"), "-".into()),
+                (None, _) => ("-".into(), "-".into()),
             };
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {:.4} | {pw} | {diff} | {} | {} |",
+                "| {} | {} | {} | {} | {pw} | {diff} | {} | {} |",
                 r.name,
                 r.layout,
                 r.placement,
-                r.waf(),
+                r.written_waf().map_or("n/a".into(), |w| format!("{w:.4}")),
                 gib(r.hbmw()),
                 gib(r.mbmw())
             );

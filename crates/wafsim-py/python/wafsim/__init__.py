@@ -73,7 +73,8 @@ class Results:
         self.data = data
 
     def __repr__(self):
-        names = ", ".join(f"{v['name']}: WAF {v['waf']:.3f}" for v in self.data["variants"])
+        # A run without host writes has no WAF (null in the JSON): "n/a", as the tables say.
+        names = ", ".join(f"{v['name']}: WAF " + ("n/a" if v["waf"] is None else f"{v['waf']:.3f}") for v in self.data["variants"])
         return f"<wafsim.Results {names}>"
 
     @property
@@ -82,7 +83,8 @@ class Results:
         return self.data["variants"]
 
     def waf(self, variant=None):
-        """Device WAF of `variant` (by name; the only variant when None)."""
+        """Device WAF of `variant` (by name; the only variant when None); None when the measured
+        phases wrote nothing (read-only or trim-only runs)."""
         vs = self.data["variants"]
         if variant is None:
             if len(vs) != 1:

@@ -642,7 +642,54 @@ impl DriveState {
             return Err(DriveError::UnsupportedFormat(version));
         }
         // Parse the text again (not the Value) so serde's errors carry line and column.
-        serde_json::from_str(text).map_err(|e| DriveError::Invalid(e.to_string()))
+        let st: DriveState =
+            serde_json::from_str(text).map_err(|e| DriveError::Invalid(e.to_string()))?;
+        st.check_counters().map_err(DriveError::Invalid)?;
+        Ok(st)
+    }
+
+    /// Refuses counters no drive can reach, before any figure is derived from them: sums that
+    /// overflow 64 bits (the simulator's counters are u64, so such a state was edited or
+    /// corrupted, and wrapped arithmetic would give a plausible but meaningless WAF), host
+    /// bytes beyond the mapping units the host wrote, SLC counts beyond what they are part of.
+    pub fn check_counters(&self) -> Result<(), String> {
+        let c = &self.counters;
+        let mu = self.mapping_unit as u64;
+        if mu == 0 {
+            return Err("mapping_unit is 0: expected the FTL mapping unit in bytes (e.g. 4096)".into());
+        }
+        let over = |what: &str| format!("counters.{what} overflows 64 bits: not a state a drive reaches (edited or corrupted file?)");
+        let sum = |parts: &[u64]| parts.iter().try_fold(0u64, |a, &b| a.checked_add(b));
+        let media = sum(&[c.host_units, c.gc_units, c.pad_units, c.fold_units])
+            .ok_or_else(|| over("host_units + gc_units + pad_units + fold_units"))?;
+        let media = media.checked_sub(c.uncounted_slc_units).ok_or_else(|| {
+            format!("counters.uncounted_slc_units ({}) exceeds the media units programmed ({media})", c.uncounted_slc_units)
+        })?;
+        media.checked_mul(mu).ok_or_else(|| over("media units x mapping_unit (media bytes)"))?;
+        if c.slc_units > c.host_units {
+            return Err(format!("counters.slc_units ({}) exceeds host_units ({}), which it is part of", c.slc_units, c.host_units));
+        }
+        // A write of any size programs whole mapping units, so host bytes never exceed them.
+        let host_cap = c.host_units.checked_mul(mu).ok_or_else(|| over("host_units x mapping_unit"))?;
+        if c.host_write_bytes > host_cap {
+            return Err(format!(
+                "counters.host_write_bytes ({}) exceeds host_units ({}) x mapping_unit ({mu}): every host write programs whole mapping units",
+                c.host_write_bytes, c.host_units
+            ));
+        }
+        sum(&[c.read_units, c.gc_units]).and_then(|u| u.checked_mul(mu)).ok_or_else(|| over("read_units + gc_units (media bytes read)"))?;
+        if self.erase_units > u64::MAX / 100 {
+            return Err(format!("erase_units {} is beyond any drive", self.erase_units));
+        }
+        for (i, n) in c.namespaces.iter().enumerate() {
+            let m = sum(&[n.host_units, n.gc_units, n.pad_units, n.fold_units])
+                .and_then(|m| m.checked_sub(n.uncounted_slc_units))
+                .and_then(|m| m.checked_mul(mu));
+            if m.is_none() {
+                return Err(format!("counters.namespaces[{i}]: media units overflow 64 bits, or uncounted_slc_units exceeds them"));
+            }
+        }
+        Ok(())
     }
 
     /// True when the text looks like a drive state (a JSON object with the marker key), for

@@ -284,8 +284,30 @@ fn grouped(value: &str) -> Result<u128, String> {
     if bad {
         return Err(format!("'{num}' is not a number"));
     }
-    let digits: String = chars.into_iter().filter(|c| c.is_ascii_digit()).collect();
-    digits.parse::<u128>().map_err(|_| format!("'{num}' does not fit in 128 bits"))
+    // Separators must group the digits in threes, with one separator throughout: "1,5" is
+    // not 15 (a decimal comma, or a typing slip), and "1,234.567" mixes two conventions.
+    // nvme-cli itself groups irregularly with a multi-byte separator (see `l10n`): its exact
+    // form is accepted too.
+    let digits: String = chars.iter().filter(|c| c.is_ascii_digit()).collect();
+    let value = digits.parse::<u128>().map_err(|_| format!("'{num}' does not fit in 128 bits"))?;
+    let seps: Vec<char> = chars.iter().copied().filter(|&c| !c.is_ascii_digit()).collect();
+    if let Some(&first) = seps.first() {
+        if seps.iter().any(|&c| c != first) {
+            return Err(format!(
+                "'{num}' mixes separators ({}): expected one thousands separator throughout, e.g. 1,234,567",
+                seps.iter().map(|c| format!("'{c}'")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        let groups: Vec<&str> = num.split(first).collect();
+        let lead_ok = (1..=3).contains(&groups[0].len());
+        let nvme_cli_form = first.len_utf8() > 1 && super::fmt::l10n(value, &first.to_string()) == num;
+        if !nvme_cli_form && (!lead_ok || groups[1..].iter().any(|g| g.len() != 3)) {
+            return Err(format!(
+                "'{num}' is not grouped in thousands: with a separator ('{first}') the first group has 1 to 3 digits and every later group exactly 3 (e.g. 1{first}234{first}567)"
+            ));
+        }
+    }
+    Ok(value)
 }
 
 /// `HI LO` (two 64-bit halves) or one integer.
@@ -488,6 +510,31 @@ fn finish(
         media_bytes,
         waf: media_bytes as f64 / host_bytes as f64,
     })
+}
+
+impl WafResult {
+    /// Why this WAF cannot be taken at face value, when it is below 1: a drive writes every host
+    /// byte to the media at least once, so less media than host data means the captures do not
+    /// bracket one drive's writes (two drives, a counter reset or wrapped between them, the
+    /// inputs' counters from different tools), or the drive compresses data; with the SMART +
+    /// OCP method, a small delta can also fall below 1 through data-unit rounding. `None` at 1
+    /// or above.
+    pub fn below_one(&self) -> Option<String> {
+        if self.media_bytes >= self.host_bytes {
+            return None;
+        }
+        let rounding = match self.method {
+            // Data units are rounded up per capture: up to 512,000 bytes of the host side.
+            WafMethod::SmartAndOcp if self.host_bytes <= 100 * super::smart::DATA_UNIT_BYTES as u128 => {
+                "; with so few host bytes, the rounding of SMART data units (up to 512,000 bytes per capture) can also explain it"
+            }
+            _ => "",
+        };
+        Some(format!(
+            "WAF {:.4} is below 1: the media wrote {} bytes for {} host bytes. A drive writes every host byte to the media at least once, so the captures are probably not of one drive over one interval (different drives, or a counter reset or wrapped between them), or the drive compresses data{rounding}",
+            self.waf, self.media_bytes, self.host_bytes
+        ))
+    }
 }
 
 /// [`parse_snapshot`] on both texts, then [`waf`]; parse errors say which input failed.

@@ -315,6 +315,19 @@ impl FioJob {
         if let Some(SizeSpec::Zones(_)) = self.io_size {
             return Err(self.err("a zone count (e.g. io_size=4z) needs zonesize=".into()));
         }
+        // zoned_abs zones are absolute: past the end of a file they would be cut short
+        // silently, and the access percentages would no longer mean what the job says.
+        for d in used.iter().copied() {
+            if let Distribution::Zoned(zones) = &self.random_distribution[d] {
+                let abs: u64 = zones.iter().map(|(_, s)| if let SizeSpec::Bytes(b) = s { *b } else { 0 }).fold(0u64, u64::saturating_add);
+                let file = files.iter().map(|f| f.len).min().unwrap_or(0);
+                if abs > file {
+                    return Err(self.err(format!(
+                        "random_distribution=zoned_abs: the zone sizes add up to {abs} bytes, more than the {file} bytes the job addresses (its file, or size=), so the zones past its end would be cut short and the access percentages not mean what they say; make the sizes fit, or use zoned: with percentages"
+                    )));
+                }
+            }
+        }
         let region: u64 = files.iter().map(|f| f.len).sum();
         let io_size = self.io_size.map(|s| s.resolve(region, 1));
         let amount = io_size.unwrap_or(job_size);

@@ -211,7 +211,25 @@ impl Finisher<'_> {
     fn check_engine(&self, o: &JobOptions, warnings: &mut Vec<Diagnostic>) -> Result<(), FioError> {
         let Some(e) = &o.timing.ioengine else { return Ok(()) };
         match engine_kind(e) {
-            EngineKind::Block | EngineKind::External => Ok(()),
+            EngineKind::Block => Ok(()),
+            // A plugin fio loads by path: fio fails where the file is not there ("engine ... not
+            // loadable"), so an absolute path that does not exist here is refused; otherwise
+            // wafsim cannot run the plugin's code and says what it assumes (SPDK's plugins,
+            // the common case, do block I/O by offset).
+            EngineKind::External => {
+                let path = e.trim().strip_prefix("external:").unwrap_or(e.trim());
+                let path = std::path::Path::new(path);
+                if path.is_absolute() && !path.exists() {
+                    return Err(self.err("ioengine", format!(
+                        "ioengine={e} loads an external engine from {}, which does not exist; fio fails the same way (\"engine {e} not loadable\")",
+                        path.display()
+                    )));
+                }
+                warnings.push(self.warn("ioengine", format!(
+                    "ioengine={e} is an external engine (a plugin fio loads by path); wafsim cannot run its code and assumes it reads and writes blocks by offset, as SPDK's plugins do"
+                )));
+                Ok(())
+            }
             EngineKind::NotBlock(reason) => {
                 Err(self.err("ioengine", format!("ioengine={e} {reason}; wafsim simulates a drive, so it cannot run this job")))
             }

@@ -575,6 +575,14 @@ fn need(v: Option<&str>) -> Result<&str, String> {
     v.ok_or_else(|| "given a value (expected key=value)".to_string())
 }
 
+/// A value that must be given and not blank; `what` says what was expected.
+fn not_empty<'a>(v: Option<&'a str>, what: &str) -> Result<&'a str, String> {
+    match need(v)? {
+        s if s.trim().is_empty() => Err(what.to_string()),
+        s => Ok(s),
+    }
+}
+
 fn flag(v: Option<&str>) -> Result<bool, String> {
     match v {
         None => Ok(true),
@@ -818,9 +826,9 @@ impl JobOptions {
                     _ => return Err("sequential or identical".into()),
                 }
             }
-            "bs" => self.bs = parse_bs_list(need(value)?, kb)?,
-            "bsrange" => self.bsrange = parse_bsrange_list(need(value)?, kb)?,
-            "bssplit" => self.bssplit = parse_bssplit_list(need(value)?, kb)?,
+            "bs" => self.bs = parse_bs_list(not_empty(value, "a block size (fio refuses an empty bs=; e.g. bs=4k)")?, kb)?,
+            "bsrange" => self.bsrange = parse_bsrange_list(not_empty(value, "a block size range (fio refuses an empty bsrange=; e.g. 4k-64k)")?, kb)?,
+            "bssplit" => self.bssplit = parse_bssplit_list(not_empty(value, "a block size split (fio refuses an empty bssplit=; e.g. 4k/50:64k/50)")?, kb)?,
             "size" => self.size = size_or_unset(need(value)?, kb)?,
             "offset" => self.offset = Some(parse_size_percent_or_zones(need(value)?, kb)?),
             "offset_increment" => self.offset_increment = Some(parse_size_percent_or_zones(need(value)?, kb)?),
@@ -939,7 +947,13 @@ impl JobOptions {
             }
             "stonewall" => self.stonewall = flag(value)?,
             "new_group" => self.new_group = flag(value)?,
-            "iodepth" => self.timing.iodepth = u32_of(parse_int(need(value)?, kb)?, "a queue depth")?.max(1),
+            // fio's minimum is 1 ("min value out of range"); 0 was silently taken as 1.
+            "iodepth" => {
+                self.timing.iodepth = u32_of(parse_int(need(value)?, kb)?, "a queue depth")?;
+                if self.timing.iodepth == 0 {
+                    return Err("a queue depth of at least 1 (fio refuses iodepth=0: \"min value out of range\")".into());
+                }
+            }
             "rate" => self.timing.rate = rate_list(need(value)?, kb)?,
             "rate_iops" => self.timing.rate_iops = rate_list(need(value)?, kb)?,
             "time_based" => self.timing.time_based = flag(value)?,
@@ -957,6 +971,15 @@ impl JobOptions {
             "buffered" => self.timing.direct = !flag(value)?,
             "profile" => {
                 return Err("supported: fio's built-in profiles (tiobench, act) generate their own jobs, which wafsim does not model".into())
+            }
+            // Kept verbatim (it changes which random offsets fio picks, not their kind), but only
+            // the generators fio has: fio refuses any other name.
+            "random_generator" => {
+                let v = need(value)?;
+                if !["tausworthe", "lfsr", "tausworthe64"].contains(&v.trim()) {
+                    return Err("one of fio's generators: tausworthe, lfsr or tausworthe64".into());
+                }
+                self.other.push((key.to_string(), Some(v.to_string())));
             }
             _ if REMOVED.contains(&key) => {
                 return Err(format!("accepted: fio no longer has this option (it fails with \"Option {key} is deprecated\")"))

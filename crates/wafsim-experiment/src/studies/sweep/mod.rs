@@ -608,14 +608,15 @@ fn cells(r: &Row, header: &[String]) -> Vec<String> {
         .map(|c| match c.as_str() {
             "point" => r.point.to_string(),
             "variant" => r.variant.clone(),
-            "waf" => format!("{}", r.waf),
+            // No host writes: the WAF is undefined, an empty cell (null in JSON), not 0.
+            "waf" => r.defined_waf().map(|w| format!("{w}")).unwrap_or_default(),
             "hbmw" => r.hbmw.to_string(),
             "mbmw" => r.mbmw.to_string(),
             "mbe" => r.mbe.to_string(),
             "gc_bytes" => r.gc_bytes.to_string(),
             "hash" => r.hash.clone(),
             c => match c.strip_prefix("waf[").and_then(|s| s.strip_suffix(']')) {
-                Some(ns) => r.ns_waf.iter().find(|(n, _)| n == ns).map(|(_, w)| format!("{w}")).unwrap_or_default(),
+                Some(ns) => r.defined_ns_waf(ns).map(|w| format!("{w}")).unwrap_or_default(),
                 None => r.axis_text(c),
             },
         })
@@ -777,7 +778,7 @@ pub fn table(axes: &[String], rows: &[Row]) -> String {
     for r in rows {
         let mut c = vec![r.point.to_string()];
         c.extend(r.axes.iter().map(|(a, _)| r.axis_text(a)));
-        c.extend([r.variant.clone(), format!("{:.3}", r.waf), r.hbmw.to_string(), r.mbmw.to_string(), r.mbe.to_string(), r.gc_bytes.to_string()]);
+        c.extend([r.variant.clone(), r.defined_waf().map_or("n/a".into(), |w| format!("{w:.3}")), r.hbmw.to_string(), r.mbmw.to_string(), r.mbe.to_string(), r.gc_bytes.to_string()]);
         body.push(c);
     }
     let w: Vec<usize> = (0..h.len()).map(|i| body.iter().map(|r| r[i].len()).chain([h[i].len()]).max().unwrap_or(0)).collect();

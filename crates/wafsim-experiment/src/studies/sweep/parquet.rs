@@ -9,10 +9,10 @@
 //! | each axis key     | string, the value's TOML text (strings unquoted); null where the point leaves it out |
 //! | `variant`         | string                        |
 //! | `namespace`       | string (null if the variant reports no namespace) |
-//! | `waf`             | f64, the device's             |
+//! | `waf`             | f64, the device's (null without host writes) |
 //! | `hbmw` `mbmw` `mbe` `gc_bytes` | u64, the variant's (device-level) |
 //! | `ns_host_bytes` `ns_media_bytes` | u64, the namespace's (null when not known) |
-//! | `ns_waf`          | f64, the namespace's          |
+//! | `ns_waf`          | f64, the namespace's (null without host writes) |
 //! | `hash`            | string, the point's identity for resuming |
 //!
 //! A file written here reads back with [`read_parquet`], so a Parquet sweep resumes as CSV
@@ -38,13 +38,7 @@ struct Rec<'a> {
 
 impl Rec<'_> {
     fn ns_waf(&self) -> Option<f64> {
-        self.ns.and_then(|n| {
-            self.row
-                .ns_waf
-                .iter()
-                .find(|(m, _)| m == n)
-                .map(|(_, w)| *w)
-        })
+        self.ns.and_then(|n| self.row.defined_ns_waf(n))
     }
 
     fn ns_bytes(&self) -> Option<(u64, u64)> {
@@ -102,7 +96,7 @@ pub fn to_parquet(axes: &[String], rows: &[Row]) -> Result<Vec<u8>> {
         string(),
         Repetition::OPTIONAL,
     )?);
-    fields.push(column("waf", Physical::DOUBLE, None, Repetition::REQUIRED)?);
+    fields.push(column("waf", Physical::DOUBLE, None, Repetition::OPTIONAL)?);
     for c in ["hbmw", "mbmw", "mbe", "gc_bytes"] {
         fields.push(column(c, Physical::INT64, u64t(), Repetition::REQUIRED)?);
     }
@@ -202,8 +196,8 @@ pub fn to_parquet(axes: &[String], rows: &[Row]) -> Result<Vec<u8>> {
     col!(ByteArrayType, v, None);
     let (v, d) = strings(recs.iter().map(|r| r.ns.map(str::to_string)));
     col!(ByteArrayType, v, Some(&d));
-    let waf: Vec<f64> = recs.iter().map(|r| r.row.waf).collect();
-    col!(DoubleType, waf, None);
+    let (v, d) = opt(recs.iter().map(|r| r.row.defined_waf()));
+    col!(DoubleType, v, Some(&d));
     for f in [
         |r: &Row| r.hbmw,
         |r: &Row| r.mbmw,

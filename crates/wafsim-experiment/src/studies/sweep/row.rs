@@ -13,7 +13,8 @@ pub struct Row {
     pub axes: Vec<(String, Option<toml::Value>)>,
     /// Name of the variant.
     pub variant: String,
-    /// Device WAF of the measured phases: media bytes / host bytes.
+    /// Device WAF of the measured phases: media bytes / host bytes (0 without host writes,
+    /// so rankings and the exchange format stay plain numbers; writers use [`Row::defined_waf`]).
     pub waf: f64,
     /// Host bytes written, media bytes written, media bytes erased, GC bytes written.
     pub hbmw: u64,
@@ -33,6 +34,19 @@ pub struct Row {
 }
 
 impl Row {
+    /// The WAF as files and tables show it: `None` when the host wrote nothing (`hbmw` 0), or
+    /// when a file read back had no WAF.
+    pub fn defined_waf(&self) -> Option<f64> {
+        (self.hbmw > 0 && self.waf.is_finite()).then_some(self.waf)
+    }
+
+    /// Namespace `ns`'s WAF as files show it: `None` when it is not in the row, or when the
+    /// row knows the namespace's host bytes and they are 0.
+    pub fn defined_ns_waf(&self, ns: &str) -> Option<f64> {
+        let written = self.ns_bytes.iter().find(|(n, _, _)| n == ns).is_none_or(|(_, h, _)| *h > 0);
+        self.ns_waf.iter().find(|(n, _)| n == ns).map(|(_, w)| *w).filter(|w| written && w.is_finite())
+    }
+
     /// The row's value of axis `key` as text: strings as they are, other values as TOML
     /// writes them, "" where the point leaves the axis out.
     pub fn axis_text(&self, key: &str) -> String {
