@@ -181,12 +181,12 @@ pub fn open_trace_detected(path: &Path, format: Option<TraceFormat>) -> Result<(
         None => TraceFormat::sniff(&line).ok_or_else(|| TraceError::Parse {
             file: name.clone(),
             line: line_no,
-            message: format!(
-                "cannot tell the trace format from {}: expected a fio iolog header (\"fio version 3 iolog\"), an MSR CSV row \
+            message: concat!(
+                "cannot tell the trace format from its first line (not shown: the file may not be a trace): expected a fio iolog header (\"fio version 3 iolog\"), an MSR CSV row \
                  or header (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime) or a blkparse event line (\"8,0 3 1 0.000000000 \
-                 1234 Q WS 1000 + 8 [fio]\"); set format = \"iolog\", \"msr\" or \"blkparse\" in the [[phase.trace]] table",
-                crate::input::quote(content(&line))
-            ),
+                 1234 Q WS 1000 + 8 [fio]\"); set format = \"iolog\", \"msr\" or \"blkparse\" in the [[phase.trace]] table"
+            )
+            .to_string(),
         })?,
     };
     Ok((reader_for(reader, &name, format), format))
