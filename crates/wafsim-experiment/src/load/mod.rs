@@ -12,7 +12,7 @@ pub mod presets;
 /// Read an experiment file and resolve its variants (one variant named "default" if none),
 /// each passed to `check` as soon as it is resolved.
 pub fn load_variants(path: &Path, check: Check) -> Result<Vec<Variant>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = wafsim_workload::input::read_text(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut vs = parse_variants(&text, &path.display().to_string(), check)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     for v in &mut vs {

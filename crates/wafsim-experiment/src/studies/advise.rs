@@ -298,7 +298,7 @@ impl Advisor {
     /// advised on. Errors name the file.
     pub fn new(path: &Path, opts: &AdviseOptions) -> Result<Advisor> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {origin}"))?;
+        let text = wafsim_workload::input::read_text(path).with_context(|| format!("cannot read {origin}"))?;
         let (base_text, variant) = resolve_variant(&text, &origin, opts.variant.as_deref())?;
         let mut vs = parse_experiment(&base_text, &origin)?;
         let spec = vs.pop().expect("one variant").spec;

@@ -159,7 +159,7 @@ pub struct SweepResult {
 impl SweepSpec {
     /// Read a sweep file and its base experiment.
     pub fn load(path: &Path) -> Result<SweepSpec> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = wafsim_workload::input::read_text(path).with_context(|| format!("cannot read {}", path.display()))?;
         Self::parse(&text, path.parent().unwrap_or(Path::new("")), &path.display().to_string())
     }
 
@@ -232,7 +232,7 @@ impl SweepSpec {
         };
         let base_text = match base_text {
             Some(t) => t,
-            None => std::fs::read_to_string(&base).with_context(|| format!("{origin}: cannot read base {}", base.display()))?,
+            None => wafsim_workload::input::read_text(&base).with_context(|| format!("{origin}: cannot read base {}", base.display()))?,
         };
         Ok(SweepSpec { base, base_text, axes, points, text: text.to_string(), dir: dir.to_path_buf(), origin: origin.to_string() })
     }
@@ -267,7 +267,7 @@ impl SweepSpec {
     pub fn variants(&self, p: &Point) -> Result<Vec<Variant>> {
         let ctx = || format!("point {} ({})", p.index, p.describe());
         let origin = self.base.display().to_string();
-        let mut doc: toml::Table = toml::from_str(&self.base_text).map_err(|e| anyhow!("{origin}: {e}")).with_context(ctx)?;
+        let mut doc: toml::Table = toml::from_str(&self.base_text).map_err(|e| crate::load::not_toml(&origin, &self.base_text, &e)).with_context(ctx)?;
         for (key, value) in &p.overrides {
             if let Some(toml::Value::Array(vs)) = doc.get("variant") {
                 for v in vs {
