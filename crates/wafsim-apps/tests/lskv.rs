@@ -198,15 +198,20 @@ fn reads_are_aligned_and_served_from_buffers() {
 
 /// Uniform random updates over `n` records of 1 KiB stored each on `blocks` blocks of
 /// 128 KiB; returns the application WAF over the second half of `rounds * n` updates.
-fn uniform_waf(blocks: u32, n: u64, rounds: u64, seed: u64) -> (f64, LsKv) {
-    let mut kv = LsKv::new(LsKvConfig {
+/// `blocks` blocks of 128 KiB, records stored as exactly their data, no post-write queue.
+fn store(blocks: u32) -> LsKv {
+    LsKv::new(LsKvConfig {
         write_block_bytes: 128 * KIB,
         device_bytes: blocks as u64 * 131072,
         record_header_bytes: 0,
         post_write_queue_blocks: 0,
         ..LsKvConfig::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+fn uniform_waf(blocks: u32, n: u64, rounds: u64, seed: u64) -> (f64, LsKv) {
+    let mut kv = store(blocks);
     let mut out = Vec::new();
     for k in 0..n {
         kv.apply(&ins(k), &mut out).unwrap();
@@ -419,14 +424,7 @@ fn speed_ycsb_a_like() {
 #[test]
 fn nearly_full_store_stops_writes() {
     let blocks = 512u32;
-    let mut kv = LsKv::new(LsKvConfig {
-        write_block_bytes: 128 * KIB,
-        device_bytes: blocks as u64 * 131072,
-        record_header_bytes: 0,
-        post_write_queue_blocks: 0,
-        ..LsKvConfig::default()
-    })
-    .unwrap();
+    let mut kv = store(blocks);
     let mut out = Vec::new();
     // Updates of random records leave dead space behind; every fourth request inserts a new
     // record, so live data grow until the store refuses.

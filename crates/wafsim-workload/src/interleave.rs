@@ -420,237 +420,83 @@ mod tests {
         assert_eq!(il.stats()[1].ios, 100);
     }
 
-    /// The definition the interleave keeps to (its code before picks became O(log n)): every
-    /// pick scans every source in index order.
-    #[allow(dead_code)]
-    mod reference {
-        use super::*;
-    pub struct Reference {
+    /// The definition the interleave keeps to (its code before picks became O(log n), in
+    /// short): every pick scans every source in index order, refilling the ones that ran dry
+    /// (a refill that finds a source exhausted may start its group's next stage, whose later
+    /// sources join this scan), then picks by smooth weighted round-robin or a weighted draw.
+    struct Reference {
         sources: Vec<Box<dyn IoSource>>,
         weights: Vec<i64>,
-        current: Vec<i64>,
-        bufs: Vec<Vec<Io>>,
-        pos: Vec<usize>,
-        done: Vec<bool>,
-        stats: Vec<SourceStats>,
-        // (group, stage) per source, and the stage each group is at.
+        counters: Vec<i64>,
+        queued: Vec<std::collections::VecDeque<Io>>,
+        exhausted: Vec<bool>,
         stage: Vec<(u32, u32)>,
-        group_stage: Vec<u32>,
-        // Some group has more than one stage (otherwise the stage check is skipped).
-        staged: bool,
+        at: Vec<u32>,
         rng: Option<wafsim_core::Rng>,
-        // Per source, what its error names first (none: the source's index).
-        names: Vec<String>,
-        // The error that ended the interleave, until it is returned.
-        error: Option<SourceError>,
     }
-
-    const CHUNK: usize = 256;
 
     impl Reference {
-        // `weights[i]` I/Os of source i for every `weights[j]` of source j, in strict turns.
-        fn new(sources: Vec<Box<dyn IoSource>>, weights: Vec<u32>) -> Self {
+        fn new(sources: Vec<Box<dyn IoSource>>, weights: &[u32], stage: &[(u32, u32)], mode: InterleaveMode) -> Self {
+            let groups = stage.iter().map(|s| s.0 as usize + 1).max().unwrap_or(0);
+            let mut at = vec![u32::MAX; groups];
+            stage.iter().for_each(|&(g, st)| at[g as usize] = at[g as usize].min(st));
             let n = sources.len();
-            Self::staged(sources, weights, (0..n as u32).map(|i| (i, 0)).collect(), InterleaveMode::RoundRobin)
+            let rng = match mode {
+                InterleaveMode::Random { seed } => Some(wafsim_core::Rng::new(seed)),
+                InterleaveMode::RoundRobin => None,
+            };
+            let weights = weights.iter().map(|&w| w.max(1) as i64).collect();
+            Reference { sources, weights, counters: vec![0; n], queued: (0..n).map(|_| Default::default()).collect(), exhausted: vec![false; n], stage: stage.to_vec(), at, rng }
         }
 
-        // Sources with `(group, stage)` each (see the type's docs) and a mode.
-        pub fn staged(sources: Vec<Box<dyn IoSource>>, weights: Vec<u32>, stage: Vec<(u32, u32)>, mode: InterleaveMode) -> Self {
-            assert_eq!(sources.len(), weights.len());
-            assert_eq!(sources.len(), stage.len());
-            let n = sources.len();
-            let groups = stage.iter().map(|&(g, _)| g as usize + 1).max().unwrap_or(0);
-            let mut group_stage = vec![u32::MAX; groups];
-            for &(g, st) in &stage {
-                group_stage[g as usize] = group_stage[g as usize].min(st);
-            }
-            let staged = stage.iter().any(|&(g, st)| st != group_stage[g as usize]);
-            Reference {
-                staged,
-                sources,
-                weights: weights.into_iter().map(|w| w.max(1) as i64).collect(),
-                current: vec![0; n],
-                bufs: (0..n).map(|_| Vec::with_capacity(CHUNK)).collect(),
-                pos: vec![0; n],
-                done: vec![false; n],
-                stats: vec![SourceStats::default(); n],
-                stage,
-                group_stage,
-                rng: match mode {
-                    InterleaveMode::RoundRobin => None,
-                    InterleaveMode::Random { seed } => Some(wafsim_core::Rng::new(seed)),
-                },
-                names: Vec::new(),
-                error: None,
-            }
-        }
-
-        // Name the sources (in the order given) for their errors.
-        fn named(mut self, names: Vec<String>) -> Self {
-            assert_eq!(names.len(), self.sources.len());
-            self.names = names;
-            self
-        }
-
-        // Source `i` (for its figures).
-        fn source(&self, i: usize) -> &dyn IoSource {
-            &*self.sources[i]
-        }
-
-        // What each source has emitted so far, in the order given to [`Interleave::new`].
-        fn stats(&self) -> &[SourceStats] {
-            &self.stats
-        }
-
-        // Make sure source `i` has a buffered I/O; false if it is exhausted or its stage has not
-        // started.
-        // Source `i`'s stage is the current one of its group.
-        #[inline]
-        fn in_stage(&self, i: usize) -> bool {
-            !self.staged || self.group_stage[self.stage[i].0 as usize] == self.stage[i].1
-        }
-
-        #[inline]
-        fn ready(&mut self, i: usize) -> bool {
-            if !self.in_stage(i) {
+        fn is_ready(&mut self, i: usize) -> bool {
+            let (g, st) = self.stage[i];
+            if self.at[g as usize] != st || self.exhausted[i] {
                 return false;
             }
-            if self.pos[i] < self.bufs[i].len() {
+            if !self.queued[i].is_empty() {
                 return true;
             }
-            self.refill(i)
+            let mut v = Vec::new();
+            if self.sources[i].fill(&mut v, CHUNK).unwrap() > 0 {
+                self.queued[i].extend(v);
+                return true;
+            }
+            self.exhausted[i] = true;
+            let members: Vec<usize> = (0..self.stage.len()).filter(|&j| self.stage[j].0 == g).collect();
+            if members.iter().all(|&j| self.stage[j].1 != st || self.exhausted[j]) {
+                self.at[g as usize] = members.iter().map(|&j| self.stage[j].1).filter(|&s| s > st).min().unwrap_or(u32::MAX);
+            }
+            false
         }
 
-        #[cold]
-        fn refill(&mut self, i: usize) -> bool {
-            let g = self.stage[i].0;
-            if self.done[i] {
-                return false;
-            }
-            self.bufs[i].clear();
-            self.pos[i] = 0;
-            match self.sources[i].fill(&mut self.bufs[i], CHUNK) {
-                Ok(0) => {
-                    self.done[i] = true;
-                    self.advance_group(g);
-                    false
-                }
-                Ok(_) => true,
-                Err(e) => {
-                    let name = self.names.get(i).cloned().unwrap_or_else(|| format!("source {i}"));
-                    self.error = Some(e.within(name));
-                    self.stop_all();
-                    false
-                }
-            }
-        }
-
-        // Every source done, nothing buffered (after an error).
-        fn stop_all(&mut self) {
-            self.done.iter_mut().for_each(|d| *d = true);
-            self.pos.iter_mut().zip(&self.bufs).for_each(|(p, b)| *p = b.len());
-            self.group_stage.iter_mut().for_each(|s| *s = u32::MAX);
-        }
-
-        // Move group `g` to its next stage once every source of the current one is exhausted.
-        fn advance_group(&mut self, g: u32) {
-            let cur = self.group_stage[g as usize];
-            let members = || self.stage.iter().enumerate().filter(move |(_, &(gg, _))| gg == g);
-            if members().any(|(i, &(_, st))| st == cur && !self.done[i]) {
-                return;
-            }
-            self.group_stage[g as usize] = members().map(|(_, &(_, st))| st).filter(|&st| st > cur).min().unwrap_or(u32::MAX);
-        }
-
-        fn pick_round_robin(&mut self) -> Option<usize> {
-            // Smooth WRR (as in nginx): add weights, pick the largest, subtract the total.
-            let mut best = usize::MAX;
-            let mut total = 0;
-            for i in 0..self.sources.len() {
-                if !self.ready(i) {
-                    continue;
-                }
-                total += self.weights[i];
-                self.current[i] += self.weights[i];
-                if best == usize::MAX || self.current[i] > self.current[best] {
-                    best = i;
-                }
-            }
-            if best == usize::MAX {
-                return None;
-            }
-            self.current[best] -= total;
-            Some(best)
-        }
-
-        fn pick_random(&mut self) -> Option<usize> {
-            let mut total = 0;
-            for i in 0..self.sources.len() {
-                if self.ready(i) {
-                    total += self.weights[i];
-                }
-            }
-            if total == 0 {
-                return None;
-            }
-            let mut r = self.rng.as_mut().expect("random mode").below(total as u64) as i64;
-            for i in 0..self.sources.len() {
-                if self.in_stage(i) && self.pos[i] < self.bufs[i].len() {
-                    if r < self.weights[i] {
-                        return Some(i);
+        fn all(mut self) -> Vec<Io> {
+            let mut out = Vec::new();
+            while self.at.iter().any(|&s| s != u32::MAX) {
+                let ready: Vec<usize> = (0..self.sources.len()).filter(|&i| self.is_ready(i)).collect();
+                let total: i64 = ready.iter().map(|&i| self.weights[i]).sum();
+                let pick = if let Some(rng) = &mut self.rng {
+                    if total == 0 {
+                        continue;
                     }
-                    r -= self.weights[i];
-                }
-            }
-            unreachable!("the weights of ready sources add up to total")
-        }
-    }
-
-    impl IoSource for Reference {
-        fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
-            let mut n = 0;
-            while n < max {
-                let pick = if self.rng.is_some() { self.pick_random() } else { self.pick_round_robin() };
-                let Some(best) = pick else {
-                    // A stage may have just started (its sources are not buffered yet): retry until
-                    // every group is past its last stage, i.e. every source is exhausted.
-                    if self.group_stage.iter().all(|&s| s == u32::MAX) {
-                        break;
-                    }
-                    continue;
+                    let r = rng.below(total as u64) as i64;
+                    // The first ready source whose cumulative weight passes the draw.
+                    let mut sum = 0;
+                    *ready.iter().find(|&&i| {
+                        sum += self.weights[i];
+                        r < sum
+                    }).unwrap()
+                } else {
+                    let Some(&first) = ready.first() else { continue };
+                    ready.iter().for_each(|&i| self.counters[i] += self.weights[i]);
+                    let best = ready.iter().copied().fold(first, |b, i| if self.counters[i] > self.counters[b] { i } else { b });
+                    self.counters[best] -= total;
+                    best
                 };
-                let io = self.bufs[best][self.pos[best]];
-                self.stats[best].count(&io);
-                out.push(io);
-                self.pos[best] += 1;
-                n += 1;
+                out.push(self.queued[pick].pop_front().unwrap());
             }
-            match self.error.take() {
-                Some(e) if n == 0 => Err(e),
-                Some(e) => {
-                    self.error = Some(e);
-                    Ok(n)
-                }
-                None => Ok(n),
-            }
+            out
         }
-
-        // Every source is finished; the first error is returned, named.
-        fn finish(&mut self) -> Result<(), SourceError> {
-            let mut first = Ok(());
-            for i in 0..self.sources.len() {
-                if let Err(e) = self.sources[i].finish() {
-                    if first.is_ok() {
-                        let name = self.names.get(i).cloned().unwrap_or_else(|| format!("source {i}"));
-                        first = Err(e.within(name));
-                    }
-                }
-            }
-            first
-        }
-    }
-
-
     }
 
     /// Random weights, sizes (some sources empty, some shorter than a refill), stages and
@@ -667,11 +513,10 @@ mod tests {
             let mode = if round % 2 == 0 { InterleaveMode::RoundRobin } else { InterleaveMode::Random { seed: round } };
             let make = || (0..n).map(|i| ios(i as u32, sizes[i], 4096)).collect::<Vec<_>>();
             let mut new = Interleave::staged(make(), weights.clone(), stage.clone(), mode);
-            let mut old = reference::Reference::staged(make(), weights.clone(), stage.clone(), mode);
-            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let mut a = Vec::new();
             let chunk = 1 + rng.below(300) as usize;
             while new.fill(&mut a, chunk).unwrap() > 0 {}
-            while old.fill(&mut b, chunk).unwrap() > 0 {}
+            let b = Reference::new(make(), &weights, &stage, mode).all();
             let key = |v: &[Io]| v.iter().map(|io| (io.ns, io.offset)).collect::<Vec<_>>();
             assert_eq!(key(&a), key(&b), "round {round}: weights {weights:?} sizes {sizes:?} stages {stage:?}");
             assert_eq!(a.len(), sizes.iter().sum::<usize>());

@@ -109,14 +109,15 @@ impl Bc<'_> {
         Ok(v)
     }
     /// `^` is right-associative and binds tighter than `*`, looser than unary minus (GNU bc).
-    fn power(&mut self) -> Result<i128, String> {
+    /// `f` one level deeper (see [`MAX_DEPTH`]).
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, String>) -> Result<T, String> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(too_deep());
-        }
-        let r = self.power_inner();
+        let r = if self.depth > MAX_DEPTH { Err(too_deep()) } else { f(self) };
         self.depth -= 1;
         r
+    }
+    fn power(&mut self) -> Result<i128, String> {
+        self.nested(Self::power_inner)
     }
     fn power_inner(&mut self) -> Result<i128, String> {
         let base = self.unary()?;
@@ -132,23 +133,11 @@ impl Bc<'_> {
         match self.peek() {
             Some(b'-') => {
                 self.pos += 1;
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    return Err(too_deep());
-                }
-                let v = self.unary();
-                self.depth -= 1;
-                Ok(-v?)
+                Ok(-self.nested(Self::unary)?)
             }
             Some(b'(') => {
                 self.pos += 1;
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    return Err(too_deep());
-                }
-                let v = self.sum();
-                self.depth -= 1;
-                let v = v?;
+                let v = self.nested(Self::sum)?;
                 if self.peek() != Some(b')') {
                     return Err("missing ')'".into());
                 }
@@ -263,11 +252,13 @@ impl Expr<'_> {
 
     /// Precedence climbing over fio's grammar.
     fn expr(&mut self, min_prec: u8) -> Result<Val, String> {
+        self.nested(|p| p.expr_inner(min_prec))
+    }
+
+    /// `f` one level deeper (see [`MAX_DEPTH`]).
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, String>) -> Result<T, String> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(too_deep());
-        }
-        let r = self.expr_inner(min_prec);
+        let r = if self.depth > MAX_DEPTH { Err(too_deep()) } else { f(self) };
         self.depth -= 1;
         r
     }
@@ -298,13 +289,7 @@ impl Expr<'_> {
         match self.peek() {
             Some(b'-') => {
                 self.pos += 1;
-                self.depth += 1;
-                if self.depth > MAX_DEPTH {
-                    return Err(too_deep());
-                }
-                let v = self.unary();
-                self.depth -= 1;
-                let v = v?;
+                let v = self.nested(Self::unary)?;
                 Ok(Val { i: v.i.wrapping_neg(), d: -v.d, float: v.float })
             }
             Some(b'(') => {
