@@ -116,7 +116,26 @@ pub enum LsKvError {
     /// No free block and no block with dead space: the store is full.
     #[error("store full: no free write block and nothing to defragment")]
     Full,
+    /// Live data fill the store so far that a new write block costs more than
+    /// [`MAX_FORCED_DEFRAGS`] forced defragmentations of almost-full blocks: a real store stops
+    /// writes here (Aerospike's stop-writes), and going on would only move the same records
+    /// again and again.
+    #[error(
+        "store full (stop-writes): {} of live records in {} of write blocks; a new write block needed more than {MAX_FORCED_DEFRAGS} forced defragmentations of almost-full blocks (a real store stops accepting writes here): write less, or give the store a larger namespace",
+        wafsim_core::units::human(*live_bytes),
+        wafsim_core::units::human(*capacity_bytes)
+    )]
+    StopWrites {
+        /// Bytes of live records (headers and alignment included).
+        live_bytes: u64,
+        /// Bytes of all write blocks.
+        capacity_bytes: u64,
+    },
 }
+
+/// Most forced defragmentations one new client write block may take before the store counts
+/// as full ([`LsKvError::StopWrites`]).
+pub const MAX_FORCED_DEFRAGS: u32 = 64;
 
 /// What a [`LsKv`] has done so far.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -541,6 +560,7 @@ impl LsKv {
     /// A new client block: drain the defrag queue, then take a free block outside the
     /// reserve; with none, defrag the least-live used block and retry.
     fn take_client_block(&mut self, out: &mut Vec<Io>) -> Result<u32, LsKvError> {
+        let mut forced = 0;
         loop {
             while let Some(b) = self.defrag_q.pop_front() {
                 self.defrag_block_now(b, out)?;
@@ -561,6 +581,10 @@ impl LsKv {
             let room = self.defrag.map_or(0, |c| wbs - c.pos as u64) + self.free_blocks() as u64 * wbs;
             if (self.live[v as usize] as u64) >= room {
                 return Err(LsKvError::Full);
+            }
+            forced += 1;
+            if forced > MAX_FORCED_DEFRAGS {
+                return Err(LsKvError::StopWrites { live_bytes: self.live_bytes, capacity_bytes: self.n_blocks as u64 * wbs });
             }
             self.counters.forced_defrags += 1;
             self.state[v as usize] = State::Queued;

@@ -198,15 +198,20 @@ fn reads_are_aligned_and_served_from_buffers() {
 
 /// Uniform random updates over `n` records of 1 KiB stored each on `blocks` blocks of
 /// 128 KiB; returns the application WAF over the second half of `rounds * n` updates.
-fn uniform_waf(blocks: u32, n: u64, rounds: u64, seed: u64) -> (f64, LsKv) {
-    let mut kv = LsKv::new(LsKvConfig {
+/// `blocks` blocks of 128 KiB, records stored as exactly their data, no post-write queue.
+fn store(blocks: u32) -> LsKv {
+    LsKv::new(LsKvConfig {
         write_block_bytes: 128 * KIB,
         device_bytes: blocks as u64 * 131072,
         record_header_bytes: 0,
         post_write_queue_blocks: 0,
         ..LsKvConfig::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+fn uniform_waf(blocks: u32, n: u64, rounds: u64, seed: u64) -> (f64, LsKv) {
+    let mut kv = store(blocks);
     let mut out = Vec::new();
     for k in 0..n {
         kv.apply(&ins(k), &mut out).unwrap();
@@ -411,4 +416,44 @@ fn speed_ycsb_a_like() {
     let run2 = t.elapsed().as_secs_f64();
     eprintln!("lskv speed through LsKvSource: {:.2} M ops/s, app WAF {:.3}", m as f64 / run2 / 1e6, src.report().app_waf());
     assert!(m as f64 / run > 1e6, "below 1 M ops/s");
+}
+
+/// Live data so close to the store's size that each new write block takes more than
+/// MAX_FORCED_DEFRAGS forced defragmentations: the store stops writes with an error naming its
+/// live bytes and size (it used to move the same records again and again, without end).
+#[test]
+fn nearly_full_store_stops_writes() {
+    let blocks = 512u32;
+    let mut kv = store(blocks);
+    let mut out = Vec::new();
+    // Updates of random records leave dead space behind; every fourth request inserts a new
+    // record, so live data grow until the store refuses.
+    let mut end = None;
+    let t0 = Instant::now();
+    let mut rng = Rng::new(5);
+    let mut n = 1u64;
+    for i in 0..blocks as u64 * 128 * 20 {
+        out.clear();
+        let op = if i % 4 == 0 {
+            n += 1;
+            ins(n - 1)
+        } else {
+            upd(rng.below(n))
+        };
+        if let Err(e) = kv.apply(&op, &mut out) {
+            end = Some(e);
+            break;
+        }
+    }
+    let e = end.expect("the store refuses writes before its records outgrow it");
+    assert!(t0.elapsed().as_secs() < 20, "took {:?}", t0.elapsed());
+    kv.check_invariants();
+    match &e {
+        LsKvError::StopWrites { live_bytes, capacity_bytes } => {
+            assert_eq!(*capacity_bytes, blocks as u64 * 131072);
+            assert_eq!(*live_bytes, kv.live_bytes());
+        }
+        other => panic!("expected stop-writes, got: {other}"),
+    }
+    eprintln!("{e}; forced defrags {}", kv.counters().forced_defrags);
 }

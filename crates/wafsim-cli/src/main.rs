@@ -152,7 +152,7 @@ fn device_show(file: &Path, json: bool) -> Result<()> {
     let (text, origin) = if !file.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == file) {
         (format!("[device]\npreset = {:?}\n", file.display().to_string()), format!("preset {}", file.display()))
     } else {
-        (std::fs::read_to_string(file).map_err(|e| wafsim_experiment::load::presets::unreadable(file, e))?, file.display().to_string())
+        (wafsim_workload::input::read_text(file).map_err(|e| wafsim_experiment::load::presets::unreadable(file, e))?, file.display().to_string())
     };
     let spec = wafsim_experiment::parse_experiment(&text, &origin)?.remove(0).spec;
     let ns = spec.namespace.first().map_or("ns1", |n| n.name.as_str());

@@ -269,6 +269,9 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     }
     let v = load(&args)?;
     let file = args.file.as_ref().expect("clap: a file unless --stop");
+    // Refused before allocating rather than killed by the allocator.
+    let need = wafsim_experiment::run::memory_floor(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
+    wafsim_experiment::run::check_memory(need, &format!("variant {:?} needs", v.name))?;
     let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
     // Checked before the (possibly long) precondition.
     let timing = if args.pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };

@@ -12,6 +12,7 @@
 //! expect = "error"                        # "error" or "ok"
 //! says = "nested"                         # optional: stderr (error) or stdout+stderr (ok) contains it
 //! lacks = ["0.000"]                       # optional: stdout must not contain these
+//! hides = ["SECRET"]                      # optional: neither stdout nor stderr contains these
 //! timeout = 30                            # optional, seconds (default 30)
 //! stdin = "..."                           # optional: text fed to stdin (default: none)
 //! fifos = ["trace.txt"]                   # optional: named pipes made in {dir}
@@ -50,6 +51,8 @@ struct Case {
     says: Option<String>,
     #[serde(default)]
     lacks: Vec<String>,
+    #[serde(default)]
+    hides: Vec<String>,
     timeout: Option<u64>,
     stdin: Option<String>,
     #[serde(default)]
@@ -186,6 +189,11 @@ fn run_case(file: &str, c: &Case, scratch: &Path) -> Option<String> {
     for l in &c.lacks {
         if stdout.contains(l.as_str()) {
             return Some(format!("stdout contains {l:?}"));
+        }
+    }
+    for h in &c.hides {
+        if stdout.contains(h.as_str()) || stderr.contains(h.as_str()) {
+            return Some(format!("output shows {h:?}; stderr:\n    {}", tail(&stderr)));
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

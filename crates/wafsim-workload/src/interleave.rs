@@ -28,10 +28,14 @@ pub enum InterleaveMode {
 ///
 /// An error of one source ends the interleave: the I/Os already taken from the others are
 /// dropped, and the error names the source (see [`Interleave::named`]).
+///
+/// Picking a source costs O(log n) in the number of sources n (O(k log n) in round-robin mode
+/// with k distinct weights): only sources whose state can have changed are looked at per pick.
+/// The order is that of the plain definition (every pick scans every source in index order,
+/// refilling the ones that ran dry; see the reference in the tests).
 pub struct Interleave {
     sources: Vec<Box<dyn IoSource>>,
     weights: Vec<i64>,
-    current: Vec<i64>,
     bufs: Vec<Vec<Io>>,
     pos: Vec<usize>,
     done: Vec<bool>,
@@ -41,11 +45,84 @@ pub struct Interleave {
     group_stage: Vec<u32>,
     /// Some group has more than one stage (otherwise the stage check is skipped).
     staged: bool,
-    rng: Option<wafsim_core::Rng>,
+    /// Sources in their group's current stage with nothing buffered and not exhausted: the
+    /// ones a scan would refill. Every other source's readiness is known without a look.
+    pending: std::collections::BTreeSet<usize>,
+    /// Where the ready sources are kept for the pick.
+    pick: Pick,
     /// Per source, what its error names first (none: the source's index).
     names: Vec<String>,
     /// The error that ended the interleave, until it is returned.
     error: Option<SourceError>,
+}
+
+/// The ready sources, arranged for the mode's pick.
+enum Pick {
+    /// Smooth weighted round-robin (as in nginx): every pick adds each ready source's weight to
+    /// its counter, takes the largest counter (the lowest index on a tie) and subtracts the
+    /// ready sources' total weight from it. Counters are kept lazily: a ready source's counter
+    /// after pick `t`'s addition is `base + t * weight`, so between its own picks nothing
+    /// changes; within one weight, the order of counters is the order of bases (one heap per
+    /// distinct weight).
+    RoundRobin {
+        /// Picks so far (the `t` above).
+        t: i128,
+        /// Per source: its base (meaningful while ready or refilling).
+        base: Vec<i128>,
+        /// Per distinct weight: the weight and a max-heap of (base, lowest index first) of the
+        /// ready sources of that weight.
+        classes: Vec<(i64, std::collections::BinaryHeap<(i128, std::cmp::Reverse<usize>)>)>,
+        /// Per source: its class.
+        class_of: Vec<usize>,
+        /// Total weight of the ready sources.
+        total: i64,
+        /// Per source: it has been ready once (its base is set).
+        joined: Vec<bool>,
+    },
+    /// Each pick draws from the ready sources in proportion to their weights: the draw falls
+    /// in the cumulative weights in index order (a Fenwick tree of the ready weights).
+    Random { rng: wafsim_core::Rng, tree: Fenwick },
+}
+
+/// Prefix sums of per-source weights with O(log n) update and search.
+struct Fenwick {
+    t: Vec<i64>,
+}
+
+impl Fenwick {
+    fn new(n: usize) -> Self {
+        Fenwick { t: vec![0; n + 1] }
+    }
+    fn add(&mut self, i: usize, d: i64) {
+        let mut k = i + 1;
+        while k < self.t.len() {
+            self.t[k] += d;
+            k += k & k.wrapping_neg();
+        }
+    }
+    fn total(&self) -> i64 {
+        let mut k = self.t.len() - 1;
+        let mut s = 0;
+        while k > 0 {
+            s += self.t[k];
+            k &= k - 1;
+        }
+        s
+    }
+    /// The lowest index whose cumulative weight (itself included) exceeds `r` (< total).
+    fn find(&self, mut r: i64) -> usize {
+        let n = self.t.len() - 1;
+        let mut k = 0;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            if k + step <= n && self.t[k + step] <= r {
+                k += step;
+                r -= self.t[k];
+            }
+            step >>= 1;
+        }
+        k
+    }
 }
 
 const CHUNK: usize = 256;
@@ -68,21 +145,39 @@ impl Interleave {
             group_stage[g as usize] = group_stage[g as usize].min(st);
         }
         let staged = stage.iter().any(|&(g, st)| st != group_stage[g as usize]);
+        let weights: Vec<i64> = weights.into_iter().map(|w| w.max(1) as i64).collect();
+        let pick = match mode {
+            InterleaveMode::RoundRobin => {
+                let mut classes: Vec<(i64, std::collections::BinaryHeap<_>)> = Vec::new();
+                let mut class_of = Vec::with_capacity(n);
+                for &w in &weights {
+                    let c = match classes.iter().position(|(cw, _)| *cw == w) {
+                        Some(c) => c,
+                        None => {
+                            classes.push((w, std::collections::BinaryHeap::new()));
+                            classes.len() - 1
+                        }
+                    };
+                    class_of.push(c);
+                }
+                Pick::RoundRobin { t: 0, base: vec![0; n], classes, class_of, total: 0, joined: vec![false; n] }
+            }
+            InterleaveMode::Random { seed } => Pick::Random { rng: wafsim_core::Rng::new(seed), tree: Fenwick::new(n) },
+        };
+        // Every source of its group's first stage is refilled by the first pick.
+        let pending = (0..n).filter(|&i| group_stage[stage[i].0 as usize] == stage[i].1).collect();
         Interleave {
             staged,
             sources,
-            weights: weights.into_iter().map(|w| w.max(1) as i64).collect(),
-            current: vec![0; n],
+            weights,
             bufs: (0..n).map(|_| Vec::with_capacity(CHUNK)).collect(),
             pos: vec![0; n],
             done: vec![false; n],
             stats: vec![SourceStats::default(); n],
             stage,
             group_stage,
-            rng: match mode {
-                InterleaveMode::RoundRobin => None,
-                InterleaveMode::Random { seed } => Some(wafsim_core::Rng::new(seed)),
-            },
+            pending,
+            pick,
             names: Vec::new(),
             error: None,
         }
@@ -105,25 +200,13 @@ impl Interleave {
         &self.stats
     }
 
-    /// Make sure source `i` has a buffered I/O; false if it is exhausted or its stage has not
-    /// started.
     /// Source `i`'s stage is the current one of its group.
     #[inline]
     fn in_stage(&self, i: usize) -> bool {
         !self.staged || self.group_stage[self.stage[i].0 as usize] == self.stage[i].1
     }
 
-    #[inline]
-    fn ready(&mut self, i: usize) -> bool {
-        if !self.in_stage(i) {
-            return false;
-        }
-        if self.pos[i] < self.bufs[i].len() {
-            return true;
-        }
-        self.refill(i)
-    }
-
+    /// Refill source `i` (in its stage, nothing buffered); false if it is exhausted or failed.
     #[cold]
     fn refill(&mut self, i: usize) -> bool {
         let g = self.stage[i].0;
@@ -153,59 +236,121 @@ impl Interleave {
         self.done.iter_mut().for_each(|d| *d = true);
         self.pos.iter_mut().zip(&self.bufs).for_each(|(p, b)| *p = b.len());
         self.group_stage.iter_mut().for_each(|s| *s = u32::MAX);
+        self.pending.clear();
+        match &mut self.pick {
+            Pick::RoundRobin { classes, total, .. } => {
+                classes.iter_mut().for_each(|(_, h)| h.clear());
+                *total = 0;
+            }
+            Pick::Random { tree, .. } => *tree = Fenwick::new(self.sources.len()),
+        }
     }
 
-    /// Move group `g` to its next stage once every source of the current one is exhausted.
+    /// Move group `g` to its next stage once every source of the current one is exhausted; the
+    /// new stage's sources are then refilled by a scan (this pick's for those after the one
+    /// being looked at, the next pick's for those before it).
     fn advance_group(&mut self, g: u32) {
         let cur = self.group_stage[g as usize];
         let members = || self.stage.iter().enumerate().filter(move |(_, &(gg, _))| gg == g);
         if members().any(|(i, &(_, st))| st == cur && !self.done[i]) {
             return;
         }
-        self.group_stage[g as usize] = members().map(|(_, &(_, st))| st).filter(|&st| st > cur).min().unwrap_or(u32::MAX);
+        let next = members().map(|(_, &(_, st))| st).filter(|&st| st > cur).min().unwrap_or(u32::MAX);
+        self.group_stage[g as usize] = next;
+        if next != u32::MAX {
+            let new: Vec<usize> = members().filter(|(i, &(_, st))| st == next && !self.done[*i]).map(|(i, _)| i).collect();
+            self.pending.extend(new);
+        }
     }
 
-    fn pick_round_robin(&mut self) -> Option<usize> {
-        // Smooth WRR (as in nginx): add weights, pick the largest, subtract the total.
-        let mut best = usize::MAX;
-        let mut total = 0;
-        for i in 0..self.sources.len() {
-            if !self.ready(i) {
+    /// Source `i` has I/O buffered and is in its stage: it takes part in picks.
+    fn join(&mut self, i: usize) {
+        let w = self.weights[i];
+        match &mut self.pick {
+            Pick::RoundRobin { classes, class_of, base, total, .. } => {
+                classes[class_of[i]].1.push((base[i], std::cmp::Reverse(i)));
+                *total += w;
+            }
+            Pick::Random { tree, .. } => tree.add(i, w),
+        }
+    }
+
+    /// The scan at the start of a pick: refill, in index order, the sources that ran dry or
+    /// whose stage started (a stage that starts during the scan adds its sources after the
+    /// current one to this scan, the others to the next).
+    fn scan(&mut self) {
+        let mut cursor = 0;
+        while let Some(&i) = self.pending.range(cursor..).next() {
+            self.pending.remove(&i);
+            cursor = i + 1;
+            if !self.in_stage(i) {
                 continue;
             }
-            total += self.weights[i];
-            self.current[i] += self.weights[i];
-            if best == usize::MAX || self.current[i] > self.current[best] {
-                best = i;
+            if self.refill(i) {
+                if let Pick::RoundRobin { t, base, joined, .. } = &mut self.pick {
+                    // A source's counter starts at 0: after this pick's addition it is its
+                    // weight, i.e. base = -(t - 1) * weight. A source refilled after running
+                    // dry keeps its base (it never stopped being ready).
+                    if !joined[i] {
+                        joined[i] = true;
+                        base[i] = -(*t - 1) * self.weights[i] as i128;
+                    }
+                }
+                self.join(i);
+            }
+            if self.error.is_some() {
+                return;
             }
         }
-        if best == usize::MAX {
-            return None;
-        }
-        self.current[best] -= total;
-        Some(best)
     }
 
-    fn pick_random(&mut self) -> Option<usize> {
-        let mut total = 0;
-        for i in 0..self.sources.len() {
-            if self.ready(i) {
-                total += self.weights[i];
-            }
+    /// The next source to take an I/O from (its I/O is at `pos`), or None if no source is
+    /// ready. The source stays ready if it has more buffered; otherwise the next scan refills it.
+    fn next_source(&mut self) -> Option<usize> {
+        if let Pick::RoundRobin { t, .. } = &mut self.pick {
+            *t += 1;
         }
-        if total == 0 {
+        self.scan();
+        if self.error.is_some() {
             return None;
         }
-        let mut r = self.rng.as_mut().expect("random mode").below(total as u64) as i64;
-        for i in 0..self.sources.len() {
-            if self.in_stage(i) && self.pos[i] < self.bufs[i].len() {
-                if r < self.weights[i] {
-                    return Some(i);
+        match &mut self.pick {
+            Pick::RoundRobin { t, base, classes, class_of, total, .. } => {
+                let mut best: Option<(i128, usize, usize)> = None;
+                for (c, (w, heap)) in classes.iter().enumerate() {
+                    if let Some(&(b, std::cmp::Reverse(i))) = heap.peek() {
+                        let cur = b + *t * *w as i128;
+                        if best.is_none_or(|(bc, bi, _)| cur > bc || (cur == bc && i < bi)) {
+                            best = Some((cur, i, c));
+                        }
+                    }
                 }
-                r -= self.weights[i];
+                let (_, i, c) = best?;
+                classes[c].1.pop();
+                base[i] -= *total as i128;
+                if self.pos[i] + 1 == self.bufs[i].len() {
+                    // Its last buffered I/O: the next scan refills it (and it rejoins, or not).
+                    *total -= self.weights[i];
+                    self.pending.insert(i);
+                } else {
+                    classes[class_of[i]].1.push((base[i], std::cmp::Reverse(i)));
+                }
+                Some(i)
+            }
+            Pick::Random { rng, tree } => {
+                let total = tree.total();
+                if total == 0 {
+                    return None;
+                }
+                let r = rng.below(total as u64) as i64;
+                let i = tree.find(r);
+                if self.pos[i] + 1 == self.bufs[i].len() {
+                    tree.add(i, -self.weights[i]);
+                    self.pending.insert(i);
+                }
+                Some(i)
             }
         }
-        unreachable!("the weights of ready sources add up to total")
     }
 }
 
@@ -213,8 +358,7 @@ impl IoSource for Interleave {
     fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
         let mut n = 0;
         while n < max {
-            let pick = if self.rng.is_some() { self.pick_random() } else { self.pick_round_robin() };
-            let Some(best) = pick else {
+            let Some(best) = self.next_source() else {
                 // A stage may have just started (its sources are not buffered yet): retry until
                 // every group is past its last stage, i.e. every source is exhausted.
                 if self.group_stage.iter().all(|&s| s == u32::MAX) {
@@ -275,4 +419,136 @@ mod tests {
         assert_eq!(il.stats()[0], SourceStats { ios: 10, write_ios: 10, write_bytes: 40960, ..Default::default() });
         assert_eq!(il.stats()[1].ios, 100);
     }
+
+    /// The definition the interleave keeps to (its code before picks became O(log n), in
+    /// short): every pick scans every source in index order, refilling the ones that ran dry
+    /// (a refill that finds a source exhausted may start its group's next stage, whose later
+    /// sources join this scan), then picks by smooth weighted round-robin or a weighted draw.
+    struct Reference {
+        sources: Vec<Box<dyn IoSource>>,
+        weights: Vec<i64>,
+        counters: Vec<i64>,
+        queued: Vec<std::collections::VecDeque<Io>>,
+        exhausted: Vec<bool>,
+        stage: Vec<(u32, u32)>,
+        at: Vec<u32>,
+        rng: Option<wafsim_core::Rng>,
+    }
+
+    impl Reference {
+        fn new(sources: Vec<Box<dyn IoSource>>, weights: &[u32], stage: &[(u32, u32)], mode: InterleaveMode) -> Self {
+            let groups = stage.iter().map(|s| s.0 as usize + 1).max().unwrap_or(0);
+            let mut at = vec![u32::MAX; groups];
+            stage.iter().for_each(|&(g, st)| at[g as usize] = at[g as usize].min(st));
+            let n = sources.len();
+            let rng = match mode {
+                InterleaveMode::Random { seed } => Some(wafsim_core::Rng::new(seed)),
+                InterleaveMode::RoundRobin => None,
+            };
+            let weights = weights.iter().map(|&w| w.max(1) as i64).collect();
+            Reference { sources, weights, counters: vec![0; n], queued: (0..n).map(|_| Default::default()).collect(), exhausted: vec![false; n], stage: stage.to_vec(), at, rng }
+        }
+
+        fn is_ready(&mut self, i: usize) -> bool {
+            let (g, st) = self.stage[i];
+            if self.at[g as usize] != st || self.exhausted[i] {
+                return false;
+            }
+            if !self.queued[i].is_empty() {
+                return true;
+            }
+            let mut v = Vec::new();
+            if self.sources[i].fill(&mut v, CHUNK).unwrap() > 0 {
+                self.queued[i].extend(v);
+                return true;
+            }
+            self.exhausted[i] = true;
+            let members: Vec<usize> = (0..self.stage.len()).filter(|&j| self.stage[j].0 == g).collect();
+            if members.iter().all(|&j| self.stage[j].1 != st || self.exhausted[j]) {
+                self.at[g as usize] = members.iter().map(|&j| self.stage[j].1).filter(|&s| s > st).min().unwrap_or(u32::MAX);
+            }
+            false
+        }
+
+        fn all(mut self) -> Vec<Io> {
+            let mut out = Vec::new();
+            while self.at.iter().any(|&s| s != u32::MAX) {
+                let ready: Vec<usize> = (0..self.sources.len()).filter(|&i| self.is_ready(i)).collect();
+                let total: i64 = ready.iter().map(|&i| self.weights[i]).sum();
+                let pick = if let Some(rng) = &mut self.rng {
+                    if total == 0 {
+                        continue;
+                    }
+                    let r = rng.below(total as u64) as i64;
+                    // The first ready source whose cumulative weight passes the draw.
+                    let mut sum = 0;
+                    *ready.iter().find(|&&i| {
+                        sum += self.weights[i];
+                        r < sum
+                    }).unwrap()
+                } else {
+                    let Some(&first) = ready.first() else { continue };
+                    ready.iter().for_each(|&i| self.counters[i] += self.weights[i]);
+                    let best = ready.iter().copied().fold(first, |b, i| if self.counters[i] > self.counters[b] { i } else { b });
+                    self.counters[best] -= total;
+                    best
+                };
+                out.push(self.queued[pick].pop_front().unwrap());
+            }
+            out
+        }
+    }
+
+    /// Random weights, sizes (some sources empty, some shorter than a refill), stages and
+    /// modes: the same I/Os in the same order as the reference.
+    #[test]
+    fn picks_as_the_reference_does() {
+        let mut rng = wafsim_core::Rng::new(7);
+        for round in 0..300 {
+            let n = 1 + rng.below(if round % 10 == 0 { 60 } else { 8 }) as usize;
+            let weights: Vec<u32> = (0..n).map(|_| [1, 1, 2, 3, 1000, u32::MAX][rng.below(6) as usize]).collect();
+            let sizes: Vec<usize> = (0..n).map(|_| [0, 1, 255, 256, 257, 700][rng.below(6) as usize]).collect();
+            let groups = 1 + rng.below(3) as u32;
+            let stage: Vec<(u32, u32)> = (0..n).map(|_| (rng.below(groups as u64) as u32, rng.below(3) as u32)).collect();
+            let mode = if round % 2 == 0 { InterleaveMode::RoundRobin } else { InterleaveMode::Random { seed: round } };
+            let make = || (0..n).map(|i| ios(i as u32, sizes[i], 4096)).collect::<Vec<_>>();
+            let mut new = Interleave::staged(make(), weights.clone(), stage.clone(), mode);
+            let mut a = Vec::new();
+            let chunk = 1 + rng.below(300) as usize;
+            while new.fill(&mut a, chunk).unwrap() > 0 {}
+            let b = Reference::new(make(), &weights, &stage, mode).all();
+            let key = |v: &[Io]| v.iter().map(|io| (io.ns, io.offset)).collect::<Vec<_>>();
+            assert_eq!(key(&a), key(&b), "round {round}: weights {weights:?} sizes {sizes:?} stages {stage:?}");
+            assert_eq!(a.len(), sizes.iter().sum::<usize>());
+        }
+    }
+
+    /// A source that fails while others are ready ends the interleave with its error (the
+    /// scan used to pick an earlier source whose buffer the error had emptied).
+    #[test]
+    fn an_error_mid_scan_ends_the_interleave() {
+        struct Fails(bool);
+        impl IoSource for Fails {
+            fn fill(&mut self, out: &mut Vec<Io>, _max: usize) -> Result<usize, SourceError> {
+                if std::mem::replace(&mut self.0, true) {
+                    return Err(SourceError::input("bad line"));
+                }
+                out.push(Io { op: Op::Write, ns: 9, offset: 0, len: 4096, pid: Pid::NONE });
+                Ok(1)
+            }
+        }
+        for mode in [InterleaveMode::RoundRobin, InterleaveMode::Random { seed: 3 }] {
+            let mut il = Interleave::staged(vec![ios(0, 1000, 4096), Box::new(Fails(false))], vec![1, 1], vec![(0, 0), (1, 0)], mode);
+            let mut out = Vec::new();
+            let r = loop {
+                match il.fill(&mut out, 64) {
+                    Ok(0) => break Ok(()),
+                    Ok(_) => {}
+                    Err(e) => break Err(e),
+                }
+            };
+            assert!(r.unwrap_err().to_string().contains("bad line"));
+        }
+    }
+
 }

@@ -10,6 +10,7 @@
 pub mod cachegen;
 pub mod files;
 pub mod fio;
+pub mod input;
 pub mod interleave;
 pub mod synthetic;
 pub mod tpcc;

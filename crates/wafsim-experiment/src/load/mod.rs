@@ -12,7 +12,7 @@ pub mod presets;
 /// Read an experiment file and resolve its variants (one variant named "default" if none),
 /// each passed to `check` as soon as it is resolved.
 pub fn load_variants(path: &Path, check: Check) -> Result<Vec<Variant>> {
-    let text = std::fs::read_to_string(path).map_err(|e| presets::unreadable(path, e))?;
+    let text = wafsim_workload::input::read_text(path).map_err(|e| presets::unreadable(path, e))?;
     let mut vs = parse_variants(&text, &path.display().to_string(), check)?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     for v in &mut vs {
@@ -21,12 +21,28 @@ pub fn load_variants(path: &Path, check: Check) -> Result<Vec<Variant>> {
     Ok(vs)
 }
 
+/// The error of a text that is not TOML at all, with its line and column but without the line
+/// itself (toml's message quotes it): the file may be any readable file, not an experiment, and
+/// its content stays private. Errors of a TOML document that is not a valid experiment keep the
+/// quoted line.
+pub fn not_toml(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let col = before.chars().rev().take_while(|&c| c != '\n').count() + 1;
+            anyhow!("{origin}:{line}:{col}: not TOML: {} (the line is not shown)", e.message().trim_end())
+        }
+        None => anyhow!("{origin}: not TOML: {}", e.message().trim_end()),
+    }
+}
+
 /// What a caller checks of each resolved variant (the plan's checks); errors name the variant.
 pub type Check<'a> = &'a dyn Fn(&ExperimentSpec) -> Result<()>;
 
 /// Like [`load_variants`] from a string; `origin` names the source in error messages.
 pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Variant>> {
-    let mut base: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let mut base: toml::Table = toml::from_str(text).map_err(|e| not_toml(origin, text, &e))?;
     // Variants merge over the document as written and expand presets afterwards, so a variant
     // may name another preset (even another kind of drive) without inheriting the base's.
     let raw = base.clone();

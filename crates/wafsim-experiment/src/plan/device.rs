@@ -119,6 +119,9 @@ impl DeviceSpec {
     }
 }
 
+/// Most zones of a zoned drive.
+pub const MAX_ZONES: u32 = 1 << 20;
+
 impl DeviceSpec {
     /// The zoned drive to build (None for flash), checked. A zoned drive has one namespace: at
     /// most one `[[namespace]]`, without a size (or with the zones' size).
@@ -171,6 +174,9 @@ impl DeviceSpec {
         }
         if namespaces.len() > 1 {
             bail!("a zoned drive has one zoned namespace; {} [[namespace]] tables given", namespaces.len());
+        }
+        if z.zones > MAX_ZONES {
+            bail!("device.zones.zones = {}: expected at most {MAX_ZONES} (the largest zoned drives have about 100,000 zones; each is state in memory)", z.zones);
         }
         Ok(z)
     }

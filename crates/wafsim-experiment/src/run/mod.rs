@@ -66,6 +66,16 @@ fn save_images(stack: &Stack, dir: &std::path::Path, variant: &str) -> Result<()
 
 /// Run several variants in parallel (one per thread); results keep the variants' order.
 pub fn run_variants(variants: &[Variant], opts: RunOptions, progress: &(dyn Fn(&str, Progress) + Sync)) -> Vec<Result<VariantResult>> {
+    // The variants that run at once (one per worker thread) must fit together.
+    let mut est: Vec<(u64, &str)> = variants.iter().filter_map(|v| memory_floor(&v.spec).ok().map(|e| (e, v.name.as_str()))).collect();
+    est.sort_by(|a, b| b.0.cmp(&a.0));
+    est.truncate(rayon::current_num_threads().max(1));
+    if est.len() > 1 {
+        let need = est.iter().map(|e| e.0).sum::<u64>();
+        if let Err(e) = check_memory(need, &format!("the {} variants that run in parallel ({}) together need", est.len(), est.iter().map(|e| e.1).collect::<Vec<_>>().join(", "))) {
+            return variants.iter().map(|_| Err(anyhow::anyhow!("{e:#}; --serial runs them one after another"))).collect();
+        }
+    }
     variants.par_iter().map(|v| run_variant(v, opts, &|p| progress(&v.name, p))).collect()
 }
 
@@ -87,6 +97,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     if spec.phase.is_empty() && spec.workload.is_empty() {
         bail!("{}: the experiment has no [[workload]]s and no [[phase]]s: nothing to run (add a [[workload]] table, or [[phase]]s with workloads, fio jobs, traces, files or key-value stores)", ctx());
     }
+    check_memory(memory_floor(spec).with_context(ctx)?, &format!("variant {:?} needs", v.name))?;
     let cfg = spec.device_config().with_context(ctx)?;
     let drives = crate::plan::drive_configs(spec, &cfg).with_context(ctx)?;
     let phases = spec.phases();
@@ -336,6 +347,67 @@ amount = "2x"
         assert!(r.timeseries.windows(2).all(|w| w[0].host_bytes < w[1].host_bytes && w[0].media_bytes <= w[1].media_bytes));
         assert_eq!(r.timeseries.last().unwrap().host_bytes, 3 * (64 << 20));
     }
+}
+
+/// Refuse a run (`what`: its subject and verb, "variant \"x\" needs") whose memory floor
+/// ([`memory_floor`]) exceeds the memory this process can have (the machine's available memory,
+/// the cgroup's limit, the address-space limit), with both figures, before anything large is
+/// allocated: an allocation failure aborts the process. A floor, not the scheduler's upper
+/// bound ([`memory_estimate`]): a run that may fit is not refused.
+pub fn check_memory(need: u64, what: &str) -> Result<()> {
+    let Some((have, of)) = memory_available() else { return Ok(()) };
+    if need > have {
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        bail!(
+            "{what} at least {:.1} GiB of memory for its drives' mapping tables (docs/model.md, \"Memory estimate\"), this machine has {:.1} GiB ({of}); run at a smaller --scale",
+            gib(need),
+            gib(have)
+        );
+    }
+    Ok(())
+}
+
+/// The memory this process can use, in bytes, and where the figure comes from: the least of
+/// /proc/meminfo's MemAvailable, the cgroup v2 memory.max and the address-space limit
+/// (`ulimit -v`). None where none is known.
+pub fn memory_available() -> Option<(u64, &'static str)> {
+    let mut best: Option<(u64, &'static str)> = None;
+    let mut take = |b: u64, of: &'static str| {
+        if best.is_none_or(|(x, _)| b < x) {
+            best = Some((b, of));
+        }
+    };
+    if let Ok(t) = std::fs::read_to_string("/proc/meminfo") {
+        let kib = |key: &str| t.lines().find_map(|l| l.strip_prefix(key)?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok());
+        if let Some(k) = kib("MemAvailable:").or_else(|| kib("MemTotal:")) {
+            take(k * 1024, "available, /proc/meminfo");
+        }
+    }
+    if let Some(b) = std::fs::read_to_string("/sys/fs/cgroup/memory.max").ok().and_then(|t| t.trim().parse::<u64>().ok()) {
+        take(b, "its cgroup's memory.max");
+    }
+    if let Ok(t) = std::fs::read_to_string("/proc/self/limits") {
+        let lim = t.lines().find(|l| l.starts_with("Max address space")).and_then(|l| l.split_whitespace().nth(3)?.parse::<u64>().ok());
+        if let Some(b) = lim {
+            take(b, "the address-space limit, ulimit -v");
+        }
+    }
+    best
+}
+
+/// The least memory a run of `spec` (already scaled) needs, in bytes: 64 MiB for the program
+/// and every flash drive's mapping tables as `wafsim device show` computes them
+/// ([`wafsim_core::Geometry::memory_bytes`]; a full-size 7.68 TB drive: 15.0 GiB, 15.0 GiB peak
+/// measured). Stores and file systems come on top.
+pub fn memory_floor(spec: &ExperimentSpec) -> Result<u64> {
+    let cfg = spec.device_config()?;
+    let mut bytes = 64u64 << 20;
+    for d in crate::plan::drive_configs(spec, &cfg)? {
+        for c in d.ftls() {
+            bytes += c.geometry()?.memory_bytes();
+        }
+    }
+    Ok(bytes)
 }
 
 /// Peak memory of one run of `spec` (already scaled), in bytes, for a scheduler that places

@@ -298,7 +298,7 @@ impl Advisor {
     /// advised on. Errors name the file.
     pub fn new(path: &Path, opts: &AdviseOptions) -> Result<Advisor> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {origin}"))?;
+        let text = wafsim_workload::input::read_text(path).with_context(|| format!("cannot read {origin}"))?;
         let (base_text, variant) = resolve_variant(&text, &origin, opts.variant.as_deref())?;
         let mut vs = parse_experiment(&base_text, &origin)?;
         let spec = vs.pop().expect("one variant").spec;
@@ -776,7 +776,7 @@ fn key_of(o: &[(String, toml::Value)]) -> String {
 /// variants is advised on its one variant with FDP enabled.
 fn resolve_variant(text: &str, origin: &str, want: Option<&str>) -> Result<(String, String)> {
     let vs: Vec<Variant> = parse_experiment(text, origin)?;
-    let mut raw: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+    let mut raw: toml::Table = toml::from_str(text).map_err(|e| crate::load::not_toml(origin, text, &e))?;
     let names: Vec<&str> = vs.iter().map(|v| v.name.as_str()).collect();
     let name = match want {
         Some(w) => {
@@ -814,9 +814,21 @@ fn resolve_variant(text: &str, origin: &str, want: Option<&str>) -> Result<(Stri
     Ok((toml::to_string(&raw).with_context(|| origin.to_string())?, name))
 }
 
+/// Most candidates an exhaustive search may simulate (and hold in memory at once), and most
+/// simulations a greedy search may be given.
+pub const MAX_CANDIDATES: usize = 100_000;
+
 /// Run the advisor: baselines, the search, the ranking and, with `--op`, the OP crossing.
 pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgress) + Sync)) -> Result<AdviseResult> {
     let start = Instant::now();
+    for (flag, v) in [("--exhaustive-limit", opts.exhaustive_limit), ("--max-evals", opts.max_evals), ("--op-top", opts.op_top)] {
+        if v > MAX_CANDIDATES {
+            bail!("{flag} {v}: expected at most {MAX_CANDIDATES} (each candidate is a simulation of the experiment)");
+        }
+    }
+    if opts.ops.len() > MAX_CANDIDATES {
+        bail!("--op: {} values, expected at most {MAX_CANDIDATES}", opts.ops.len());
+    }
     let mut adv = Advisor::new(path, opts)?;
     let s = adv.streams.len();
     let n = adv.handles;

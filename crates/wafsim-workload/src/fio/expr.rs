@@ -17,6 +17,15 @@ pub const MB_MEMORY: u64 = 16384;
 /// `$ncpus`: a fixed stand-in for the number of online CPUs.
 pub const NCPUS: u64 = 8;
 
+/// Deepest nesting of an expression (parentheses, unary minus, `^` chains) evaluated: the
+/// evaluators recurse, and a value nested 100,000 deep would overflow the stack.
+pub const MAX_DEPTH: usize = 1000;
+
+/// The error of an expression nested deeper than [`MAX_DEPTH`].
+fn too_deep() -> String {
+    format!("the expression is nested deeper than {MAX_DEPTH} levels (parentheses, unary minus or ^)")
+}
+
 /// fio's reserved keywords and the fixed values wafsim gives them.
 pub const KEYWORDS: [(&str, u64); 3] = [("$pagesize", PAGESIZE), ("$mb_memory", MB_MEMORY), ("$ncpus", NCPUS)];
 
@@ -44,8 +53,8 @@ pub fn substitute_keywords(value: &str) -> Result<String, String> {
     if !replaced || !out.contains(['+', '-', '*', '/']) || out.contains('\'') {
         return Ok(out);
     }
-    let v = Bc { s: out.as_bytes(), pos: 0 }.eval().map_err(|e| {
-        format!("\"{out}\" (after replacing fio's $keywords) is not integer arithmetic fio's bc call can evaluate: {e}")
+    let v = Bc { s: out.as_bytes(), pos: 0, depth: 0 }.eval().map_err(|e| {
+        format!("{} (after replacing fio's $keywords) is not integer arithmetic fio's bc call can evaluate: {e}", crate::input::quote(&out))
     })?;
     Ok(v.to_string())
 }
@@ -54,6 +63,8 @@ pub fn substitute_keywords(value: &str) -> Result<String, String> {
 struct Bc<'a> {
     s: &'a [u8],
     pos: usize,
+    /// Nesting of the recursive calls under way (bounded by [`MAX_DEPTH`]).
+    depth: usize,
 }
 
 impl Bc<'_> {
@@ -61,7 +72,7 @@ impl Bc<'_> {
         let v = self.sum()?;
         self.skip_ws();
         if self.pos != self.s.len() {
-            return Err(format!("unexpected \"{}\"", String::from_utf8_lossy(&self.s[self.pos..])));
+            return Err(format!("unexpected {}", crate::input::quote(&String::from_utf8_lossy(&self.s[self.pos..]))));
         }
         Ok(v)
     }
@@ -98,7 +109,17 @@ impl Bc<'_> {
         Ok(v)
     }
     /// `^` is right-associative and binds tighter than `*`, looser than unary minus (GNU bc).
+    /// `f` one level deeper (see [`MAX_DEPTH`]).
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, String>) -> Result<T, String> {
+        self.depth += 1;
+        let r = if self.depth > MAX_DEPTH { Err(too_deep()) } else { f(self) };
+        self.depth -= 1;
+        r
+    }
     fn power(&mut self) -> Result<i128, String> {
+        self.nested(Self::power_inner)
+    }
+    fn power_inner(&mut self) -> Result<i128, String> {
         let base = self.unary()?;
         if self.peek() == Some(b'^') {
             self.pos += 1;
@@ -112,11 +133,11 @@ impl Bc<'_> {
         match self.peek() {
             Some(b'-') => {
                 self.pos += 1;
-                Ok(-self.unary()?)
+                Ok(-self.nested(Self::unary)?)
             }
             Some(b'(') => {
                 self.pos += 1;
-                let v = self.sum()?;
+                let v = self.nested(Self::sum)?;
                 if self.peek() != Some(b')') {
                     return Err("missing ')'".into());
                 }
@@ -186,19 +207,20 @@ const SUFFIX_PREC: u8 = 2;
 /// assert!(eval_parenthesised("(1/0)").is_err());
 /// ```
 pub fn eval_parenthesised(s: &str) -> Result<u64, String> {
-    let mut p = Expr { s: s.as_bytes(), pos: 0, units: false };
+    let mut p = Expr { s: s.as_bytes(), pos: 0, units: false, depth: 0 };
     let v = p.expr(0)?;
     p.skip_ws();
     if p.pos < p.s.len() && !matches!(p.s[p.pos], b'#' | b':' | b',') {
-        return Err(format!("unexpected \"{}\" in the expression", String::from_utf8_lossy(&p.s[p.pos..])));
+        return Err(format!("unexpected {} in the expression", crate::input::quote(&String::from_utf8_lossy(&p.s[p.pos..]))));
     }
     let v = if v.float { v.d.trunc() } else { v.i as f64 };
     if v < 0.0 {
-        return Err(format!("the expression {s} is negative"));
+        return Err(format!("the expression {} is negative", crate::input::quote(s)));
     }
     if !p.units && v > i32::MAX as f64 {
         return Err(format!(
-            "fio converts a parenthesised value without a unit suffix to a 32-bit int, which {s} = {v} overflows; move a factor into a suffix, e.g. (4*1024)m"
+            "fio converts a parenthesised value without a unit suffix to a 32-bit int, which {} = {v} overflows; move a factor into a suffix, e.g. (4*1024)m",
+            crate::input::quote(s)
         ));
     }
     if v >= u64::MAX as f64 {
@@ -212,6 +234,8 @@ struct Expr<'a> {
     pos: usize,
     /// A unit suffix appeared (fio then skips its 32-bit conversion).
     units: bool,
+    /// Nesting of the recursive calls under way (bounded by [`MAX_DEPTH`]).
+    depth: usize,
 }
 
 impl Expr<'_> {
@@ -228,6 +252,18 @@ impl Expr<'_> {
 
     /// Precedence climbing over fio's grammar.
     fn expr(&mut self, min_prec: u8) -> Result<Val, String> {
+        self.nested(|p| p.expr_inner(min_prec))
+    }
+
+    /// `f` one level deeper (see [`MAX_DEPTH`]).
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, String>) -> Result<T, String> {
+        self.depth += 1;
+        let r = if self.depth > MAX_DEPTH { Err(too_deep()) } else { f(self) };
+        self.depth -= 1;
+        r
+    }
+
+    fn expr_inner(&mut self, min_prec: u8) -> Result<Val, String> {
         let mut lhs = self.unary()?;
         while let Some(c) = self.peek() {
             if c.is_ascii_alphabetic() {
@@ -253,7 +289,7 @@ impl Expr<'_> {
         match self.peek() {
             Some(b'-') => {
                 self.pos += 1;
-                let v = self.unary()?;
+                let v = self.nested(Self::unary)?;
                 Ok(Val { i: v.i.wrapping_neg(), d: -v.d, float: v.float })
             }
             Some(b'(') => {
@@ -383,6 +419,19 @@ mod tests {
         assert!(substitute_keywords("$ncpus/0").is_err());
         // no keyword: left alone (fio does not call bc)
         assert_eq!(substitute_keywords("5*1024").unwrap(), "5*1024");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep = |open: &str, close: &str, n: usize| format!("{}4k{}", open.repeat(n), close.repeat(n));
+        assert!(eval_parenthesised(&deep("(", ")", 100_000)).unwrap_err().contains("nested deeper"));
+        assert!(eval_parenthesised(&format!("({}1)", "-".repeat(100_000))).unwrap_err().contains("nested deeper"));
+        assert!(eval_parenthesised(&format!("({}1)", "1^".repeat(100_000))).unwrap_err().contains("nested deeper"));
+        assert_eq!(eval_parenthesised(&deep("(", ")", 500)), Ok(4096));
+        let bc = format!("$ncpus*{}1{}", "(".repeat(100_000), ")".repeat(100_000));
+        assert!(substitute_keywords(&bc).unwrap_err().contains("nested deeper"));
+        assert!(substitute_keywords(&format!("$ncpus*{}1", "-".repeat(100_000))).unwrap_err().contains("nested deeper"));
+        assert!(substitute_keywords(&format!("$ncpus*{}1", "1^".repeat(100_000))).unwrap_err().contains("nested deeper"));
     }
 
     #[test]

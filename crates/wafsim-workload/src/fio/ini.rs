@@ -9,10 +9,25 @@
 use std::path::{Path, PathBuf};
 
 use super::expr::substitute_keywords;
+use crate::input::{quote, read_text, MAX_LINE_BYTES};
 use super::FioError;
 
 /// Nesting limit for `include` (guards against include cycles).
 pub const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Most files one job file may include, directly or not (a fan-out of 8 includes per file over
+/// 12 levels would read 8^12 files).
+pub const MAX_INCLUDED_FILES: usize = 1000;
+
+/// Most bytes of included text per job file.
+pub const MAX_INCLUDED_BYTES: usize = 64 << 20;
+
+/// What the includes of one job file have used so far.
+#[derive(Default)]
+struct IncludeBudget {
+    files: usize,
+    bytes: usize,
+}
 
 /// Where an item came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +65,7 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// Lex `text` (named `name` in diagnostics; includes resolve against `base_dir`).
 pub fn lex(text: &str, name: &str, base_dir: &Path, env: EnvLookup) -> Result<Vec<Item>, FioError> {
     let mut out = Vec::new();
-    lex_into(text, name, base_dir, env, 0, &mut out)?;
+    lex_into(text, name, base_dir, env, 0, &mut IncludeBudget::default(), &mut out)?;
     Ok(out)
 }
 
@@ -60,11 +75,19 @@ fn lex_into(
     base_dir: &Path,
     env: EnvLookup,
     depth: usize,
+    budget: &mut IncludeBudget,
     out: &mut Vec<Item>,
 ) -> Result<(), FioError> {
+    // Until a line of this file has lexed, a line that does not is quoted in no error: the
+    // file may be no job file at all (`include /etc/shadow`), and its content stays private.
+    let mut job_file = false;
     for (i, raw) in text.lines().enumerate() {
         let loc = Loc { file: name.to_string(), line: i + 1 };
         let syntax = |message: String| FioError::Syntax { file: loc.file.clone(), line: loc.line, message };
+        let shown = |line: &str| if job_file { quote(line) } else { "(not shown: the file's first line, so it may not be a job file)".to_string() };
+        if raw.len() > MAX_LINE_BYTES {
+            return Err(syntax(format!("a line of {} bytes, more than the {} MiB a job-file line may have", raw.len(), MAX_LINE_BYTES >> 20)));
+        }
         let line = strip_comment(raw).trim();
         if line.is_empty() {
             continue;
@@ -73,13 +96,14 @@ fn lex_into(
         let line = line.trim();
         if let Some(rest) = line.strip_prefix('[') {
             let Some(sect) = rest.strip_suffix(']') else {
-                return Err(syntax(format!("section header \"{line}\" is missing the closing ']'")));
+                return Err(syntax(format!("section header {} is missing the closing ']'", shown(line))));
             };
             let sect = sect.trim();
             if sect.is_empty() {
                 return Err(syntax("empty section name \"[]\"".into()));
             }
             out.push(Item::Section { name: sect.to_string(), loc });
+            job_file = true;
             continue;
         }
         if let Some(file) = include_target(line) {
@@ -87,24 +111,34 @@ fn lex_into(
                 return Err(syntax(format!("include nesting deeper than {MAX_INCLUDE_DEPTH} (include cycle?)")));
             }
             let path: PathBuf = if Path::new(file).is_absolute() { PathBuf::from(file) } else { base_dir.join(file) };
-            let inc = std::fs::read_to_string(&path)
-                .map_err(|e| syntax(format!("cannot read included file {}: {e}", path.display())))?;
+            budget.files += 1;
+            if budget.files > MAX_INCLUDED_FILES {
+                return Err(syntax(format!("more than {MAX_INCLUDED_FILES} included files in one job file (an include fan-out?)")));
+            }
+            let inc = read_text(&path).map_err(|e| syntax(format!("cannot read included file {}: {e}", path.display())))?;
+            budget.bytes += inc.len();
+            if budget.bytes > MAX_INCLUDED_BYTES {
+                return Err(syntax(format!("more than {} MiB of included text in one job file (an include fan-out?)", MAX_INCLUDED_BYTES >> 20)));
+            }
             let inc_dir = path.parent().map(Path::to_path_buf).unwrap_or_else(|| base_dir.to_path_buf());
-            lex_into(&inc, &path.display().to_string(), &inc_dir, env, depth + 1, out)?;
+            lex_into(&inc, &path.display().to_string(), &inc_dir, env, depth + 1, budget, out)?;
+            job_file = true;
             continue;
         }
         let (key, value) = match line.split_once('=') {
             Some((k, v)) => (k.trim(), Some(unquote(v.trim()).to_string())),
             None => (line, None),
         };
-        if key.is_empty() || key.contains(char::is_whitespace) {
-            return Err(syntax(format!("cannot parse line \"{line}\" (expected key=value, a flag or [section])")));
+        // fio's option names are letters, digits and '_'; anything else is no option line.
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(syntax(format!("cannot parse line {} (expected key=value, a flag or [section]; an option name has letters, digits and '_' only)", shown(line))));
         }
         let value = match value {
             Some(v) => Some(substitute_keywords(&v).map_err(|e| syntax(format!("option {key}: {e}")))?),
             None => None,
         };
         out.push(Item::Opt { key: key.to_ascii_lowercase(), value, loc });
+        job_file = true;
     }
     Ok(())
 }
@@ -158,12 +192,12 @@ fn expand_env(line: &str, env: EnvLookup) -> Result<String, String> {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
-            return Err(format!("unterminated \"${{\" in \"{line}\""));
+            return Err("unterminated \"${\" (expected ${NAME})".to_string());
         };
         let name = &after[..end];
         match env(name) {
             Some(v) => out.push_str(&v),
-            None => return Err(format!("environment variable \"{name}\" is not set")),
+            None => return Err(format!("environment variable {} is not set", quote(name))),
         }
         rest = &after[end + 1..];
     }

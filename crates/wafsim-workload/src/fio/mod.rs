@@ -45,7 +45,7 @@ pub use zbd::ZbdZones;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FioError {
     /// An option value that does not parse.
-    #[error("{file}:{line}: option {option}: value \"{value}\" is not {expected}")]
+    #[error("{file}:{line}: option {option}: value {} is not {expected}", crate::input::quote(.value))]
     BadValue {
         /// Job file (or command-line origin) of the option.
         file: String,
@@ -126,7 +126,7 @@ pub fn parse_job_str(
 
 /// Parse a job file from disk (includes resolve relative to its directory).
 pub fn parse_job_file(path: &Path, env: &dyn Fn(&str) -> Option<String>) -> Result<JobFile, FioError> {
-    let text = std::fs::read_to_string(path)
+    let text = crate::input::read_text(path)
         .map_err(|e| FioError::Io { path: path.display().to_string(), message: e.to_string() })?;
     let dir = path.parent().unwrap_or(Path::new("."));
     parse_job_str(&text, &path.display().to_string(), dir, env)

@@ -131,7 +131,8 @@ pub fn parse_size(s: &str, kb_base: u32) -> Result<u64, String> {
         return Err(SIZE_EXPECTED.into());
     }
     if s.starts_with('(') {
-        return super::expr::eval_parenthesised(s);
+        // The caller reports "value ... is not {this}".
+        return super::expr::eval_parenthesised(s).map_err(|e| format!("a valid expression: {e}"));
     }
     let (digits, rest, radix) = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         let end = h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len());

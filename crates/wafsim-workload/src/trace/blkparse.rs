@@ -10,6 +10,7 @@
 //! summary sections, `m` messages, other actions) are skipped; an event line of the selected
 //! action whose fields do not parse is an error.
 
+use crate::input::quote;
 use std::io::BufRead;
 
 use wafsim_core::Op;
@@ -90,13 +91,13 @@ impl<R: BufRead> BlkparseReader<R> {
             return Ok(None);
         }
         let ts = parse_ts_ns(f[3])
-            .ok_or_else(|| self.lines.error(format!("expected a timestamp like 0.000123456, found \"{}\"", f[3])))?;
+            .ok_or_else(|| self.lines.error(format!("expected a timestamp like 0.000123456, found {}", quote(f[3]))))?;
         let sector: u64 = f[7]
             .parse()
-            .map_err(|_| self.lines.error(format!("expected a start sector after the RWBS field, found \"{}\"", f[7])))?;
+            .map_err(|_| self.lines.error(format!("expected a start sector after the RWBS field, found {}", quote(f[7]))))?;
         let count: u64 = f[9]
             .parse()
-            .map_err(|_| self.lines.error(format!("expected a sector count after \"+\", found \"{}\"", f[9])))?;
+            .map_err(|_| self.lines.error(format!("expected a sector count after \"+\", found {}", quote(f[9]))))?;
         if count == 0 {
             return Ok(None);
         }

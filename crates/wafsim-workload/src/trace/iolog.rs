@@ -26,6 +26,7 @@
 //! assert_eq!((back[1].op, back[1].timestamp_ns, back[1].len), (Op::Trim, 2_500_000, 8192));
 //! ```
 
+use crate::input::quote;
 use std::collections::HashSet;
 use std::io::{self, BufRead, BufWriter, Write};
 
@@ -71,7 +72,8 @@ impl<R: BufRead> IologReader<R> {
                     "fio version 3 iolog" => 3,
                     _ => {
                         return Err(self.lines.error(format!(
-                            "expected the header \"fio version 2 iolog\" or \"fio version 3 iolog\", found \"{line}\""
+                            "expected the header \"fio version 2 iolog\" or \"fio version 3 iolog\", found {}",
+                            quote(&line)
                         )))
                     }
                 };
@@ -80,7 +82,7 @@ impl<R: BufRead> IologReader<R> {
             let f: Vec<&str> = line.split_whitespace().collect();
             let (ts_us, rest) = if self.version == 3 {
                 let ts: u64 = f[0].parse().map_err(|_| {
-                    self.lines.error(format!("expected a timestamp in microseconds as the first field, found \"{}\"", f[0]))
+                    self.lines.error(format!("expected a timestamp in microseconds as the first field, found {}", quote(f[0])))
                 })?;
                 (Some(ts), &f[1..])
             } else {
@@ -92,7 +94,7 @@ impl<R: BufRead> IologReader<R> {
                 "expected \"filename action [offset length]\""
             };
             if rest.len() != 2 && rest.len() != 4 {
-                return Err(self.lines.error(format!("{expected}, found \"{line}\"")));
+                return Err(self.lines.error(format!("{expected}, found {}", quote(&line))));
             }
             let (file, action) = (rest[0], rest[1]);
             if rest.len() == 2 {
@@ -102,15 +104,15 @@ impl<R: BufRead> IologReader<R> {
                     }
                     "open" | "close" => {
                         if !self.files.contains(file) {
-                            return Err(self.lines.error(format!("file \"{file}\" used before \"add\"")));
+                            return Err(self.lines.error(format!("file {} used before \"add\"", quote(file))));
                         }
                     }
-                    _ => return Err(self.lines.error(format!("unknown file action \"{action}\" (expected add, open or close)"))),
+                    _ => return Err(self.lines.error(format!("unknown file action {} (expected add, open or close)", quote(action)))),
                 }
                 continue;
             }
             let num = |s: &str, what: &str, lines: &Lines<R>| -> Result<u64, TraceError> {
-                s.parse::<u64>().map_err(|_| lines.error(format!("{what} \"{s}\" is not a byte count")))
+                s.parse::<u64>().map_err(|_| lines.error(format!("{what} {} is not a byte count", quote(s))))
             };
             let offset = num(rest[2], "offset", &self.lines)?;
             let len = num(rest[3], "length", &self.lines)?;
@@ -125,13 +127,14 @@ impl<R: BufRead> IologReader<R> {
                 }
                 _ => {
                     return Err(self.lines.error(format!(
-                        "unknown action \"{action}\" (expected read, write, trim, sync, datasync{})",
+                        "unknown action {} (expected read, write, trim, sync, datasync{})",
+                        quote(action),
                         if self.version == 2 { " or wait" } else { "" }
                     )))
                 }
             };
             if !self.files.contains(file) {
-                return Err(self.lines.error(format!("file \"{file}\" used before \"add\"")));
+                return Err(self.lines.error(format!("file {} used before \"add\"", quote(file))));
             }
             if len == 0 {
                 continue;

@@ -24,7 +24,6 @@ pub mod iolog;
 pub mod merge;
 pub mod msr;
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
@@ -165,7 +164,7 @@ pub fn open_trace(path: &Path, format: Option<TraceFormat>) -> Result<RecordIter
 pub fn open_trace_detected(path: &Path, format: Option<TraceFormat>) -> Result<(RecordIter, TraceFormat), TraceError> {
     let name = path.display().to_string();
     let io_err = |e: std::io::Error| TraceError::Io { file: name.clone(), message: e.to_string() };
-    let mut reader = BufReader::new(File::open(path).map_err(io_err)?);
+    let mut reader = BufReader::new(crate::input::open_regular(path).map_err(io_err)?);
     let first = first_content_line(&mut reader).map_err(io_err)?;
     // Detection read ahead; the reader must see the whole file (and count lines from 1).
     reader.seek(SeekFrom::Start(0)).map_err(io_err)?;
@@ -182,12 +181,12 @@ pub fn open_trace_detected(path: &Path, format: Option<TraceFormat>) -> Result<(
         None => TraceFormat::sniff(&line).ok_or_else(|| TraceError::Parse {
             file: name.clone(),
             line: line_no,
-            message: format!(
-                "cannot tell the trace format from \"{}\": expected a fio iolog header (\"fio version 3 iolog\"), an MSR CSV row \
+            message: concat!(
+                "cannot tell the trace format from its first line (not shown: the file may not be a trace): expected a fio iolog header (\"fio version 3 iolog\"), an MSR CSV row \
                  or header (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime) or a blkparse event line (\"8,0 3 1 0.000000000 \
-                 1234 Q WS 1000 + 8 [fio]\"); set format = \"iolog\", \"msr\" or \"blkparse\" in the [[phase.trace]] table",
-                shorten(content(&line), 80)
-            ),
+                 1234 Q WS 1000 + 8 [fio]\"); set format = \"iolog\", \"msr\" or \"blkparse\" in the [[phase.trace]] table"
+            )
+            .to_string(),
         })?,
     };
     Ok((reader_for(reader, &name, format), format))
@@ -195,26 +194,17 @@ pub fn open_trace_detected(path: &Path, format: Option<TraceFormat>) -> Result<(
 
 /// The first line that is not blank or a comment, with its 1-based number.
 fn first_content_line<R: BufRead>(input: &mut R) -> std::io::Result<Option<(usize, String)>> {
-    let mut buf = Vec::new();
+    let mut buf = String::new();
     let mut line_no = 0;
     loop {
         buf.clear();
-        if input.read_until(b'\n', &mut buf)? == 0 {
+        if crate::input::read_line_bounded(input, &mut buf)? == 0 {
             return Ok(None);
         }
         line_no += 1;
-        let line = String::from_utf8_lossy(&buf);
-        if !is_filler(&line) {
-            return Ok(Some((line_no, line.into_owned())));
+        if !is_filler(&buf) {
+            return Ok(Some((line_no, buf)));
         }
-    }
-}
-
-/// At most `max` characters of `s`, with "..." when cut (messages quote untrusted lines).
-fn shorten(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}...", &s[..i]),
-        None => s.to_string(),
     }
 }
 
@@ -244,7 +234,7 @@ impl<R: BufRead> Lines<R> {
     /// Read the next line into `buf`; `Ok(false)` at the end.
     pub fn advance(&mut self) -> Result<bool, TraceError> {
         self.buf.clear();
-        match self.input.read_line(&mut self.buf) {
+        match crate::input::read_line_bounded(&mut self.input, &mut self.buf) {
             Ok(0) => Ok(false),
             Ok(_) => {
                 self.line_no += 1;

@@ -7,6 +7,7 @@
 //! record key is `<Hostname>_<DiskNumber>` (as in the file names, `hm_0`). Blank lines, `#`
 //! comments and zero-size rows are skipped; anything else that does not match is an error.
 
+use crate::input::quote;
 use std::io::BufRead;
 
 use wafsim_core::Op;
@@ -57,7 +58,7 @@ impl<R: BufRead> MsrReader<R> {
                 )));
             }
             let num = |i: usize, what: &str, lines: &Lines<R>| -> Result<u64, TraceError> {
-                f[i].parse::<u64>().map_err(|_| lines.error(format!("{what} \"{}\" is not an unsigned integer", f[i])))
+                f[i].parse::<u64>().map_err(|_| lines.error(format!("{what} {} is not an unsigned integer", quote(f[i]))))
             };
             let ticks = num(0, "Timestamp", &self.lines)?;
             num(2, "DiskNumber", &self.lines)?;
@@ -66,7 +67,7 @@ impl<R: BufRead> MsrReader<R> {
             } else if f[3].eq_ignore_ascii_case("write") {
                 Op::Write
             } else {
-                return Err(self.lines.error(format!("Type \"{}\" is not Read or Write", f[3])));
+                return Err(self.lines.error(format!("Type {} is not Read or Write", quote(f[3]))));
             };
             let offset = num(4, "Offset", &self.lines)?;
             let len = num(5, "Size", &self.lines)?;

@@ -159,7 +159,7 @@ pub struct SweepResult {
 impl SweepSpec {
     /// Read a sweep file and its base experiment.
     pub fn load(path: &Path) -> Result<SweepSpec> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let text = wafsim_workload::input::read_text(path).with_context(|| format!("cannot read {}", path.display()))?;
         Self::parse(&text, path.parent().unwrap_or(Path::new("")), &path.display().to_string())
     }
 
@@ -172,7 +172,7 @@ impl SweepSpec {
     /// Like [`SweepSpec::parse`], with the base experiment's text given instead of read from
     /// `base` (a sweep built in memory, as the advisor's, or sent to a remote worker).
     fn parse_with_base(text: &str, dir: &Path, origin: &str, base_text: Option<String>) -> Result<SweepSpec> {
-        let mut doc: toml::Table = toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?;
+        let mut doc: toml::Table = toml::from_str(text).map_err(|e| crate::load::not_toml(origin, text, &e))?;
         let base = match doc.remove("base") {
             Some(toml::Value::String(s)) => dir.join(s),
             _ => bail!("{origin}: needs base = \"path/to/experiment.toml\""),
@@ -232,7 +232,7 @@ impl SweepSpec {
         };
         let base_text = match base_text {
             Some(t) => t,
-            None => std::fs::read_to_string(&base).with_context(|| format!("{origin}: cannot read base {}", base.display()))?,
+            None => wafsim_workload::input::read_text(&base).with_context(|| format!("{origin}: cannot read base {}", base.display()))?,
         };
         Ok(SweepSpec { base, base_text, axes, points, text: text.to_string(), dir: dir.to_path_buf(), origin: origin.to_string() })
     }
@@ -267,7 +267,7 @@ impl SweepSpec {
     pub fn variants(&self, p: &Point) -> Result<Vec<Variant>> {
         let ctx = || format!("point {} ({})", p.index, p.describe());
         let origin = self.base.display().to_string();
-        let mut doc: toml::Table = toml::from_str(&self.base_text).map_err(|e| anyhow!("{origin}: {e}")).with_context(ctx)?;
+        let mut doc: toml::Table = toml::from_str(&self.base_text).map_err(|e| crate::load::not_toml(&origin, &self.base_text, &e)).with_context(ctx)?;
         for (key, value) in &p.overrides {
             if let Some(toml::Value::Array(vs)) = doc.get("variant") {
                 for v in vs {
@@ -512,12 +512,23 @@ impl SweepPlan {
                 .map(|_| ())
         };
         match jobs {
-            Some(n) => rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build().context("cannot start the worker threads")?.install(|| work(&state))?,
+            // More threads than runs or cores only cost memory (and `--jobs 100000` stalled
+            // starting threads): the pool is capped at both.
+            Some(n) => rayon::ThreadPoolBuilder::new().num_threads(worker_threads(n, runs_total)).build().context("cannot start the worker threads")?.install(|| work(&state))?,
             None => work(&state)?,
         }
         state.into_inner().expect("sweep lock").0.finish()
     }
 }
+
+/// Worker threads for `--jobs n` and `runs` runs: at most one per run and per core.
+pub fn worker_threads(n: usize, runs: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    n.min(runs).min(cores).max(1)
+}
+
+/// Most points a sweep may have (each is a run of the base experiment per variant).
+pub const MAX_POINTS: usize = 1_000_000;
 
 /// Rows as JSON for sending between processes (a Ray worker to the driver): every field but
 /// the axes, which the receiver takes from its own points. Floats round-trip exactly.
@@ -569,7 +580,13 @@ fn axis_points(t: &[(String, toml::Value)], mode: &str, origin: &str) -> Result<
             points.push(Point { index: i + 1, overrides: axes.iter().map(|(k, a)| (k.clone(), a[i].clone())).collect() });
         }
     } else {
-        let total: usize = axes.iter().map(|(_, a)| a.len()).product();
+        // Counted before a point is built: a product of a few long axes may not fit in memory.
+        let total = axes.iter().try_fold(1usize, |t, (_, a)| t.checked_mul(a.len())).filter(|&t| t <= MAX_POINTS);
+        let Some(total) = total else {
+            let count = axes.iter().fold(1u128, |t, (_, a)| t.saturating_mul(a.len() as u128));
+            let sizes: Vec<String> = axes.iter().map(|(_, a)| a.len().to_string()).collect();
+            bail!("{origin}: [axes] make {count} points ({}), more than the {MAX_POINTS} a sweep may have; use fewer values or mode = \"zip\"", sizes.join(" x "));
+        };
         for n in 0..total {
             let mut rest = n;
             let mut overrides = vec![(String::new(), toml::Value::Boolean(false)); axes.len()];
