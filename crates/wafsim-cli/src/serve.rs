@@ -106,7 +106,7 @@ pub fn drive_state(drive: &LiveDrive, d: usize, started: Instant) -> Result<Driv
     let stack = &live.stack;
     let dev = stack.devices.get(d).ok_or_else(|| anyhow!("drive {d}: the served variant has {} drive(s)", stack.devices.len()))?;
     let cmds = (live.write_commands, live.read_commands);
-    let secs = live.power_on_before + started.elapsed().as_secs();
+    let secs = live.power_on_secs(started);
     Ok(match dev.flash() {
         Some(f) => DriveState::from_device(f, cmds, secs),
         // A host layer or zoned drive: the experiment's config stands for it.
@@ -270,8 +270,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     let v = load(&args)?;
     let file = args.file.as_ref().expect("clap: a file unless --stop");
     // Refused before allocating rather than killed by the allocator.
-    let need = wafsim_experiment::run::memory_floor(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
-    wafsim_experiment::run::check_memory(need, &format!("variant {:?} needs", v.name))?;
+    wafsim_experiment::run::check_variant_memory(&v)?;
     let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
     // Checked before the (possibly long) precondition.
     let timing = if args.pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };
@@ -283,7 +282,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
             let k = Kept::open(dir, ident, args.fresh, !args.pace).map_err(|e| anyhow!(e))?;
             if args.fresh {
                 for ns in &v.spec.namespace {
-                    let p = dir.join(format!("{}.img", ns.name));
+                    let p = sim::data_file(dir, &ns.name);
                     if p.exists() {
                         std::fs::remove_file(&p).with_context(|| format!("--fresh: cannot remove {}", p.display()))?;
                     }
@@ -294,11 +293,11 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         None => None,
     };
     let history = start_drive(&args, &v, &drive, kept.as_mut())?;
-    let power_on_before = drive.lock().power_on_before;
     let mut checkpoint_cost = Duration::ZERO;
     if let Some(k) = &mut kept {
         // The drive as it starts is the first checkpoint; the journal follows it.
         let t0 = Instant::now();
+        let power_on_before = drive.lock().power_on_before;
         k.checkpoint(&drive, power_on_before).with_context(|| format!("--backing {}: writing the drive's checkpoint", k.dir().display()))?;
         checkpoint_cost = t0.elapsed();
     }
@@ -397,7 +396,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     }
 
     // Until stopped: the state file follows the drive, checkpoints bound the journal.
-    let power_on = |started: Instant| power_on_before + started.elapsed().as_secs();
+    let power_on = |started: Instant| drive.lock().power_on_secs(started);
     let activity = |drive: &LiveDrive| {
         let live = drive.lock();
         live.write_commands + live.read_commands + live.stack.devices.iter().map(|d| d.counters().media_units()).sum::<u64>()
@@ -410,9 +409,10 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         if done {
             break;
         }
+        // What changed since the last checkpoint or state file (one look at the drive).
+        let now = activity(&drive);
         if let Some(k) = &mut kept {
             let (a, t) = last_checkpoint;
-            let now = activity(&drive);
             let journal = drive.lock().journal.as_ref().map_or(0, |j| j.records);
             let every = if pacer.is_some() { CHECKPOINT_PACED } else { CHECKPOINT_EVERY };
             // A large drive's checkpoint takes long (a full-size 7.68 TB drive's is ~16 GB):
@@ -430,12 +430,11 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
             }
         }
         if let Some(path) = &args.state {
-            let c = activity(&drive);
-            if last_written.is_none_or(|(n, t): (u64, Instant)| n != c && t.elapsed() >= Duration::from_secs(1)) {
+            if last_written.is_none_or(|(n, t): (u64, Instant)| n != now && t.elapsed() >= Duration::from_secs(1)) {
                 if let Err(e) = write_state(path, &drive, started) {
                     eprintln!("wafsim serve: warning: {e:#}; the previous state file stays; retrying");
                 }
-                last_written = Some((c, Instant::now()));
+                last_written = Some((now, Instant::now()));
             }
         }
     }

@@ -283,11 +283,7 @@ impl Pacer {
             })()
         };
         for io in ios {
-            match io.op {
-                Op::Write => live.write_commands += 1,
-                Op::Read => live.read_commands += 1,
-                _ => {}
-            }
+            live.count(io.op);
         }
         drop(live);
         let mut ticket = Ticket { drive: d, pending: (0..ios.len() as u32).map(|i| first.wrapping_add(i)).collect(), done_at: t, cmds: ios.len() as u64 };

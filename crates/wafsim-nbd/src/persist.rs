@@ -80,7 +80,8 @@ pub struct Kept {
 
 /// The open journal commands are appended to (inside the drive's lock, so in run order).
 pub struct Journal {
-    file: File,
+    /// Shared, so a sync can run outside the drive's lock.
+    file: Arc<File>,
     buf: Vec<u8>,
     /// Records appended since it was opened.
     pub records: u64,
@@ -92,7 +93,7 @@ impl Journal {
         let mut h = JOURNAL_MAGIC.to_vec();
         h.extend_from_slice(&gen.to_le_bytes());
         file.write_all(&h)?;
-        Ok(Journal { file, buf: Vec::with_capacity(RECORD), records: 0 })
+        Ok(Journal { file: Arc::new(file), buf: Vec::with_capacity(RECORD), records: 0 })
     }
 
     /// Append one command (written to the file now: a killed process loses none).
@@ -112,14 +113,14 @@ impl Journal {
         self.buf.extend_from_slice(&[0; 4]);
         let crc = crc32fast::hash(&self.buf);
         self.buf.extend_from_slice(&crc.to_le_bytes());
-        self.file.write_all(&self.buf)?;
+        (&*self.file).write_all(&self.buf)?;
         self.records += 1;
         Ok(())
     }
 
-    /// Make every appended record durable.
-    pub fn sync(&self) -> io::Result<()> {
-        self.file.sync_data()
+    /// The journal's file, to sync it without holding the drive's lock.
+    pub(crate) fn file(&self) -> Arc<File> {
+        self.file.clone()
     }
 }
 
@@ -317,8 +318,9 @@ impl Kept {
             file
         };
         file.sync_all()?;
-        if let Some(j) = &drive.lock().journal {
-            j.file.sync_all()?;
+        let journal = drive.lock().journal.as_ref().map(Journal::file);
+        if let Some(j) = journal {
+            j.sync_all()?;
         }
         std::fs::rename(&tmp, &path)?;
         sync_dir(&path)?;

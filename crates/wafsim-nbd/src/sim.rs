@@ -103,10 +103,12 @@ impl LiveDrive {
         self.lock().run(&io).map_err(|e| format!("simulated drive: {e}"))
     }
 
-    /// Make the journal durable (a flush, or a FUA write, asked for it).
+    /// Make the journal durable (a flush, or a FUA write, asked for it). The sync runs outside
+    /// the drive's lock: other connections' commands need not wait for the disk.
     pub fn sync_journal(&self) -> Result<(), ExportError> {
-        if let Some(j) = &self.lock().journal {
-            j.sync()?;
+        let file = self.lock().journal.as_ref().map(Journal::file);
+        if let Some(f) = file {
+            f.sync_data()?;
         }
         Ok(())
     }
@@ -116,12 +118,23 @@ impl Live {
     /// One command on the drives, counted as SMART counts commands.
     fn run(&mut self, io: &Io) -> Result<(), wafsim_core::DeviceError> {
         self.stack.submit_batch(std::slice::from_ref(io))?;
-        match io.op {
+        self.count(io.op);
+        Ok(())
+    }
+
+    /// Count a command the drives took, as SMART counts commands (writes and reads).
+    pub(crate) fn count(&mut self, op: Op) {
+        match op {
             Op::Write => self.write_commands += 1,
             Op::Read => self.read_commands += 1,
             _ => {}
         }
-        Ok(())
+    }
+
+    /// The drive's power-on time in seconds: its time before this server, plus the time since
+    /// `started`.
+    pub fn power_on_secs(&self, started: std::time::Instant) -> u64 {
+        self.power_on_before + started.elapsed().as_secs()
     }
 }
 
@@ -213,6 +226,11 @@ pub enum Backing<'a> {
     Dir(&'a Path),
 }
 
+/// Where namespace `name` keeps its data in a [`Backing::Dir`].
+pub fn data_file(dir: &Path, name: &str) -> std::path::PathBuf {
+    dir.join(format!("{name}.img"))
+}
+
 /// The exports of `drive`: one per namespace by its name, and `NAME@K` for placement handle
 /// `K` of that namespace (resolved on demand). The first namespace is the default export.
 pub fn exports(drive: &Arc<LiveDrive>, backing: Backing<'_>) -> Result<ExportMap, String> {
@@ -240,7 +258,7 @@ pub(crate) fn exports_with(drive: &Arc<LiveDrive>, backing: Backing<'_>, wrap: i
                 if name.contains('/') || name.starts_with('.') {
                     return Err(format!("namespace {name:?}: not usable as a file name in {}", dir.display()));
                 }
-                let path = dir.join(format!("{name}.img"));
+                let path = data_file(dir, name);
                 let f = FileExport::open_or_create(&path, size).map_err(|e| format!("{}: {e}", path.display()))?;
                 Arc::new(f)
             }

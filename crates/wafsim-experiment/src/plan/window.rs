@@ -13,7 +13,7 @@ pub fn window_bytes(field: &str, text: &str, rate: Option<&str>, logical: u64, s
     let t = text.trim();
     let full = if t.ends_with('x') {
         return Ok(crate::schema::amount_bytes(t, logical).map_err(|e| anyhow!("{field}: {e}"))?.max(1));
-    } else if t.ends_with('h') || t.ends_with("min") || (t.ends_with('s') && !t.ends_with("/s")) {
+    } else if is_duration(t) {
         let Some(rate) = rate else {
             bail!("{field}: {text:?} is a duration: give the phase's write_rate (host bytes per second, e.g. \"275MB/s\") to turn it into bytes");
         };
@@ -23,6 +23,13 @@ pub fn window_bytes(field: &str, text: &str, rate: Option<&str>, logical: u64, s
         wafsim_core::units::parse_bytes(t).map_err(|e| anyhow!("{field}: {text:?}: {e} (expected bytes, a multiple \"0.5x\" or a duration \"5h\")"))? as f64
     };
     Ok(((full * scale) as u64).max(1))
+}
+
+/// Whether a window or checkpoint is given as a duration ("5h", "90min", "30s"), not as bytes
+/// or a multiple of the capacity.
+pub fn is_duration(text: &str) -> bool {
+    let t = text.trim();
+    t.ends_with('h') || t.ends_with("min") || (t.ends_with('s') && !t.ends_with("/s"))
 }
 
 /// The phase's checkpoints in host bytes from its start, checked to increase.

@@ -97,7 +97,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
     if spec.phase.is_empty() && spec.workload.is_empty() {
         bail!("{}: the experiment has no [[workload]]s and no [[phase]]s: nothing to run (add a [[workload]] table, or [[phase]]s with workloads, fio jobs, traces, files or key-value stores)", ctx());
     }
-    check_memory(memory_floor(spec).with_context(ctx)?, &format!("variant {:?} needs", v.name))?;
+    check_variant_memory(v)?;
     let cfg = spec.device_config().with_context(ctx)?;
     let drives = crate::plan::drive_configs(spec, &cfg).with_context(ctx)?;
     let phases = spec.phases();
@@ -393,6 +393,12 @@ pub fn memory_available() -> Option<(u64, &'static str)> {
         }
     }
     best
+}
+
+/// [`check_memory`] of one variant's [`memory_floor`] (a run, or the drives `wafsim serve` builds).
+pub fn check_variant_memory(v: &Variant) -> Result<()> {
+    let need = memory_floor(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
+    check_memory(need, &format!("variant {:?} needs", v.name))
 }
 
 /// The least memory a run of `spec` (already scaled) needs, in bytes: 64 MiB for the program

@@ -173,7 +173,7 @@ enum Mark {
 impl Mark {
     fn parse(field: &str, text: &str, logical: u64, scale: f64) -> Result<Mark> {
         let t = text.trim();
-        if t.ends_with('h') || t.ends_with("min") || (t.ends_with('s') && !t.ends_with("/s")) {
+        if crate::plan::window::is_duration(t) {
             let ns = crate::plan::timing::parse_duration_ns(t).map_err(|e| anyhow::anyhow!("{field}: {e}"))?;
             return Ok(Mark::Ns(((ns as f64 * scale) as u64).max(1)));
         }
@@ -229,10 +229,7 @@ fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64,
     // The measured window: the newest snapshot at least `measure_last` before the end.
     let Some(last) = &p.measure_last else { return Ok(None) };
     let m = Mark::parse("measure_last", last, logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
-    let from = snaps[..snaps.len() - 1].iter().rev().find(|s| match m {
-        Mark::Bytes(b) => end.1.host_write_bytes - s.1.host_write_bytes >= b,
-        Mark::Ns(ns) => end.0 - s.0 >= ns,
-    });
+    let from = snaps[..snaps.len() - 1].iter().rev().find(|s| m.reached(s, end));
     let Some(from) = from else {
         result.warnings.push(format!("phase {:?} is shorter than measure_last ({last}): the whole phase is reported", p.name));
         return Ok(None);
