@@ -15,4 +15,4 @@ pub mod lsm;
 pub use flashcache::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheCounters, FlashCacheError, FlashCacheReport, FlashCacheSource, RegionEviction};
 
 pub use lsm::{CompactionConfig, FilePick, LeveledConfig, Lsm, LsmConfig, LsmCounters, LsmError, LsmFiles, LsmReport, SizeTieredConfig, CAPACITY_GROUP_BIT};
-pub use lskv::{LsKv, LsKvConfig, LsKvCounters, LsKvError, LsKvReport, LsKvSource, RecordLoc};
+pub use lskv::{LsKv, LsKvConfig, LsKvCounters, LsKvError, LsKvReport, LsKvSource, RecordLoc, HEADER_BYTES};

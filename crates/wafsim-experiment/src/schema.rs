@@ -875,8 +875,15 @@ pub struct FilesSpec {
 /// ycsb = "a"                  # core workload a..f
 /// fill = 0.5                  # records take this share of the namespace (sets recordcount)
 /// phases = "load+run"         # "load", "run" or "load+run"
-/// amount = "3x"               # stop after the client wrote this much (bytes or a multiple of the namespace)
+/// amount = "3x"               # stop after the store wrote this much (bytes or a multiple of the namespace)
 /// ycsb_properties = { requestdistribution = "uniform" }   # any YCSB property, by its name
+/// rate = 50000                # client requests per second (the store's clock)
+/// runtime = "10h"             # or stop after this long (full-scale simulated time)
+/// defrag_sleep = "1000us"     # Aerospike defrag-sleep
+/// post_write_queue = 256      # blocks (Aerospike post-write-queue)
+/// flush_max_ms = 1000         # partial flush period (Aerospike flush-max-ms)
+/// stop_writes_avail_pct = 5   # Aerospike stop-writes thresholds
+/// stop_writes_used_pct = 70
 /// ```
 ///
 /// A CacheLib-like flash cache (wafsim_apps::flashcache) under CacheBench-like requests:
@@ -920,6 +927,29 @@ pub struct KvSpec {
     /// log-structured: defragment a block once its live data falls below this percent (Aerospike
     /// `defrag-lwm-pct`).
     pub defrag_lwm: Option<u32>,
+    /// log-structured: client requests per second, e.g. `rate = 50000` (YCSB's target
+    /// throughput). The store's clock: defrag, partial flushes and stop-writes run in time
+    /// against it, and stores with rates interleave by time. Default 10000 (YCSB's defaults: one
+    /// client thread, no target, at a round trip of about 100 us).
+    pub rate: Option<f64>,
+    /// log-structured: how long the clients run, in simulated time at full scale, e.g.
+    /// `runtime = "10h"`; a scaled run lasts `--scale` times as long, as its namespace is that
+    /// much smaller, so the store writes its namespace as many times over. Stores of one phase
+    /// with the same runtime stop together.
+    pub runtime: Option<String>,
+    /// log-structured: Aerospike `defrag-sleep`, the pause after each defragmented block,
+    /// e.g. `defrag_sleep = "1000us"` (the default).
+    pub defrag_sleep: Option<String>,
+    /// log-structured: Aerospike `post-write-queue`, written client blocks kept cached per
+    /// device (default 256; a scaled run keeps its share of the namespace).
+    pub post_write_queue: Option<u32>,
+    /// log-structured: Aerospike `flush-max-ms`, the partial flush period of a current write
+    /// block (default 1000; 0 never).
+    pub flush_max_ms: Option<u32>,
+    /// log-structured: Aerospike `stop-writes-avail-pct` (default 5; 0 off).
+    pub stop_writes_avail_pct: Option<u32>,
+    /// log-structured: Aerospike `stop-writes-used-pct` (default 70; 0 off).
+    pub stop_writes_used_pct: Option<u32>,
     /// log-structured: trim freed write blocks; flash-cache: trim evicted regions. Default false,
     /// as the real engines do: Aerospike's storage engine and CacheLib's Navy never trim what they
     /// free (a `true` is a what-if, not either engine).

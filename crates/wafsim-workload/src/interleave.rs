@@ -17,6 +17,10 @@ pub enum InterleaveMode {
         /// Seed of the draws.
         seed: u64,
     },
+    /// In time order: each I/O comes from the source whose next I/O is earliest (the lowest
+    /// index on a tie). Every source must keep a clock ([`IoSource::clocked`]; a source with
+    /// a rate but no clock of its own gets one from [`RateClock`]). Weights are ignored.
+    Clock,
 }
 
 /// Interleaves several sources per I/O by weight (see [`InterleaveMode`]). When a source is
@@ -40,6 +44,8 @@ pub struct Interleave {
     pos: Vec<usize>,
     done: Vec<bool>,
     stats: Vec<SourceStats>,
+    /// Per source, the times of the buffered I/Os (clock mode only).
+    times: Vec<Vec<u64>>,
     /// (group, stage) per source, and the stage each group is at.
     stage: Vec<(u32, u32)>,
     group_stage: Vec<u32>,
@@ -82,6 +88,8 @@ enum Pick {
     /// Each pick draws from the ready sources in proportion to their weights: the draw falls
     /// in the cumulative weights in index order (a Fenwick tree of the ready weights).
     Random { rng: wafsim_core::Rng, tree: Fenwick },
+    /// The ready sources by the time of their next buffered I/O, earliest first.
+    Clock { heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, usize)>> },
 }
 
 /// Prefix sums of per-source weights with O(log n) update and search.
@@ -163,6 +171,10 @@ impl Interleave {
                 Pick::RoundRobin { t: 0, base: vec![0; n], classes, class_of, total: 0, joined: vec![false; n] }
             }
             InterleaveMode::Random { seed } => Pick::Random { rng: wafsim_core::Rng::new(seed), tree: Fenwick::new(n) },
+            InterleaveMode::Clock => {
+                assert!(sources.iter().all(|s| s.clocked()), "a clock interleave of a source without a clock");
+                Pick::Clock { heap: std::collections::BinaryHeap::new() }
+            }
         };
         // Every source of its group's first stage is refilled by the first pick.
         let pending = (0..n).filter(|&i| group_stage[stage[i].0 as usize] == stage[i].1).collect();
@@ -174,6 +186,7 @@ impl Interleave {
             pos: vec![0; n],
             done: vec![false; n],
             stats: vec![SourceStats::default(); n],
+            times: vec![Vec::new(); n],
             stage,
             group_stage,
             pending,
@@ -215,7 +228,15 @@ impl Interleave {
         }
         self.bufs[i].clear();
         self.pos[i] = 0;
-        match self.sources[i].fill(&mut self.bufs[i], CHUNK) {
+        let filled = if let Pick::Clock { .. } = self.pick {
+            self.times[i].clear();
+            let r = self.sources[i].fill_timed(&mut self.bufs[i], &mut self.times[i], CHUNK).expect("a clocked source gives times");
+            debug_assert!(r.is_err() || self.times[i].len() == self.bufs[i].len());
+            r
+        } else {
+            self.sources[i].fill(&mut self.bufs[i], CHUNK)
+        };
+        match filled {
             Ok(0) => {
                 self.done[i] = true;
                 self.advance_group(g);
@@ -243,6 +264,7 @@ impl Interleave {
                 *total = 0;
             }
             Pick::Random { tree, .. } => *tree = Fenwick::new(self.sources.len()),
+            Pick::Clock { heap } => heap.clear(),
         }
     }
 
@@ -272,6 +294,7 @@ impl Interleave {
                 *total += w;
             }
             Pick::Random { tree, .. } => tree.add(i, w),
+            Pick::Clock { heap } => heap.push(std::cmp::Reverse((self.times[i][self.pos[i]], i))),
         }
     }
 
@@ -350,7 +373,57 @@ impl Interleave {
                 }
                 Some(i)
             }
+            Pick::Clock { heap } => {
+                let std::cmp::Reverse((_, i)) = heap.pop()?;
+                if self.pos[i] + 1 == self.bufs[i].len() {
+                    self.pending.insert(i);
+                } else {
+                    heap.push(std::cmp::Reverse((self.times[i][self.pos[i] + 1], i)));
+                }
+                Some(i)
+            }
         }
+    }
+}
+
+/// A source with a rate but no clock of its own, given one for a [`InterleaveMode::Clock`]
+/// interleave: its I/O number k is issued at k / rate.
+pub struct RateClock {
+    inner: Box<dyn IoSource>,
+    ns_per_io: f64,
+    issued: u64,
+}
+
+impl RateClock {
+    /// `inner` issuing `iops` I/Os per second.
+    pub fn new(inner: Box<dyn IoSource>, iops: f64) -> Self {
+        assert!(iops > 0.0 && iops.is_finite(), "a rate clock needs a positive rate");
+        RateClock { inner, ns_per_io: 1e9 / iops, issued: 0 }
+    }
+}
+
+impl IoSource for RateClock {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+        let n = self.inner.fill(out, max)?;
+        self.issued += n as u64;
+        Ok(n)
+    }
+    fn figures(&self) -> Option<wafsim_core::pipeline::LayerFigures> {
+        self.inner.figures()
+    }
+    fn finish(&mut self) -> Result<(), SourceError> {
+        self.inner.finish()
+    }
+    fn clocked(&self) -> bool {
+        true
+    }
+    fn fill_timed(&mut self, out: &mut Vec<Io>, times: &mut Vec<u64>, max: usize) -> Option<Result<usize, SourceError>> {
+        let first = self.issued;
+        let r = self.fill(out, max);
+        if let Ok(n) = r {
+            times.extend((first..first + n as u64).map(|k| (k as f64 * self.ns_per_io) as u64));
+        }
+        Some(r)
     }
 }
 
@@ -444,6 +517,7 @@ mod tests {
             let rng = match mode {
                 InterleaveMode::Random { seed } => Some(wafsim_core::Rng::new(seed)),
                 InterleaveMode::RoundRobin => None,
+                InterleaveMode::Clock => unreachable!("the reference covers the weighted modes"),
             };
             let weights = weights.iter().map(|&w| w.max(1) as i64).collect();
             Reference { sources, weights, counters: vec![0; n], queued: (0..n).map(|_| Default::default()).collect(), exhausted: vec![false; n], stage: stage.to_vec(), at, rng }
@@ -551,4 +625,24 @@ mod tests {
         }
     }
 
+
+    /// Clock mode merges by time: two sources at 1000 and 4000 I/Os per second give four of
+    /// the second's I/Os per one of the first's, each at its own time, and the one that ends
+    /// first leaves the other alone.
+    #[test]
+    fn clock_mode_merges_by_time() {
+        let a = RateClock::new(ios(0, 10, 4096), 1000.0);
+        let b = RateClock::new(ios(1, 100, 4096), 4000.0);
+        let mut il = Interleave::staged(vec![Box::new(a), Box::new(b)], vec![1, 1], vec![(0, 0), (1, 0)], InterleaveMode::Clock);
+        let mut out = Vec::new();
+        while il.fill(&mut out, 7).unwrap() > 0 {}
+        assert_eq!(out.len(), 110);
+        // Times: a at 0, 1, 2 ms ...; b at 0, 0.25, 0.5 ms ...; ties go to the lower index.
+        let order: String = out[..11].iter().map(|io| if io.ns == 0 { 'a' } else { 'b' }).collect();
+        assert_eq!(order, "abbbbabbbba");
+        // a's last I/O (9 ms) follows b's 36 I/Os before 9 ms; then only b is left.
+        assert_eq!(out[45].ns, 0);
+        assert_eq!(out[..46].iter().filter(|io| io.ns == 0).count(), 10);
+        assert!(out[46..].iter().all(|io| io.ns == 1));
+    }
 }

@@ -17,7 +17,7 @@ pub mod tpcc;
 pub mod trace;
 pub mod ycsb;
 
-pub use interleave::{Interleave, InterleaveMode};
+pub use interleave::{Interleave, InterleaveMode, RateClock};
 pub use wafsim_core::pipeline::{expand, kv, source};
 pub use wafsim_core::pipeline::{Chain, IoSource, KvOp, KvScript, KvSource, Script, SourceStats};
 pub use ycsb::{InsertOrder, RequestDistribution, ScanLengthDistribution, Ycsb, YcsbConfig, YcsbPhases};

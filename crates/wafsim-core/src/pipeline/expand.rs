@@ -122,6 +122,11 @@ impl<T, S, E: Engine<T>> Expand<T, S, E> {
         &self.src
     }
 
+    /// Where the operations come from, to set it up before the first fill.
+    pub fn source_mut(&mut self) -> &mut S {
+        &mut self.src
+    }
+
     /// Write bytes of the commands made but not handed out yet: counts the engine took at
     /// apply time run ahead of the level below by this much.
     pub fn pending_write_bytes(&self) -> u64 {

@@ -25,6 +25,21 @@ pub trait IoSource: Send {
     fn finish(&mut self) -> Result<(), SourceError> {
         Ok(())
     }
+
+    /// Whether the source keeps a clock of its own (a store whose clients send requests at a
+    /// rate, with background work paced in time): then [`IoSource::fill_timed`] gives each
+    /// I/O's time, and sources with clocks are interleaved by time, not by weight.
+    fn clocked(&self) -> bool {
+        false
+    }
+
+    /// Like [`IoSource::fill`], and for each I/O appended to `out` its time (nanoseconds since
+    /// the source began) appended to `times`, in non-decreasing order. `None` from a source
+    /// without a clock (the default; nothing is appended).
+    fn fill_timed(&mut self, out: &mut Vec<Io>, times: &mut Vec<u64>, max: usize) -> Option<Result<usize, SourceError>> {
+        let _ = (out, times, max);
+        None
+    }
 }
 
 /// What one source has emitted (a combinator of several sources, such as wafsim-workload's

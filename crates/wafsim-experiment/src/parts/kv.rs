@@ -21,9 +21,16 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LS: KvStore = KvStore::LogStructured;
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
-    let fields: [(&str, bool, &[KvStore]); 18] = [
+    let fields: [(&str, bool, &[KvStore]); 25] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
+        ("rate", k.rate.is_some(), &[LS]),
+        ("runtime", k.runtime.is_some(), &[LS]),
+        ("defrag_sleep", k.defrag_sleep.is_some(), &[LS]),
+        ("post_write_queue", k.post_write_queue.is_some(), &[LS]),
+        ("flush_max_ms", k.flush_max_ms.is_some(), &[LS]),
+        ("stop_writes_avail_pct", k.stop_writes_avail_pct.is_some(), &[LS]),
+        ("stop_writes_used_pct", k.stop_writes_used_pct.is_some(), &[LS]),
         ("trim", k.trim, &[LS, CACHE]),
         ("fill", k.fill.is_some(), &[LS, LSM]),
         ("compaction", k.compaction.is_some(), &[LSM]),
@@ -80,6 +87,7 @@ pub fn kv_parts(
     target: &Target,
     seed: impl Fn(usize, u32) -> u64,
     parts: &mut Vec<Part>,
+    notes: &mut Vec<String>,
     mut next_group: impl FnMut() -> u32,
 ) -> Result<()> {
     for (i, k) in kvs.iter().enumerate() {
@@ -101,27 +109,22 @@ pub fn kv_parts(
                 continue;
             }
         }
-        let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
-        if let Some(w) = &k.write_block {
-            let b = size("write_block", w).with_context(ctx)?;
-            if b == 0 || b > u32::MAX as u64 {
-                bail!("{}: write_block {w:?}: expected a size up to 2 GiB", ctx());
-            }
-            cfg.write_block_bytes = b as u32;
-        }
-        if let Some(l) = k.defrag_lwm {
-            cfg.defrag_lwm_pct = l;
-        }
+        let cfg = log_structured_config(k, ns, ns_bytes, target.cfg.erase_unit_bytes, notes).with_context(ctx)?;
         let wb = cfg.write_block_bytes;
         let store = LsKv::new(cfg)
             .map_err(|e| anyhow!("{e} (the namespace holds {ns_bytes} bytes in this run, {wb}-byte write blocks: a scaled run shrinks the namespace, not the write blocks; give a smaller write_block or a larger --scale)"))
             .with_context(ctx)?;
         let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
-        let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.blocks() as f64 * share) as u64;
-        let requests = requests(k, limit.is_some(), seed(i, g), ns_bytes, records).with_context(ctx)?;
+        let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.data_blocks() as f64 * share) as u64;
+        let until = k.runtime.as_deref().map(|r| runtime_ns(r, k.scale)).transpose().with_context(ctx)?;
+        let requests = requests(k, limit.is_some() || until.is_some(), seed(i, g), ns_bytes, records).with_context(ctx)?;
         let mean_io = store.config().write_block_bytes as f64;
         // The store's row: the clients' record bytes over what it wrote to its namespace.
-        let source = budgeted(Box::new(LsKvSource::new(requests, store)), limit);
+        let mut store_source = LsKvSource::new(requests, store);
+        if let Some(ns) = until {
+            store_source = store_source.until(ns);
+        }
+        let source = budgeted(Box::new(store_source), limit);
         let what = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
         let label = Label { name: format!("kv{} (log-structured, {what})", i + 1), namespace: k.namespace.clone() };
         parts.push(Part {
@@ -135,6 +138,81 @@ pub fn kv_parts(
         });
     }
     Ok(())
+}
+
+/// A log-structured store's configuration from `k` on a namespace of `ns_bytes`, on a drive
+/// with erase units of `erase_unit` bytes (this run's). A scaled run keeps the write blocks,
+/// the clients' rate, `defrag-sleep` and `flush-max-ms` (their ratios to one another set
+/// whether defrag keeps up and whether blocks are flushed partly), and shrinks what is a share
+/// of the namespace with it: the header, the post-write queue, and the stop-writes evaluation
+/// period (the free space a store uses up between two evaluations). What cannot keep its
+/// full-scale proportion is said in `notes`.
+fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, notes: &mut Vec<String>) -> Result<LsKvConfig> {
+    let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
+    if let Some(w) = &k.write_block {
+        let b = size("write_block", w)?;
+        if b == 0 || b > u32::MAX as u64 {
+            bail!("write_block {w:?}: expected a size up to 2 GiB");
+        }
+        cfg.write_block_bytes = b as u32;
+    }
+    if let Some(l) = k.defrag_lwm {
+        cfg.defrag_lwm_pct = l;
+    }
+    if let Some(r) = k.rate {
+        if !(r > 0.0 && r.is_finite()) {
+            bail!("rate {r}: expected client requests per second, a positive number");
+        }
+        cfg.client_ops_per_sec = r;
+    }
+    if let Some(d) = &k.defrag_sleep {
+        let ns = crate::plan::timing::parse_duration_ns(d).map_err(|e| anyhow!("defrag_sleep: {e}"))?;
+        cfg.defrag_sleep_us = u32::try_from(ns / 1000).map_err(|_| anyhow!("defrag_sleep {d:?}: at most 4294 s"))?;
+    }
+    if let Some(f) = k.flush_max_ms {
+        cfg.flush_max_ms = f;
+    }
+    for (name, v, slot) in [("stop_writes_avail_pct", k.stop_writes_avail_pct, &mut cfg.stop_writes_avail_pct), ("stop_writes_used_pct", k.stop_writes_used_pct, &mut cfg.stop_writes_used_pct)] {
+        if let Some(p) = v {
+            if p > 100 {
+                bail!("{name} {p}: expected a percent, 0 to 100");
+            }
+            *slot = p;
+        }
+    }
+    let s = k.scale;
+    let wbs = cfg.write_block_bytes as u64;
+    let pwq = k.post_write_queue.unwrap_or(cfg.post_write_queue_blocks);
+    cfg.post_write_queue_blocks = if pwq == 0 { 0 } else { ((pwq as f64 * s).round() as u32).max(1) };
+    cfg.header_bytes = (((cfg.header_bytes as f64 * s) as u64).div_ceil(wbs) * wbs).max(wbs);
+    cfg.stop_writes_period_ms = ((cfg.stop_writes_period_ms as f64 * s).round() as u32).max(1);
+    if s < 1.0 {
+        let blocks = ns_bytes / wbs;
+        let per_eu = erase_unit as f64 / wbs as f64;
+        notes.push(format!(
+            "scaled store on {} ({} write blocks of {}): {:.1} write blocks per erase unit (full scale about {:.0}); the defrag reserve keeps {} blocks ({:.3}% of the blocks; a negligible share at full scale); the post-write queue keeps {} blocks, the header {} block(s) and stop-writes is evaluated every {} ms, each scaled with the namespace",
+            k.namespace,
+            blocks,
+            wafsim_core::units::human(wbs),
+            per_eu,
+            per_eu / s,
+            cfg.defrag_reserve_blocks,
+            cfg.defrag_reserve_blocks as f64 * 100.0 / blocks.max(1) as f64,
+            cfg.post_write_queue_blocks,
+            cfg.header_bytes / wbs,
+            cfg.stop_writes_period_ms
+        ));
+    }
+    Ok(cfg)
+}
+
+/// A store's `runtime` at `scale`, in ns.
+fn runtime_ns(r: &str, scale: f64) -> Result<u64> {
+    let ns = crate::plan::timing::parse_duration_ns(r).map_err(|e| anyhow!("runtime: {e}"))?;
+    if ns == 0 {
+        bail!("runtime {r:?}: expected a positive duration, e.g. \"10h\"");
+    }
+    Ok(((ns as f64 * scale) as u64).max(1))
 }
 
 /// The request generator of `k`: YCSB (`fill` sets the record count through `records(share,

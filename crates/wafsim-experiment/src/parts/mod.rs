@@ -66,8 +66,9 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
     fio::parts(spec, pi, fio, target, timed, &mut parts, &mut next_group)?;
     trace::part(spec, phase, target, &mut parts, &mut next_group)?;
     files::file_parts(&phase.files, target, |i, g| seed_for(spec, pi, 3, i, g), &mut parts, &mut next_group)?;
-    kv::kv_parts(&phase.kv, target, |i, g| seed_for(spec, pi, 4, i, g), &mut parts, next_group)?;
-    Ok(Parts { parts, notes: Vec::new() })
+    let mut notes = Vec::new();
+    kv::kv_parts(&phase.kv, target, |i, g| seed_for(spec, pi, 4, i, g), &mut parts, &mut notes, next_group)?;
+    Ok(Parts { parts, notes })
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use wafsim_core::blockdev::ZoneGeometry;
 use wafsim_core::pipeline::{IoSource, LayerFigures, SourceError};
 use wafsim_core::{Device, DeviceConfig, Io};
 use wafsim_workload::fio::ZbdZones;
-use wafsim_workload::{Interleave, InterleaveMode};
+use wafsim_workload::{Interleave, InterleaveMode, RateClock};
 
 /// Default queue depth of synthetic workloads and traces in timed runs.
 pub const DEFAULT_IODEPTH: u32 = 32;
@@ -99,6 +99,19 @@ impl IoSource for Budget {
     fn finish(&mut self) -> Result<(), SourceError> {
         self.inner.finish()
     }
+    fn clocked(&self) -> bool {
+        self.inner.clocked()
+    }
+    fn fill_timed(&mut self, out: &mut Vec<Io>, times: &mut Vec<u64>, max: usize) -> Option<Result<usize, SourceError>> {
+        if self.done {
+            return Some(Ok(0));
+        }
+        let r = self.inner.fill_timed(out, times, max)?;
+        if self.inner.figures().is_some_and(|f| f.store_bytes() >= self.limit) {
+            self.done = true;
+        }
+        Some(r)
+    }
 }
 
 /// `source`, stopping after `limit` store bytes when there is a limit.
@@ -142,9 +155,19 @@ impl Parts {
 impl Parts {
     /// Interleave per I/O (the untimed model). Sources are weighted by their I/O rates when
     /// every source has one (fio rate/rate_iops, workload rate_iops), else by `weight`.
-    pub fn interleave(self, kind: InterleaveKind, seed: u64) -> PhaseSources {
-        let mut notes = self.notes;
+    pub fn interleave(mut self, kind: InterleaveKind, seed: u64) -> PhaseSources {
+        let mut notes = std::mem::take(&mut self.notes);
         let rates: Vec<Option<f64>> = self.parts.iter().map(|p| p.timing.iops_cap()).collect();
+        if self.parts.iter().any(|p| p.source.clocked()) {
+            if self.parts.iter().zip(&rates).all(|(p, r)| p.source.clocked() || r.is_some()) {
+                return self.by_time(rates, notes);
+            }
+            let without: Vec<&str> = self.parts.iter().zip(&rates).filter(|(p, r)| !p.source.clocked() && r.is_none()).map(|(p, _)| p.label.name.as_str()).collect();
+            notes.push(format!(
+                "untimed interleave uses weights, not time: the stores' clients have rates but {} do not (give every source a rate)",
+                without.join(", ")
+            ));
+        }
         let weights: Vec<u32> = if !rates.is_empty() && rates.iter().all(Option::is_some) {
             // Integer weights in proportion to the rates, 0.1% resolution.
             let min = rates.iter().flatten().fold(f64::INFINITY, |a, &b| a.min(b)).max(1e-9);
@@ -176,6 +199,24 @@ impl Parts {
         };
         let names = labels.iter().map(|l| l.name.clone()).collect();
         PhaseSources { source: Interleave::staged(sources, weights, stages, mode).named(names), labels, rows, notes }
+    }
+}
+
+impl Parts {
+    /// Interleave in time order: stores by their own clocks, other sources at their rates.
+    fn by_time(self, rates: Vec<Option<f64>>, notes: Vec<String>) -> PhaseSources {
+        let rows = RowOf::of(&self.parts);
+        let mut sources: Vec<Box<dyn IoSource>> = Vec::new();
+        let mut stages = Vec::new();
+        let mut labels = Vec::new();
+        for (p, rate) in self.parts.into_iter().zip(rates) {
+            sources.push(if p.source.clocked() { p.source } else { Box::new(RateClock::new(p.source, rate.expect("checked: a rate"))) });
+            stages.push((p.group, p.stage));
+            labels.push(p.label);
+        }
+        let names = labels.iter().map(|l| l.name.clone()).collect();
+        let weights = vec![1; sources.len()];
+        PhaseSources { source: Interleave::staged(sources, weights, stages, InterleaveMode::Clock).named(names), labels, rows, notes }
     }
 }
 
