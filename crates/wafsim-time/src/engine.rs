@@ -295,6 +295,12 @@ struct JobState {
     finished: bool,
     buf: Vec<Io>,
     pos: usize,
+    /// A source with a clock of its own (a store whose clients send requests at a rate): the
+    /// time of each buffered I/O, from the job's start; an I/O is not issued before it.
+    clocked: bool,
+    times: Vec<u64>,
+    /// When the job started (its clock's origin).
+    origin: u64,
     exhausted: bool,
     inflight: u32,
     next_allowed: u64,
@@ -325,6 +331,16 @@ impl JobState {
         Some(self.buf[self.pos - 1])
     }
 
+    /// When the next I/O of a clocked source is due (its time from the job's start), refilling
+    /// the buffer if needed; `None` once the source is exhausted or failed.
+    #[inline]
+    fn next_due(&mut self) -> Option<u64> {
+        if self.pos == self.buf.len() && !self.refill() {
+            return None;
+        }
+        Some(self.origin + self.times[self.pos])
+    }
+
     /// Take the next batch from the source; false when it is exhausted or failed.
     #[cold]
     fn refill(&mut self) -> bool {
@@ -333,7 +349,13 @@ impl JobState {
         }
         self.buf.clear();
         self.pos = 0;
-        match self.spec.source.fill(&mut self.buf, 256) {
+        let filled = if self.clocked {
+            self.times.clear();
+            self.spec.source.fill_timed(&mut self.buf, &mut self.times, 256).expect("a clocked source gives times")
+        } else {
+            self.spec.source.fill(&mut self.buf, 256)
+        };
+        match filled {
             Ok(0) => {
                 self.exhausted = true;
                 false
@@ -354,6 +376,7 @@ impl JobState {
         self.stop_at = self.spec.runtime_ns.map_or(u64::MAX, |r| t + self.spec.ramp_ns + r);
         self.measure_from = t + self.spec.ramp_ns;
         self.next_allowed = t;
+        self.origin = t;
         self.last_change = t;
         self.last_completion = t;
     }
@@ -429,6 +452,9 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
             finished: false,
             stop_at: u64::MAX,
             measure_from: t0,
+            clocked: spec.source.clocked(),
+            times: Vec::new(),
+            origin: t0,
             spec,
             buf: Vec::with_capacity(256),
             pos: 0,
@@ -638,6 +664,12 @@ fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max:
         if s.inflight >= s.spec.iodepth.max(1) || now >= s.stop_at {
             break;
         }
+        if s.clocked {
+            // Not before its time on the source's clock (an open-loop arrival).
+            if let Some(due) = s.next_due() {
+                s.next_allowed = s.next_allowed.max(due);
+            }
+        }
         if now < s.next_allowed {
             if !s.wake_pending {
                 s.wake_pending = true;
@@ -738,6 +770,48 @@ mod tests {
     fn paced(n: usize, iops: f64, ramp_ns: u64) -> JobSpec {
         let ios = (0..n).map(|i| io(if i % 2 == 0 { Op::Write } else { Op::Read }, BS)).collect::<Vec<_>>();
         JobSpec { rate_iops: Some(iops), ramp_ns, ..JobSpec::new("paced", Box::new(Listed(ios.into_iter())), 8, 0) }
+    }
+
+    /// A source with a clock of its own: I/O k at the k-th of `times`.
+    struct Stamped {
+        ios: Vec<Io>,
+        times: Vec<u64>,
+        pos: usize,
+    }
+
+    impl IoSource for Stamped {
+        fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+            let n = max.min(self.ios.len() - self.pos);
+            out.extend_from_slice(&self.ios[self.pos..self.pos + n]);
+            self.pos += n;
+            Ok(n)
+        }
+        fn clocked(&self) -> bool {
+            true
+        }
+        fn fill_timed(&mut self, out: &mut Vec<Io>, times: &mut Vec<u64>, max: usize) -> Option<Result<usize, SourceError>> {
+            let from = self.pos;
+            let r = self.fill(out, max);
+            times.extend_from_slice(&self.times[from..self.pos]);
+            Some(r)
+        }
+    }
+
+    /// A clocked source's I/Os are issued at their times from the job's start (open-loop
+    /// arrivals), not as fast as the queue depth allows: ten writes 1 ms apart, two of them at
+    /// the same instant, complete 3 us after their times.
+    #[test]
+    fn a_clocked_source_issues_each_io_at_its_time() {
+        let t0 = 7_000;
+        let mut m = FixedLatency { clock: t0, lat: 3_000 };
+        let times: Vec<u64> = vec![0, 1, 2, 3, 3, 4, 5, 6, 7, 8].into_iter().map(|k| k * 1_000_000).collect();
+        let src = Stamped { ios: vec![io(Op::Write, BS); 10], times: times.clone(), pos: 0 };
+        let r = run_on_with(&mut m, vec![JobSpec::new("clocked", Box::new(src), 8, 0)], &sampled(1_000_000)).unwrap();
+        assert_eq!(r.jobs[0].write.ios, 10);
+        assert_eq!(r.end_ns, t0 + 8_000_000 + 3_000, "the last I/O at 8 ms, done 3 us later");
+        // One I/O per 1 ms interval, two in the interval of 3 ms.
+        let per: Vec<u64> = r.series.iter().map(|iv| iv.write_ios).collect();
+        assert_eq!(per, vec![1, 1, 1, 2, 1, 1, 1, 1, 1]);
     }
 
     fn sampled(ns: u64) -> EngineOptions {
