@@ -552,10 +552,14 @@ impl LsKv {
         self.advance_to(t, out)?;
         self.counters.ops += 1;
         match *op {
-            KvOp::Insert { key, bytes } => self.client_write(key, bytes, bytes, out),
+            KvOp::Insert { key, bytes } => {
+                let old = self.index.get(&key).copied();
+                self.client_write(key, bytes, bytes, old, out)
+            }
             KvOp::Update { key, bytes } => {
-                let data = self.index.get(&key).map_or(bytes, |l| l.data.max(bytes));
-                self.client_write(key, bytes, data, out)
+                let old = self.index.get(&key).copied();
+                let data = old.map_or(bytes, |l| l.data.max(bytes));
+                self.client_write(key, bytes, data, old, out)
             }
             KvOp::Read { key } | KvOp::Get { key, .. } => {
                 self.read(key, out);
@@ -569,8 +573,9 @@ impl LsKv {
             }
             KvOp::ReadModifyWrite { key, bytes } => {
                 self.read(key, out);
-                let data = self.index.get(&key).map_or(bytes, |l| l.data.max(bytes));
-                self.client_write(key, bytes, data, out)
+                let old = self.index.get(&key).copied();
+                let data = old.map_or(bytes, |l| l.data.max(bytes));
+                self.client_write(key, bytes, data, old, out)
             }
             KvOp::Delete { key } => {
                 if let Some(loc) = self.index.remove(&key) {
@@ -639,7 +644,8 @@ impl LsKv {
         self.emit(Io { op: Op::Read, ns: self.cfg.ns, offset: lo, len: (hi - lo) as u32, pid: Pid::NONE }, out);
     }
 
-    fn client_write(&mut self, key: u64, sent: u32, data: u32, out: &mut Vec<Io>) -> Result<(), LsKvError> {
+    /// A client write of `key` whose newest copy is `old`.
+    fn client_write(&mut self, key: u64, sent: u32, data: u32, old: Option<RecordLoc>, out: &mut Vec<Io>) -> Result<(), LsKvError> {
         let stored = self.stored_size(data);
         if stored > self.cfg.write_block_bytes || data as u64 + self.cfg.record_header_bytes as u64 > u32::MAX as u64 {
             return Err(LsKvError::RecordTooLarge { key, bytes: data });
@@ -650,7 +656,7 @@ impl LsKv {
         }
         // WRITE_IN_PLACE: the old copy is in the current buffer, past what was flushed, and
         // the same size.
-        if let (Some(c), Some(old)) = (self.client, self.index.get(&key).copied()) {
+        if let (Some(c), Some(old)) = (self.client, old) {
             if old.block == c.block && old.offset >= c.flushed && old.stored == stored {
                 self.index.insert(key, RecordLoc { data, ..old });
                 self.count_client_write(sent, data, stored);

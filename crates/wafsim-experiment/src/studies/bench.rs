@@ -744,7 +744,7 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     if wanted(KV) {
     let ns_bytes = 4u64 << 30;
     let store = LsKv::new(LsKvConfig { device_bytes: ns_bytes, write_block_bytes: 128 << 10, ..LsKvConfig::default() }).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let records = store.records_per_block(YcsbConfig::workload('a').record_bytes()) as u64 * store.blocks() as u64 / 2;
+    let records = store.records_per_block(YcsbConfig::workload('a').record_bytes()) as u64 * store.data_blocks() as u64 / 2;
     let mut src = LsKvSource::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, store);
     progress(&format!("log-structured KV: load {records} records"));
     let r = drive_apps("log-structured KV", &mut src, ns_bytes, &|s| s.store().counters().ops, records + warm, rounds, ops_per_round, &mut progress)?;
