@@ -245,10 +245,11 @@ fn stop_writes_engages_at_the_thresholds() {
     let c = kv.counters();
     assert!(!kv.stopped());
     assert_eq!(c.refused_stop_writes, 960 + 4040, "refused until 20 s, accepted after");
-    // Off (both 0): no evaluation at all.
+    // Off (both 0): never stops.
     let mut kv = LsKv::new(LsKvConfig { stop_writes_avail_pct: 0, stop_writes_used_pct: 0, client_ops_per_sec: 1000.0, device_bytes: 100 * 131072, ..small_cfg(0, false) }).unwrap();
     apply_all(&mut kv, (0..10_960).map(ins));
-    assert_eq!(kv.counters().stop_writes_evaluations, 0);
+    assert!(!kv.stopped());
+    assert_eq!(kv.counters().refused_stop_writes, 0);
 }
 
 /// The defrag reserve: a client buffer may not take one of the last 8 free blocks. With 100
@@ -263,7 +264,26 @@ fn the_defrag_reserve_refuses_client_writes() {
     assert_eq!(c.writes, 92 * 128);
     assert_eq!(c.refused_no_block, 13_000 - 92 * 128);
     assert_eq!(kv.free_blocks(), 8);
+    assert!(!kv.is_stuck(), "no evaluation yet (13 ms of 10 s)");
     kv.check_invariants();
+}
+
+/// A store refusing every write with nothing to free space (no deletes, defrag idle) is stuck
+/// after two evaluations in a row find it so. At 1,000 requests/s the client fills its 92 blocks
+/// by 11.8 s; the evaluations at 20 s (writes accepted since 10 s) and 30 s (none) do not make
+/// it stuck, the one at 40 s does.
+#[test]
+fn a_store_that_can_never_write_again_is_stuck() {
+    let cfg = LsKvConfig { client_ops_per_sec: 1000.0, device_bytes: 100 * 131072, stop_writes_avail_pct: 0, stop_writes_used_pct: 0, ..small_cfg(0, false) };
+    let mut kv = LsKv::new(cfg).unwrap();
+    apply_all(&mut kv, (0..40_000).map(ins));
+    assert!(!kv.is_stuck(), "the 40 s evaluation comes with request 40,000");
+    apply_all(&mut kv, [ins(40_000)]);
+    assert!(kv.is_stuck());
+    // A delete could free space: it is not stuck while deletes come.
+    let mut kv = LsKv::new(LsKvConfig { client_ops_per_sec: 1000.0, device_bytes: 100 * 131072, stop_writes_avail_pct: 0, stop_writes_used_pct: 0, ..small_cfg(0, false) }).unwrap();
+    apply_all(&mut kv, (0..50_000u64).map(|k| if k % 5000 == 4999 { KvOp::Delete { key: k % 11_000 } } else { ins(k) }));
+    assert!(!kv.is_stuck());
 }
 
 /// Aerospike's 8 MiB header: with 1 MiB blocks the first data block is block 8.

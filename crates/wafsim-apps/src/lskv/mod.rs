@@ -330,6 +330,10 @@ pub struct LsKv {
     client_full_since: bool,
     defrag_full_since: bool,
     stop_writes: bool,
+    /// Evaluations in a row that found the store refusing writes with nothing that could
+    /// change it (no write accepted, no delete, defrag idle), and the counts at the last one.
+    stuck_evals: u32,
+    last_eval: (u64, u64, u64),
     /// Per I/O emitted by the last call, its time (see [`LsKv::take_times`]).
     times: Vec<u64>,
     ns_per_op: f64,
@@ -410,10 +414,12 @@ impl LsKv {
             defrag_ready: 0,
             next_flush: period_ns(cfg.flush_max_ms),
             next_defrag_flush: period_ns(cfg.defrag_flush_ms),
-            next_stop_eval: if cfg.stop_writes_avail_pct == 0 && cfg.stop_writes_used_pct == 0 { NEVER } else { period_ns(cfg.stop_writes_period_ms) },
+            next_stop_eval: period_ns(cfg.stop_writes_period_ms),
             client_full_since: false,
             defrag_full_since: false,
             stop_writes: false,
+            stuck_evals: 0,
+            last_eval: (0, 0, 0),
             times: Vec::new(),
             ns_per_op: 1e9 / cfg.client_ops_per_sec,
             defrag_block_ns: read_ns,
@@ -827,7 +833,8 @@ impl LsKv {
     }
 
     /// Aerospike's nsup check: available space (floor percent of the device) below the mark, or
-    /// live bytes at or above theirs.
+    /// live bytes at or above theirs. Runs even with both marks off (0), to find a store that is
+    /// stuck ([`LsKv::is_stuck`]).
     fn eval_stop_writes(&mut self) {
         let size = self.cfg.device_bytes.max(1) as u128;
         let avail_pct = (self.free_blocks() as u128 * self.cfg.write_block_bytes as u128 * 100 / size) as u32;
@@ -838,6 +845,21 @@ impl LsKv {
         self.counters.stop_writes_evaluations += 1;
         self.counters.stop_writes_checks += stop as u64;
         self.next_stop_eval += period_ns(self.cfg.stop_writes_period_ms);
+        // Stuck: writes were refused since the last evaluation and none accepted, no record was
+        // deleted, and defrag has nothing queued or pending: nothing can free space any more.
+        let c = &self.counters;
+        let now = (c.writes, c.refused_writes(), c.deletes);
+        let idle = self.defrag_q.is_empty() && self.vacated.is_empty();
+        let stuck = now.0 == self.last_eval.0 && now.1 > self.last_eval.1 && now.2 == self.last_eval.2 && idle;
+        self.stuck_evals = if stuck { self.stuck_evals + 1 } else { 0 };
+        self.last_eval = now;
+    }
+
+    /// The store refuses every client write and nothing in it can change that (two stop-writes
+    /// evaluations in a row found no write accepted, no delete and defrag idle): a run that waits
+    /// for it to write more would wait for ever.
+    pub fn is_stuck(&self) -> bool {
+        self.stuck_evals >= 2
     }
 
     /// `flush-max-ms`: a current client buffer with unwritten records, from which no full

@@ -86,13 +86,21 @@ impl<K: KvSource> KvSource for TakeOps<K> {
 pub struct LsKvSource<K: KvSource> {
     inner: Expand<KvOp, TakeOps<K>, LsKvEngine>,
     buf: Vec<TimedIo>,
+    fail_when_stuck: bool,
 }
 
 impl<K: KvSource> LsKvSource<K> {
     /// Requests from `kv` through `store`, until `kv` runs dry.
     pub fn new(kv: K, store: LsKv) -> Self {
         let kv = TakeOps { inner: kv, left: u64::MAX };
-        LsKvSource { inner: Expand::new(kv, LsKvEngine { store, ios: Vec::new(), times: Vec::new() }, 256), buf: Vec::new() }
+        LsKvSource { inner: Expand::new(kv, LsKvEngine { store, ios: Vec::new(), times: Vec::new() }, 256), buf: Vec::new(), fail_when_stuck: false }
+    }
+
+    /// End with an error once the store is stuck refusing every write ([`LsKv::is_stuck`]):
+    /// for a run that ends when the store has written enough, which it never would.
+    pub fn fail_when_stuck(mut self) -> Self {
+        self.fail_when_stuck = true;
+        self
     }
 
     /// Only the requests that arrive before `ns` on the store's clock: a run of that long,
@@ -131,6 +139,18 @@ impl<K: KvSource> LsKvSource<K> {
     }
 
     fn fill_both(&mut self, out: &mut Vec<Io>, mut times: Option<&mut Vec<u64>>, max: usize) -> Result<usize, SourceError> {
+        if self.fail_when_stuck && self.store().is_stuck() {
+            let s = self.store();
+            return Err(SourceError::refused(
+                "client writes",
+                format!(
+                    "store full: stop-writes or the defrag reserve refuses every write and nothing can free space ({} of live records in {} of write blocks, {} free blocks, no deletes, defrag idle), so the store will never write the amount asked for; give it a larger namespace, a smaller fill, or a runtime instead of an amount",
+                    wafsim_core::units::human(s.live_bytes()),
+                    wafsim_core::units::human(s.data_blocks() as u64 * s.config().write_block_bytes as u64),
+                    s.free_blocks()
+                ),
+            ));
+        }
         self.buf.clear();
         let n = self.inner.fill_commands(&mut self.buf, max)?;
         for c in &self.buf {

@@ -121,8 +121,11 @@ pub fn kv_parts(
         let mean_io = store.config().write_block_bytes as f64;
         // The store's row: the clients' record bytes over what it wrote to its namespace.
         let mut store_source = LsKvSource::new(requests, store);
-        if let Some(ns) = until {
-            store_source = store_source.until(ns);
+        match until {
+            Some(ns) => store_source = store_source.until(ns),
+            // An amount the store would never write (it refuses every write for good) is an error.
+            None if limit.is_some() => store_source = store_source.fail_when_stuck(),
+            None => {}
         }
         let source = budgeted(Box::new(store_source), limit);
         let what = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
