@@ -15,9 +15,11 @@ const BH: Pid = Pid(0);
 const BC: Pid = Pid(1);
 
 /// 20 MiB namespace, whole cache, no metadata, BigHash 10% (512 buckets at 18 MiB), 18 regions
-/// of 1 MiB written in 256 KiB pieces, items up to 2048 bytes small, 16-byte keys.
+/// of 1 MiB written in 256 KiB pieces, items up to 2048 bytes small, 16-byte keys, no `NvmItem`
+/// header (so an item is key + object).
 fn small_cfg() -> FlashCacheConfig {
     FlashCacheConfig {
+        nvm_item_header_bytes: 0,
         namespace_bytes: 20 * MIB,
         metadata_bytes: Some(0),
         bighash_pct: 10,
@@ -31,7 +33,7 @@ fn small_cfg() -> FlashCacheConfig {
 
 /// 6 regions of 1 MiB, no BigHash.
 fn regions_cfg(eviction: RegionEviction) -> FlashCacheConfig {
-    FlashCacheConfig { namespace_bytes: 6 * MIB, metadata_bytes: Some(0), bighash_pct: 0, region_bytes: MIB as u32, eviction, blockcache_pid: BC, ..FlashCacheConfig::default() }
+    FlashCacheConfig { namespace_bytes: 6 * MIB, metadata_bytes: Some(0), bighash_pct: 0, region_bytes: MIB as u32, eviction, blockcache_pid: BC, nvm_item_header_bytes: 0, ..FlashCacheConfig::default() }
 }
 
 fn apply_all(c: &mut FlashCache, ops: impl IntoIterator<Item = KvOp>) -> Vec<Io> {

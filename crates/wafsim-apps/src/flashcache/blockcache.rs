@@ -1,5 +1,6 @@
 //! BlockCache, Navy's large-object engine: items appended to the buffer of the current region,
-//! whole regions written, regions evicted (LRU or FIFO) when a clean region is needed.
+//! whole regions written, regions evicted (LRU or FIFO) when a clean region is needed, items of
+//! an evicted region that were looked up since they were written reinserted (hits policy).
 
 use std::collections::HashMap;
 
@@ -51,6 +52,13 @@ pub struct BlockCacheCounters {
     pub write_bytes: u64,
     /// Device bytes trimmed.
     pub trim_bytes: u64,
+    /// Items of reclaimed regions written again into the open region (hits reinsertion).
+    pub reinserted: u64,
+    /// Region bytes those reinsertions took.
+    pub reinserted_bytes: u64,
+    /// Items the reinsertion policy kept that found no room in the open region (dropped, as
+    /// Navy drops a reinsertion whose allocation returns `Retry`); counted in `evicted_items`.
+    pub reinsert_dropped: u64,
 }
 
 /// Where an item's newest copy is.
@@ -62,6 +70,10 @@ pub struct ItemLoc {
     pub offset: u32,
     /// Bytes it takes (descriptor and alignment included).
     pub size: u32,
+    /// Item (key + serialized value) bytes.
+    pub item: u32,
+    /// Lookups since it was last written (Navy's index `currentHits`, saturating at 255).
+    pub hits: u8,
 }
 
 /// Regions in eviction order: a doubly linked list, head = most recent, tail = next victim.
@@ -145,6 +157,10 @@ pub struct BlockCache {
     block: u32,
     max_io: u32,
     lru: bool,
+    /// Reinsert an evicted item with at least this many hits (0: no reinsertion).
+    reinsert_hits: u32,
+    /// Keys of evicted items, for the DRAM tier's `NvmEvicted` mark (`None`: not collected).
+    evicted_keys: Option<Vec<u64>>,
     clean_target: usize,
     trim: bool,
     index: HashMap<u64, ItemLoc, BuildKeyHasher>,
@@ -180,6 +196,8 @@ impl BlockCache {
             block: cfg.block_bytes,
             max_io: cfg.max_io_bytes,
             lru: cfg.eviction == RegionEviction::Lru,
+            reinsert_hits: cfg.reinsertion_hits,
+            evicted_keys: None,
             clean_target: cfg.clean_regions as usize,
             trim: cfg.trim_evicted_regions,
             index: HashMap::default(),
@@ -244,16 +262,34 @@ impl BlockCache {
         self.index.keys().copied()
     }
 
-    /// Look `key` up: the index, then a read of its extent unless its region is in memory.
-    pub(crate) fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> bool {
+    /// Collect the keys of evicted items from now on (see [`BlockCache::take_evicted`]).
+    pub(crate) fn collect_evicted(&mut self) {
+        self.evicted_keys = Some(Vec::new());
+    }
+
+    /// The keys evicted since the last call (empty unless collecting).
+    pub(crate) fn take_evicted(&mut self, into: &mut Vec<u64>) {
+        if let Some(v) = &mut self.evicted_keys {
+            into.append(v);
+        }
+    }
+
+    /// Look `key` up: the index (which counts the hit, as Navy's `SparseMapIndex::lookup`
+    /// bumps `currentHits`), then a read of its extent unless its region is in memory. The
+    /// item's bytes if found.
+    pub(crate) fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> Option<u32> {
         self.c.lookups += 1;
-        let Some(loc) = self.index.get(&key).copied() else {
-            return false;
+        let loc = match self.index.get_mut(&key) {
+            Some(l) => {
+                l.hits = l.hits.saturating_add(1);
+                *l
+            }
+            None => return None,
         };
         self.c.hits += 1;
         if self.current == Some(loc.region) {
             self.c.buffer_hits += 1;
-            return true;
+            return Some(loc.item);
         }
         let b = self.block as u64;
         let start = self.region_offset(loc.region) + loc.offset as u64;
@@ -263,10 +299,11 @@ impl BlockCache {
         self.c.item_read_bytes += hi - lo;
         self.c.read_bytes += hi - lo;
         push_split(out, Op::Read, self.ns, lo, hi - lo, self.max_io, Pid::NONE);
+        // Navy's FifoPolicy::touch is an empty override: only LRU reorders on a hit.
         if self.lru {
             self.policy.touch(loc.region);
         }
-        true
+        Some(loc.item)
     }
 
     /// Append `key` with an item of `item_bytes` (key + value). False if the entry is larger
@@ -278,17 +315,17 @@ impl BlockCache {
             return false;
         }
         let size = size as u32;
-        let r = match self.current {
-            Some(r) if self.fill[r as usize] + size <= self.region_bytes => r,
-            cur => {
-                if let Some(r) = cur {
-                    self.current = None;
-                    self.write_region(r, out);
+        // Reinsertions made by the reclaim that taking a clean region starts go into the new
+        // open region first, so the item may not fit there any more: then close it too.
+        let r = loop {
+            if let Some(r) = self.current {
+                if self.fill[r as usize] + size <= self.region_bytes {
+                    break r;
                 }
-                let r = self.take_clean(out);
-                self.current = Some(r);
-                r
+                self.current = None;
+                self.write_region(r, out);
             }
+            self.take_clean(out);
         };
         let offset = self.fill[r as usize];
         self.fill[r as usize] += size;
@@ -296,7 +333,7 @@ impl BlockCache {
         self.c.inserts += 1;
         self.c.inserted_item_bytes += item_bytes as u64;
         self.c.stored_bytes += size as u64;
-        if self.index.insert(key, ItemLoc { region: r, offset, size }).is_some() {
+        if self.index.insert(key, ItemLoc { region: r, offset, size, item: item_bytes, hits: 0 }).is_some() {
             self.c.replaced += 1;
         }
         true
@@ -329,17 +366,18 @@ impl BlockCache {
         self.policy.push_head(r);
     }
 
-    /// A clean region for the allocator: reclaim one if none is left, take it, and reclaim
-    /// until the reserve is full again (Navy schedules that reclaim when a region is taken).
-    fn take_clean(&mut self, out: &mut Vec<Io>) -> u32 {
+    /// Open a clean region for the allocator: reclaim one if none is left, take it, and
+    /// reclaim until the reserve is full again (Navy schedules that reclaim when a region is
+    /// taken, `RegionManager::getCleanRegion`; its reinsertions land in the region just taken).
+    fn take_clean(&mut self, out: &mut Vec<Io>) {
         if self.clean.is_empty() {
             self.reclaim(out);
         }
         let r = self.clean.pop().expect("a clean region after reclaim");
+        self.current = Some(r);
         while self.clean.len() < self.clean_target {
             self.reclaim(out);
         }
-        r
     }
 
     /// Evict the policy's victim: read it if it has items, drop its items from the index.
@@ -356,12 +394,31 @@ impl BlockCache {
             self.c.read_bytes += len;
             push_split(out, Op::Read, self.ns, self.region_offset(r), len, self.max_io, Pid::NONE);
             let entries = std::mem::take(&mut self.entries[ri]);
+            // Navy's `BlockCache::onRegionReclaim`: an entry the index no longer points at is
+            // a hole; a live one is reinserted when the policy keeps it (`HitsReinsertionPolicy`:
+            // currentHits >= threshold) and the open region has room, else evicted.
             for &(key, off) in &entries {
-                if let Some(loc) = self.index.get(&key) {
-                    if loc.region == r && loc.offset == off {
-                        self.index.remove(&key);
-                        self.c.evicted_items += 1;
+                let Some(loc) = self.index.get(&key).copied() else { continue };
+                if loc.region != r || loc.offset != off {
+                    continue;
+                }
+                if self.reinsert_hits > 0 && loc.hits as u32 >= self.reinsert_hits {
+                    if let Some(c) = self.current.filter(|&c| self.fill[c as usize] + loc.size <= self.region_bytes) {
+                        let o = self.fill[c as usize];
+                        self.fill[c as usize] += loc.size;
+                        self.entries[c as usize].push((key, o));
+                        self.index.insert(key, ItemLoc { region: c, offset: o, hits: 0, ..loc });
+                        self.c.reinserted += 1;
+                        self.c.reinserted_bytes += loc.size as u64;
+                        self.c.stored_bytes += loc.size as u64;
+                        continue;
                     }
+                    self.c.reinsert_dropped += 1;
+                }
+                self.index.remove(&key);
+                self.c.evicted_items += 1;
+                if let Some(v) = &mut self.evicted_keys {
+                    v.push(key);
                 }
             }
             let mut entries = entries;
