@@ -700,3 +700,48 @@ fn an_item_whose_flash_copy_was_evicted_is_written_again() {
     assert_eq!(c.counters().admitted, admitted + 2);
     c.check_invariants();
 }
+
+/// The published CacheLib FDP setup (DRAM tier of 4.5%, FIFO, hits reinsertion, retention
+/// admission) under kvcache-shaped requests (objects 2.9 times the flash cache) on a 4 GiB
+/// namespace, its I/O taken by a device without a media model, as `wafsim bench --apps cache`
+/// builds it. Run: cargo test --release -p wafsim-apps --test flashcache -- --ignored --nocapture
+#[test]
+#[ignore]
+fn speed_published_setup() {
+    let ns = 4u64 << 30;
+    let cfg = FlashCacheConfig { namespace_bytes: ns, bighash_pid: BH, blockcache_pid: BC, ..FlashCacheConfig::default() }.published();
+    let gen = CacheGenConfig::kvcache_202210().with_footprint((2.9 * ns as f64) as u64);
+    let mut src = FlashCacheSource::new(CacheGen::try_new(&gen, 1).unwrap(), FlashCache::new(cfg).unwrap());
+    let mut dev = wafsim_core::plain::PlainDevice::new(ns, 4096).unwrap();
+    let mut buf = Vec::with_capacity(1024);
+    let mut drive = |target: u64| {
+        while src.cache().counters().ops < target {
+            buf.clear();
+            assert!(src.fill(&mut buf, 1024).unwrap() > 0);
+            dev.submit_batch(&buf).unwrap();
+        }
+    };
+    let warm = 10_000_000;
+    drive(warm);
+    let mut rates = Vec::new();
+    for k in 1..=3u64 {
+        let t = Instant::now();
+        drive(warm + k * 5_000_000);
+        rates.push(5e6 / t.elapsed().as_secs_f64());
+    }
+    rates.sort_by(f64::total_cmp);
+    let c = src.report().counters;
+    eprintln!(
+        "published setup speed: {:.2} M ops/s (rounds {:?}); {} keys, hit ratio {:.3} (DRAM {:.3}, BigHash {:.3}, BlockCache {:.3}), regions reclaimed {}, app WAF {:.2}",
+        rates[1] / 1e6,
+        rates.iter().map(|x| (x / 1e4).round() / 100.0).collect::<Vec<_>>(),
+        gen.keys,
+        c.hit_ratio(),
+        c.dram_hit_ratio(),
+        c.bighash_hit_ratio(),
+        c.blockcache_hit_ratio(),
+        c.blockcache.regions_reclaimed,
+        c.app_waf(),
+    );
+    assert!(rates[1] > 1e6, "below 1 M ops/s");
+}
