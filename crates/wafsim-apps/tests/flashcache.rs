@@ -745,3 +745,51 @@ fn speed_published_setup() {
     );
     assert!(rates[1] > 1e6, "below 1 M ops/s");
 }
+
+/// Spread region writes: a sealed region goes out in `max_io_bytes` pieces over as many requests
+/// as it took to fill, between the other engine's writes; every byte of it is written once, in
+/// order, before it can be evicted, and its items are read from memory until then.
+#[test]
+fn spread_region_writes_interleave_with_bucket_writes() {
+    let cfg = FlashCacheConfig { spread_region_writes: true, max_io_bytes: 64 * KIB, ..small_cfg() };
+    let mut c = FlashCache::new(cfg).unwrap();
+    let bh_offset = c.layout().bighash_offset;
+    // Alternate a large object (a quarter region: 4 fill a region) and 3 small ones.
+    let mut ops = Vec::new();
+    for k in 0..400u64 {
+        ops.push(set(k, if k % 4 == 0 { QUARTER } else { 100 }));
+    }
+    let mut out = Vec::new();
+    let mut trail = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        out.clear();
+        c.apply(op, &mut out);
+        for io in out.iter().filter(|io| io.op == Op::Write) {
+            trail.push((i, io.offset >= bh_offset, io.offset, io.len));
+        }
+        // Region 0 was sealed at request 16 (its 4 items are keys 0, 4, 8, 12): until its
+        // last piece is out its items are served from memory.
+        if i == 17 {
+            let before = c.counters().blockcache.buffer_hits;
+            let mut o = Vec::new();
+            c.lookup(4, &mut o);
+            assert!(o.is_empty() && c.counters().blockcache.buffer_hits == before + 1);
+        }
+    }
+    let region: Vec<&(usize, bool, u64, u32)> = trail.iter().filter(|t| !t.1).collect();
+    assert!(region.iter().all(|t| t.3 == 64 * KIB), "pieces of 64 KiB");
+    // Region pieces are in address order within each region and regions in FIFO order.
+    let offsets: Vec<u64> = region.iter().map(|t| t.2).collect();
+    for (n, &o) in offsets.iter().enumerate() {
+        assert_eq!(o, (n as u64 * 64 * 1024) % (18 * MIB), "piece {n}");
+    }
+    // A region's 16 pieces go out over the 16 requests after it sealed, between bucket writes.
+    let first: Vec<usize> = region.iter().take(16).map(|t| t.0).collect();
+    assert_eq!(first, (16..32).collect::<Vec<_>>());
+    let mixed = trail.windows(2).filter(|w| w[0].1 != w[1].1).count();
+    assert!(mixed > 100, "region and bucket writes alternate: {mixed} switches");
+    let s = c.counters().blockcache;
+    assert_eq!(s.write_bytes, offsets.len() as u64 * 64 * 1024);
+    assert_eq!(s.write_bytes, s.regions_written * MIB + 64 * 1024 * (offsets.len() as u64 % 16));
+    c.check_invariants();
+}

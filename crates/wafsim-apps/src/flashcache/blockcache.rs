@@ -146,6 +146,18 @@ impl RegionList {
     }
 }
 
+/// A sealed region being written in the background (see
+/// [`super::FlashCacheConfig::spread_region_writes`]).
+#[derive(Debug, Clone, Copy)]
+struct Flushing {
+    region: u32,
+    /// Bytes written so far.
+    done: u64,
+    /// Request tick the flush started at, and the ticks it is spread over.
+    start: u64,
+    span: u64,
+}
+
 /// The engine.
 pub struct BlockCache {
     ns: u32,
@@ -175,6 +187,12 @@ pub struct BlockCache {
     clean: Vec<u32>,
     /// The region being filled (in memory).
     current: Option<u32>,
+    /// Spread region writes over the requests that fill the next region.
+    spread: bool,
+    flushing: Option<Flushing>,
+    /// Requests seen ([`BlockCache::tick`]) and the tick of the last region seal.
+    ticks: u64,
+    last_seal: u64,
     c: BlockCacheCounters,
 }
 
@@ -207,6 +225,10 @@ impl BlockCache {
             policy,
             clean: Vec::new(),
             current: None,
+            spread: cfg.spread_region_writes,
+            flushing: None,
+            ticks: 0,
+            last_seal: 0,
             c: BlockCacheCounters::default(),
         }
     }
@@ -287,7 +309,8 @@ impl BlockCache {
             None => return None,
         };
         self.c.hits += 1;
-        if self.current == Some(loc.region) {
+        // A region still in a buffer (being filled, or being flushed) is read from memory.
+        if self.current == Some(loc.region) || self.flushing.is_some_and(|f| f.region == loc.region) {
             self.c.buffer_hits += 1;
             return Some(loc.item);
         }
@@ -349,21 +372,64 @@ impl BlockCache {
         }
     }
 
-    /// Write the current region now, partly filled.
+    /// Write the current region now, partly filled (and finish a flush in progress).
     pub(crate) fn flush(&mut self, out: &mut Vec<Io>) {
+        self.finish_flush(out);
         if let Some(r) = self.current.take() {
             self.write_region(r, out);
+            self.finish_flush(out);
         }
     }
 
-    /// Write region `r`'s whole buffer and hand it to the eviction policy.
-    fn write_region(&mut self, r: u32, out: &mut Vec<Io>) {
+    /// One request has been applied: with spread region writes, write the flushing region's
+    /// share of pieces due by now.
+    #[inline(always)]
+    pub(crate) fn tick(&mut self, out: &mut Vec<Io>) {
+        self.ticks += 1;
+        let Some(f) = self.flushing else { return };
         let rb = self.region_bytes as u64;
-        self.c.regions_written += 1;
-        self.c.write_bytes += rb;
+        let piece = self.max_io as u64;
+        let elapsed = self.ticks - f.start;
+        let due = if elapsed >= f.span { rb } else { (rb * elapsed).div_ceil(f.span).div_ceil(piece) * piece };
+        self.write_pieces(due.min(rb), out);
+    }
+
+    /// Write the flushing region's pieces up to `upto` bytes; track it once it is whole.
+    fn write_pieces(&mut self, upto: u64, out: &mut Vec<Io>) {
+        let Some(f) = &mut self.flushing else { return };
+        if upto > f.done {
+            let (r, from) = (f.region, f.done);
+            f.done = upto;
+            self.c.write_bytes += upto - from;
+            push_split(out, Op::Write, self.ns, self.region_offset(r) + from, upto - from, self.max_io, self.pid);
+        }
+        let f = self.flushing.expect("flushing");
+        if f.done >= self.region_bytes as u64 {
+            self.flushing = None;
+            self.c.regions_written += 1;
+            self.policy.push_head(f.region);
+        }
+    }
+
+    /// Write what is left of the flushing region at once.
+    fn finish_flush(&mut self, out: &mut Vec<Io>) {
+        self.write_pieces(self.region_bytes as u64, out);
+    }
+
+    /// Write region `r`'s whole buffer and hand it to the eviction policy once it is on the
+    /// device (Navy tracks a region when its flush completes). With spread writes the pieces go
+    /// out over as many requests as the region took to fill (Navy flushes on a background
+    /// thread while the next region fills; a flush still running when the next region seals
+    /// is finished first, as Navy's second buffer must be free by then).
+    fn write_region(&mut self, r: u32, out: &mut Vec<Io>) {
         self.written[r as usize] = true;
-        push_split(out, Op::Write, self.ns, self.region_offset(r), rb, self.max_io, self.pid);
-        self.policy.push_head(r);
+        self.finish_flush(out);
+        let span = (self.ticks - self.last_seal).max(1);
+        self.last_seal = self.ticks;
+        self.flushing = Some(Flushing { region: r, done: 0, start: self.ticks, span });
+        if !self.spread {
+            self.finish_flush(out);
+        }
     }
 
     /// Open a clean region for the allocator: reclaim one if none is left, take it, and
@@ -444,8 +510,11 @@ impl BlockCache {
         }
         let listed = self.policy.order();
         for r in 0..self.n_regions {
-            let n = listed.iter().filter(|&&x| x == r).count() + self.clean.iter().filter(|&&x| x == r).count() + usize::from(self.current == Some(r));
-            assert_eq!(n, 1, "region {r} is in {n} places (policy, clean, current)");
+            let n = listed.iter().filter(|&&x| x == r).count()
+                + self.clean.iter().filter(|&&x| x == r).count()
+                + usize::from(self.current == Some(r))
+                + usize::from(self.flushing.is_some_and(|f| f.region == r));
+            assert_eq!(n, 1, "region {r} is in {n} places (policy, clean, current, flushing)");
         }
     }
 }

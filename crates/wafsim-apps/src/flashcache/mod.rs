@@ -180,6 +180,13 @@ pub struct FlashCacheConfig {
     /// A get that misses everywhere inserts the object (CacheBench `enableLookaside`; its
     /// default is off). Default on, this model's behaviour without a DRAM tier.
     pub lookaside: bool,
+    /// Write a sealed region in `max_io_bytes` pieces spread over the requests that fill the
+    /// next region, instead of all at once (default off). Navy flushes on background threads
+    /// while bucket writes go on, so at full scale the drive's erase units (hundreds of regions
+    /// each) get region and bucket data in their overall proportion; a scaled run whose erase
+    /// units are no larger than a region keeps that mixing only when the pieces are small and
+    /// spread.
+    pub spread_region_writes: bool,
 }
 
 impl Default for FlashCacheConfig {
@@ -211,6 +218,7 @@ impl Default for FlashCacheConfig {
             admission_retention_secs: 0,
             ops_per_sec: 550_000.0,
             lookaside: true,
+            spread_region_writes: false,
         }
     }
 }
@@ -556,6 +564,11 @@ impl FlashCache {
 
     /// Apply one request, appending the block I/O it causes to `out` in order.
     pub fn apply(&mut self, op: &KvOp, out: &mut Vec<Io>) {
+        self.apply_request(op, out);
+        self.bc.tick(out);
+    }
+
+    fn apply_request(&mut self, op: &KvOp, out: &mut Vec<Io>) {
         self.counters.ops += 1;
         if self.dram.is_some() {
             return self.apply_hybrid(op, out);

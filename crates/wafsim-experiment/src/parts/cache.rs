@@ -76,6 +76,11 @@ fn scaled_region(region: u32, scale: f64) -> u32 {
     r.clamp(1 << 20, region) / 4096 * 4096
 }
 
+/// The write piece of a scaled run: `piece` times the scale, in whole 4 KiB blocks, at least one.
+fn scaled_piece(piece: u32, scale: f64) -> u32 {
+    (((piece as f64 * scale) as u32) / 4096 * 4096).clamp(4096, piece)
+}
+
 /// Navy's placement handle indexes (BigHash, BlockCache) on a namespace with `handles`.
 fn navy_handles(handles: usize) -> (u16, u16) {
     let idx = |i: usize| if i < handles { i as u16 } else { 0 };
@@ -113,6 +118,11 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
         cfg.bighash_pct = p;
     }
     cfg.region_bytes = scaled_region(NAVY_REGION, k.scale);
+    // Region flushes run beside the bucket writes (Navy's flush threads), in pieces of the
+    // drive's largest write (256 KiB with FDP) that shrink with the run, so a scaled erase unit
+    // gets region and bucket data in the proportion a full-scale one does.
+    cfg.spread_region_writes = true;
+    cfg.max_io_bytes = scaled_piece(cfg.max_io_bytes, k.scale);
     cfg.eviction = match k.region_eviction.unwrap_or(RegionOrder::Fifo) {
         RegionOrder::Lru => RegionEviction::Lru,
         RegionOrder::Fifo => RegionEviction::Fifo,
@@ -199,6 +209,9 @@ mod tests {
         assert_eq!(scaled_region(16 << 20, 1.0), 16 << 20);
         assert_eq!(scaled_region(16 << 20, 0.25), 4 << 20);
         assert_eq!(scaled_region(16 << 20, 0.001), 1 << 20);
+        assert_eq!(scaled_piece(256 << 10, 1.0), 256 << 10);
+        assert_eq!(scaled_piece(256 << 10, 0.1), 24 << 10);
+        assert_eq!(scaled_piece(256 << 10, 0.0001), 4096);
         assert_eq!(dram_bytes("4.5%", 1000).unwrap(), 45);
         assert_eq!(dram_bytes("0", 1000).unwrap(), 0);
         assert_eq!(dram_bytes("1MiB", 1000).unwrap(), 1 << 20);
