@@ -9,8 +9,8 @@
 //! large-object cache, BlockCache ([`blockcache`]): items are appended to an in-memory buffer
 //! of the current region (16 MiB); a full region is written to the device whole; an in-memory
 //! index maps each key to its newest copy; when a new region is needed the eviction policy
-//! (region LRU by default, FIFO as an option) picks a region to reclaim, which is read and whose
-//! items leave the index. Lookups try BlockCache first, then BigHash; an insert into one engine
+//! (region LRU by default, FIFO as an option: the published setup's) picks a region to reclaim,
+//! which is read and whose items leave the index or are reinserted. Lookups try BlockCache first, then BigHash; an insert into one engine
 //! removes the key from the other; a delete tries BigHash first. Each engine writes with its
 //! own placement handle (Navy allocates one per engine when FDP is on).
 //!
@@ -55,14 +55,17 @@
 //!   CacheBench's own defaults differ: `navyBigHashSizePct` 50, `navySmallItemMaxSize` 2048,
 //!   `navyBlockSize` 512, `deviceMaxWriteSize` 1 MiB (`cachebench/util/CacheConfig.h`).
 //!
-//! Modelling choices (untimed): flushes and reclaims run at once, in request order (Navy runs
-//! them on worker threads; a reclaim runs when a clean region is taken, so it lands before the
-//! next region fills either way). The region being filled is the only one in memory (Navy's
-//! second in-memory buffer only matters while a flush is in flight). Keys are `u64` with a
-//! fixed size (`key_bytes`); the index is exact (Navy's is keyed by a 64-bit hash). No DRAM
-//! cache in front: every insert reaches flash (CacheLib's hybrid cache inserts into flash on
-//! DRAM eviction, so its DRAM tier filters hot objects). No admission policy (Navy's default
-//! admits everything), no reinsertion, no expiry, no checksum or encryption, metadata written
+//! - In front of Navy, optionally, CacheLib's DRAM cache ([`dram`]): items reach flash only
+//!   when DRAM evicts them and the admission policy (`RetentionAP`, retention time) accepts
+//!   them; reinsertion of BlockCache items with flash hits (`HitsReinsertionPolicy`). The
+//!   sources are in [`dram`] and in [`FlashCacheConfig`]'s fields; docs/model.md has the table.
+//!
+//! Modelling choices (untimed): reclaims run at once, in request order (Navy runs them on
+//! worker threads; a reclaim runs when a clean region is taken, so it lands before the next
+//! region fills either way); a sealed region is written at once, or spread over the next
+//! region's fill (`spread_region_writes`, Navy's background flush beside bucket writes). Keys
+//! are `u64` with a fixed size (`key_bytes`) or their size in the top byte; the index is exact
+//! (Navy's is keyed by a 64-bit hash). No expiry, no checksum or encryption, metadata written
 //! only at shutdown (not modelled).
 
 pub mod bighash;
