@@ -773,10 +773,11 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     if wanted(CACHE) {
     let ns_bytes = 4u64 << 30;
     let cache = FlashCacheConfig { namespace_bytes: ns_bytes, ..FlashCacheConfig::default() }.published();
-    let mut gen = wafsim_workload::cachegen::CacheGenConfig::kvcache_202210().with_footprint((2.9 * ns_bytes as f64) as u64);
-    gen.ops = Some(total);
+    // The source never ends: the DRAM tier takes about a million requests to fill before flash
+    // sees any I/O, and a fill runs on until it has I/O to hand out, past any fixed count.
+    let gen = wafsim_workload::cachegen::CacheGenConfig::kvcache_202210().with_footprint((2.9 * ns_bytes as f64) as u64);
     let mut src = FlashCacheSource::new(wafsim_workload::cachegen::CacheGen::try_new(&gen, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wafsim_apps::FlashCache::new(cache).map_err(|e| anyhow::anyhow!("{e}"))?);
-    let r = drive_apps("flash cache", &mut src, ns_bytes, &|s| s.cache().counters().ops, warm, rounds, ops_per_round, &mut progress)?;
+    let r = drive_apps("flash cache", &mut src, ns_bytes, &|s| s.cache().counters().ops, 4 * warm, rounds, ops_per_round, &mut progress)?;
     let rep = src.report();
     cases.push(case(CACHE, r, rep.app_waf(), format!("{} keys, hit ratio {:.3}", gen.keys, rep.hit_ratio())));
     }
