@@ -197,6 +197,58 @@ fn flash_cache_with_and_without_fdp() {
     assert!(without.waf() > 1.5 * with.waf(), "no FDP {:.3} vs FDP {:.3}", without.waf(), with.waf());
 }
 
+/// A CacheBench kvcache trace replayed through the flash cache (`trace = FILE`): 2,000 sets of
+/// distinct small objects, each with `op_count` 1, then one GET row with `op_count` 2 per key.
+/// Without a DRAM tier every set is one BigHash insert (a 4 KiB bucket write) and every get
+/// finds its key; the phase ends with the trace. A bad line stops the run with its file and line.
+#[test]
+fn flash_cache_replays_a_kvcache_trace() {
+    let dir = std::env::temp_dir().join(format!("wafsim-kvtrace-exp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kv.csv");
+    let mut text = String::from("op_time,key,key_size,op,op_count,size,cache_hits,ttl\n");
+    for k in 0..2000 {
+        text += &format!("1,{k:016x},32,SET,1,100,0,0\n");
+    }
+    for k in 0..2000 {
+        text += &format!("2,{k:016x},32,GET,2,100,1,0\n");
+    }
+    std::fs::write(&path, &text).unwrap();
+    let doc = |trace: &std::path::Path| {
+        format!(
+            r#"
+name = "replay"
+seed = 1
+[history]
+kind = "fresh"
+[device]
+preset = "enterprise-tlc-1.92tb"
+[[namespace]]
+name = "cache"
+size = "1920383410176"
+[[phase]]
+name = "replay"
+[[phase.kv]]
+namespace = "cache"
+store = "flash-cache"
+dram = "0"
+trace = "{}"
+"#,
+            trace.display()
+        )
+    };
+    let r = common::run_doc(&doc(&path), 0.0001).unwrap();
+    let f = &r.filesystems[0];
+    let metric = |name: &str| f.metrics.iter().find(|m| m.0 == name).unwrap_or_else(|| panic!("no {name}")).1;
+    assert_eq!(metric("hit ratio"), 1.0);
+    assert_eq!(f.dev_write_bytes, 2000 * 4096, "one bucket write per set");
+    assert_eq!(r.counters.host_write_bytes, 2000 * 4096);
+    std::fs::write(&path, text.replace("2,00000000000007cf,32,GET,2", "2,00000000000007cf,32,PUT,2")).unwrap();
+    let e = format!("{:#}", common::run_doc(&doc(&path), 0.0001).err().expect("a bad op"));
+    assert!(e.contains("kv.csv:4001:") && e.contains("op \"PUT\""), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The flash-cache experiment at two scales (1/10,000, the catalog's, and 1/1,000) moves by no
 /// more than the spread of one of its unknowns, the drive's GC policy (greedy as written,
 /// d-choices:8 and cost-benefit), measured at 1/10,000: with and without FDP. (The scale's
