@@ -244,7 +244,7 @@ trace = "{}"
     assert_eq!(f.dev_write_bytes, 2000 * 4096, "one bucket write per set");
     assert_eq!(r.counters.host_write_bytes, 2000 * 4096);
     std::fs::write(&path, text.replace("2,00000000000007cf,32,GET,2", "2,00000000000007cf,32,PUT,2")).unwrap();
-    let e = format!("{:#}", common::run_doc(&doc(&path), 0.0001).err().expect("a bad op"));
+    let e = format!("{:#}", common::run_doc(&doc(&path), 0.0001).expect_err("a bad op"));
     assert!(e.contains("kv.csv:4001:") && e.contains("op \"PUT\""), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }

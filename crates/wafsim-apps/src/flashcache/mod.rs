@@ -679,14 +679,14 @@ impl FlashCache {
             d.insert(key, bytes, flags, now, &mut ev);
         }
         for e in ev.drain(..) {
-            self.to_flash(e, now, out);
+            self.send_to_flash(e, now, out);
         }
         self.dram_evicted = ev;
     }
 
     /// The gates a DRAM-evicted item passes on its way to flash (`shouldWriteToNvmCache`, then
     /// `RetentionAP::acceptImpl`), then Navy's insert; flash evictions mark clean DRAM copies.
-    fn to_flash(&mut self, e: DramEvicted, now: u32, out: &mut Vec<Io>) {
+    fn send_to_flash(&mut self, e: DramEvicted, now: u32, out: &mut Vec<Io>) {
         if e.flags & dram::NVM_CLEAN != 0 && e.flags & dram::NVM_EVICTED == 0 {
             self.counters.clean_evictions += 1;
             return;
