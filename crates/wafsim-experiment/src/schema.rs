@@ -896,7 +896,11 @@ pub struct FilesSpec {
 /// bighash_pct = 4             # small-object engine's share of the cache
 /// footprint = 2.0             # key population's objects / cache size
 /// zipf = 1.0                  # key popularity
-/// region_eviction = "lru"     # or "fifo"
+/// region_eviction = "fifo"    # or "lru"
+/// dram = "4.5%"               # DRAM cache in front, share of the flash cache or bytes
+/// reinsertion_hits = 1        # Navy hits reinsertion threshold (0 = off)
+/// admission_retention = 7200  # seconds (RetentionAP; 0 = admit all)
+/// requests = "kvcache"        # or "flat-kvcache"; trace = "kv.csv" replays a CacheBench trace
 /// amount = "3x"               # stop once the cache wrote this much to the device
 /// ```
 ///
@@ -1025,8 +1029,39 @@ pub struct KvSpec {
     pub footprint: Option<f64>,
     /// flash-cache: zipf exponent of key popularity (default 1.0; 0 = uniform).
     pub zipf: Option<f64>,
-    /// flash-cache: BlockCache's region eviction, "lru" (Navy's default) or "fifo".
+    /// flash-cache: BlockCache's region eviction, "fifo" (default: the published CacheLib FDP
+    /// setup's) or "lru" (Navy's own default, a what-if here).
     pub region_eviction: Option<RegionOrder>,
+    /// flash-cache: the DRAM cache in front of flash, a share of the flash cache ("4.5%", the
+    /// default being the published setup's 43,000 MiB over 952,320 MiB) or bytes ("40GB"); "0"
+    /// for none (every set then goes straight to flash). Example: `dram = "2.1%"`.
+    pub dram: Option<String>,
+    /// flash-cache: reinsert an evicted BlockCache item looked up at least this many times
+    /// since it was written (CacheBench `navyHitsReinsertionThreshold`; default 1, the published
+    /// setup's; 0 = off). Example: `reinsertion_hits = 0`.
+    pub reinsertion_hits: Option<u32>,
+    /// flash-cache: admit a DRAM-evicted item to flash only if it was accessed within this many
+    /// seconds (CacheBench `nvmAdmissionRetentionTimeThreshold`; default 7200, the published
+    /// setup's; 0 admits all). Example: `admission_retention = 0`.
+    pub admission_retention: Option<u32>,
+    /// flash-cache: full-scale request rate (requests per second of simulated time) that the
+    /// DRAM LRU's refresh and the admission threshold are measured against; a scaled run scales
+    /// it with the run, so times keep their ratio to the cache's turnover (default 550000, the
+    /// published `opRatePerSec`). Example: `ops_per_sec = 100000`.
+    pub ops_per_sec: Option<f64>,
+    /// flash-cache: the request generator, "kvcache" (default: shaped like the kvcache_202210
+    /// traces) or "flat-kvcache" (CacheBench's flat_kvcache_reg sizes, look-aside gets only).
+    /// Example: `requests = "flat-kvcache"`.
+    pub requests: Option<String>,
+    /// flash-cache: replay this CacheBench kvcache CSV trace (a path as given: relative to the
+    /// directory `wafsim` runs in) instead of generating requests; it ends the phase when it
+    /// ends. Example:
+    /// `trace = "traces/kvcache_traces_1.csv"`.
+    pub trace: Option<String>,
+    /// flash-cache: a get that misses everywhere inserts the object (CacheBench
+    /// `enableLookaside`; default off, CacheBench's, except with `requests = "flat-kvcache"`).
+    /// Example: `lookaside = true`.
+    pub lookaside: Option<bool>,
     /// The run's scale (set by scaling, not by the file): an LSM store's sizes (memtable,
     /// table and level sizes, log segments) shrink with the drive so the tree keeps its shape.
     #[serde(skip, default = "one_f64")]

@@ -142,52 +142,134 @@ amount = "0.5x"
     assert!(e.contains("write_block: a setting of store = \"log-structured\", not of store = \"lsm\""), "{e}");
 }
 
-/// A flash cache using the whole drive, BlockCache evicting FIFO, until the drive's WAF is
-/// steady: with FDP (BigHash's buckets and BlockCache's regions on their own handles) each
-/// reclaim unit of regions dies whole and the drive barely copies; without FDP the random bucket
-/// rewrites share erase units with the regions and the drive copies several times what it gets.
-/// The cache's hit ratio is reported and the rows cover the same steady window as the drive.
-#[test]
-fn flash_cache_with_and_without_fdp() {
-    let doc = |fdp: bool| {
-        format!(
-            r#"
+/// The flash cache of experiments/kv/flash-cache.toml (the published CacheLib FDP setup: DRAM
+/// in front, FIFO regions, hits reinsertion, retention admission) on the whole drive, until the
+/// drive's WAF is steady, with FDP (BigHash on handle index 1, BlockCache on 2) and without. With
+/// FDP the BlockCache's circular log fills reclaim units of its own and the drive copies almost
+/// nothing; without, the random bucket rewrites share erase units with it.
+fn flash_cache_doc(fdp: bool, extra: &str) -> String {
+    format!(
+        r#"
 name = "cache"
 seed = 1
-precondition = false
+[history]
+kind = "fresh"
 [device]
 preset = "enterprise-tlc-1.92tb"
 fdp = {{ enabled = {fdp} }}
 [[namespace]]
 name = "cache"
 size = "1920383410176"
-placement_handles = [0, 1]
+placement_handles = [0, 1, 2, 3]
 [[phase]]
 name = "cachebench"
 steady_state = {{ round = "5x", window = 4, excursion = 0.05, slope = 0.05 }}
 [[phase.kv]]
 namespace = "cache"
 store = "flash-cache"
-region_eviction = "fifo"
 amount = "200x"
+{extra}
 "#
-        )
-    };
-    let with = common::run_doc(&doc(true), 0.0001).unwrap();
-    let without = common::run_doc(&doc(false), 0.0001).unwrap();
+    )
+}
+
+#[test]
+fn flash_cache_with_and_without_fdp() {
+    let with = common::run_doc(&flash_cache_doc(true, ""), 0.0001).unwrap();
+    let without = common::run_doc(&flash_cache_doc(false, ""), 0.0001).unwrap();
     for r in [&with, &without] {
         let f = &r.filesystems[0];
-        let hit = f.metrics.iter().find(|m| m.0 == "hit ratio").expect("hit ratio").1;
+        let metric = |name: &str| f.metrics.iter().find(|m| m.0 == name).unwrap_or_else(|| panic!("no {name}")).1;
+        let hit = metric("hit ratio");
         assert!(hit > 0.3 && hit < 0.9, "hit ratio {hit}");
+        assert!(metric("DRAM hit ratio") > 0.1 && metric("DRAM hit ratio") < hit);
+        // Every DRAM eviction is admitted, refused or already clean on flash.
+        let shares = metric("DRAM evictions admitted to flash") + metric("DRAM evictions rejected by admission") + metric("DRAM evictions already clean on flash");
+        assert!((shares - 1.0).abs() < 1e-3, "{shares}");
         assert!(r.phases[0].steady.as_ref().is_some_and(|s| s.steady), "{:?}", r.phases[0].steady);
         // Rows and drive over the same window: the drive got what the cache wrote in it.
         let sent = f.dev_write_bytes as f64;
         assert!((r.counters.host_write_bytes as f64 - sent).abs() < 0.01 * sent, "{} vs {sent}", r.counters.host_write_bytes);
-        assert!(f.waf() > 5.0, "each small insert rewrites a bucket: cache WAF {}", f.waf());
+        assert!(f.waf() > 2.0, "small inserts rewrite 4 KiB buckets: cache WAF {}", f.waf());
     }
     eprintln!("flash cache steady device WAF: FDP {:.3}, no FDP {:.3}", with.waf(), without.waf());
     assert!(with.waf() < 1.1, "FDP {:.3}", with.waf());
     assert!(without.waf() > 1.5 * with.waf(), "no FDP {:.3} vs FDP {:.3}", without.waf(), with.waf());
+}
+
+/// A CacheBench kvcache trace replayed through the flash cache (`trace = FILE`): 2,000 sets of
+/// distinct small objects, each with `op_count` 1, then one GET row with `op_count` 2 per key.
+/// Without a DRAM tier every set is one BigHash insert (a 4 KiB bucket write) and every get
+/// finds its key; the phase ends with the trace. A bad line stops the run with its file and line.
+#[test]
+fn flash_cache_replays_a_kvcache_trace() {
+    let dir = std::env::temp_dir().join(format!("wafsim-kvtrace-exp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kv.csv");
+    let mut text = String::from("op_time,key,key_size,op,op_count,size,cache_hits,ttl\n");
+    for k in 0..2000 {
+        text += &format!("1,{k:016x},32,SET,1,100,0,0\n");
+    }
+    for k in 0..2000 {
+        text += &format!("2,{k:016x},32,GET,2,100,1,0\n");
+    }
+    std::fs::write(&path, &text).unwrap();
+    let doc = |trace: &std::path::Path| {
+        format!(
+            r#"
+name = "replay"
+seed = 1
+[history]
+kind = "fresh"
+[device]
+preset = "enterprise-tlc-1.92tb"
+[[namespace]]
+name = "cache"
+size = "1920383410176"
+[[phase]]
+name = "replay"
+[[phase.kv]]
+namespace = "cache"
+store = "flash-cache"
+dram = "0"
+trace = "{}"
+"#,
+            trace.display()
+        )
+    };
+    let r = common::run_doc(&doc(&path), 0.0001).unwrap();
+    let f = &r.filesystems[0];
+    let metric = |name: &str| f.metrics.iter().find(|m| m.0 == name).unwrap_or_else(|| panic!("no {name}")).1;
+    assert_eq!(metric("hit ratio"), 1.0);
+    assert_eq!(f.dev_write_bytes, 2000 * 4096, "one bucket write per set");
+    assert_eq!(r.counters.host_write_bytes, 2000 * 4096);
+    std::fs::write(&path, text.replace("2,00000000000007cf,32,GET,2", "2,00000000000007cf,32,PUT,2")).unwrap();
+    let e = format!("{:#}", common::run_doc(&doc(&path), 0.0001).expect_err("a bad op"));
+    assert!(e.contains("kv.csv:4001:") && e.contains("op \"PUT\""), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The flash-cache experiment at two scales (1/10,000, the catalog's, and 1/1,000) moves by no
+/// more than the spread of one of its unknowns, the drive's GC policy (greedy as written,
+/// d-choices:8 and cost-benefit), measured at 1/10,000: with and without FDP. (The scale's
+/// residual effect, fewer than one region per erase unit at 1/10,000, is docs/model.md's.)
+#[test]
+fn flash_cache_result_holds_across_scales() {
+    let variants = experiment("kv/flash-cache.toml");
+    for name in ["fdp-100", "no-fdp-100"] {
+        let v = variants.iter().find(|v| v.name == name).unwrap();
+        let small = run_at(v.clone(), 0.0001).unwrap().waf();
+        let large = run_at(v.clone(), 0.001).unwrap().waf();
+        let mut cases = vec![small];
+        for gc in ["d-choices:8", "cost-benefit"] {
+            let mut c = v.clone();
+            c.spec.device.gc_policy = gc.into();
+            cases.push(run_at(c, 0.0001).unwrap().waf());
+        }
+        let spread = cases.iter().cloned().fold(f64::MIN, f64::max) - cases.iter().cloned().fold(f64::MAX, f64::min);
+        eprintln!("{name}: WAF {small:.3} at 1/10,000, {large:.3} at 1/1,000; GC policy cases at 1/10,000 {cases:.3?} (spread {spread:.3})");
+        assert!((large - small).abs() <= spread, "{name}: {small:.3} -> {large:.3} moves more than the GC policy's spread {spread:.3}");
+    }
 }
 
 /// The catalog's checkpoint table shows the phase's checkpoints (`checkpoints = [...]`) as the run

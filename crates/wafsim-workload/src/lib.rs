@@ -11,6 +11,7 @@ pub mod cachegen;
 pub mod files;
 pub mod fio;
 pub mod input;
+pub mod kvtrace;
 pub mod interleave;
 pub mod synthetic;
 pub mod tpcc;

@@ -67,6 +67,9 @@ pub struct BigHash {
     slots: Vec<Vec<Slot>>,
     used: Vec<u32>,
     items: u64,
+    /// Keys pushed out of full buckets, for the DRAM tier's `NvmEvicted` mark (`None`: not
+    /// collected).
+    evicted_keys: Option<Vec<u64>>,
     c: BigHashCounters,
 }
 
@@ -92,6 +95,7 @@ impl BigHash {
             slots: vec![Vec::new(); n],
             used: vec![0; n],
             items: 0,
+            evicted_keys: None,
             c: BigHashCounters::default(),
         }
     }
@@ -196,24 +200,36 @@ impl BigHash {
         out.push(Io { op: Op::Write, ns: self.ns, offset: self.bucket_offset(b), len: self.bucket_bytes, pid: self.pid });
     }
 
-    /// Look `key` up: the bloom filter, then a bucket read. Whether it was found.
-    pub(crate) fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> bool {
+    /// Collect the keys of evicted items from now on (see [`BigHash::take_evicted`]).
+    pub(crate) fn collect_evicted(&mut self) {
+        self.evicted_keys = Some(Vec::new());
+    }
+
+    /// The keys evicted since the last call (empty unless collecting).
+    pub(crate) fn take_evicted(&mut self, into: &mut Vec<u64>) {
+        if let Some(v) = &mut self.evicted_keys {
+            into.append(v);
+        }
+    }
+
+    /// Look `key` up: the bloom filter, then a bucket read. The item's bytes if found.
+    pub(crate) fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> Option<u32> {
         if self.n_buckets == 0 {
-            return false;
+            return None;
         }
         self.c.lookups += 1;
         let b = self.bucket_of(key);
         if !self.could_exist(b as usize, key) {
             self.c.bloom_rejects += 1;
-            return false;
+            return None;
         }
         self.read_bucket(b, out);
-        if self.slots[b as usize].iter().any(|s| s.key == key) {
+        if let Some(s) = self.slots[b as usize].iter().find(|s| s.key == key) {
             self.c.hits += 1;
-            true
+            Some(s.bytes - ITEM_OVERHEAD_BYTES)
         } else {
             self.c.bloom_false_positives += 1;
-            false
+            None
         }
     }
 
@@ -243,6 +259,9 @@ impl BigHash {
             while free < need {
                 free += self.slots[bi][n].bytes;
                 n += 1;
+            }
+            if let Some(v) = &mut self.evicted_keys {
+                v.extend(self.slots[bi][..n].iter().map(|s| s.key));
             }
             self.slots[bi].drain(..n);
             self.used[bi] = self.capacity - free;

@@ -1,5 +1,6 @@
 //! BlockCache, Navy's large-object engine: items appended to the buffer of the current region,
-//! whole regions written, regions evicted (LRU or FIFO) when a clean region is needed.
+//! whole regions written, regions evicted (LRU or FIFO) when a clean region is needed, items of
+//! an evicted region that were looked up since they were written reinserted (hits policy).
 
 use std::collections::HashMap;
 
@@ -51,6 +52,13 @@ pub struct BlockCacheCounters {
     pub write_bytes: u64,
     /// Device bytes trimmed.
     pub trim_bytes: u64,
+    /// Items of reclaimed regions written again into the open region (hits reinsertion).
+    pub reinserted: u64,
+    /// Region bytes those reinsertions took.
+    pub reinserted_bytes: u64,
+    /// Items the reinsertion policy kept that found no room in the open region (dropped, as
+    /// Navy drops a reinsertion whose allocation returns `Retry`); counted in `evicted_items`.
+    pub reinsert_dropped: u64,
 }
 
 /// Where an item's newest copy is.
@@ -62,6 +70,10 @@ pub struct ItemLoc {
     pub offset: u32,
     /// Bytes it takes (descriptor and alignment included).
     pub size: u32,
+    /// Item (key + serialized value) bytes.
+    pub item: u32,
+    /// Lookups since it was last written (Navy's index `currentHits`, saturating at 255).
+    pub hits: u8,
 }
 
 /// Regions in eviction order: a doubly linked list, head = most recent, tail = next victim.
@@ -134,6 +146,18 @@ impl RegionList {
     }
 }
 
+/// A sealed region being written in the background (see
+/// [`super::FlashCacheConfig::spread_region_writes`]).
+#[derive(Debug, Clone, Copy)]
+struct Flushing {
+    region: u32,
+    /// Bytes written so far.
+    done: u64,
+    /// Request tick the flush started at, and the ticks it is spread over.
+    start: u64,
+    span: u64,
+}
+
 /// The engine.
 pub struct BlockCache {
     ns: u32,
@@ -145,6 +169,10 @@ pub struct BlockCache {
     block: u32,
     max_io: u32,
     lru: bool,
+    /// Reinsert an evicted item with at least this many hits (0: no reinsertion).
+    reinsert_hits: u32,
+    /// Keys of evicted items, for the DRAM tier's `NvmEvicted` mark (`None`: not collected).
+    evicted_keys: Option<Vec<u64>>,
     clean_target: usize,
     trim: bool,
     index: HashMap<u64, ItemLoc, BuildKeyHasher>,
@@ -159,6 +187,12 @@ pub struct BlockCache {
     clean: Vec<u32>,
     /// The region being filled (in memory).
     current: Option<u32>,
+    /// Spread region writes over the requests that fill the next region.
+    spread: bool,
+    flushing: Option<Flushing>,
+    /// Requests seen ([`BlockCache::tick`]) and the tick of the last region seal.
+    ticks: u64,
+    last_seal: u64,
     c: BlockCacheCounters,
 }
 
@@ -180,6 +214,8 @@ impl BlockCache {
             block: cfg.block_bytes,
             max_io: cfg.max_io_bytes,
             lru: cfg.eviction == RegionEviction::Lru,
+            reinsert_hits: cfg.reinsertion_hits,
+            evicted_keys: None,
             clean_target: cfg.clean_regions as usize,
             trim: cfg.trim_evicted_regions,
             index: HashMap::default(),
@@ -189,6 +225,10 @@ impl BlockCache {
             policy,
             clean: Vec::new(),
             current: None,
+            spread: cfg.spread_region_writes,
+            flushing: None,
+            ticks: 0,
+            last_seal: 0,
             c: BlockCacheCounters::default(),
         }
     }
@@ -244,16 +284,35 @@ impl BlockCache {
         self.index.keys().copied()
     }
 
-    /// Look `key` up: the index, then a read of its extent unless its region is in memory.
-    pub(crate) fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> bool {
+    /// Collect the keys of evicted items from now on (see [`BlockCache::take_evicted`]).
+    pub(crate) fn collect_evicted(&mut self) {
+        self.evicted_keys = Some(Vec::new());
+    }
+
+    /// The keys evicted since the last call (empty unless collecting).
+    pub(crate) fn take_evicted(&mut self, into: &mut Vec<u64>) {
+        if let Some(v) = &mut self.evicted_keys {
+            into.append(v);
+        }
+    }
+
+    /// Look `key` up: the index (which counts the hit, as Navy's `SparseMapIndex::lookup`
+    /// bumps `currentHits`), then a read of its extent unless its region is in memory. The
+    /// item's bytes if found.
+    pub(crate) fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> Option<u32> {
         self.c.lookups += 1;
-        let Some(loc) = self.index.get(&key).copied() else {
-            return false;
+        let loc = match self.index.get_mut(&key) {
+            Some(l) => {
+                l.hits = l.hits.saturating_add(1);
+                *l
+            }
+            None => return None,
         };
         self.c.hits += 1;
-        if self.current == Some(loc.region) {
+        // A region still in a buffer (being filled, or being flushed) is read from memory.
+        if self.current == Some(loc.region) || self.flushing.is_some_and(|f| f.region == loc.region) {
             self.c.buffer_hits += 1;
-            return true;
+            return Some(loc.item);
         }
         let b = self.block as u64;
         let start = self.region_offset(loc.region) + loc.offset as u64;
@@ -263,10 +322,11 @@ impl BlockCache {
         self.c.item_read_bytes += hi - lo;
         self.c.read_bytes += hi - lo;
         push_split(out, Op::Read, self.ns, lo, hi - lo, self.max_io, Pid::NONE);
+        // Navy's FifoPolicy::touch is an empty override: only LRU reorders on a hit.
         if self.lru {
             self.policy.touch(loc.region);
         }
-        true
+        Some(loc.item)
     }
 
     /// Append `key` with an item of `item_bytes` (key + value). False if the entry is larger
@@ -278,17 +338,17 @@ impl BlockCache {
             return false;
         }
         let size = size as u32;
-        let r = match self.current {
-            Some(r) if self.fill[r as usize] + size <= self.region_bytes => r,
-            cur => {
-                if let Some(r) = cur {
-                    self.current = None;
-                    self.write_region(r, out);
+        // Reinsertions made by the reclaim that taking a clean region starts go into the new
+        // open region first, so the item may not fit there any more: then close it too.
+        let r = loop {
+            if let Some(r) = self.current {
+                if self.fill[r as usize] + size <= self.region_bytes {
+                    break r;
                 }
-                let r = self.take_clean(out);
-                self.current = Some(r);
-                r
+                self.current = None;
+                self.write_region(r, out);
             }
+            self.take_clean(out);
         };
         let offset = self.fill[r as usize];
         self.fill[r as usize] += size;
@@ -296,7 +356,7 @@ impl BlockCache {
         self.c.inserts += 1;
         self.c.inserted_item_bytes += item_bytes as u64;
         self.c.stored_bytes += size as u64;
-        if self.index.insert(key, ItemLoc { region: r, offset, size }).is_some() {
+        if self.index.insert(key, ItemLoc { region: r, offset, size, item: item_bytes, hits: 0 }).is_some() {
             self.c.replaced += 1;
         }
         true
@@ -312,34 +372,78 @@ impl BlockCache {
         }
     }
 
-    /// Write the current region now, partly filled.
+    /// Write the current region now, partly filled (and finish a flush in progress).
     pub(crate) fn flush(&mut self, out: &mut Vec<Io>) {
+        self.finish_flush(out);
         if let Some(r) = self.current.take() {
             self.write_region(r, out);
+            self.finish_flush(out);
         }
     }
 
-    /// Write region `r`'s whole buffer and hand it to the eviction policy.
-    fn write_region(&mut self, r: u32, out: &mut Vec<Io>) {
+    /// One request has been applied: with spread region writes, write the flushing region's
+    /// share of pieces due by now.
+    #[inline(always)]
+    pub(crate) fn tick(&mut self, out: &mut Vec<Io>) {
+        self.ticks += 1;
+        let Some(f) = self.flushing else { return };
         let rb = self.region_bytes as u64;
-        self.c.regions_written += 1;
-        self.c.write_bytes += rb;
-        self.written[r as usize] = true;
-        push_split(out, Op::Write, self.ns, self.region_offset(r), rb, self.max_io, self.pid);
-        self.policy.push_head(r);
+        let piece = self.max_io as u64;
+        let elapsed = self.ticks - f.start;
+        let due = if elapsed >= f.span { rb } else { (rb * elapsed).div_ceil(f.span).div_ceil(piece) * piece };
+        self.write_pieces(due.min(rb), out);
     }
 
-    /// A clean region for the allocator: reclaim one if none is left, take it, and reclaim
-    /// until the reserve is full again (Navy schedules that reclaim when a region is taken).
-    fn take_clean(&mut self, out: &mut Vec<Io>) -> u32 {
+    /// Write the flushing region's pieces up to `upto` bytes; track it once it is whole.
+    fn write_pieces(&mut self, upto: u64, out: &mut Vec<Io>) {
+        let Some(f) = &mut self.flushing else { return };
+        if upto > f.done {
+            let (r, from) = (f.region, f.done);
+            f.done = upto;
+            self.c.write_bytes += upto - from;
+            push_split(out, Op::Write, self.ns, self.region_offset(r) + from, upto - from, self.max_io, self.pid);
+        }
+        let f = self.flushing.expect("flushing");
+        if f.done >= self.region_bytes as u64 {
+            self.flushing = None;
+            self.c.regions_written += 1;
+            self.policy.push_head(f.region);
+        }
+    }
+
+    /// Write what is left of the flushing region at once.
+    fn finish_flush(&mut self, out: &mut Vec<Io>) {
+        self.write_pieces(self.region_bytes as u64, out);
+    }
+
+    /// Write region `r`'s whole buffer and hand it to the eviction policy once it is on the
+    /// device (Navy tracks a region when its flush completes). With spread writes the pieces go
+    /// out over as many requests as the region took to fill (Navy flushes on a background
+    /// thread while the next region fills; a flush still running when the next region seals
+    /// is finished first, as Navy's second buffer must be free by then).
+    fn write_region(&mut self, r: u32, out: &mut Vec<Io>) {
+        self.written[r as usize] = true;
+        self.finish_flush(out);
+        let span = (self.ticks - self.last_seal).max(1);
+        self.last_seal = self.ticks;
+        self.flushing = Some(Flushing { region: r, done: 0, start: self.ticks, span });
+        if !self.spread {
+            self.finish_flush(out);
+        }
+    }
+
+    /// Open a clean region for the allocator: reclaim one if none is left, take it, and
+    /// reclaim until the reserve is full again (Navy schedules that reclaim when a region is
+    /// taken, `RegionManager::getCleanRegion`; its reinsertions land in the region just taken).
+    fn take_clean(&mut self, out: &mut Vec<Io>) {
         if self.clean.is_empty() {
             self.reclaim(out);
         }
         let r = self.clean.pop().expect("a clean region after reclaim");
+        self.current = Some(r);
         while self.clean.len() < self.clean_target {
             self.reclaim(out);
         }
-        r
     }
 
     /// Evict the policy's victim: read it if it has items, drop its items from the index.
@@ -356,12 +460,31 @@ impl BlockCache {
             self.c.read_bytes += len;
             push_split(out, Op::Read, self.ns, self.region_offset(r), len, self.max_io, Pid::NONE);
             let entries = std::mem::take(&mut self.entries[ri]);
+            // Navy's `BlockCache::onRegionReclaim`: an entry the index no longer points at is
+            // a hole; a live one is reinserted when the policy keeps it (`HitsReinsertionPolicy`:
+            // currentHits >= threshold) and the open region has room, else evicted.
             for &(key, off) in &entries {
-                if let Some(loc) = self.index.get(&key) {
-                    if loc.region == r && loc.offset == off {
-                        self.index.remove(&key);
-                        self.c.evicted_items += 1;
+                let Some(loc) = self.index.get(&key).copied() else { continue };
+                if loc.region != r || loc.offset != off {
+                    continue;
+                }
+                if self.reinsert_hits > 0 && loc.hits as u32 >= self.reinsert_hits {
+                    if let Some(c) = self.current.filter(|&c| self.fill[c as usize] + loc.size <= self.region_bytes) {
+                        let o = self.fill[c as usize];
+                        self.fill[c as usize] += loc.size;
+                        self.entries[c as usize].push((key, o));
+                        self.index.insert(key, ItemLoc { region: c, offset: o, hits: 0, ..loc });
+                        self.c.reinserted += 1;
+                        self.c.reinserted_bytes += loc.size as u64;
+                        self.c.stored_bytes += loc.size as u64;
+                        continue;
                     }
+                    self.c.reinsert_dropped += 1;
+                }
+                self.index.remove(&key);
+                self.c.evicted_items += 1;
+                if let Some(v) = &mut self.evicted_keys {
+                    v.push(key);
                 }
             }
             let mut entries = entries;
@@ -387,8 +510,11 @@ impl BlockCache {
         }
         let listed = self.policy.order();
         for r in 0..self.n_regions {
-            let n = listed.iter().filter(|&&x| x == r).count() + self.clean.iter().filter(|&&x| x == r).count() + usize::from(self.current == Some(r));
-            assert_eq!(n, 1, "region {r} is in {n} places (policy, clean, current)");
+            let n = listed.iter().filter(|&&x| x == r).count()
+                + self.clean.iter().filter(|&&x| x == r).count()
+                + usize::from(self.current == Some(r))
+                + usize::from(self.flushing.is_some_and(|f| f.region == r));
+            assert_eq!(n, 1, "region {r} is in {n} places (policy, clean, current, flushing)");
         }
     }
 }

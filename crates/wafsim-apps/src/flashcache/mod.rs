@@ -9,8 +9,8 @@
 //! large-object cache, BlockCache ([`blockcache`]): items are appended to an in-memory buffer
 //! of the current region (16 MiB); a full region is written to the device whole; an in-memory
 //! index maps each key to its newest copy; when a new region is needed the eviction policy
-//! (region LRU by default, FIFO as an option) picks a region to reclaim, which is read and whose
-//! items leave the index. Lookups try BlockCache first, then BigHash; an insert into one engine
+//! (region LRU by default, FIFO as an option: the published setup's) picks a region to reclaim,
+//! which is read and whose items leave the index or are reinserted. Lookups try BlockCache first, then BigHash; an insert into one engine
 //! removes the key from the other; a delete tries BigHash first. Each engine writes with its
 //! own placement handle (Navy allocates one per engine when FDP is on).
 //!
@@ -55,18 +55,22 @@
 //!   CacheBench's own defaults differ: `navyBigHashSizePct` 50, `navySmallItemMaxSize` 2048,
 //!   `navyBlockSize` 512, `deviceMaxWriteSize` 1 MiB (`cachebench/util/CacheConfig.h`).
 //!
-//! Modelling choices (untimed): flushes and reclaims run at once, in request order (Navy runs
-//! them on worker threads; a reclaim runs when a clean region is taken, so it lands before the
-//! next region fills either way). The region being filled is the only one in memory (Navy's
-//! second in-memory buffer only matters while a flush is in flight). Keys are `u64` with a
-//! fixed size (`key_bytes`); the index is exact (Navy's is keyed by a 64-bit hash). No DRAM
-//! cache in front: every insert reaches flash (CacheLib's hybrid cache inserts into flash on
-//! DRAM eviction, so its DRAM tier filters hot objects). No admission policy (Navy's default
-//! admits everything), no reinsertion, no expiry, no checksum or encryption, metadata written
+//! - In front of Navy, optionally, CacheLib's DRAM cache ([`dram`]): items reach flash only
+//!   when DRAM evicts them and the admission policy (`RetentionAP`, retention time) accepts
+//!   them; reinsertion of BlockCache items with flash hits (`HitsReinsertionPolicy`). The
+//!   sources are in [`dram`] and in [`FlashCacheConfig`]'s fields; docs/model.md has the table.
+//!
+//! Modelling choices (untimed): reclaims run at once, in request order (Navy runs them on
+//! worker threads; a reclaim runs when a clean region is taken, so it lands before the next
+//! region fills either way); a sealed region is written at once, or spread over the next
+//! region's fill (`spread_region_writes`, Navy's background flush beside bucket writes). Keys
+//! are `u64` with a fixed size (`key_bytes`) or their size in the top byte; the index is exact
+//! (Navy's is keyed by a 64-bit hash). No expiry, no checksum or encryption, metadata written
 //! only at shutdown (not modelled).
 
 pub mod bighash;
 pub mod blockcache;
+pub mod dram;
 mod source;
 
 
@@ -74,6 +78,7 @@ use wafsim_core::{Io, Pid};
 use wafsim_core::pipeline::KvOp;
 
 pub use bighash::{BigHash, BigHashCounters};
+pub use dram::{DramCache, DramCounters, DramEvicted};
 pub use blockcache::{BlockCache, BlockCacheCounters, ItemLoc};
 pub use source::{FlashCacheEngine, FlashCacheReport, FlashCacheSource};
 
@@ -147,6 +152,44 @@ pub struct FlashCacheConfig {
     pub blockcache_pid: Pid,
     /// Trim a region when it is evicted (Navy does not; default off).
     pub trim_evicted_regions: bool,
+    /// Bytes of the serialized `NvmItem` header added to every value Navy stores: 18 bytes of
+    /// fields (pool id, flags, creation and expiry time, blob count) + 8 bytes per blob
+    /// (`allocator/nvmcache/NvmItem.h`, packed), 26 for a single-blob item. The engine choice
+    /// compares key + this + value with `small_item_max_bytes` (`NvmCache::put` serializes
+    /// the item before Navy sees it).
+    pub nvm_item_header_bytes: u32,
+    /// Each key's size is in its top byte (1..=255; a 0 there means `key_bytes`), as the
+    /// kvcache generator and trace reader make them; default off: every key is `key_bytes`.
+    pub key_size_in_key: bool,
+    /// BlockCache reinsertion: an item of an evicted region that was looked up at least this
+    /// many times since it was written is written again into the open region (Navy
+    /// `HitsReinsertionPolicy`, CacheBench `navyHitsReinsertionThreshold`; 0, Navy's default,
+    /// reinserts nothing; the published setup 1).
+    pub reinsertion_hits: u32,
+    /// DRAM cache in front of flash, bytes of key + value (0: none, every set goes straight
+    /// to flash). With it, items reach flash only when DRAM evicts them ([`dram`]).
+    pub dram_bytes: u64,
+    /// The DRAM LRU refreshes an item's position and access time at most this often (CacheBench
+    /// `lruRefreshSec` 60).
+    pub dram_refresh_secs: u32,
+    /// Admission to flash of a DRAM-evicted item (CacheBench `RetentionAP`,
+    /// `nvmAdmissionRetentionTimeThreshold`): admitted iff now - its last DRAM access <= this
+    /// many seconds; 0 admits everything (the published setup: 7200).
+    pub admission_retention_secs: u32,
+    /// Requests per second of simulated time: the clock the DRAM LRU and the admission policy
+    /// read advances by one request per 1 / this (the published setup's `opRatePerSec`,
+    /// 550,000; CacheBench reads wall-clock time during the replay).
+    pub ops_per_sec: f64,
+    /// A get that misses everywhere inserts the object (CacheBench `enableLookaside`; its
+    /// default is off). Default on, this model's behaviour without a DRAM tier.
+    pub lookaside: bool,
+    /// Write a sealed region in `max_io_bytes` pieces spread over the requests that fill the
+    /// next region, instead of all at once (default off). Navy flushes on background threads
+    /// while bucket writes go on, so at full scale the drive's erase units (hundreds of regions
+    /// each) get region and bucket data in their overall proportion; a scaled run whose erase
+    /// units are no larger than a region keeps that mixing only when the pieces are small and
+    /// spread.
+    pub spread_region_writes: bool,
 }
 
 impl Default for FlashCacheConfig {
@@ -170,6 +213,43 @@ impl Default for FlashCacheConfig {
             bighash_pid: Pid::NONE,
             blockcache_pid: Pid::NONE,
             trim_evicted_regions: false,
+            nvm_item_header_bytes: NVM_ITEM_HEADER_BYTES,
+            key_size_in_key: false,
+            reinsertion_hits: 0,
+            dram_bytes: 0,
+            dram_refresh_secs: 60,
+            admission_retention_secs: 0,
+            ops_per_sec: 550_000.0,
+            lookaside: true,
+            spread_region_writes: false,
+        }
+    }
+}
+
+/// Serialized `NvmItem` header of a single-blob item (see
+/// [`FlashCacheConfig::nvm_item_header_bytes`]).
+pub const NVM_ITEM_HEADER_BYTES: u32 = 26;
+
+/// The published CacheLib FDP runs' DRAM cache over their NVM cache: `cacheSizeMB` 43000 over
+/// `nvmCacheSizeMB` 952320 (CacheLib issue 302), 4.52%.
+pub const PUBLISHED_DRAM_SHARE: f64 = 43_000.0 / 952_320.0;
+
+impl FlashCacheConfig {
+    /// The published CacheLib FDP setup (CacheLib issue 302, the reference's section 10) on top
+    /// of `self`'s namespace and sizes: FIFO region eviction (`navySegmentedFifoSegmentRatio
+    /// [1.0]`, which CacheBench turns into `enableFifo()`), hits reinsertion at 1, retention
+    /// admission at 7200 s, a DRAM cache of [`PUBLISHED_DRAM_SHARE`] of the flash cache, keys
+    /// with their own sizes, no look-aside insert (CacheBench's trace replay default).
+    pub fn published(self) -> FlashCacheConfig {
+        let cache = Layout::new(&self).map(|l| l.cache_bytes).unwrap_or(self.namespace_bytes);
+        FlashCacheConfig {
+            eviction: RegionEviction::Fifo,
+            reinsertion_hits: 1,
+            admission_retention_secs: 7200,
+            dram_bytes: (cache as f64 * PUBLISHED_DRAM_SHARE) as u64,
+            key_size_in_key: true,
+            lookaside: false,
+            ..self
         }
     }
 }
@@ -325,6 +405,20 @@ pub struct FlashCacheCounters {
     pub inserted_item_bytes: u64,
     /// Inserts refused because the entry is larger than a region.
     pub rejected: u64,
+    /// Value bytes the clients set (sets, and look-aside inserts after a miss).
+    pub set_object_bytes: u64,
+    /// Gets answered by the DRAM cache.
+    pub dram_hits: u64,
+    /// Items DRAM evicted that were written to flash.
+    pub admitted: u64,
+    /// Items DRAM evicted that the admission policy refused (older than the retention time).
+    pub admission_rejects: u64,
+    /// Items DRAM evicted whose flash copy was still valid (not written again).
+    pub clean_evictions: u64,
+    /// Flash removes asked for by sets and deletes (each may cost a bucket read and write).
+    pub nvm_removes: u64,
+    /// The DRAM cache's counters.
+    pub dram: DramCounters,
     /// BigHash's counters.
     pub bighash: BigHashCounters,
     /// BlockCache's counters.
@@ -340,7 +434,12 @@ impl FlashCacheCounters {
     pub fn hit_ratio(&self) -> f64 {
         self.hits as f64 / self.gets.max(1) as f64
     }
-    /// Lookups answered by BigHash, per lookup (the two engines' ratios add up to the whole).
+    /// Lookups answered by the DRAM cache, per lookup.
+    pub fn dram_hit_ratio(&self) -> f64 {
+        self.dram_hits as f64 / self.gets.max(1) as f64
+    }
+    /// Lookups answered by BigHash, per lookup (DRAM's and the two engines' ratios add up to
+    /// the whole).
     pub fn bighash_hit_ratio(&self) -> f64 {
         self.bighash_hits as f64 / self.gets.max(1) as f64
     }
@@ -373,16 +472,30 @@ pub struct FlashCache {
     layout: Layout,
     bh: BigHash,
     bc: BlockCache,
+    dram: Option<DramCache>,
+    /// Scratch lists: items DRAM evicted, keys flash evicted.
+    dram_evicted: Vec<DramEvicted>,
+    nvm_evicted: Vec<u64>,
+    secs_per_op: f64,
     counters: FlashCacheCounters,
 }
 
 impl FlashCache {
-    /// An empty cache (Navy after a reset: every bucket and region empty).
+    /// An empty cache (Navy after a reset: every bucket and region empty; DRAM empty).
     pub fn new(cfg: FlashCacheConfig) -> Result<FlashCache, FlashCacheError> {
         let layout = Layout::new(&cfg)?;
-        let bh = BigHash::new(&cfg, &layout);
-        let bc = BlockCache::new(&cfg, &layout);
-        Ok(FlashCache { cfg, layout, bh, bc, counters: FlashCacheCounters::default() })
+        if !(cfg.ops_per_sec.is_finite() && cfg.ops_per_sec > 0.0) {
+            return Err(FlashCacheError::Config(format!("ops_per_sec {} must be a positive number", cfg.ops_per_sec)));
+        }
+        let mut bh = BigHash::new(&cfg, &layout);
+        let mut bc = BlockCache::new(&cfg, &layout);
+        let dram = (cfg.dram_bytes > 0).then(|| DramCache::new(cfg.dram_bytes, cfg.dram_refresh_secs));
+        if dram.is_some() {
+            bh.collect_evicted();
+            bc.collect_evicted();
+        }
+        let secs_per_op = 1.0 / cfg.ops_per_sec;
+        Ok(FlashCache { cfg, layout, bh, bc, dram, dram_evicted: Vec::new(), nvm_evicted: Vec::new(), secs_per_op, counters: FlashCacheCounters::default() })
     }
 
     /// The configuration.
@@ -405,32 +518,75 @@ impl FlashCache {
         &self.bc
     }
 
+    /// The DRAM cache in front, if any.
+    pub fn dram(&self) -> Option<&DramCache> {
+        self.dram.as_ref()
+    }
+
     /// Counters so far (the engines' included).
     pub fn counters(&self) -> FlashCacheCounters {
         let mut c = self.counters.clone();
         c.bighash = self.bh.counters().clone();
         c.blockcache = self.bc.counters().clone();
+        if let Some(d) = &self.dram {
+            c.dram = d.counters().clone();
+        }
         c
     }
 
-    /// Whether an object of `bytes` goes to BigHash.
+    /// Simulated time now, whole seconds: the requests applied so far at `ops_per_sec`
+    /// (the first request at 0).
+    #[inline(always)]
+    pub fn now_secs(&self) -> u32 {
+        (self.counters.ops.saturating_sub(1) as f64 * self.secs_per_op) as u32
+    }
+
+    /// The size of `key` in bytes (see [`FlashCacheConfig::key_size_in_key`]).
+    #[inline(always)]
+    pub fn key_size(&self, key: u64) -> u32 {
+        let k = (key >> 56) as u32;
+        if self.cfg.key_size_in_key && k > 0 {
+            k
+        } else {
+            self.cfg.key_bytes
+        }
+    }
+
+    /// Whether an object of `bytes` goes to BigHash (with a key of `key_bytes`).
     #[inline(always)]
     pub fn is_small(&self, bytes: u32) -> bool {
-        self.layout.buckets > 0 && self.cfg.key_bytes as u64 + bytes as u64 <= self.cfg.small_item_max_bytes as u64
+        self.is_small_item(self.cfg.key_bytes as u64 + self.cfg.nvm_item_header_bytes as u64 + bytes as u64)
+    }
+
+    /// Whether an item of `item` bytes (key + serialized value) goes to BigHash (Navy
+    /// `isItemLarge`).
+    #[inline(always)]
+    fn is_small_item(&self, item: u64) -> bool {
+        self.layout.buckets > 0 && item <= self.cfg.small_item_max_bytes as u64
     }
 
     /// Apply one request, appending the block I/O it causes to `out` in order.
     pub fn apply(&mut self, op: &KvOp, out: &mut Vec<Io>) {
+        self.apply_request(op, out);
+        self.bc.tick(out);
+    }
+
+    fn apply_request(&mut self, op: &KvOp, out: &mut Vec<Io>) {
         self.counters.ops += 1;
+        if self.dram.is_some() {
+            return self.apply_hybrid(op, out);
+        }
         match *op {
             KvOp::Get { key, bytes } => {
-                if !self.lookup(key, out) {
+                if !self.lookup(key, out) && self.cfg.lookaside {
                     self.counters.lookaside_inserts += 1;
+                    self.counters.set_object_bytes += bytes as u64;
                     self.insert(key, bytes, out);
                 }
             }
             KvOp::Insert { key, bytes } | KvOp::Update { key, bytes } => {
                 self.counters.sets += 1;
+                self.counters.set_object_bytes += bytes as u64;
                 self.insert(key, bytes, out);
             }
             KvOp::Read { key } => {
@@ -444,38 +600,154 @@ impl FlashCache {
             KvOp::ReadModifyWrite { key, bytes } => {
                 self.lookup(key, out);
                 self.counters.sets += 1;
+                self.counters.set_object_bytes += bytes as u64;
                 self.insert(key, bytes, out);
             }
             KvOp::Delete { key } => {
                 self.counters.deletes += 1;
-                if !self.bh.remove(key, out) {
-                    self.bc.remove(key);
-                }
+                self.nvm_remove(key, out);
             }
         }
     }
 
-    /// Look `key` up: BlockCache, then BigHash. Whether it was found.
-    pub fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> bool {
-        self.counters.gets += 1;
-        if self.bc.lookup(key, out) {
-            self.counters.hits += 1;
-            self.counters.blockcache_hits += 1;
-            true
-        } else if self.bh.lookup(key, out) {
-            self.counters.hits += 1;
-            self.counters.bighash_hits += 1;
-            true
-        } else {
-            false
+    /// A request through the DRAM cache (CacheLib's hybrid cache as CacheBench drives it).
+    fn apply_hybrid(&mut self, op: &KvOp, out: &mut Vec<Io>) {
+        let now = self.now_secs();
+        match *op {
+            KvOp::Get { key, bytes } => self.hybrid_get(key, bytes, now, out),
+            KvOp::Read { key } => self.hybrid_get(key, 0, now, out),
+            KvOp::Scan { key, records } => {
+                for k in key..key.saturating_add(records as u64) {
+                    self.hybrid_get(k, 0, now, out);
+                }
+            }
+            KvOp::Insert { key, bytes } | KvOp::Update { key, bytes } => {
+                self.counters.sets += 1;
+                self.hybrid_set(key, bytes, now, out);
+            }
+            KvOp::ReadModifyWrite { key, bytes } => {
+                self.hybrid_get(key, 0, now, out);
+                self.counters.sets += 1;
+                self.hybrid_set(key, bytes, now, out);
+            }
+            KvOp::Delete { key } => {
+                // CacheAllocator::remove drops the DRAM copy and asks NvmCache to remove.
+                self.counters.deletes += 1;
+                if let Some(d) = &mut self.dram {
+                    d.remove(key);
+                }
+                self.nvm_remove(key, out);
+            }
         }
     }
 
-    /// Store `key` with an object of `bytes` in the engine its size picks, then remove it from
-    /// the other engine.
+    /// A get: DRAM, then flash (BlockCache, then BigHash); a flash hit is copied into DRAM as
+    /// clean and keeps its flash copy (`NvmCache::find`, `onGetComplete`).
+    fn hybrid_get(&mut self, key: u64, bytes: u32, now: u32, out: &mut Vec<Io>) {
+        self.counters.gets += 1;
+        if self.dram.as_mut().is_some_and(|d| d.get(key, now)) {
+            self.counters.hits += 1;
+            self.counters.dram_hits += 1;
+            return;
+        }
+        if let Some(item) = self.nvm_lookup(key, out) {
+            self.counters.hits += 1;
+            let in_dram = item.saturating_sub(self.cfg.nvm_item_header_bytes);
+            self.dram_insert(key, in_dram, dram::NVM_CLEAN, now, out);
+        } else if self.cfg.lookaside && bytes > 0 {
+            self.counters.lookaside_inserts += 1;
+            self.hybrid_set(key, bytes, now, out);
+        }
+    }
+
+    /// A set: into DRAM (`insertOrReplace`), removing the flash copy first unless the DRAM copy
+    /// it replaces was written by a set (then flash holds no copy).
+    fn hybrid_set(&mut self, key: u64, bytes: u32, now: u32, out: &mut Vec<Io>) {
+        self.counters.set_object_bytes += bytes as u64;
+        let flags = self.dram.as_ref().and_then(|d| d.flags(key));
+        if !matches!(flags, Some(f) if f & dram::NVM_CLEAN == 0) {
+            self.nvm_remove(key, out);
+        }
+        let kb = self.key_size(key);
+        self.dram_insert(key, kb.saturating_add(bytes), 0, now, out);
+    }
+
+    /// Put `key` (`bytes` of key + value) into DRAM and send what it evicts to flash.
+    fn dram_insert(&mut self, key: u64, bytes: u32, flags: u8, now: u32, out: &mut Vec<Io>) {
+        let mut ev = std::mem::take(&mut self.dram_evicted);
+        if let Some(d) = &mut self.dram {
+            d.insert(key, bytes, flags, now, &mut ev);
+        }
+        for e in ev.drain(..) {
+            self.send_to_flash(e, now, out);
+        }
+        self.dram_evicted = ev;
+    }
+
+    /// The gates a DRAM-evicted item passes on its way to flash (`shouldWriteToNvmCache`, then
+    /// `RetentionAP::acceptImpl`), then Navy's insert; flash evictions mark clean DRAM copies.
+    fn send_to_flash(&mut self, e: DramEvicted, now: u32, out: &mut Vec<Io>) {
+        if e.flags & dram::NVM_CLEAN != 0 && e.flags & dram::NVM_EVICTED == 0 {
+            self.counters.clean_evictions += 1;
+            return;
+        }
+        let keep = self.cfg.admission_retention_secs;
+        if keep > 0 && now.saturating_sub(e.last_access) > keep {
+            self.counters.admission_rejects += 1;
+            return;
+        }
+        self.counters.admitted += 1;
+        let value = e.bytes.saturating_sub(self.key_size(e.key));
+        self.insert(e.key, value, out);
+        self.bh.take_evicted(&mut self.nvm_evicted);
+        self.bc.take_evicted(&mut self.nvm_evicted);
+        if let Some(d) = &mut self.dram {
+            for &k in &self.nvm_evicted {
+                d.mark_nvm_evicted(k);
+            }
+        }
+        self.nvm_evicted.clear();
+    }
+
+    /// Remove `key` from flash (`NvmCache::remove`): BigHash first (a bloom filter miss costs
+    /// nothing, a hit a bucket read and, if the key is there, a bucket write), then BlockCache's
+    /// index (no I/O).
+    fn nvm_remove(&mut self, key: u64, out: &mut Vec<Io>) {
+        self.counters.nvm_removes += 1;
+        if !self.bh.remove(key, out) {
+            self.bc.remove(key);
+        }
+    }
+
+    /// Look `key` up in flash: BlockCache, then BigHash. The item's bytes (key + serialized
+    /// value) if found.
+    fn nvm_lookup(&mut self, key: u64, out: &mut Vec<Io>) -> Option<u32> {
+        if let Some(i) = self.bc.lookup(key, out) {
+            self.counters.blockcache_hits += 1;
+            Some(i)
+        } else if let Some(i) = self.bh.lookup(key, out) {
+            self.counters.bighash_hits += 1;
+            Some(i)
+        } else {
+            None
+        }
+    }
+
+    /// Look `key` up: BlockCache, then BigHash (without a DRAM tier). Whether it was found.
+    pub fn lookup(&mut self, key: u64, out: &mut Vec<Io>) -> bool {
+        self.counters.gets += 1;
+        let found = self.nvm_lookup(key, out).is_some();
+        if found {
+            self.counters.hits += 1;
+        }
+        found
+    }
+
+    /// Store `key` with an object of `bytes` in the engine its item size (key + serialized
+    /// value) picks, then remove it from the other engine.
     pub fn insert(&mut self, key: u64, bytes: u32, out: &mut Vec<Io>) {
-        let item = self.cfg.key_bytes.saturating_add(bytes);
-        let stored = if self.is_small(bytes) {
+        let item = self.key_size(key).saturating_add(self.cfg.nvm_item_header_bytes).saturating_add(bytes);
+        let stored = if self.is_small_item(item as u64) {
             self.bh.insert(key, item, out);
             self.bc.remove(key);
             true
@@ -500,7 +772,7 @@ impl FlashCache {
         self.bc.flush(out);
     }
 
-    /// Objects in the cache (BigHash items, BlockCache index entries).
+    /// Objects in flash (BigHash items, BlockCache index entries).
     pub fn items(&self) -> u64 {
         self.bh.items() + self.bc.items()
     }
@@ -509,6 +781,9 @@ impl FlashCache {
     pub fn check_invariants(&self) {
         self.bh.check_invariants();
         self.bc.check_invariants();
+        if let Some(d) = &self.dram {
+            d.check_invariants();
+        }
         for k in self.bc.keys() {
             assert!(!self.bh.contains(k), "key {k} in both engines");
         }

@@ -47,7 +47,7 @@ impl Engine<KvOp> for FlashCacheEngine {
 
 /// Key-value requests through a [`FlashCache`], as block I/O (like `LsKvSource` for the
 /// log-structured store).
-pub struct FlashCacheSource<K: KvSource>(Expand<KvOp, K, FlashCacheEngine>);
+pub struct FlashCacheSource<K: KvSource>(Expand<KvOp, K, FlashCacheEngine>, Vec<(String, f64)>);
 
 impl<K: KvSource> FlashCacheSource<K> {
     /// Requests from `kv` through `cache`. The CacheBench-over-Navy setup: wafsim-workload's
@@ -55,7 +55,14 @@ impl<K: KvSource> FlashCacheSource<K> {
     /// seed)?, FlashCache::new(cache)?)`; for a population twice the cache's size, `workload` is
     /// `CacheGenConfig::default().with_footprint(2 * namespace_bytes)`.
     pub fn new(kv: K, cache: FlashCache) -> Self {
-        FlashCacheSource(Expand::new(kv, FlashCacheEngine { cache }, 256))
+        FlashCacheSource(Expand::new(kv, FlashCacheEngine { cache }, 256), Vec::new())
+    }
+
+    /// Add fixed figures to the source's metrics (e.g. how a scaled run's proportions differ
+    /// from full scale).
+    pub fn with_metrics(mut self, metrics: Vec<(String, f64)>) -> Self {
+        self.1 = metrics;
+        self
     }
 
     /// The cache (for inspection).
@@ -75,23 +82,36 @@ impl<K: KvSource> IoSource for FlashCacheSource<K> {
         self.0.fill(out, max)
     }
 
-    /// The objects inserted over what the cache wrote to its namespace, with the cache's hit
-    /// ratios; warming until every region has been reclaimed once (before that, evictions, and
-    /// the drive's view of region lifetimes, are not what they will be).
+    /// The objects inserted into flash over what the cache wrote to its namespace, with the
+    /// cache's hit ratios; warming until every region has been reclaimed once (before that,
+    /// evictions, and the drive's view of region lifetimes, are not what they will be).
     fn figures(&self) -> Option<LayerFigures> {
         let c = self.cache().counters();
         let written = c.device_write_bytes();
+        let mut metrics = vec![
+            ("hit ratio".into(), c.hit_ratio()),
+            ("BigHash hit ratio".into(), c.bighash_hit_ratio()),
+            ("BlockCache hit ratio".into(), c.blockcache_hit_ratio()),
+            ("BigHash share of device writes".into(), c.bighash.write_bytes as f64 / written.max(1) as f64),
+        ];
+        if self.cache().dram().is_some() {
+            let ev = c.dram.evictions.max(1) as f64;
+            metrics.push(("DRAM hit ratio".into(), c.dram_hit_ratio()));
+            metrics.push(("DRAM evictions admitted to flash".into(), c.admitted as f64 / ev));
+            metrics.push(("DRAM evictions rejected by admission".into(), c.admission_rejects as f64 / ev));
+            metrics.push(("DRAM evictions already clean on flash".into(), c.clean_evictions as f64 / ev));
+        }
+        if self.cache().config().reinsertion_hits > 0 {
+            let stored = c.blockcache.stored_bytes.max(1) as f64;
+            metrics.push(("reinserted share of BlockCache bytes".into(), c.blockcache.reinserted_bytes as f64 / stored));
+        }
+        metrics.extend(self.1.iter().cloned());
         Some(LayerFigures {
             app_write_bytes: c.inserted_object_bytes,
             dev_write_bytes: written,
             pending_write_bytes: self.0.pending_write_bytes(),
             warming: c.blockcache.regions_reclaimed < self.cache().layout().regions as u64,
-            metrics: vec![
-                ("hit ratio".into(), c.hit_ratio()),
-                ("BigHash hit ratio".into(), c.bighash_hit_ratio()),
-                ("BlockCache hit ratio".into(), c.blockcache_hit_ratio()),
-                ("BigHash share of device writes".into(), c.bighash.write_bytes as f64 / written.max(1) as f64),
-            ],
+            metrics,
             ..LayerFigures::default()
         })
     }

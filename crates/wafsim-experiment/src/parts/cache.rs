@@ -1,16 +1,47 @@
 //! `[[phase.kv]] store = "flash-cache"`: a CacheLib-like flash cache (wafsim_apps::flashcache)
-//! on a raw namespace under CacheBench-like requests (wafsim_workload::cachegen). With FDP on
-//! the drive and two placement handles on the namespace, the small-object engine (BigHash)
-//! writes with placement handle 0 and the large-object engine (BlockCache) with handle 1, as
-//! CacheLib does when FDP is enabled; `placement = false` turns that off.
+//! on a raw namespace, under requests shaped like Meta's kvcache traces
+//! (wafsim_workload::cachegen), CacheBench's flat_kvcache_reg generator, or a replayed
+//! CacheBench kvcache trace (wafsim_workload::kvtrace).
+//!
+//! Defaults are the published CacheLib FDP setup (CacheLib issue 302): FIFO region eviction,
+//! hits reinsertion at 1, retention admission at 7200 s, a DRAM cache of 43,000 MiB per
+//! 952,320 MiB of flash cache, no look-aside insert (CacheBench's trace replay default).
+//!
+//! Placement: Navy gives each engine its own placement handle in creation order, BigHash
+//! first, and keeps handle index 0 as the default (metadata, and every engine once the
+//! namespace's handles run out; `navy/common/FdpNvme.cpp` `allocateFdpHandle`,
+//! `navy/Factory.cpp` `EnginePairProtoImpl::create`). Navy's handle index i is index i of the
+//! namespace's `placement_handles` list (the namespace's RUH status list): with three or more
+//! handles (the FDP guide's recipe makes four) BigHash writes with index 1 and BlockCache with
+//! index 2; with two, BigHash 1 and BlockCache 0 (shared with the default); with one, both 0.
+//! This is on when the drive has FDP on and the namespace at least two handles, or with
+//! `placement = true`; `placement = false` sends no directives.
+//!
+//! Time: the DRAM LRU's refresh (60 s) and the admission threshold are seconds of simulated
+//! time, one request per 1 / `ops_per_sec`; a scaled run multiplies `ops_per_sec` by the scale,
+//! because the caches (and the key population) shrink with it and so turn over that much
+//! faster per request: an item's DRAM eviction age in seconds is then what it is at full scale.
 
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
 use crate::schema::{size, KvSpec, RegionOrder};
 use anyhow::{anyhow, bail, Context, Result};
+use wafsim_apps::flashcache::PUBLISHED_DRAM_SHARE;
 use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheSource, RegionEviction};
+use wafsim_core::pipeline::KvSource;
 use wafsim_core::{Pid, Placement};
 use wafsim_workload::cachegen::{CacheGen, CacheGenConfig, Popularity};
+
+/// Navy's region size (`NavyConfig.h` `regionSize_`).
+const NAVY_REGION: u32 = 16 << 20;
+
+/// The published setup's request rate (`opRatePerSec`, CacheLib issue 302).
+const PUBLISHED_OPS_PER_SEC: f64 = 550_000.0;
+
+/// The key population's objects over the flash cache, by default, for kvcache-shaped requests:
+/// the kvcache_202206 traces' working set (24.9 GiB, third-party analysis) over the per-host
+/// SSD the CacheBench docs give for them scaled by their traffic factor (930 GB / 100): 2.9.
+const KVCACHE_FOOTPRINT: f64 = 2.9;
 
 /// `cache_size`: "50%", a fraction ("0.5") or bytes ("940GB").
 fn cache_size(text: &str) -> Result<CacheSize> {
@@ -27,12 +58,33 @@ fn cache_size(text: &str) -> Result<CacheSize> {
     Ok(CacheSize::Bytes(size("cache_size", t)?))
 }
 
+/// `dram`: bytes of DRAM for a flash cache of `cache` bytes: "4.5%" of it, bytes, or "0".
+fn dram_bytes(text: &str, cache: u64) -> Result<u64> {
+    let t = text.trim();
+    if let Some(p) = t.strip_suffix('%') {
+        let v: f64 = p.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| anyhow!("dram {text:?}: expected a percentage of the flash cache such as \"4.5%\", or bytes"))?;
+        return Ok((cache as f64 * v / 100.0) as u64);
+    }
+    size("dram", t)
+}
+
 /// A scaled run shrinks the regions with the drive's erase units, so a region keeps its share
-/// of an erase unit as far as the objects allow: never below 1 MiB (the largest default object
-/// is 449 KiB) nor above Navy's 16 MiB.
+/// of an erase unit as far as the objects allow: never below 1 MiB (objects reach 511 KiB) nor
+/// above Navy's 16 MiB.
 fn scaled_region(region: u32, scale: f64) -> u32 {
     let r = (region as f64 * scale) as u32;
     r.clamp(1 << 20, region) / 4096 * 4096
+}
+
+/// The write piece of a scaled run: `piece` times the scale, in whole 4 KiB blocks, at least one.
+fn scaled_piece(piece: u32, scale: f64) -> u32 {
+    (((piece as f64 * scale) as u32) / 4096 * 4096).clamp(4096, piece)
+}
+
+/// Navy's placement handle indexes (BigHash, BlockCache) on a namespace with `handles`.
+fn navy_handles(handles: usize) -> (u16, u16) {
+    let idx = |i: usize| if i < handles { i as u16 } else { 0 };
+    (idx(1), idx(2))
 }
 
 /// The flash cache of `k` (entry `i`) on `target`.
@@ -46,10 +98,18 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
     let fdp = matches!(target.cfg.placement, Placement::Fdp { .. });
     let handles = target.cfg.namespaces[g as usize].placement_handles.len();
     let placement = match k.placement {
-        Some(true) if handles < 2 => bail!("{}: placement = true needs two placement handles on namespace {:?} (placement_handles = [0, 1])", ctx(), k.namespace),
+        Some(true) if handles < 2 => bail!("{}: placement = true needs at least two placement handles on namespace {:?} (placement_handles = [0, 1, 2]: Navy keeps index 0 as the default, BigHash takes 1, BlockCache 2)", ctx(), k.namespace),
         Some(p) => p,
         None => fdp && handles >= 2,
     };
+    let flat = match k.requests.as_deref().unwrap_or("kvcache") {
+        "kvcache" => false,
+        "flat-kvcache" => true,
+        other => bail!("{}: requests {other:?}: expected \"kvcache\" (shaped like the kvcache_202210 traces) or \"flat-kvcache\" (CacheBench's flat_kvcache_reg)", ctx()),
+    };
+    if k.trace.is_some() && (k.requests.is_some() || k.zipf.is_some() || k.footprint.is_some()) {
+        bail!("{}: trace replays a file; requests, zipf and footprint shape generated requests: give one or the other", ctx());
+    }
     let mut cfg = FlashCacheConfig { ns, namespace_bytes: ns_bytes, trim_evicted_regions: k.trim, ..FlashCacheConfig::default() };
     if let Some(c) = &k.cache_size {
         cfg.cache_size = cache_size(c).with_context(ctx)?;
@@ -57,30 +117,73 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
     if let Some(p) = k.bighash_pct {
         cfg.bighash_pct = p;
     }
-    cfg.region_bytes = scaled_region(cfg.region_bytes, k.scale);
-    cfg.eviction = match k.region_eviction.unwrap_or_default() {
+    cfg.region_bytes = scaled_region(NAVY_REGION, k.scale);
+    // Region flushes run beside the bucket writes (Navy's flush threads), in pieces of the
+    // drive's largest write (256 KiB with FDP) that shrink with the run, so a scaled erase unit
+    // gets region and bucket data in the proportion a full-scale one does.
+    cfg.spread_region_writes = true;
+    cfg.max_io_bytes = scaled_piece(cfg.max_io_bytes, k.scale);
+    cfg.eviction = match k.region_eviction.unwrap_or(RegionOrder::Fifo) {
         RegionOrder::Lru => RegionEviction::Lru,
         RegionOrder::Fifo => RegionEviction::Fifo,
     };
     if placement {
-        cfg.bighash_pid = Pid::new(0, 0);
-        cfg.blockcache_pid = Pid::new(0, 1);
+        let (bh, bc) = navy_handles(handles);
+        cfg.bighash_pid = Pid::new(0, bh);
+        cfg.blockcache_pid = Pid::new(0, bc);
     }
-    let cache = FlashCache::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-    let cache_bytes = cache.layout().cache_bytes;
-    let mut gen = CacheGenConfig::default().with_footprint((cache_bytes as f64 * k.footprint.unwrap_or(2.0)) as u64);
-    if let Some(z) = k.zipf {
-        gen.popularity = if z == 0.0 { Popularity::Uniform } else { Popularity::Zipfian { exponent: z } };
+    cfg.reinsertion_hits = k.reinsertion_hits.unwrap_or(1);
+    cfg.admission_retention_secs = k.admission_retention.unwrap_or(7200);
+    let rate = k.ops_per_sec.unwrap_or(PUBLISHED_OPS_PER_SEC);
+    if !(rate.is_finite() && rate > 0.0) {
+        bail!("{}: ops_per_sec {rate}: expected a positive rate", ctx());
     }
+    cfg.ops_per_sec = rate * k.scale;
+    cfg.lookaside = k.lookaside.unwrap_or(flat);
+    cfg.key_size_in_key = !flat;
+    let cache_bytes = wafsim_apps::flashcache::Layout::new(&cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?.cache_bytes;
+    cfg.dram_bytes = match &k.dram {
+        Some(d) => dram_bytes(d, cache_bytes).with_context(ctx)?,
+        None => (cache_bytes as f64 * PUBLISHED_DRAM_SHARE) as u64,
+    };
+    let cache = FlashCache::new(cfg.clone()).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
     let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
-    if limit.is_none() {
-        gen.ops = Some(10_000_000);
-    }
-    let requests = CacheGen::try_new(&gen, seed).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-    // The cache's row: objects inserted over what it wrote, its hit ratios, warming until its
-    // log has wrapped (the cache's own figures).
-    let source = budgeted(Box::new(FlashCacheSource::new(requests, cache)), limit);
-    let label = Label { name: format!("kv{} (flash cache{})", i + 1, if placement { ", engines on handles 0/1" } else { "" }), namespace: k.namespace.clone() };
+    let requests: Box<dyn KvSource> = if let Some(path) = &k.trace {
+        Box::new(wafsim_workload::kvtrace::KvTrace::open(std::path::Path::new(path)).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
+    } else {
+        let base = if flat { CacheGenConfig::default() } else { CacheGenConfig::kvcache_202210() };
+        let footprint = k.footprint.unwrap_or(if flat { 2.0 } else { KVCACHE_FOOTPRINT });
+        if !(footprint.is_finite() && footprint > 0.0) {
+            bail!("{}: footprint {footprint}: expected a positive multiple of the cache", ctx());
+        }
+        let mut gen = base.with_footprint((cache_bytes as f64 * footprint) as u64);
+        if let Some(z) = k.zipf {
+            gen.popularity = if z == 0.0 { Popularity::Uniform } else { Popularity::Zipfian { exponent: z } };
+        }
+        if limit.is_none() {
+            gen.ops = Some(10_000_000);
+        }
+        Box::new(CacheGen::try_new(&gen, seed).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
+    };
+    // How this run's proportions compare with full scale (the regions per erase unit cannot
+    // keep theirs once regions stop shrinking at 1 MiB): shown with the cache's figures.
+    let eu = target.cfg.erase_unit_bytes as f64;
+    let full_eu = eu / k.scale;
+    let metrics = vec![
+        ("regions per erase unit".to_string(), eu / cfg.region_bytes as f64),
+        ("regions per erase unit at full scale (approx.)".to_string(), full_eu / NAVY_REGION as f64),
+        ("DRAM share of the flash cache".to_string(), cfg.dram_bytes as f64 / cache_bytes as f64),
+    ];
+    // The cache's row: objects inserted into flash over what it wrote, its hit ratios, warming
+    // until its log has wrapped (the cache's own figures).
+    let source = budgeted(Box::new(FlashCacheSource::new(requests, cache).with_metrics(metrics)), limit);
+    let handles_said = if placement {
+        let (bh, bc) = navy_handles(handles);
+        format!(", BigHash on handle {bh}, BlockCache on handle {bc}")
+    } else {
+        String::new()
+    };
+    let label = Label { name: format!("kv{} (flash cache{handles_said})", i + 1), namespace: k.namespace.clone() };
     parts.push(Part {
         source,
         weight: 1,
@@ -106,5 +209,17 @@ mod tests {
         assert_eq!(scaled_region(16 << 20, 1.0), 16 << 20);
         assert_eq!(scaled_region(16 << 20, 0.25), 4 << 20);
         assert_eq!(scaled_region(16 << 20, 0.001), 1 << 20);
+        assert_eq!(scaled_piece(256 << 10, 1.0), 256 << 10);
+        assert_eq!(scaled_piece(256 << 10, 0.1), 24 << 10);
+        assert_eq!(scaled_piece(256 << 10, 0.0001), 4096);
+        assert_eq!(dram_bytes("4.5%", 1000).unwrap(), 45);
+        assert_eq!(dram_bytes("0", 1000).unwrap(), 0);
+        assert_eq!(dram_bytes("1MiB", 1000).unwrap(), 1 << 20);
+        assert!(dram_bytes("-1%", 1000).is_err());
+        // Navy's handle order: 0 default, BigHash 1, BlockCache 2, 0 once they run out.
+        assert_eq!(navy_handles(4), (1, 2));
+        assert_eq!(navy_handles(3), (1, 2));
+        assert_eq!(navy_handles(2), (1, 0));
+        assert_eq!(navy_handles(1), (0, 0));
     }
 }

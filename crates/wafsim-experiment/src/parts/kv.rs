@@ -48,6 +48,13 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("zipf", k.zipf.is_some(), &[CACHE]),
         ("region_eviction", k.region_eviction.is_some(), &[CACHE]),
         ("warehouses", k.warehouses.is_some(), &[LS, LSM]),
+        ("dram", k.dram.is_some(), &[CACHE]),
+        ("reinsertion_hits", k.reinsertion_hits.is_some(), &[CACHE]),
+        ("admission_retention", k.admission_retention.is_some(), &[CACHE]),
+        ("ops_per_sec", k.ops_per_sec.is_some(), &[CACHE]),
+        ("requests", k.requests.is_some(), &[CACHE]),
+        ("trace", k.trace.is_some(), &[CACHE]),
+        ("lookaside", k.lookaside.is_some(), &[CACHE]),
     ];
     for (field, set, stores) in fields {
         if set && !stores.contains(&k.store) {
