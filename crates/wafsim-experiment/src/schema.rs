@@ -1053,8 +1053,8 @@ pub struct KvSpec {
     /// traces) or "flat-kvcache" (CacheBench's flat_kvcache_reg sizes, look-aside gets only).
     /// Example: `requests = "flat-kvcache"`.
     pub requests: Option<String>,
-    /// flash-cache: replay this CacheBench kvcache CSV trace (a path as given: relative to the
-    /// directory `wafsim` runs in) instead of generating requests; it ends the phase when it
+    /// flash-cache: replay this CacheBench kvcache CSV trace (a path relative to the experiment
+    /// file, as `[[phase.trace]]` files) instead of generating requests; it ends the phase when it
     /// ends. Example:
     /// `trace = "traces/kvcache_traces_1.csv"`.
     pub trace: Option<String>,

@@ -89,7 +89,7 @@ fn navy_handles(handles: usize) -> (u16, u16) {
 
 /// The flash cache of `k` (entry `i`) on `target`.
 #[allow(clippy::too_many_arguments)]
-pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut Vec<Part>, group: u32) -> Result<()> {
+pub fn cache_part(k: &KvSpec, i: usize, target: &Target, base_dir: &std::path::Path, seed: u64, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
     if target.zones_of(g).is_some() {
@@ -149,7 +149,7 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, seed: u64, parts: &mut 
     let cache = FlashCache::new(cfg.clone()).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
     let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
     let requests: Box<dyn KvSource> = if let Some(path) = &k.trace {
-        Box::new(wafsim_workload::kvtrace::KvTrace::open(std::path::Path::new(path)).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
+        Box::new(wafsim_workload::kvtrace::KvTrace::open(&base_dir.join(path)).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
     } else {
         let base = if flat { CacheGenConfig::default() } else { CacheGenConfig::kvcache_202210() };
         let footprint = k.footprint.unwrap_or(if flat { 2.0 } else { KVCACHE_FOOTPRINT });

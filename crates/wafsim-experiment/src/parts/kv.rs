@@ -21,7 +21,7 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LS: KvStore = KvStore::LogStructured;
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
-    let fields: [(&str, bool, &[KvStore]); 25] = [
+    let fields: [(&str, bool, &[KvStore]); 32] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
         ("rate", k.rate.is_some(), &[LS]),
@@ -92,6 +92,7 @@ fn ycsb_config(k: &KvSpec) -> Result<YcsbConfig> {
 pub fn kv_parts(
     kvs: &[KvSpec],
     target: &Target,
+    base_dir: &std::path::Path,
     seed: impl Fn(usize, u32) -> u64,
     parts: &mut Vec<Part>,
     notes: &mut Vec<String>,
@@ -112,7 +113,7 @@ pub fn kv_parts(
                 continue;
             }
             KvStore::FlashCache => {
-                crate::parts::cache::cache_part(k, i, target, seed(i, g), parts, next_group())?;
+                crate::parts::cache::cache_part(k, i, target, base_dir, seed(i, g), parts, next_group())?;
                 continue;
             }
         }

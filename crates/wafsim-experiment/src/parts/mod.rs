@@ -67,7 +67,7 @@ pub fn build_parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, fio: &[L
     trace::part(spec, phase, target, &mut parts, &mut next_group)?;
     files::file_parts(&phase.files, target, |i, g| seed_for(spec, pi, 3, i, g), &mut parts, &mut next_group)?;
     let mut notes = Vec::new();
-    kv::kv_parts(&phase.kv, target, |i, g| seed_for(spec, pi, 4, i, g), &mut parts, &mut notes, next_group)?;
+    kv::kv_parts(&phase.kv, target, &spec.base_dir, |i, g| seed_for(spec, pi, 4, i, g), &mut parts, &mut notes, next_group)?;
     Ok(Parts { parts, notes })
 }
 
