@@ -68,6 +68,9 @@ fn sigkill_at_random_moments_loses_no_flushed_write_and_no_drive_state() {
         }
         let s = Served::start(EXPERIMENT, "no-fdp", None, &extra);
         let now = s.state_now();
+        // Before this round's flushed writes: the capture the last WAF check starts from (the
+        // noise client may not get a write in before the kill on a busy machine).
+        before = s.state_json();
         assert!(now.counters.host_write_bytes >= flushed, "round {r}: the drive went back to {} host bytes; {flushed} were flushed", now.counters.host_write_bytes);
         // Written and flushed (fio's end_fsync sends NBD_CMD_FLUSH) before the kill.
         let mut job = region_job(&s, r);
@@ -76,7 +79,6 @@ fn sigkill_at_random_moments_loses_no_flushed_write_and_no_drive_state() {
         let st = s.state_now();
         flushed = st.counters.host_write_bytes;
         assert!(flushed >= now.counters.host_write_bytes + REGION, "round {r}: the region's writes did not reach the drive");
-        before = s.state_json();
         // A second client writes on while the kill comes.
         let mut noise = Command::new("fio")
             .args(["--name=noise", "--ioengine=nbd", &format!("--uri={}", s.uri("vm2")), "--rw=randwrite", "--bs=16k", "--size=64m", "--time_based", "--runtime=30"])
@@ -100,7 +102,7 @@ fn sigkill_at_random_moments_loses_no_flushed_write_and_no_drive_state() {
     let after = s.state_json();
     let last = DriveState::from_json(&after).unwrap();
     assert!(last.counters.host_write_bytes >= flushed, "the drive went back to {} host bytes; {flushed} were flushed", last.counters.host_write_bytes);
-    // The WAF between a capture before the last kill and one after the restart.
+    // The WAF between a capture before the last round's writes and one after the restart.
     std::fs::write(dir.join("before.json"), &before).unwrap();
     std::fs::write(dir.join("after.json"), &after).unwrap();
     let out = wafsim(&["waf", dir.join("before.json").to_str().unwrap(), dir.join("after.json").to_str().unwrap()]);
