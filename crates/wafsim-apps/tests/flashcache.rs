@@ -419,6 +419,29 @@ fn the_stream_is_deterministic_and_independent_of_batch_sizes() {
     assert!(FlashCache::new(FlashCacheConfig { bighash_pct: 101, ..small_cfg() }).is_err());
 }
 
+/// Requests per second of `src` into a plain device of `ns` bytes in three rounds of 5 M
+/// requests after `warm` requests, slowest first.
+fn three_rounds(src: &mut FlashCacheSource<CacheGen>, ns: u64, warm: u64) -> Vec<f64> {
+    let mut dev = wafsim_core::plain::PlainDevice::new(ns, 4096).unwrap();
+    let mut buf = Vec::with_capacity(1024);
+    let mut drive = |target: u64| {
+        while src.cache().counters().ops < target {
+            buf.clear();
+            assert!(src.fill(&mut buf, 1024).unwrap() > 0);
+            dev.submit_batch(&buf).unwrap();
+        }
+    };
+    drive(warm);
+    let mut rates = Vec::new();
+    for k in 1..=3u64 {
+        let t = Instant::now();
+        drive(warm + k * 5_000_000);
+        rates.push(5e6 / t.elapsed().as_secs_f64());
+    }
+    rates.sort_by(f64::total_cmp);
+    rates
+}
+
 /// The CacheBench-like workload through the cache, as `wafsim bench` would build it: the
 /// default request mix (kvcache sizes, zipf 1.0, 12% lone gets) over a population of twice the
 /// cache, on a 4 GiB namespace (BigHash 4%, 16 MiB regions), its I/O taken by a device without a
@@ -430,24 +453,7 @@ fn speed_cachebench_like() {
     let cfg = FlashCacheConfig { namespace_bytes: ns, bighash_pid: BH, blockcache_pid: BC, ..FlashCacheConfig::default() };
     let gen = CacheGenConfig::default().with_footprint(2 * ns);
     let mut src = FlashCacheSource::new(CacheGen::try_new(&gen, 1).unwrap(), FlashCache::new(cfg).unwrap());
-    let mut dev = wafsim_core::plain::PlainDevice::new(ns, 4096).unwrap();
-    let mut buf = Vec::with_capacity(1024);
-    let mut drive = |target: u64| {
-        while src.cache().counters().ops < target {
-            buf.clear();
-            assert!(src.fill(&mut buf, 1024).unwrap() > 0);
-            dev.submit_batch(&buf).unwrap();
-        }
-    };
-    let warm = 5_000_000;
-    drive(warm);
-    let mut rates = Vec::new();
-    for k in 1..=3u64 {
-        let t = Instant::now();
-        drive(warm + k * 5_000_000);
-        rates.push(5e6 / t.elapsed().as_secs_f64());
-    }
-    rates.sort_by(f64::total_cmp);
+    let rates = three_rounds(&mut src, ns, 5_000_000);
     let r = src.report();
     let c = &r.counters;
     eprintln!(
@@ -712,24 +718,7 @@ fn speed_published_setup() {
     let cfg = FlashCacheConfig { namespace_bytes: ns, bighash_pid: BH, blockcache_pid: BC, ..FlashCacheConfig::default() }.published();
     let gen = CacheGenConfig::kvcache_202210().with_footprint((2.9 * ns as f64) as u64);
     let mut src = FlashCacheSource::new(CacheGen::try_new(&gen, 1).unwrap(), FlashCache::new(cfg).unwrap());
-    let mut dev = wafsim_core::plain::PlainDevice::new(ns, 4096).unwrap();
-    let mut buf = Vec::with_capacity(1024);
-    let mut drive = |target: u64| {
-        while src.cache().counters().ops < target {
-            buf.clear();
-            assert!(src.fill(&mut buf, 1024).unwrap() > 0);
-            dev.submit_batch(&buf).unwrap();
-        }
-    };
-    let warm = 10_000_000;
-    drive(warm);
-    let mut rates = Vec::new();
-    for k in 1..=3u64 {
-        let t = Instant::now();
-        drive(warm + k * 5_000_000);
-        rates.push(5e6 / t.elapsed().as_secs_f64());
-    }
-    rates.sort_by(f64::total_cmp);
+    let rates = three_rounds(&mut src, ns, 10_000_000);
     let c = src.report().counters;
     eprintln!(
         "published setup speed: {:.2} M ops/s (rounds {:?}); {} keys, hit ratio {:.3} (DRAM {:.3}, BigHash {:.3}, BlockCache {:.3}), regions reclaimed {}, app WAF {:.2}",

@@ -67,9 +67,9 @@ pub struct BigHash {
     slots: Vec<Vec<Slot>>,
     used: Vec<u32>,
     items: u64,
-    /// Keys pushed out of full buckets, for the DRAM tier's `NvmEvicted` mark (`None`: not
-    /// collected).
-    evicted_keys: Option<Vec<u64>>,
+    /// Keys pushed out of full buckets, for the DRAM tier's `NvmEvicted` mark (kept only when
+    /// collecting).
+    evicted_keys: super::EvictedKeys,
     c: BigHashCounters,
 }
 
@@ -95,7 +95,7 @@ impl BigHash {
             slots: vec![Vec::new(); n],
             used: vec![0; n],
             items: 0,
-            evicted_keys: None,
+            evicted_keys: super::EvictedKeys::default(),
             c: BigHashCounters::default(),
         }
     }
@@ -202,14 +202,12 @@ impl BigHash {
 
     /// Collect the keys of evicted items from now on (see [`BigHash::take_evicted`]).
     pub(crate) fn collect_evicted(&mut self) {
-        self.evicted_keys = Some(Vec::new());
+        self.evicted_keys.collect();
     }
 
     /// The keys evicted since the last call (empty unless collecting).
     pub(crate) fn take_evicted(&mut self, into: &mut Vec<u64>) {
-        if let Some(v) = &mut self.evicted_keys {
-            into.append(v);
-        }
+        self.evicted_keys.take(into);
     }
 
     /// Look `key` up: the bloom filter, then a bucket read. The item's bytes if found.
@@ -260,9 +258,7 @@ impl BigHash {
                 free += self.slots[bi][n].bytes;
                 n += 1;
             }
-            if let Some(v) = &mut self.evicted_keys {
-                v.extend(self.slots[bi][..n].iter().map(|s| s.key));
-            }
+            self.evicted_keys.note(self.slots[bi][..n].iter().map(|s| s.key));
             self.slots[bi].drain(..n);
             self.used[bi] = self.capacity - free;
             self.items -= n as u64;

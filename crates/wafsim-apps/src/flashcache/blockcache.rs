@@ -171,8 +171,8 @@ pub struct BlockCache {
     lru: bool,
     /// Reinsert an evicted item with at least this many hits (0: no reinsertion).
     reinsert_hits: u32,
-    /// Keys of evicted items, for the DRAM tier's `NvmEvicted` mark (`None`: not collected).
-    evicted_keys: Option<Vec<u64>>,
+    /// Keys of evicted items, for the DRAM tier's `NvmEvicted` mark (kept only when collecting).
+    evicted_keys: super::EvictedKeys,
     clean_target: usize,
     trim: bool,
     index: HashMap<u64, ItemLoc, BuildKeyHasher>,
@@ -215,7 +215,7 @@ impl BlockCache {
             max_io: cfg.max_io_bytes,
             lru: cfg.eviction == RegionEviction::Lru,
             reinsert_hits: cfg.reinsertion_hits,
-            evicted_keys: None,
+            evicted_keys: super::EvictedKeys::default(),
             clean_target: cfg.clean_regions as usize,
             trim: cfg.trim_evicted_regions,
             index: HashMap::default(),
@@ -286,14 +286,12 @@ impl BlockCache {
 
     /// Collect the keys of evicted items from now on (see [`BlockCache::take_evicted`]).
     pub(crate) fn collect_evicted(&mut self) {
-        self.evicted_keys = Some(Vec::new());
+        self.evicted_keys.collect();
     }
 
     /// The keys evicted since the last call (empty unless collecting).
     pub(crate) fn take_evicted(&mut self, into: &mut Vec<u64>) {
-        if let Some(v) = &mut self.evicted_keys {
-            into.append(v);
-        }
+        self.evicted_keys.take(into);
     }
 
     /// Look `key` up: the index (which counts the hit, as Navy's `SparseMapIndex::lookup`
@@ -483,9 +481,7 @@ impl BlockCache {
                 }
                 self.index.remove(&key);
                 self.c.evicted_items += 1;
-                if let Some(v) = &mut self.evicted_keys {
-                    v.push(key);
-                }
+                self.evicted_keys.note([key]);
             }
             let mut entries = entries;
             entries.clear();

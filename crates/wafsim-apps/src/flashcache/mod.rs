@@ -73,6 +73,33 @@ pub mod blockcache;
 pub mod dram;
 mod source;
 
+/// Keys an engine evicted, kept only once collecting is switched on (the DRAM tier marks their
+/// DRAM copies `NvmEvicted`, so they are written again when DRAM evicts them).
+#[derive(Debug, Default)]
+pub(crate) struct EvictedKeys(Option<Vec<u64>>);
+
+impl EvictedKeys {
+    /// Keep the keys evicted from now on.
+    pub(crate) fn collect(&mut self) {
+        self.0 = Some(Vec::new());
+    }
+
+    /// Note evicted keys (nothing unless collecting).
+    #[inline]
+    pub(crate) fn note(&mut self, keys: impl IntoIterator<Item = u64>) {
+        if let Some(v) = &mut self.0 {
+            v.extend(keys);
+        }
+    }
+
+    /// Move the keys noted since the last call to `into`.
+    pub(crate) fn take(&mut self, into: &mut Vec<u64>) {
+        if let Some(v) = &mut self.0 {
+            into.append(v);
+        }
+    }
+}
+
 
 use wafsim_core::{Io, Pid};
 use wafsim_core::pipeline::KvOp;
