@@ -751,16 +751,16 @@ impl LsKv {
         }
     }
 
-    fn block_io(&self, b: u32) -> Io {
+    /// Write block `b` whole at its offset (every data write Aerospike makes, full or partial).
+    fn write_whole(&mut self, b: u32, out: &mut Vec<Io>) {
         let wbs = self.cfg.write_block_bytes;
-        Io { op: Op::Write, ns: self.cfg.ns, offset: b as u64 * wbs as u64, len: wbs, pid: Pid::NONE }
+        self.emit(Io { op: Op::Write, ns: self.cfg.ns, offset: b as u64 * wbs as u64, len: wbs, pid: Pid::NONE }, out);
+        self.counters.device_write_bytes += wbs as u64;
     }
 
     /// Write a full client block; it enters the post-write queue (or is released).
     fn write_block(&mut self, b: u32, out: &mut Vec<Io>) {
-        let io = self.block_io(b);
-        self.emit(io, out);
-        self.counters.device_write_bytes += self.cfg.write_block_bytes as u64;
+        self.write_whole(b, out);
         self.counters.client_blocks_written += 1;
         if self.cfg.post_write_queue_blocks > 0 {
             self.state[b as usize] = State::PostWrite;
@@ -777,9 +777,7 @@ impl LsKv {
     /// Write the defrag buffer `b` (full, or at shutdown): it is released, and so are the
     /// blocks it vacated.
     fn write_defrag_block(&mut self, b: u32, out: &mut Vec<Io>) {
-        let io = self.block_io(b);
-        self.emit(io, out);
-        self.counters.device_write_bytes += self.cfg.write_block_bytes as u64;
+        self.write_whole(b, out);
         self.counters.defrag_blocks_written += 1;
         self.release(b, out);
         self.release_vacated(out);
@@ -867,9 +865,7 @@ impl LsKv {
     fn flush_tick(&mut self, out: &mut Vec<Io>) {
         if let Some(c) = self.client {
             if !self.client_full_since && c.pos > c.flushed {
-                let io = self.block_io(c.block);
-                self.emit(io, out);
-                self.counters.device_write_bytes += self.cfg.write_block_bytes as u64;
+                self.write_whole(c.block, out);
                 self.counters.client_partial_flushes += 1;
                 self.client = Some(Cursor { flushed: c.pos, ..c });
             }
@@ -883,9 +879,7 @@ impl LsKv {
     fn defrag_flush_tick(&mut self, out: &mut Vec<Io>) {
         if let Some(c) = self.defrag {
             if !self.defrag_full_since && !self.vacated.is_empty() {
-                let io = self.block_io(c.block);
-                self.emit(io, out);
-                self.counters.device_write_bytes += self.cfg.write_block_bytes as u64;
+                self.write_whole(c.block, out);
                 self.counters.defrag_partial_flushes += 1;
                 self.defrag = Some(Cursor { flushed: c.pos, ..c });
                 self.release_vacated(out);

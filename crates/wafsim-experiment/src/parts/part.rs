@@ -88,9 +88,7 @@ impl IoSource for Budget {
             return Ok(0);
         }
         let n = self.inner.fill(out, max)?;
-        if self.inner.figures().is_some_and(|f| f.store_bytes() >= self.limit) {
-            self.done = true;
-        }
+        self.check_limit();
         Ok(n)
     }
     fn figures(&self) -> Option<LayerFigures> {
@@ -107,10 +105,17 @@ impl IoSource for Budget {
             return Some(Ok(0));
         }
         let r = self.inner.fill_timed(out, times, max)?;
+        self.check_limit();
+        Some(r)
+    }
+}
+
+impl Budget {
+    /// Done once the store has written its limit.
+    fn check_limit(&mut self) {
         if self.inner.figures().is_some_and(|f| f.store_bytes() >= self.limit) {
             self.done = true;
         }
-        Some(r)
     }
 }
 
@@ -153,70 +158,64 @@ impl Parts {
 }
 
 impl Parts {
-    /// Interleave per I/O (the untimed model). Sources are weighted by their I/O rates when
-    /// every source has one (fio rate/rate_iops, workload rate_iops), else by `weight`.
+    /// Interleave per I/O (the untimed model). When a source keeps a clock of its own (a
+    /// store's clients at a rate) and every other source has a rate, in time order; otherwise
+    /// sources are weighted by their I/O rates when every source has one (fio rate/rate_iops,
+    /// workload rate_iops), else by `weight`.
     pub fn interleave(mut self, kind: InterleaveKind, seed: u64) -> PhaseSources {
         let mut notes = std::mem::take(&mut self.notes);
         let rates: Vec<Option<f64>> = self.parts.iter().map(|p| p.timing.iops_cap()).collect();
-        if self.parts.iter().any(|p| p.source.clocked()) {
-            if self.parts.iter().zip(&rates).all(|(p, r)| p.source.clocked() || r.is_some()) {
-                return self.by_time(rates, notes);
-            }
+        let clocked = self.parts.iter().any(|p| p.source.clocked());
+        let by_time = clocked && self.parts.iter().zip(&rates).all(|(p, r)| p.source.clocked() || r.is_some());
+        if clocked && !by_time {
             let without: Vec<&str> = self.parts.iter().zip(&rates).filter(|(p, r)| !p.source.clocked() && r.is_none()).map(|(p, _)| p.label.name.as_str()).collect();
             notes.push(format!(
                 "untimed interleave uses weights, not time: the stores' clients have rates but {} do not (give every source a rate)",
                 without.join(", ")
             ));
         }
-        let weights: Vec<u32> = if !rates.is_empty() && rates.iter().all(Option::is_some) {
-            // Integer weights in proportion to the rates, 0.1% resolution.
-            let min = rates.iter().flatten().fold(f64::INFINITY, |a, &b| a.min(b)).max(1e-9);
-            rates.iter().map(|r| ((r.expect("all some") / min * 1000.0).round()).clamp(1.0, u32::MAX as f64) as u32).collect()
+        let (mode, weights) = if by_time {
+            (InterleaveMode::Clock, vec![1; self.parts.len()])
         } else {
-            let with: Vec<&str> = self.parts.iter().zip(&rates).filter(|(_, r)| r.is_some()).map(|(p, _)| p.label.name.as_str()).collect();
-            if !with.is_empty() {
-                let without: Vec<&str> = self.parts.iter().zip(&rates).filter(|(_, r)| r.is_none()).map(|(p, _)| p.label.name.as_str()).collect();
-                notes.push(format!(
-                    "untimed interleave uses weights, not rates: {} have a rate but {} do not (give every source a rate, or turn the timing model on)",
-                    with.join(", "),
-                    without.join(", ")
-                ));
-            }
-            self.parts.iter().map(|p| p.weight).collect()
+            let mode = match kind {
+                InterleaveKind::RoundRobin => InterleaveMode::RoundRobin,
+                InterleaveKind::Random => InterleaveMode::Random { seed },
+            };
+            (mode, self.weights(&rates, &mut notes))
         };
-        let rows = RowOf::of(&self.parts);
-        let mut sources = Vec::new();
-        let mut stages = Vec::new();
-        let mut labels = Vec::new();
-        for p in self.parts {
-            sources.push(p.source);
-            stages.push((p.group, p.stage));
-            labels.push(p.label);
-        }
-        let mode = match kind {
-            InterleaveKind::RoundRobin => InterleaveMode::RoundRobin,
-            InterleaveKind::Random => InterleaveMode::Random { seed },
-        };
-        let names = labels.iter().map(|l| l.name.clone()).collect();
-        PhaseSources { source: Interleave::staged(sources, weights, stages, mode).named(names), labels, rows, notes }
-    }
-}
-
-impl Parts {
-    /// Interleave in time order: stores by their own clocks, other sources at their rates.
-    fn by_time(self, rates: Vec<Option<f64>>, notes: Vec<String>) -> PhaseSources {
         let rows = RowOf::of(&self.parts);
         let mut sources: Vec<Box<dyn IoSource>> = Vec::new();
         let mut stages = Vec::new();
         let mut labels = Vec::new();
         for (p, rate) in self.parts.into_iter().zip(rates) {
-            sources.push(if p.source.clocked() { p.source } else { Box::new(RateClock::new(p.source, rate.expect("checked: a rate"))) });
+            // In time order, a source without a clock of its own issues I/O k at k / rate.
+            let wrap = by_time && !p.source.clocked();
+            sources.push(if wrap { Box::new(RateClock::new(p.source, rate.expect("checked: a rate"))) } else { p.source });
             stages.push((p.group, p.stage));
             labels.push(p.label);
         }
         let names = labels.iter().map(|l| l.name.clone()).collect();
-        let weights = vec![1; sources.len()];
-        PhaseSources { source: Interleave::staged(sources, weights, stages, InterleaveMode::Clock).named(names), labels, rows, notes }
+        PhaseSources { source: Interleave::staged(sources, weights, stages, mode).named(names), labels, rows, notes }
+    }
+
+    /// Per-part weights of a weighted interleave: in proportion to the rates when every part
+    /// has one, else each part's `weight` (with a note when only some parts have rates).
+    fn weights(&self, rates: &[Option<f64>], notes: &mut Vec<String>) -> Vec<u32> {
+        if !rates.is_empty() && rates.iter().all(Option::is_some) {
+            // Integer weights in proportion to the rates, 0.1% resolution.
+            let min = rates.iter().flatten().fold(f64::INFINITY, |a, &b| a.min(b)).max(1e-9);
+            return rates.iter().map(|r| ((r.expect("all some") / min * 1000.0).round()).clamp(1.0, u32::MAX as f64) as u32).collect();
+        }
+        let with: Vec<&str> = self.parts.iter().zip(rates).filter(|(_, r)| r.is_some()).map(|(p, _)| p.label.name.as_str()).collect();
+        if !with.is_empty() {
+            let without: Vec<&str> = self.parts.iter().zip(rates).filter(|(_, r)| r.is_none()).map(|(p, _)| p.label.name.as_str()).collect();
+            notes.push(format!(
+                "untimed interleave uses weights, not rates: {} have a rate but {} do not (give every source a rate, or turn the timing model on)",
+                with.join(", "),
+                without.join(", ")
+            ));
+        }
+        self.parts.iter().map(|p| p.weight).collect()
     }
 }
 
