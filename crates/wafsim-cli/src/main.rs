@@ -6,6 +6,7 @@ mod advise;
 mod bench;
 mod bench_nbd;
 mod catalog;
+mod feed;
 mod nvme;
 mod progress;
 mod run;
@@ -66,6 +67,11 @@ enum Cmd {
     ///
     /// Example: wafsim serve experiments/live/eight-tenants.toml --variant fdp
     Serve(serve::ServeArgs),
+    /// Drive a served drive with an experiment's traffic (its stores, caches, fio jobs and
+    /// traces) as a live NBD client, and report the drive's WAF over the feed.
+    ///
+    /// Example: wafsim feed experiments/kv/four-aerospike.toml --variant shared-fdp --skip-reads
+    Feed(feed::FeedArgs),
     /// A simulated drive's log pages as nvme-cli prints them (smart-log, ocp smart-add-log,
     /// fdp configs|usage|stats|events|status), from a running `wafsim serve` or a saved state.
     ///
@@ -140,6 +146,7 @@ fn real_main() -> Result<()> {
         Cmd::Catalog(a) => catalog::run_catalog(a),
         Cmd::Validate(a) => run_validate(a),
         Cmd::Serve(a) => serve::run_serve(a),
+        Cmd::Feed(a) => feed::run_feed(a),
         Cmd::Nvme(a) => nvme::run_nvme(a),
         Cmd::Waf(a) => nvme::run_waf(a),
         Cmd::Bench(a) => bench::run_bench(a),

@@ -116,22 +116,28 @@ pub fn drive_state(drive: &LiveDrive, d: usize, started: Instant) -> Result<Driv
 
 /// Load the experiment (or device file, or preset), pick the variant, scale it.
 fn load(args: &ServeArgs) -> Result<wafsim_experiment::Variant> {
-    let f = args.file.as_ref().expect("clap: a file unless --stop");
-    let mut all = if !f.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == f.as_path()) {
+    load_variant(args.file.as_ref().expect("clap: a file unless --stop"), args.variant.as_deref(), args.scale, args.full_scale)
+}
+
+/// The variant `variant` (default: the first) of experiment, device file or preset `f`, at
+/// `scale`, at full scale, or at the scale `wafsim run` would choose: what `serve` serves and
+/// `feed` feeds, so both choose alike.
+pub(crate) fn load_variant(f: &Path, variant: Option<&str>, scale: Option<f64>, full_scale: bool) -> Result<wafsim_experiment::Variant> {
+    let mut all = if !f.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == f) {
         wafsim_experiment::parse_experiment(&format!("[device]\npreset = {:?}\n", f.display().to_string()), &format!("preset {}", f.display()))?
     } else {
         wafsim_experiment::load_experiment(f)?
     };
     let auto = auto_scale_all(all.iter().map(|v| &v.spec))?;
-    let i = match &args.variant {
+    let i = match variant {
         None => 0,
-        Some(want) => all.iter().position(|v| &v.name == want).ok_or_else(|| {
+        Some(want) => all.iter().position(|v| v.name == want).ok_or_else(|| {
             let names: Vec<_> = all.iter().map(|v| v.name.as_str()).collect();
             anyhow!("no variant named {want:?} in {} (variants: {})", f.display(), names.join(", "))
         })?,
     };
     let mut v = all.swap_remove(i);
-    let s = if args.full_scale { 1.0 } else { args.scale.unwrap_or(auto) };
+    let s = if full_scale { 1.0 } else { scale.unwrap_or(auto) };
     scale_spec(&mut v.spec, s).with_context(|| format!("variant {:?}", v.name))?;
     Ok(v)
 }

@@ -13,6 +13,8 @@
 //!   [`sim::exports`]); [`pace`]: the same with each reply at the timing model's completion time
 //!   ([`pace::paced_exports`]; pace builds on sim, not the other way round).
 //! * [`persist`]: a served drive kept across restarts (checkpoint and command journal).
+//! * [`client`]: a blocking NBD client; [`feed`]: an experiment's traffic (store models, fio
+//!   jobs, traces) sent through it to a served drive, in the order `wafsim run` submits it.
 //! * [`server`]: [`Server`], one thread per TCP or Unix-socket connection, with a
 //!   [`ShutdownHandle`].
 //!
@@ -28,7 +30,9 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod export;
+pub mod feed;
 pub mod file;
 pub mod mem;
 pub mod pace;

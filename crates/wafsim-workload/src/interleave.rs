@@ -427,8 +427,9 @@ impl IoSource for RateClock {
     }
 }
 
-impl IoSource for Interleave {
-    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+impl Interleave {
+    /// Up to `max` I/Os in the mode's order; in clock mode with `times`, each one's time too.
+    fn take(&mut self, out: &mut Vec<Io>, mut times: Option<&mut Vec<u64>>, max: usize) -> Result<usize, SourceError> {
         let mut n = 0;
         while n < max {
             let Some(best) = self.next_source() else {
@@ -442,6 +443,9 @@ impl IoSource for Interleave {
             let io = self.bufs[best][self.pos[best]];
             self.stats[best].count(&io);
             out.push(io);
+            if let Some(t) = times.as_deref_mut() {
+                t.push(self.times[best][self.pos[best]]);
+            }
             self.pos[best] += 1;
             n += 1;
         }
@@ -453,6 +457,21 @@ impl IoSource for Interleave {
             }
             None => Ok(n),
         }
+    }
+}
+
+impl IoSource for Interleave {
+    fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+        self.take(out, None, max)
+    }
+
+    /// In clock mode the interleave keeps its sources' clocks: each I/O's time is its source's.
+    fn clocked(&self) -> bool {
+        matches!(self.pick, Pick::Clock { .. })
+    }
+
+    fn fill_timed(&mut self, out: &mut Vec<Io>, times: &mut Vec<u64>, max: usize) -> Option<Result<usize, SourceError>> {
+        self.clocked().then(|| self.take(out, Some(times), max))
     }
 
     /// Every source is finished; the first error is returned, named.
@@ -644,5 +663,26 @@ mod tests {
         assert_eq!(out[45].ns, 0);
         assert_eq!(out[..46].iter().filter(|io| io.ns == 0).count(), 10);
         assert!(out[46..].iter().all(|io| io.ns == 1));
+    }
+
+    /// A clock interleave hands out each I/O's time (its source's clock); a weighted one has
+    /// no clock.
+    #[test]
+    fn clock_mode_gives_each_io_its_sources_time() {
+        let a = RateClock::new(ios(0, 10, 4096), 1000.0);
+        let b = RateClock::new(ios(1, 100, 4096), 4000.0);
+        let mut il = Interleave::staged(vec![Box::new(a), Box::new(b)], vec![1, 1], vec![(0, 0), (1, 0)], InterleaveMode::Clock);
+        assert!(il.clocked());
+        let (mut out, mut times) = (Vec::new(), Vec::new());
+        while il.fill_timed(&mut out, &mut times, 7).unwrap().unwrap() > 0 {}
+        assert_eq!((out.len(), times.len()), (110, 110));
+        // a at k ms, b at k/4 ms: the first eleven as in the order "abbbbabbbba".
+        let want: Vec<u64> = vec![0, 0, 250_000, 500_000, 750_000, 1_000_000, 1_000_000, 1_250_000, 1_500_000, 1_750_000, 2_000_000];
+        assert_eq!(times[..11], want[..]);
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(*times.last().unwrap(), 99 * 250_000);
+        let mut weighted = Interleave::new(vec![ios(0, 10, 4096)], vec![1]);
+        assert!(!weighted.clocked());
+        assert!(weighted.fill_timed(&mut out, &mut times, 7).is_none());
     }
 }

@@ -11,6 +11,7 @@ use wafsim_core::{BlockDevice, Counters};
 mod collect;
 pub mod history;
 pub mod steady;
+pub mod stream;
 mod timed;
 mod untimed;
 
