@@ -268,6 +268,89 @@ fn the_defrag_reserve_refuses_client_writes() {
     kv.check_invariants();
 }
 
+/// `max-write-cache`: one 128 KiB record per block at 1,000 requests/s, the drive taking a block
+/// in 4 ms, at most 2 blocks queued. Block k is written when request k + 1 arrives (its record no
+/// longer fits). Requests at 1, 2 and 3 ms queue blocks ending at 5, 9 and 13 ms; at 4 ms three
+/// wait, so the write is refused (`AS_ERR_DEVICE_OVERLOAD`). From then on a write is accepted
+/// exactly when a block has just been written, at 5, 9, 13, ... ms: the client's pace becomes
+/// the drive's. Over requests 0..=100 ms: 4 + 24 accepted, 73 refused.
+#[test]
+fn max_write_cache_refuses_writes_while_the_drive_is_behind() {
+    let cfg = LsKvConfig {
+        client_ops_per_sec: 1000.0,
+        device_write_bytes_per_sec: 131072.0 / 0.004,
+        max_write_cache_bytes: 2 * 131072,
+        ..small_cfg(0, false)
+    };
+    let mut kv = LsKv::new(cfg).unwrap();
+    let out = apply_all(&mut kv, (0..=100).map(|key| KvOp::Insert { key, bytes: 128 * KIB }));
+    let c = kv.counters();
+    assert_eq!(c.writes, 28);
+    assert_eq!(c.refused_overload, 73);
+    assert_eq!(c.refused_writes(), 73);
+    assert_eq!(c.write_queue_peak, 3);
+    assert_eq!(c.client_blocks_written, 27);
+    assert_eq!(out.iter().filter(|io| io.op == Op::Write).count(), 27);
+    // Accepted requests: 0..=3, then 5, 9, ..., 97.
+    let mut accepted: Vec<u64> = (0..=100).filter(|&k| kv.lookup(k).is_some()).collect();
+    let want: Vec<u64> = (0..=3).chain((5..=100).step_by(4)).collect();
+    accepted.sort();
+    assert_eq!(accepted, want);
+    kv.check_invariants();
+    // Without a drive pace nothing queues and nothing is refused.
+    let mut free = LsKv::new(LsKvConfig { client_ops_per_sec: 1000.0, max_write_cache_bytes: 2 * 131072, ..small_cfg(0, false) }).unwrap();
+    apply_all(&mut free, (0..=100).map(|key| KvOp::Insert { key: key % 50, bytes: 128 * KIB }));
+    assert_eq!((free.counters().refused_overload, free.counters().write_queue_peak), (0, 0));
+}
+
+/// Defrag waits while more than `max-write-cache` + 128 blocks wait for the drive. 300 blocks of
+/// 128 1 KiB records are written at a pace the drive keeps up with (a block per 1.28 ms, the drive
+/// takes one per ms; at most 1 block cached); 64 records of each are deleted (none crosses the
+/// low-water mark), then one more of each, 10 us apart: each block crosses and instant defrag moves
+/// its 63 records, writing a defrag block about every second step, far faster than the drive
+/// drains. Defrag stops once 129 blocks wait (the queue never passes 130: a step writes at most
+/// one block), waits in whole 1 ms polls, and has caught up 200 ms later.
+#[test]
+fn defrag_waits_for_the_write_queue() {
+    let cfg = LsKvConfig {
+        client_ops_per_sec: 100_000.0,
+        device_bytes: 400 * 131072,
+        device_write_bytes_per_sec: 131072.0 / 0.001,
+        max_write_cache_bytes: 131072,
+        stop_writes_avail_pct: 0,
+        stop_writes_used_pct: 0,
+        flush_max_ms: 0,
+        defrag_flush_ms: 0,
+        ..small_cfg(0, false)
+    };
+    let mut kv = LsKv::new(cfg).unwrap();
+    let blocks = 300u64;
+    let mut ops: Vec<KvOp> = (0..blocks * 128 + 1).map(ins).collect();
+    for j in 0..blocks {
+        ops.extend((j * 128..j * 128 + 64).map(|key| KvOp::Delete { key }));
+    }
+    apply_all(&mut kv, ops);
+    let c = kv.counters().clone();
+    assert_eq!((c.refused_overload, c.blocks_defragged, c.defrag_stall_ns), (0, 0, 0));
+    apply_all(&mut kv, (0..blocks).map(|j| KvOp::Delete { key: j * 128 + 64 }));
+    let c = kv.counters().clone();
+    assert!(c.defrag_stall_ns > 0 && c.defrag_stall_ns % 1_000_000 == 0, "{}", c.defrag_stall_ns);
+    assert_eq!(c.write_queue_peak, 130, "the queue stops growing one block past the limit");
+    assert!(kv.defrag_queue_len() > 0, "defrag is behind when the deletes end");
+    let mut out = Vec::new();
+    kv.advance_to(kv.now_ns() + 200_000_000, &mut out).unwrap();
+    assert_eq!(kv.defrag_queue_len(), 0);
+    assert_eq!(kv.counters().blocks_defragged, blocks);
+    kv.check_invariants();
+    // The same without a drive pace: defrag keeps up and never waits.
+    let mut free = LsKv::new(LsKvConfig { device_write_bytes_per_sec: 0.0, ..kv.config().clone() }).unwrap();
+    let mut ops: Vec<KvOp> = (0..blocks * 128 + 1).map(ins).collect();
+    ops.extend((0..blocks).flat_map(|j| j * 128..j * 128 + 65).map(|key| KvOp::Delete { key }));
+    apply_all(&mut free, ops);
+    assert_eq!(free.counters().defrag_stall_ns, 0);
+    assert!(free.defrag_queue_len() <= 1, "only the block the last delete queued waits");
+}
+
 /// A store refusing every write with nothing to free space (no deletes, defrag idle) is stuck
 /// after two evaluations in a row find it so. At 1,000 requests/s the client fills its 92 blocks
 /// by 11.8 s; the evaluations at 20 s (writes accepted since 10 s) and 30 s (none) do not make

@@ -884,6 +884,8 @@ pub struct FilesSpec {
 /// flush_max_ms = 1000         # partial flush period (Aerospike flush-max-ms)
 /// stop_writes_avail_pct = 5   # Aerospike stop-writes thresholds
 /// stop_writes_used_pct = 70
+/// device_write_bw = "400MB"   # per second: the drive's pace for this store (default: at once)
+/// max_write_cache = "64MiB"   # Aerospike max-write-cache (acts with device_write_bw)
 /// ```
 ///
 /// A CacheLib-like flash cache (wafsim_apps::flashcache) under CacheBench-like requests:
@@ -954,6 +956,17 @@ pub struct KvSpec {
     pub stop_writes_avail_pct: Option<u32>,
     /// log-structured: Aerospike `stop-writes-used-pct` (default 70; 0 off).
     pub stop_writes_used_pct: Option<u32>,
+    /// log-structured: bytes per second at which the drive takes this store's full-block
+    /// writes, e.g. `device_write_bw = "400MB"` (per second). With it, Aerospike's device-side
+    /// throttles act: client writes fail while more than `max_write_cache` waits for the drive
+    /// (`AS_ERR_DEVICE_OVERLOAD`), and defrag waits while 128 blocks more wait. Default: the
+    /// drive takes writes at once, as an untimed drive does (the throttles never act). An
+    /// assumption, not coupled to the timing model; not scaled (rates are not).
+    pub device_write_bw: Option<String>,
+    /// log-structured: Aerospike `max-write-cache`, e.g. `"64MiB"` (the default); acts only with
+    /// `device_write_bw`. Not scaled: it is a time buffer at the store's byte rate, which a
+    /// scaled run keeps.
+    pub max_write_cache: Option<String>,
     /// log-structured: trim freed write blocks; flash-cache: trim evicted regions. Default false,
     /// as the real engines do: Aerospike's storage engine and CacheLib's Navy never trim what they
     /// free (a `true` is a what-if, not either engine).

@@ -118,6 +118,14 @@ pub struct LsKvConfig {
     pub stop_writes_used_pct: u32,
     /// How often stop-writes is evaluated (Aerospike: every 10 s).
     pub stop_writes_period_ms: u32,
+    /// Bytes per second at which the device takes this store's queued full-block writes (one
+    /// writer thread per device, one block at a time); 0: at once (the untimed drive's view).
+    /// An assumption: the store's clock is not coupled to the timing model's completions.
+    pub device_write_bytes_per_sec: f64,
+    /// Aerospike `max-write-cache` (default 64 MiB): with more than this many bytes of full
+    /// blocks queued and not yet written, client writes fail (`AS_ERR_DEVICE_OVERLOAD`), and
+    /// with more than 128 blocks beyond it defrag waits (1 ms polls).
+    pub max_write_cache_bytes: u64,
 }
 
 impl Default for LsKvConfig {
@@ -144,6 +152,8 @@ impl Default for LsKvConfig {
             stop_writes_avail_pct: 5,
             stop_writes_used_pct: 70,
             stop_writes_period_ms: 10_000,
+            device_write_bytes_per_sec: 0.0,
+            max_write_cache_bytes: 64 << 20,
         }
     }
 }
@@ -180,6 +190,13 @@ pub struct LsKvCounters {
     /// Client writes refused because a new buffer would take one of the defrag reserve's
     /// blocks (`AS_ERR_OUT_OF_SPACE` from `swb_get`).
     pub refused_no_block: u64,
+    /// Client writes refused because more than `max-write-cache` of full blocks waited for the
+    /// device (`AS_ERR_DEVICE_OVERLOAD`).
+    pub refused_overload: u64,
+    /// Nanoseconds defrag waited for the write queue to drain (`max-write-cache` + 128 blocks).
+    pub defrag_stall_ns: u64,
+    /// Most full blocks waiting for the device at once.
+    pub write_queue_peak: u64,
     /// Client reads of records (a scan counts each record).
     pub reads: u64,
     /// Reads of keys that do not exist (answered from the index, no I/O).
@@ -246,9 +263,9 @@ impl LsKvCounters {
         (self.client_stored_bytes + self.defrag_write_bytes) as f64 / self.client_stored_bytes.max(1) as f64
     }
 
-    /// Client writes refused, both ways.
+    /// Client writes refused, every way.
     pub fn refused_writes(&self) -> u64 {
-        self.refused_stop_writes + self.refused_no_block
+        self.refused_stop_writes + self.refused_no_block + self.refused_overload
     }
 
     /// Share of the elapsed time defrag was busy (1.0: it never caught up).
@@ -338,9 +355,21 @@ pub struct LsKv {
     times: Vec<u64>,
     ns_per_op: f64,
     defrag_block_ns: u64,
+    /// The write queue (Aerospike `n_wblocks_to_flush`): when each queued full block's write
+    /// ends, in queue order; the writer is busy until `writer_free`. Empty when the device
+    /// takes writes at once.
+    write_q: VecDeque<u64>,
+    writer_free: u64,
+    /// Device time of one block write (0: at once), and the queue depth that refuses writes.
+    block_write_ns: u64,
+    max_write_q: u64,
 }
 
 const NEVER: u64 = u64::MAX;
+/// Blocks beyond `max-write-cache` at which defrag waits (Aerospike `run_defrag`).
+const WRITE_Q_DEFRAG_MARGIN: u64 = 128;
+/// Defrag's poll while it waits for the write queue (Aerospike: `usleep(1000)`).
+const DEFRAG_POLL_NS: u64 = 1_000_000;
 
 fn period_ns(ms: u32) -> u64 {
     if ms == 0 {
@@ -374,6 +403,9 @@ impl LsKv {
         }
         if cfg.stop_writes_period_ms == 0 {
             return bad("stop_writes_period_ms must be positive");
+        }
+        if !(cfg.device_write_bytes_per_sec >= 0.0 && cfg.device_write_bytes_per_sec.is_finite()) {
+            return bad("device_write_bytes_per_sec must be 0 (at once) or a positive number");
         }
         let wbs = cfg.write_block_bytes as u64;
         let n = cfg.device_bytes / wbs;
@@ -423,6 +455,10 @@ impl LsKv {
             times: Vec::new(),
             ns_per_op: 1e9 / cfg.client_ops_per_sec,
             defrag_block_ns: read_ns,
+            write_q: VecDeque::new(),
+            writer_free: 0,
+            block_write_ns: if cfg.device_write_bytes_per_sec > 0.0 { ((wbs as f64 / cfg.device_write_bytes_per_sec * 1e9).round() as u64).max(1) } else { 0 },
+            max_write_q: cfg.max_write_cache_bytes / wbs,
             cfg,
         })
     }
@@ -660,6 +696,11 @@ impl LsKv {
             self.counters.refused_stop_writes += 1;
             return Ok(());
         }
+        // Aerospike checks the write queue before every write (`as_storage_overloaded`).
+        if self.block_write_ns > 0 && self.queued_writes() > self.max_write_q {
+            self.counters.refused_overload += 1;
+            return Ok(());
+        }
         // WRITE_IN_PLACE: the old copy is in the current buffer, past what was flushed, and
         // the same size.
         if let (Some(c), Some(old)) = (self.client, old) {
@@ -761,6 +802,7 @@ impl LsKv {
     /// Write a full client block; it enters the post-write queue (or is released).
     fn write_block(&mut self, b: u32, out: &mut Vec<Io>) {
         self.write_whole(b, out);
+        self.enqueue_write();
         self.counters.client_blocks_written += 1;
         if self.cfg.post_write_queue_blocks > 0 {
             self.state[b as usize] = State::PostWrite;
@@ -778,9 +820,30 @@ impl LsKv {
     /// blocks it vacated.
     fn write_defrag_block(&mut self, b: u32, out: &mut Vec<Io>) {
         self.write_whole(b, out);
+        self.enqueue_write();
         self.counters.defrag_blocks_written += 1;
         self.release(b, out);
         self.release_vacated(out);
+    }
+
+    /// A full block joins the write queue (Aerospike `swb_write_q`, drained by one writer
+    /// thread per device): it is written after the ones before it, in `block_write_ns`.
+    fn enqueue_write(&mut self) {
+        if self.block_write_ns == 0 {
+            return;
+        }
+        let done = self.writer_free.max(self.now) + self.block_write_ns;
+        self.writer_free = done;
+        self.write_q.push_back(done);
+        self.counters.write_queue_peak = self.counters.write_queue_peak.max(self.queued_writes());
+    }
+
+    /// Full blocks queued and not yet written now.
+    fn queued_writes(&mut self) -> u64 {
+        while self.write_q.front().is_some_and(|&d| d <= self.now) {
+            self.write_q.pop_front();
+        }
+        self.write_q.len() as u64
     }
 
     /// The current defrag buffer was written: the blocks whose records it holds lose one
@@ -892,6 +955,17 @@ impl LsKv {
     /// Defrag pops one block at `now`: reads it if it holds live records, moves them into the
     /// defrag buffer, and is ready for the next block after the read and its sleep.
     fn defrag_step(&mut self, out: &mut Vec<Io>) -> Result<(), LsKvError> {
+        // Aerospike's defrag thread polls every 1 ms while more than max-write-cache + 128
+        // blocks wait for the device: it goes on at the first poll after the queue drained.
+        let limit = self.max_write_q + WRITE_Q_DEFRAG_MARGIN;
+        let queued = if self.block_write_ns > 0 { self.queued_writes() } else { 0 };
+        if queued > limit {
+            let drained = self.write_q[(queued - limit - 1) as usize];
+            let wait = (drained - self.now).div_ceil(DEFRAG_POLL_NS) * DEFRAG_POLL_NS;
+            self.counters.defrag_stall_ns += wait;
+            self.defrag_ready = self.now + wait;
+            return Ok(());
+        }
         let b = self.defrag_q.pop_front().expect("defrag runs on a non-empty queue");
         self.counters.blocks_defragged += 1;
         let mut cost = self.cfg.defrag_sleep_us as u64 * 1000;

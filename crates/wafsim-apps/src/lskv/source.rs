@@ -174,11 +174,7 @@ impl<K: KvSource> IoSource for LsKvSource<K> {
         let tried = (c.writes + c.refused_writes()).max(1) as f64;
         let evals = c.stop_writes_evaluations.max(1) as f64;
         let s = self.store();
-        Some(LayerFigures {
-            app_write_bytes: c.record_write_bytes,
-            dev_write_bytes: c.device_write_bytes,
-            pending_write_bytes: self.inner.pending_write_bytes(),
-            metrics: vec![
+        let mut metrics = vec![
                 ("writes refused (stop-writes)".into(), c.refused_stop_writes as f64 / tried),
                 ("writes refused (defrag reserve)".into(), c.refused_no_block as f64 / tried),
                 ("stop-writes share of checks".into(), c.stop_writes_checks as f64 / evals),
@@ -187,7 +183,18 @@ impl<K: KvSource> IoSource for LsKvSource<K> {
                 ("free blocks at end".into(), s.free_blocks() as f64 / s.data_blocks().max(1) as f64),
                 ("partial flush share of writes".into(), (c.client_partial_flushes + c.defrag_partial_flushes) as f64 * s.config().write_block_bytes as f64 / c.device_write_bytes.max(1) as f64),
                 ("simulated hours".into(), c.elapsed_ns as f64 / 3.6e12),
-            ],
+        ];
+        // Only a store whose device takes time has a write queue to report.
+        if s.config().device_write_bytes_per_sec > 0.0 {
+            metrics.push(("writes refused (device overload)".into(), c.refused_overload as f64 / tried));
+            metrics.push(("defrag waiting for the write queue".into(), c.defrag_stall_ns as f64 / c.elapsed_ns.max(1) as f64));
+            metrics.push(("write queue peak (blocks)".into(), c.write_queue_peak as f64));
+        }
+        Some(LayerFigures {
+            app_write_bytes: c.record_write_bytes,
+            dev_write_bytes: c.device_write_bytes,
+            pending_write_bytes: self.inner.pending_write_bytes(),
+            metrics,
             ..LayerFigures::default()
         })
     }

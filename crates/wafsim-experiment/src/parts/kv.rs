@@ -21,7 +21,7 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LS: KvStore = KvStore::LogStructured;
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
-    let fields: [(&str, bool, &[KvStore]); 32] = [
+    let fields: [(&str, bool, &[KvStore]); 34] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
         ("rate", k.rate.is_some(), &[LS]),
@@ -29,6 +29,8 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("defrag_sleep", k.defrag_sleep.is_some(), &[LS]),
         ("post_write_queue", k.post_write_queue.is_some(), &[LS]),
         ("flush_max_ms", k.flush_max_ms.is_some(), &[LS]),
+        ("device_write_bw", k.device_write_bw.is_some(), &[LS]),
+        ("max_write_cache", k.max_write_cache.is_some(), &[LS]),
         ("stop_writes_avail_pct", k.stop_writes_avail_pct.is_some(), &[LS]),
         ("stop_writes_used_pct", k.stop_writes_used_pct.is_some(), &[LS]),
         ("trim", k.trim, &[LS, CACHE]),
@@ -190,6 +192,19 @@ fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, no
             }
             *slot = p;
         }
+    }
+    if let Some(b) = &k.device_write_bw {
+        let bw = size("device_write_bw", b)?;
+        if bw == 0 {
+            bail!("device_write_bw {b:?}: expected bytes per second, e.g. \"400MB\" (leave it out for a drive that takes writes at once)");
+        }
+        cfg.device_write_bytes_per_sec = bw as f64;
+    }
+    if let Some(c) = &k.max_write_cache {
+        cfg.max_write_cache_bytes = size("max_write_cache", c)?;
+    }
+    if k.max_write_cache.is_some() && k.device_write_bw.is_none() {
+        notes.push(format!("store on {}: max_write_cache acts only with device_write_bw (without it the drive takes writes at once and nothing queues)", k.namespace));
     }
     let s = k.scale;
     let wbs = cfg.write_block_bytes as u64;
