@@ -41,3 +41,65 @@ fn errors_name_the_file() {
     let (ok, _, err) = wafsim(&["advise", "experiments/quickstart.toml", "--handles", "2", "--variant", "no-fdp"]);
     assert!(!ok && err.contains("quickstart.toml (variant \"no-fdp\")") && err.contains("needs an FDP drive"), "{err}");
 }
+
+/// The application models' streams: the advisor runs the four Aerospike stores as `wafsim run`
+/// does (its no-placement and one-handle-per-store baselines are the run's shared variants,
+/// exactly), and with two handles it finds a split better than none.
+#[test]
+fn the_advisor_places_the_aerospike_stores() {
+    let exp = "experiments/kv/four-aerospike.toml";
+    let (ok, json, err) = wafsim(&["advise", exp, "--handles", "2", "--scale", "0.0001", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let run_waf = |variant: &str| {
+        let (ok, out, err) = wafsim(&["run", exp, "--variant", variant, "--scale", "0.0001", "--json"]);
+        assert!(ok, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).unwrap()["variants"][0]["waf"].as_f64().unwrap()
+    };
+    let none = v["no_placement"]["waf"].as_f64().unwrap();
+    let each = v["one_per_stream"]["waf"].as_f64().unwrap();
+    assert!((none - run_waf("shared-no-fdp")).abs() < 1e-12, "{none}");
+    assert!((each - run_waf("shared-fdp")).abs() < 1e-12, "{each}");
+    let best = v["ranking"][0]["waf"].as_f64().unwrap();
+    assert!(best < none - 0.1, "best {best} vs no placement {none}");
+    assert_eq!(v["streams"].as_array().unwrap().len(), 4);
+}
+
+/// A flash cache's two engines are two streams (placement handles 1 and 2 of its namespace):
+/// with two reclaim unit handles the advisor puts them apart.
+#[test]
+fn the_advisor_separates_a_flash_caches_engines() {
+    let dir = std::env::temp_dir().join(format!("wafsim-advise-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exp = dir.join("cache.toml");
+    std::fs::write(
+        &exp,
+        r#"
+seed = 1
+[history]
+kind = "fresh"
+[device]
+preset = "enterprise-tlc-1.92tb"
+[[namespace]]
+name = "cache"
+size = "1920383410176"
+placement_handles = [0, 1, 2, 3]
+[[phase]]
+name = "cachebench"
+[[phase.kv]]
+namespace = "cache"
+store = "flash-cache"
+amount = "4x"
+"#,
+    )
+    .unwrap();
+    let (ok, json, err) = wafsim(&["advise", exp.to_str().unwrap(), "--handles", "2", "--scale", "0.00005", "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let best = &v["ranking"][0];
+    let a = best["assignment"].as_array().unwrap();
+    // Streams are the namespace's handles 0..3; BigHash writes through 1, BlockCache through 2.
+    assert_ne!(a[1], a[2], "the engines share a handle in the best assignment: {best}");
+    assert!(best["waf"].as_f64().unwrap() < v["no_placement"]["waf"].as_f64().unwrap() - 0.1, "{json}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
