@@ -5,12 +5,14 @@
 //!
 //! - [`lskv`]: a log-structured key-value store in the manner of Aerospike's storage engine
 //!   (write blocks, in-memory index, defragmentation below a low-water mark).
+//! - [`wiredtiger`]: the block manager of a WiredTiger-like engine (MongoDB's default).
 #![warn(missing_docs)]
 
 pub mod flashcache;
 mod keymap;
 pub mod lskv;
 pub mod lsm;
+pub mod wiredtiger;
 
 pub use flashcache::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheCounters, FlashCacheError, FlashCacheReport, FlashCacheSource, RegionEviction};
 
