@@ -242,7 +242,7 @@ impl BlockManager {
 
     /// Place a block of `size` bytes (a multiple of the allocation unit); its offset.
     pub fn alloc(&mut self, size: u64) -> u64 {
-        assert!(size > 0 && size % self.alloc_unit == 0, "block of {size} B: not a multiple of the allocation unit");
+        assert!(size > 0 && size.is_multiple_of(self.alloc_unit), "block of {size} B: not a multiple of the allocation unit");
         let fit = if self.avail.ext.bytes() < size {
             None
         } else if self.first_fit {

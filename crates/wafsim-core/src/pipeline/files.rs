@@ -47,6 +47,14 @@ pub enum FileOp {
         /// The file deleted.
         file: FileId,
     },
+    /// Cut the file to `size` bytes (at most its size; `ftruncate`): the blocks past it are
+    /// freed (and discarded where the file system discards on delete).
+    Truncate {
+        /// The file cut.
+        file: FileId,
+        /// Its new size in bytes.
+        size: u64,
+    },
 }
 
 /// In words, for error messages: "write of 1048576 bytes at offset 67108864 of file 3".
@@ -58,6 +66,7 @@ impl std::fmt::Display for FileOp {
             FileOp::Read { file, offset, len } => write!(f, "read of {len} bytes at offset {offset} of file {file}"),
             FileOp::Close { file } => write!(f, "close of file {file}"),
             FileOp::Delete { file } => write!(f, "delete of file {file}"),
+            FileOp::Truncate { file, size } => write!(f, "truncate of file {file} to {size} bytes"),
         }
     }
 }

@@ -237,6 +237,7 @@ impl ConvFs {
                     self.release(dev, len);
                 }
             }
+            FileOp::Truncate { file, size } => self.truncate(file, size, out)?,
             FileOp::Delete { file } => {
                 let f = self.files.remove(&file).ok_or(FsError::NoSuchFile(file))?;
                 let data = clip(&f.extents, 0, f.size);
@@ -248,6 +249,40 @@ impl ConvFs {
                 }
                 self.counters.deletes += 1;
             }
+        }
+        Ok(())
+    }
+
+    /// `ftruncate` to a smaller size: the blocks wholly past the new end are freed (discarded
+    /// with online discard); the file's preallocation past its end goes too.
+    fn truncate(&mut self, file: FileId, size: u64, out: &mut Vec<Io>) -> Result<(), FsError> {
+        let b = self.cfg.block_bytes as u64;
+        let f = self.files.get_mut(&file).ok_or(FsError::NoSuchFile(file))?;
+        if size > f.size {
+            return Err(FsError::Hole { file, offset: size, size: f.size });
+        }
+        let keep = size.div_ceil(b) * b;
+        let data = clip(&f.extents, keep, f.size.div_ceil(b) * b);
+        let mut freed = Vec::new();
+        while let Some(e) = f.extents.last_mut() {
+            if e.at >= keep {
+                freed.push((e.dev, e.len));
+                f.extents.pop();
+            } else {
+                if e.at + e.len > keep {
+                    let cut = e.at + e.len - keep;
+                    freed.push((e.dev + e.len - cut, cut));
+                    e.len -= cut;
+                }
+                break;
+            }
+        }
+        f.size = size;
+        if self.cfg.discard {
+            self.emit(Op::Trim, &data, out);
+        }
+        for (dev, len) in freed {
+            self.release(dev, len);
         }
         Ok(())
     }
@@ -414,6 +449,27 @@ mod tests {
         // Another group starts at its own goal.
         create(&mut f, 3, 1);
         assert_eq!(write(&mut f, 3, 0, 4096)[0].offset, 16 * MIB);
+    }
+
+    /// `ftruncate`: the blocks wholly past the new end (and the preallocation) are freed, and
+    /// discarded with online discard; the block holding the new end stays.
+    #[test]
+    fn truncate_frees_the_tail() {
+        for discard in [true, false] {
+            let mut f = fs(discard);
+            create(&mut f, 1, 0);
+            write(&mut f, 1, 0, 16 * 4096);
+            assert_eq!(f.free_bytes(), 63 * MIB, "one 1 MiB chunk taken");
+            let mut out = Vec::new();
+            f.apply(&FileOp::Truncate { file: 1, size: 4 * 4096 + 100 }, &mut out).unwrap();
+            assert_eq!(f.free_bytes(), 64 * MIB - 5 * 4096, "5 blocks kept");
+            let trims: Vec<(u64, u32)> = out.iter().filter(|i| i.op == Op::Trim).map(|i| (i.offset, i.len)).collect();
+            assert_eq!(trims, if discard { vec![(5 * 4096, 11 * 4096)] } else { vec![] });
+            // The file goes on from its new end.
+            assert_eq!(write(&mut f, 1, 4 * 4096, 8192)[0].offset, 4 * 4096);
+            let e = f.apply(&FileOp::Truncate { file: 1, size: MIB }, &mut Vec::new()).unwrap_err();
+            assert!(matches!(e, FsError::Hole { .. }), "{e}");
+        }
     }
 
     #[test]

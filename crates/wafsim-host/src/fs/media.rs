@@ -61,7 +61,7 @@ impl<S: FileSystem, C: FileSystem> FileSystem for MediaClassFs<S, C> {
                 }
                 return r;
             }
-            FileOp::Write { file, .. } | FileOp::Read { file, .. } | FileOp::Close { file } => self.capacity_file(file),
+            FileOp::Write { file, .. } | FileOp::Read { file, .. } | FileOp::Close { file } | FileOp::Truncate { file, .. } => self.capacity_file(file),
             FileOp::Delete { file } => self.on_capacity.remove(&file),
         };
         if capacity {

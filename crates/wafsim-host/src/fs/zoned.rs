@@ -295,6 +295,19 @@ impl ZonedFs {
             FileOp::Close { file } => {
                 self.files.get(&file).ok_or(FsError::NoSuchFile(file))?;
             }
+            FileOp::Truncate { file, size } => {
+                let b = self.cfg.block_bytes as u64;
+                let s = *self.files.get(&file).ok_or(FsError::NoSuchFile(file))?;
+                let have = self.slots[s as usize].as_ref().expect("live slot").blocks.len() as u64 * b;
+                if size > have {
+                    return Err(FsError::Hole { file, offset: size, size: have });
+                }
+                let keep = size.div_ceil(b) as usize;
+                let cut: Vec<u32> = self.slots[s as usize].as_mut().expect("live slot").blocks.split_off(keep);
+                for d in cut {
+                    self.kill(d, out);
+                }
+            }
             FileOp::Delete { file } => {
                 let s = self.files.remove(&file).ok_or(FsError::NoSuchFile(file))?;
                 let f = self.slots[s as usize].take().expect("live slot");
