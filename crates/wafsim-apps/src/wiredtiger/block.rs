@@ -182,6 +182,8 @@ pub struct CheckpointWrites {
     pub lists: Vec<(u64, u64)>,
     /// The file was cut back to this size.
     pub truncated_to: Option<u64>,
+    /// Bytes the cut took off.
+    pub cut_bytes: u64,
 }
 
 /// The last durable checkpoint's own blocks and lists (what deleting it frees).
@@ -218,6 +220,12 @@ impl BlockManager {
     /// header added, rounded up to the allocation unit).
     pub fn block_bytes(&self, image: u64) -> u64 {
         (image + BLOCK_HEADER_BYTES).div_ceil(self.alloc_unit) * self.alloc_unit
+    }
+
+    /// Bytes a block takes for a page image of `image` bytes, headers included (a page's
+    /// maximum bounds its image with its headers): rounded up to the allocation unit.
+    pub fn round_up(&self, image: u64) -> u64 {
+        image.max(1).div_ceil(self.alloc_unit) * self.alloc_unit
     }
 
     /// The file's size now.
@@ -283,12 +291,12 @@ impl BlockManager {
         self.block_bytes((entries as u64 + 2) * EXTENT_ENTRY_BYTES)
     }
 
-    /// Write a checkpoint whose root page image is `root_image` bytes: the root, then the
+    /// Write a checkpoint whose root page image is `root_image` bytes (headers included): the root, then the
     /// previous checkpoint's deletion, the tail cut, and the new checkpoint's extent lists.
     /// The space it frees is usable after [`BlockManager::resolve`].
     pub fn checkpoint(&mut self, root_image: u64) -> CheckpointWrites {
         self.first_fit = true;
-        let root_size = self.block_bytes(root_image);
+        let root_size = self.round_up(root_image);
         let root = (self.alloc(root_size), root_size);
         if let Some(prev) = self.last.take() {
             // The previous checkpoint is deleted: its lists' blocks, its root, and every block of
@@ -314,12 +322,13 @@ impl BlockManager {
                 }
             }
         }
-        let mut truncated_to = None;
+        let (mut truncated_to, mut cut_bytes) = (None, 0);
         if let Some((o, s)) = self.avail.ext.last() {
             if o + s == self.file_size {
                 self.avail.take(o, s, s);
                 self.file_size = o;
                 truncated_to = Some(o);
+                cut_bytes = s;
             }
         }
         // The new checkpoint's lists: each block is placed before its list is final, and is on
@@ -341,7 +350,7 @@ impl BlockManager {
         }
         self.first_fit = false;
         self.last = Some(Checkpoint { root, lists: lists.clone(), alloc: std::mem::take(&mut self.alloc), discard: std::mem::take(&mut self.discard) });
-        CheckpointWrites { root, lists, truncated_to }
+        CheckpointWrites { root, lists, truncated_to, cut_bytes }
     }
 
     /// The checkpoint is durable: what it freed is usable.

@@ -1,0 +1,590 @@
+//! A WiredTiger-like engine under MongoDB: documents in a collection B-tree keyed by RecordId
+//! (inserts append at its right edge), an `_id` index B-tree keyed by the document's key, both
+//! written copy-on-write through their files' block managers ([`super::block`]), at
+//! checkpoints every `checkpoint_secs` of the engine's clock and by eviction when dirty pages
+//! pass the dirty target; the journal appended and flushed every `journal_flush_ms`, its files
+//! removed once a checkpoint covers them. Nothing is trimmed: files grow, are rewritten inside
+//! and are cut back (`ftruncate`) at their ends only.
+//!
+//! Sources (wiredtiger/wiredtiger tag mongodb-6.0.24; mongodb/mongo 6.0; docs/model.md cites each):
+//! - every reconciliation writes the page image to a new block and frees the old one
+//!   (`rec_write.c` `__rec_write_wrapup`); a checkpoint reconciles every dirty page of a modified
+//!   file, the internal pages above them, then the root (`bt_sync.c` `__wt_sync_file`,
+//!   `txn_ckpt.c` `__checkpoint_tree`); untouched files write nothing;
+//! - MongoDB checkpoints `syncdelay` (60 s) after the previous one ends (`checkpointer.cpp`);
+//! - eviction writes dirty pages once they pass `eviction_dirty_target` (5% of the cache);
+//! - collections: 32 KB leaf pages built from up to 4 x that before snappy compression, 4 KB
+//!   internal pages (WiredTiger's defaults, `__btree_conf`); indexes: 16 KB pages, prefix
+//!   compression, no block compression (`wiredtiger_index.cpp` `generateCreateString`);
+//! - the journal: 100 MB files, records padded to 128 B, synced every 100 ms, files before the
+//!   last checkpoint removed (`conn_log.c` `__log_remove_once`), never reused.
+//!
+//! Simplifications (each in docs/model.md): a page that outgrows its maximum splits into two
+//! halves; internal pages are rewritten per checkpoint for the distinct parents of the leaves
+//! written since the last one, at a fixed fanout; eviction picks the dirty leaf least recently
+//! dirtied; the metadata file and turtle file are one 4 KB write each per checkpoint; reads
+//! issue no I/O (they do not change what the drive holds).
+
+use std::collections::{BTreeSet, VecDeque};
+
+use wafsim_core::pipeline::{FileId, FileOp, KvOp};
+
+use super::block::BlockManager;
+use crate::keymap::KeyMap;
+
+/// Configuration of a [`WiredTiger`] engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WtConfig {
+    /// Requests per second (the engine's clock: request k arrives at k / rate).
+    pub ops_per_sec: f64,
+    /// Seconds from one checkpoint to the next (MongoDB `syncPeriodSecs`, 60).
+    pub checkpoint_secs: f64,
+    /// WiredTiger cache bytes (MongoDB: half of RAM less 1 GB; an unknown for a published run).
+    pub cache_bytes: u64,
+    /// Dirty bytes at which eviction writes pages, percent of the cache (5).
+    pub dirty_target_pct: u32,
+    /// Bytes of a document's BSON besides its fields (an assumption: `_id`, field names, types).
+    pub doc_overhead_bytes: u32,
+    /// Bytes of document data a collection leaf holds before it splits (4 x `leaf_page_max`
+    /// with a compressor: 128 KiB).
+    pub collection_leaf_raw_bytes: u64,
+    /// Compressed over raw size of collection pages (snappy on BSON: an unknown).
+    pub compression_ratio: f64,
+    /// Bytes an `_id` index leaf holds before it splits (`leaf_page_max` 16 KiB).
+    pub index_leaf_bytes: u64,
+    /// Bytes of one index entry after prefix compression (an assumption).
+    pub index_entry_bytes: u32,
+    /// Child entries per internal page (collections' 4 KB and indexes' 16 KB pages hold about
+    /// this many; an assumption).
+    pub internal_fanout: u32,
+    /// Bytes of an internal page image (at most the page maximum).
+    pub internal_image_bytes: u64,
+    /// Allocation unit (`allocation_size`, 4 KiB).
+    pub alloc_unit: u64,
+    /// Journal every write (a standalone server; a replica set journals only its oplog).
+    pub journal: bool,
+    /// Journal file size (`log.file_max`, 100 MB).
+    pub journal_file_bytes: u64,
+    /// Journal sync period (`journalCommitIntervalMs`, 100).
+    pub journal_flush_ms: u32,
+    /// Bytes a journal record adds to its data (an assumption), before padding to 128 B.
+    pub journal_record_overhead: u32,
+    /// File system block: journal flushes write whole blocks (the page cache's pages).
+    pub fs_block_bytes: u64,
+}
+
+impl Default for WtConfig {
+    fn default() -> Self {
+        WtConfig {
+            ops_per_sec: 10_000.0,
+            checkpoint_secs: 60.0,
+            cache_bytes: 1 << 30,
+            dirty_target_pct: 5,
+            doc_overhead_bytes: 64,
+            collection_leaf_raw_bytes: 128 << 10,
+            compression_ratio: 0.5,
+            index_leaf_bytes: 16 << 10,
+            index_entry_bytes: 32,
+            internal_fanout: 128,
+            internal_image_bytes: 4096,
+            alloc_unit: 4096,
+            journal: true,
+            journal_file_bytes: 100 * 1000 * 1000,
+            journal_flush_ms: 100,
+            journal_record_overhead: 32,
+            fs_block_bytes: 4096,
+        }
+    }
+}
+
+/// Counts of a [`WiredTiger`] engine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WtCounters {
+    /// Requests applied.
+    pub ops: u64,
+    /// Document bytes clients wrote (inserts and updates, whole documents).
+    pub doc_write_bytes: u64,
+    /// Bytes written to data files (collection, index, metadata, turtle).
+    pub data_write_bytes: u64,
+    /// Bytes written to journal files (whole blocks, tail blocks rewritten at each sync).
+    pub journal_write_bytes: u64,
+    /// Pages written by checkpoints (leaf and internal, roots and extent lists not counted).
+    pub checkpoint_pages: u64,
+    /// Leaf pages written by eviction.
+    pub evicted_pages: u64,
+    /// Checkpoints taken.
+    pub checkpoints: u64,
+    /// Bytes cut off file ends at checkpoints.
+    pub truncated_bytes: u64,
+    /// Journal files removed.
+    pub journal_files_removed: u64,
+}
+
+impl WtCounters {
+    /// File bytes written per document byte.
+    pub fn app_waf(&self) -> f64 {
+        (self.data_write_bytes + self.journal_write_bytes) as f64 / self.doc_write_bytes.max(1) as f64
+    }
+}
+
+/// A leaf page: where its keys start, its bytes, whether it changed since last written, and
+/// its block.
+#[derive(Debug, Clone)]
+struct Leaf {
+    start: u64,
+    bytes: u64,
+    dirty: bool,
+    /// When it was last dirtied (request number), for eviction's order.
+    touched: u64,
+    block: Option<(u64, u64)>,
+}
+
+/// One B-tree in its own file.
+#[derive(Debug, Clone)]
+struct Tree {
+    file: FileId,
+    bm: BlockManager,
+    leaves: Vec<Leaf>,
+    /// Largest leaf before it splits.
+    leaf_max: u64,
+    /// Compressed over raw (1 for an index).
+    ratio: f64,
+    /// Internal pages written in the last checkpoint: (level, index) -> block.
+    internal: KeyMap<(u64, u64)>,
+    /// Leaves written since the last checkpoint (their parents are dirty).
+    written: BTreeSet<usize>,
+    modified: bool,
+}
+
+impl Tree {
+    fn new(file: FileId, alloc_unit: u64, leaf_max: u64, ratio: f64) -> Tree {
+        let first = Leaf { start: 0, bytes: 0, dirty: false, touched: 0, block: None };
+        Tree { file, bm: BlockManager::new(alloc_unit), leaves: vec![first], leaf_max, ratio, internal: KeyMap::default(), written: BTreeSet::new(), modified: false }
+    }
+
+    fn leaf_of(&self, key: u64) -> usize {
+        self.leaves.partition_point(|l| l.start <= key) - 1
+    }
+
+    /// Change leaf `i` by `delta` bytes at request `now`; it splits in halves when too big.
+    fn change(&mut self, i: usize, delta: i64, now: u64, dirty: &mut u64) {
+        let next = self.leaves.get(i + 1).map_or(u64::MAX, |n| n.start);
+        let l = &mut self.leaves[i];
+        if !l.dirty {
+            l.dirty = true;
+            *dirty += l.bytes;
+        }
+        l.touched = now;
+        l.bytes = (l.bytes as i64 + delta).max(0) as u64;
+        *dirty = (*dirty as i64 + delta).max(0) as u64;
+        self.modified = true;
+        if l.bytes > self.leaf_max {
+            let half = l.bytes / 2;
+            let mid = l.start + (next - l.start) / 2;
+            l.bytes -= half;
+            let new = Leaf { start: mid.max(l.start + 1), bytes: half, dirty: true, touched: now, block: None };
+            self.leaves.insert(i + 1, new);
+            // Leaves written since the checkpoint keep their parents dirty; shift their indices.
+            self.written = self.written.iter().map(|&w| if w > i { w + 1 } else { w }).collect();
+        }
+    }
+
+    /// Write leaf `i` (copy-on-write): its image to a new block, the old one freed.
+    fn write_leaf(&mut self, i: usize, out: &mut Vec<FileOp>) -> u64 {
+        let l = &self.leaves[i];
+        let size = self.bm.round_up((l.bytes as f64 * self.ratio).ceil() as u64);
+        let old = l.block;
+        let off = self.bm.alloc(size);
+        out.push(FileOp::Write { file: self.file, offset: off, len: size as u32 });
+        if let Some((o, s)) = old {
+            self.bm.free(o, s);
+        }
+        let l = &mut self.leaves[i];
+        l.block = Some((off, size));
+        l.dirty = false;
+        self.written.insert(i);
+        size
+    }
+}
+
+/// Where the engine's files live: the collection, the index, the metadata file; turtle and
+/// journal files take new ids as they are created.
+const COLLECTION: FileId = 1;
+const INDEX: FileId = 2;
+const METADATA: FileId = 3;
+const FIRST_DYNAMIC: FileId = 16;
+/// Directory groups: the data files, and the journal's subdirectory.
+const DATA_GROUP: u32 = 0;
+const JOURNAL_GROUP: u32 = 1;
+/// Reconciliation fills pages to this share of their maximum (`split_pct`).
+const SPLIT_PCT: u64 = 90;
+/// Journal records are padded to this (`WT_LOG_ALIGN`).
+const LOG_ALIGN: u64 = 128;
+
+/// The journal: the file being appended, the byte end of what was logged, and what was synced.
+#[derive(Debug, Clone, Default)]
+struct Journal {
+    files: VecDeque<FileId>,
+    end: u64,
+    synced_block: u64,
+}
+
+/// The engine.
+pub struct WiredTiger {
+    cfg: WtConfig,
+    coll: Tree,
+    index: Tree,
+    meta: BlockManager,
+    meta_page: Option<(u64, u64)>,
+    turtle: Option<FileId>,
+    /// key -> (RecordId, document bytes).
+    docs: KeyMap<(u64, u32)>,
+    next_rid: u64,
+    dirty_bytes: u64,
+    journal: Journal,
+    next_file: FileId,
+    started: bool,
+    next_checkpoint: u64,
+    next_flush: u64,
+    ns_per_op: f64,
+    counters: WtCounters,
+}
+
+impl WiredTiger {
+    /// An empty database.
+    pub fn new(cfg: WtConfig) -> Result<WiredTiger, String> {
+        if !(cfg.ops_per_sec > 0.0 && cfg.ops_per_sec.is_finite()) {
+            return Err("ops_per_sec must be positive".into());
+        }
+        if !(cfg.compression_ratio > 0.0 && cfg.compression_ratio <= 1.0) {
+            return Err("compression_ratio must be in (0, 1]".into());
+        }
+        if !(cfg.checkpoint_secs > 0.0) || cfg.journal_flush_ms == 0 || cfg.internal_fanout < 2 {
+            return Err("checkpoint_secs, journal_flush_ms must be positive and internal_fanout at least 2".into());
+        }
+        if !cfg.alloc_unit.is_power_of_two() || cfg.fs_block_bytes == 0 || !cfg.alloc_unit.is_multiple_of(cfg.fs_block_bytes) && !cfg.fs_block_bytes.is_multiple_of(cfg.alloc_unit) {
+            return Err("alloc_unit must be a power of two aligned with the file system block".into());
+        }
+        let ns_per_op = 1e9 / cfg.ops_per_sec;
+        Ok(WiredTiger {
+            coll: Tree::new(COLLECTION, cfg.alloc_unit, cfg.collection_leaf_raw_bytes, cfg.compression_ratio),
+            index: Tree::new(INDEX, cfg.alloc_unit, cfg.index_leaf_bytes, 1.0),
+            meta: BlockManager::new(cfg.alloc_unit),
+            meta_page: None,
+            turtle: None,
+            docs: KeyMap::default(),
+            next_rid: 0,
+            dirty_bytes: 0,
+            journal: Journal::default(),
+            next_file: FIRST_DYNAMIC,
+            started: false,
+            next_checkpoint: (cfg.checkpoint_secs * 1e9) as u64,
+            next_flush: cfg.journal_flush_ms as u64 * 1_000_000,
+            ns_per_op,
+            cfg,
+            counters: WtCounters::default(),
+        })
+    }
+
+    /// Counts so far.
+    pub fn counters(&self) -> &WtCounters {
+        &self.counters
+    }
+
+    /// Documents stored.
+    pub fn documents(&self) -> usize {
+        self.docs.len()
+    }
+
+    /// Leaf pages of the collection and of the index.
+    pub fn leaves(&self) -> (usize, usize) {
+        (self.coll.leaves.len(), self.index.leaves.len())
+    }
+
+    /// Bytes of the collection's and the index's files.
+    pub fn file_sizes(&self) -> (u64, u64) {
+        (self.coll.bm.file_size(), self.index.bm.file_size())
+    }
+
+    /// The collection leaf holding `key`'s document and its block, if written.
+    pub fn leaf_block(&self, key: u64) -> Option<(usize, Option<(u64, u64)>)> {
+        let &(rid, _) = self.docs.get(&key)?;
+        let i = self.coll.leaf_of(rid);
+        Some((i, self.coll.leaves[i].block))
+    }
+
+    /// Dirty bytes in the cache.
+    pub fn dirty_bytes(&self) -> u64 {
+        self.dirty_bytes
+    }
+
+    fn start(&mut self, out: &mut Vec<FileOp>) {
+        self.started = true;
+        for f in [COLLECTION, INDEX, METADATA] {
+            out.push(FileOp::Create { file: f, group: DATA_GROUP });
+        }
+        // Each file's first allocation unit is its descriptor block.
+        for f in [COLLECTION, INDEX, METADATA] {
+            out.push(FileOp::Write { file: f, offset: 0, len: self.cfg.alloc_unit as u32 });
+            self.counters.data_write_bytes += self.cfg.alloc_unit;
+        }
+        if self.cfg.journal {
+            self.new_journal_file(out);
+        }
+    }
+
+    fn new_file(&mut self) -> FileId {
+        self.next_file += 1;
+        self.next_file - 1
+    }
+
+    fn new_journal_file(&mut self, out: &mut Vec<FileOp>) {
+        let f = self.new_file();
+        out.push(FileOp::Create { file: f, group: JOURNAL_GROUP });
+        self.journal.files.push_back(f);
+        self.journal.end = 0;
+        self.journal.synced_block = 0;
+    }
+
+    /// The request's time on the engine's clock.
+    fn time_of(&self, k: u64) -> u64 {
+        (k as f64 * self.ns_per_op) as u64
+    }
+
+    /// Apply one request (after the checkpoints and journal syncs due before it).
+    pub fn apply(&mut self, op: &KvOp, out: &mut Vec<FileOp>) -> Result<(), String> {
+        if !self.started {
+            self.start(out);
+        }
+        let t = self.time_of(self.counters.ops);
+        self.advance_to(t, out);
+        self.counters.ops += 1;
+        let now = self.counters.ops;
+        match *op {
+            KvOp::Insert { key, bytes } | KvOp::Update { key, bytes } | KvOp::ReadModifyWrite { key, bytes } => self.write_doc(key, bytes, now, out),
+            KvOp::Delete { key } => {
+                if let Some((rid, old)) = self.docs.remove(&key) {
+                    let i = self.coll.leaf_of(rid);
+                    self.coll.change(i, -(old as i64), now, &mut self.dirty_bytes);
+                    let j = self.index.leaf_of(index_key(key));
+                    self.index.change(j, -(self.cfg.index_entry_bytes as i64), now, &mut self.dirty_bytes);
+                    self.log(0, out);
+                }
+            }
+            // Reads change nothing the drive holds.
+            KvOp::Read { .. } | KvOp::Get { .. } | KvOp::Scan { .. } => {}
+        }
+        self.evict(out);
+        Ok(())
+    }
+
+    /// A document written: a new one appended to the collection (and its key into the index),
+    /// an existing one changed in its leaf (it keeps its size unless the fields sent are more).
+    /// The journal logs a new document whole and an update as the fields sent (MongoDB updates
+    /// through `cursor->modify`, logged as a delta).
+    fn write_doc(&mut self, key: u64, bytes: u32, now: u64, out: &mut Vec<FileOp>) {
+        let sent = bytes + self.cfg.doc_overhead_bytes;
+        match self.docs.get(&key).copied() {
+            Some((rid, old)) => {
+                let doc = old.max(sent);
+                let i = self.coll.leaf_of(rid);
+                self.coll.change(i, doc as i64 - old as i64, now, &mut self.dirty_bytes);
+                self.docs.insert(key, (rid, doc));
+                self.counters.doc_write_bytes += doc as u64;
+                self.log(sent as u64, out);
+            }
+            None => {
+                let rid = self.next_rid;
+                self.next_rid += 1;
+                let last = self.coll.leaves.len() - 1;
+                // Appends at the right edge: a leaf filled to the split share starts a new one.
+                let l = &self.coll.leaves[last];
+                if l.bytes > 0 && l.bytes + sent as u64 > self.coll.leaf_max * SPLIT_PCT / 100 {
+                    self.coll.leaves.push(Leaf { start: rid, bytes: 0, dirty: false, touched: now, block: None });
+                }
+                let last = self.coll.leaves.len() - 1;
+                self.coll.change(last, sent as i64, now, &mut self.dirty_bytes);
+                let j = self.index.leaf_of(index_key(key));
+                self.index.change(j, self.cfg.index_entry_bytes as i64, now, &mut self.dirty_bytes);
+                self.docs.insert(key, (rid, sent));
+                self.counters.doc_write_bytes += sent as u64;
+                self.log(sent as u64, out);
+            }
+        }
+    }
+
+    /// Log a record of `data` bytes (compressed as pages are) to the journal.
+    fn log(&mut self, data: u64, out: &mut Vec<FileOp>) {
+        if !self.cfg.journal {
+            return;
+        }
+        let rec = ((data as f64 * self.cfg.compression_ratio) as u64 + self.cfg.journal_record_overhead as u64).div_ceil(LOG_ALIGN) * LOG_ALIGN;
+        if self.journal.end + rec > self.cfg.journal_file_bytes {
+            self.sync_journal(out);
+            let f = *self.journal.files.back().expect("a journal file");
+            out.push(FileOp::Close { file: f });
+            self.new_journal_file(out);
+        }
+        self.journal.end += rec;
+    }
+
+    /// Write the journal from the last synced block to its end, whole blocks (the tail block
+    /// again at every sync while it fills).
+    fn sync_journal(&mut self, out: &mut Vec<FileOp>) {
+        let b = self.cfg.fs_block_bytes;
+        let end_block = self.journal.end.div_ceil(b);
+        if end_block == 0 || self.journal.end == self.journal.synced_block * b {
+            return;
+        }
+        let from = self.journal.synced_block;
+        let f = *self.journal.files.back().expect("a journal file");
+        let len = (end_block - from) * b;
+        out.push(FileOp::Write { file: f, offset: from * b, len: len as u32 });
+        self.counters.journal_write_bytes += len;
+        // A partly filled last block is written again at the next sync.
+        self.journal.synced_block = self.journal.end / b;
+    }
+
+    /// Run the journal syncs and checkpoints due up to time `t`.
+    pub fn advance_to(&mut self, t: u64, out: &mut Vec<FileOp>) {
+        loop {
+            let next = self.next_flush.min(self.next_checkpoint);
+            if next > t {
+                break;
+            }
+            if next == self.next_flush {
+                if self.cfg.journal {
+                    self.sync_journal(out);
+                }
+                self.next_flush += self.cfg.journal_flush_ms as u64 * 1_000_000;
+            } else {
+                self.checkpoint(out);
+                self.next_checkpoint += (self.cfg.checkpoint_secs * 1e9) as u64;
+            }
+        }
+    }
+
+    /// Eviction: while dirty bytes pass the target, write the dirty leaf least recently
+    /// dirtied.
+    fn evict(&mut self, out: &mut Vec<FileOp>) {
+        let target = self.cfg.cache_bytes * self.cfg.dirty_target_pct as u64 / 100;
+        while self.dirty_bytes > target {
+            let pick = |t: &Tree| t.leaves.iter().enumerate().filter(|(_, l)| l.dirty).min_by_key(|(_, l)| l.touched).map(|(i, l)| (i, l.touched));
+            let (a, b) = (pick(&self.coll), pick(&self.index));
+            let (tree, i) = match (a, b) {
+                (Some((i, ta)), Some((_, tb))) if ta <= tb => (0, i),
+                (_, Some((j, _))) => (1, j),
+                (Some((i, _)), None) => (0, i),
+                (None, None) => break,
+            };
+            let t = if tree == 0 { &mut self.coll } else { &mut self.index };
+            let bytes = t.leaves[i].bytes;
+            let size = t.write_leaf(i, out);
+            self.dirty_bytes = self.dirty_bytes.saturating_sub(bytes);
+            self.counters.data_write_bytes += size;
+            self.counters.evicted_pages += 1;
+        }
+    }
+
+    /// A checkpoint: every dirty leaf, the internal pages above the leaves written since the
+    /// last one, the root and the extent lists of each modified file; the files' free tails
+    /// cut; the metadata page and the turtle file; the journal files it covers removed.
+    pub fn checkpoint(&mut self, out: &mut Vec<FileOp>) {
+        if self.cfg.journal {
+            self.sync_journal(out);
+        }
+        let (fanout, internal) = (self.cfg.internal_fanout as u64, self.cfg.internal_image_bytes);
+        let mut any = false;
+        for tree in [&mut self.coll, &mut self.index] {
+            if !tree.modified {
+                continue;
+            }
+            any = true;
+            for i in 0..tree.leaves.len() {
+                if tree.leaves[i].dirty {
+                    let size = tree.write_leaf(i, out);
+                    self.counters.data_write_bytes += size;
+                    self.counters.checkpoint_pages += 1;
+                }
+            }
+            // Internal levels up to (not including) the root: the parents of what was written.
+            let mut level_items: BTreeSet<u64> = tree.written.iter().map(|&i| i as u64).collect();
+            let mut count = tree.leaves.len() as u64;
+            let mut level = 1u64;
+            while count > fanout {
+                let parents: BTreeSet<u64> = level_items.iter().map(|&i| i / fanout).collect();
+                count = count.div_ceil(fanout);
+                for &p in &parents {
+                    let size = tree.bm.round_up(internal);
+                    let off = tree.bm.alloc(size);
+                    out.push(FileOp::Write { file: tree.file, offset: off, len: size as u32 });
+                    if let Some((o, s)) = tree.internal.insert(level << 40 | p, (off, size)) {
+                        tree.bm.free(o, s);
+                    }
+                    self.counters.data_write_bytes += size;
+                    self.counters.checkpoint_pages += 1;
+                }
+                level_items = parents;
+                level += 1;
+            }
+            let w = tree.bm.checkpoint(internal);
+            self.counters.truncated_bytes += w.cut_bytes;
+            let mut writes: Vec<(u64, u64)> = vec![w.root];
+            writes.extend(&w.lists);
+            // Root first; then the cut; then the lists (at the new end when nothing is free).
+            out.push(FileOp::Write { file: tree.file, offset: w.root.0, len: w.root.1 as u32 });
+            if let Some(to) = w.truncated_to {
+                out.push(FileOp::Truncate { file: tree.file, size: to });
+            }
+            for &(o, s) in &w.lists {
+                out.push(FileOp::Write { file: tree.file, offset: o, len: s as u32 });
+            }
+            self.counters.data_write_bytes += writes.iter().map(|w| w.1).sum::<u64>();
+            tree.bm.resolve();
+            tree.written.clear();
+            tree.modified = false;
+        }
+        self.counters.checkpoints += 1;
+        if !any {
+            return;
+        }
+        // The metadata file: its one page rewritten (copy-on-write), then its own checkpoint.
+        let size = self.meta.round_up(internal);
+        let off = self.meta.alloc(size);
+        out.push(FileOp::Write { file: METADATA, offset: off, len: size as u32 });
+        if let Some((o, s)) = self.meta_page.replace((off, size)) {
+            self.meta.free(o, s);
+        }
+        let w = self.meta.checkpoint(internal);
+        out.push(FileOp::Write { file: METADATA, offset: w.root.0, len: w.root.1 as u32 });
+        if let Some(to) = w.truncated_to {
+            out.push(FileOp::Truncate { file: METADATA, size: to });
+        }
+        for &(o, s) in &w.lists {
+            out.push(FileOp::Write { file: METADATA, offset: o, len: s as u32 });
+        }
+        self.counters.data_write_bytes += size + w.root.1 + w.lists.iter().map(|l| l.1).sum::<u64>();
+        self.meta.resolve();
+        // The turtle file: written anew and renamed over the old one.
+        let t = self.new_file();
+        out.push(FileOp::Create { file: t, group: DATA_GROUP });
+        out.push(FileOp::Write { file: t, offset: 0, len: self.cfg.fs_block_bytes as u32 });
+        self.counters.data_write_bytes += self.cfg.fs_block_bytes;
+        if let Some(old) = self.turtle.replace(t) {
+            out.push(FileOp::Delete { file: old });
+        }
+        // Journal files wholly before this checkpoint are removed.
+        while self.journal.files.len() > 1 {
+            let f = self.journal.files.pop_front().expect("two or more");
+            out.push(FileOp::Delete { file: f });
+            self.counters.journal_files_removed += 1;
+        }
+    }
+}
+
+/// Where a document's key sorts in the `_id` index: YCSB's keys are hashed record numbers, so
+/// their order is unrelated to insertion order.
+fn index_key(key: u64) -> u64 {
+    let h = (key ^ (key >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    h ^ (h >> 29)
+}
