@@ -206,7 +206,7 @@ choice! {
 choice! {
     /// `store` of `[[phase.kv]]`: the key-value store on the namespace.
     #[derive(Default)]
-    pub enum KvStore, "store {v:?}: expected \"log-structured\", \"lsm\" or \"flash-cache\"" {
+    pub enum KvStore, "store {v:?}: expected \"log-structured\", \"lsm\", \"flash-cache\" or \"wiredtiger\"" {
         /// Aerospike-like: write blocks on the raw namespace, defrag below the low-water mark
         /// (the default).
         #[default]
@@ -215,6 +215,8 @@ choice! {
         Lsm = "lsm",
         /// A CacheLib-like flash cache on the raw namespace.
         FlashCache = "flash-cache",
+        /// A WiredTiger-like engine (MongoDB's default) on a file system on the namespace.
+        WiredTiger = "wiredtiger",
     }
 }
 
@@ -1075,6 +1077,16 @@ pub struct KvSpec {
     /// `enableLookaside`; default off, CacheBench's, except with `requests = "flat-kvcache"`).
     /// Example: `lookaside = true`.
     pub lookaside: Option<bool>,
+    /// wiredtiger: the engine's cache, bytes or a share of the namespace, e.g. `"5%"` (the
+    /// default: MongoDB sizes it from the host's RAM, an unknown for a published run; a share
+    /// keeps its ratio to the data at every scale).
+    pub wt_cache: Option<String>,
+    /// wiredtiger: compressed over raw size of collection pages and journal records (snappy
+    /// on BSON; default 0.5, an assumption).
+    pub compression: Option<f64>,
+    /// wiredtiger: journal every write (a standalone server, the default); `false` for a
+    /// replica set, which journals only its oplog (not modelled).
+    pub journal: Option<bool>,
     /// The run's scale (set by scaling, not by the file): an LSM store's sizes (memtable,
     /// table and level sizes, log segments) shrink with the drive so the tree keeps its shape.
     #[serde(skip, default = "one_f64")]

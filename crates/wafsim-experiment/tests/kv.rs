@@ -322,3 +322,47 @@ source = "test"
     // The drive starts empty, so GC (if any) comes late: the early share cannot exceed the rest.
     assert!(early.waf <= late.interval_waf + 1e-9, "{line}");
 }
+
+/// A WiredTiger-like engine (MongoDB's default) under YCSB A on a conventional file system on
+/// a filled drive: every level's bytes add up (documents -> engine files -> file system ->
+/// drive), the engine writes more than the documents (whole pages per change, the journal),
+/// and without discard the drive's GC copies data the file system no longer uses.
+#[test]
+fn wiredtiger_on_a_conventional_file_system() {
+    let doc = r#"
+name = "wiredtiger"
+seed = 1
+[device]
+capacity = "2GiB"
+over_provisioning = 0.07
+erase_unit = "2MiB"
+[[namespace]]
+name = "db"
+size = "2GiB"
+[[phase]]
+name = "ycsb"
+[[phase.kv]]
+namespace = "db"
+store = "wiredtiger"
+ycsb = "a"
+fill = 0.4
+rate = 5000
+wt_cache = "10%"
+amount = "3x"
+"#;
+    let r = common::run_doc(doc, 1.0).unwrap();
+    let f = &r.filesystems[0];
+    let store = f.store_write_bytes.unwrap();
+    assert!(store >= 3 * r.namespaces[0].size_bytes, "ran to its amount: {store}");
+    assert!(store > 2 * f.file_write_bytes, "engine WAF {}", store as f64 / f.file_write_bytes as f64);
+    assert_eq!(f.dev_write_bytes, store, "a conventional file system writes what it is given");
+    assert_eq!(r.counters.host_write_bytes, f.dev_write_bytes, "the drive got what the file system sent");
+    assert!(r.counters.gc_units > 0, "freed space stays valid on the drive, so GC copies");
+    let metric = |name: &str| f.metrics.iter().find(|m| m.0 == name).map(|m| m.1).unwrap_or_else(|| panic!("no {name}: {:?}", f.metrics));
+    assert!(metric("checkpoints") >= 1.0);
+    assert!(metric("journal share of file writes") > 0.0);
+    // A setting of another store is refused by name.
+    let other = doc.replace("wt_cache = \"10%\"", "wt_cache = \"10%\"\nmemtable = \"64MiB\"");
+    let e = format!("{:#}", common::run_doc(&other, 1.0).unwrap_err());
+    assert!(e.contains("memtable: a setting of store = \"lsm\", not of store = \"wiredtiger\""), "{e}");
+}

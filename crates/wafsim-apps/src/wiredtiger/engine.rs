@@ -154,12 +154,14 @@ struct Tree {
     /// Leaves written since the last checkpoint (their parents are dirty).
     written: BTreeSet<usize>,
     modified: bool,
+    /// Leaves that turned dirty since the engine last looked: (when, start key).
+    newly_dirty: Vec<(u64, u64)>,
 }
 
 impl Tree {
     fn new(file: FileId, alloc_unit: u64, leaf_max: u64, ratio: f64) -> Tree {
         let first = Leaf { start: 0, bytes: 0, dirty: false, touched: 0, block: None };
-        Tree { file, bm: BlockManager::new(alloc_unit), leaves: vec![first], leaf_max, ratio, internal: KeyMap::default(), written: BTreeSet::new(), modified: false }
+        Tree { file, bm: BlockManager::new(alloc_unit), leaves: vec![first], leaf_max, ratio, internal: KeyMap::default(), written: BTreeSet::new(), modified: false, newly_dirty: Vec::new() }
     }
 
     fn leaf_of(&self, key: u64) -> usize {
@@ -173,16 +175,19 @@ impl Tree {
         if !l.dirty {
             l.dirty = true;
             *dirty += l.bytes;
+            self.newly_dirty.push((now, l.start));
         }
         l.touched = now;
         l.bytes = (l.bytes as i64 + delta).max(0) as u64;
         *dirty = (*dirty as i64 + delta).max(0) as u64;
         self.modified = true;
-        if l.bytes > self.leaf_max {
+        // A leaf of one key cannot split.
+        if l.bytes > self.leaf_max && next - l.start >= 2 {
             let half = l.bytes / 2;
             let mid = l.start + (next - l.start) / 2;
             l.bytes -= half;
             let new = Leaf { start: mid.max(l.start + 1), bytes: half, dirty: true, touched: now, block: None };
+            self.newly_dirty.push((now, new.start));
             self.leaves.insert(i + 1, new);
             // Leaves written since the checkpoint keep their parents dirty; shift their indices.
             self.written = self.written.iter().map(|&w| if w > i { w + 1 } else { w }).collect();
@@ -241,6 +246,8 @@ pub struct WiredTiger {
     docs: KeyMap<(u64, u32)>,
     next_rid: u64,
     dirty_bytes: u64,
+    /// Dirty leaves by when they last changed (see [`WiredTiger::queue_dirty`]).
+    lru: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u8, u64)>>,
     journal: Journal,
     next_file: FileId,
     started: bool,
@@ -259,7 +266,7 @@ impl WiredTiger {
         if !(cfg.compression_ratio > 0.0 && cfg.compression_ratio <= 1.0) {
             return Err("compression_ratio must be in (0, 1]".into());
         }
-        if !(cfg.checkpoint_secs > 0.0) || cfg.journal_flush_ms == 0 || cfg.internal_fanout < 2 {
+        if cfg.checkpoint_secs.is_nan() || cfg.checkpoint_secs <= 0.0 || cfg.journal_flush_ms == 0 || cfg.internal_fanout < 2 {
             return Err("checkpoint_secs, journal_flush_ms must be positive and internal_fanout at least 2".into());
         }
         if !cfg.alloc_unit.is_power_of_two() || cfg.fs_block_bytes == 0 || !cfg.alloc_unit.is_multiple_of(cfg.fs_block_bytes) && !cfg.fs_block_bytes.is_multiple_of(cfg.alloc_unit) {
@@ -275,6 +282,7 @@ impl WiredTiger {
             docs: KeyMap::default(),
             next_rid: 0,
             dirty_bytes: 0,
+            lru: std::collections::BinaryHeap::new(),
             journal: Journal::default(),
             next_file: FIRST_DYNAMIC,
             started: false,
@@ -466,17 +474,32 @@ impl WiredTiger {
 
     /// Eviction: while dirty bytes pass the target, write the dirty leaf least recently
     /// dirtied.
+    /// The dirty leaves in eviction's order: least recently changed first (a tie: the
+    /// collection's, then the lower key). Entries are checked when they come up: a leaf changed
+    /// since goes back in at its new time, a clean one is dropped.
+    fn queue_dirty(&mut self) {
+        for (tree, t) in [(0u8, &mut self.coll), (1u8, &mut self.index)] {
+            for (when, start) in t.newly_dirty.drain(..) {
+                self.lru.push(std::cmp::Reverse((when, tree, start)));
+            }
+        }
+    }
+
     fn evict(&mut self, out: &mut Vec<FileOp>) {
         let target = self.cfg.cache_bytes * self.cfg.dirty_target_pct as u64 / 100;
+        self.queue_dirty();
         while self.dirty_bytes > target {
-            let pick = |t: &Tree| t.leaves.iter().enumerate().filter(|(_, l)| l.dirty).min_by_key(|(_, l)| l.touched).map(|(i, l)| (i, l.touched));
-            let (a, b) = (pick(&self.coll), pick(&self.index));
-            let (tree, i) = match (a, b) {
-                (Some((i, ta)), Some((_, tb))) if ta <= tb => (0, i),
-                (_, Some((j, _))) => (1, j),
-                (Some((i, _)), None) => (0, i),
-                (None, None) => break,
-            };
+            let Some(std::cmp::Reverse((when, tree, start))) = self.lru.pop() else { break };
+            let t = if tree == 0 { &self.coll } else { &self.index };
+            let i = t.leaf_of(start);
+            let l = &t.leaves[i];
+            if l.start != start || !l.dirty {
+                continue;
+            }
+            if l.touched > when {
+                self.lru.push(std::cmp::Reverse((l.touched, tree, start)));
+                continue;
+            }
             let t = if tree == 0 { &mut self.coll } else { &mut self.index };
             let bytes = t.leaves[i].bytes;
             let size = t.write_leaf(i, out);
@@ -545,6 +568,11 @@ impl WiredTiger {
             tree.modified = false;
         }
         self.counters.checkpoints += 1;
+        // Every leaf is clean now.
+        self.coll.newly_dirty.clear();
+        self.index.newly_dirty.clear();
+        self.lru.clear();
+        self.dirty_bytes = 0;
         if !any {
             return;
         }

@@ -6,6 +6,8 @@
 
 pub mod block;
 pub mod engine;
+pub mod source;
 
 pub use block::{BlockManager, CheckpointWrites, Extents};
 pub use engine::{WiredTiger, WtConfig, WtCounters};
+pub use source::WtFiles;

@@ -21,10 +21,11 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LS: KvStore = KvStore::LogStructured;
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
-    let fields: [(&str, bool, &[KvStore]); 34] = [
+    const WT: KvStore = KvStore::WiredTiger;
+    let fields: [(&str, bool, &[KvStore]); 37] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
-        ("rate", k.rate.is_some(), &[LS]),
+        ("rate", k.rate.is_some(), &[LS, WT]),
         ("runtime", k.runtime.is_some(), &[LS]),
         ("defrag_sleep", k.defrag_sleep.is_some(), &[LS]),
         ("post_write_queue", k.post_write_queue.is_some(), &[LS]),
@@ -34,15 +35,15 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("stop_writes_avail_pct", k.stop_writes_avail_pct.is_some(), &[LS]),
         ("stop_writes_used_pct", k.stop_writes_used_pct.is_some(), &[LS]),
         ("trim", k.trim, &[LS, CACHE]),
-        ("fill", k.fill.is_some(), &[LS, LSM]),
+        ("fill", k.fill.is_some(), &[LS, LSM, WT]),
         ("compaction", k.compaction.is_some(), &[LSM]),
         ("memtable", k.memtable.is_some(), &[LSM]),
         ("staging_namespace", k.staging_namespace.is_some(), &[LSM]),
         ("staging_levels", k.staging_levels.is_some(), &[LSM]),
         // A log-structured store and a cache write their namespace raw.
         ("filesystem", k.filesystem != FsKind::Conventional, &[LSM]),
-        ("discard", k.discard, &[LSM]),
-        ("mkfs_trim", k.mkfs_trim.is_some(), &[LSM]),
+        ("discard", k.discard, &[LSM, WT]),
+        ("mkfs_trim", k.mkfs_trim.is_some(), &[LSM, WT]),
         ("cache_size", k.cache_size.is_some(), &[CACHE]),
         ("bighash_pct", k.bighash_pct.is_some(), &[CACHE]),
         ("placement", k.placement.is_some(), &[CACHE]),
@@ -57,6 +58,9 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("requests", k.requests.is_some(), &[CACHE]),
         ("trace", k.trace.is_some(), &[CACHE]),
         ("lookaside", k.lookaside.is_some(), &[CACHE]),
+        ("wt_cache", k.wt_cache.is_some(), &[WT]),
+        ("compression", k.compression.is_some(), &[WT]),
+        ("journal", k.journal.is_some(), &[WT]),
     ];
     for (field, set, stores) in fields {
         if set && !stores.contains(&k.store) {
@@ -116,6 +120,11 @@ pub fn kv_parts(
             }
             KvStore::FlashCache => {
                 crate::parts::cache::cache_part(k, i, target, base_dir, seed(i, g), parts, next_group())?;
+                continue;
+            }
+            KvStore::WiredTiger => {
+                let requests = |records: &dyn Fn(f64, u64) -> u64, capacity: u64| requests(k, k.amount.is_some(), seed(i, g), capacity, records);
+                crate::parts::wiredtiger::wiredtiger_part(k, i, target, requests, parts, next_group())?;
                 continue;
             }
         }

@@ -1,0 +1,84 @@
+//! `[[phase.kv]] store = "wiredtiger"`: a WiredTiger-like engine (wafsim_apps::wiredtiger) on a
+//! conventional file system on one namespace. Requests -> engine (a collection and its `_id`
+//! index written copy-on-write at checkpoints and by eviction, the journal) -> file operations
+//! -> file system -> block I/O; the row carries the documents' bytes, the engine's file bytes
+//! and the device bytes.
+
+use crate::parts::files::{make_fs, FsChoice};
+use crate::parts::part::budgeted;
+use crate::parts::{Label, Part, PartTiming, Target};
+use crate::schema::{FsKind, KvSpec, KvWorkload};
+use anyhow::{anyhow, bail, Context, Result};
+use wafsim_apps::wiredtiger::{WiredTiger, WtConfig, WtFiles};
+use wafsim_core::pipeline::{Chain, KvSource, Script};
+use wafsim_host::fs::FsSource;
+
+/// The engine's configuration from `k` on a namespace of `ns_bytes`.
+fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
+    let mut cfg = WtConfig::default();
+    if let Some(r) = k.rate {
+        if !(r > 0.0 && r.is_finite()) {
+            bail!("rate {r}: expected requests per second, a positive number");
+        }
+        cfg.ops_per_sec = r;
+    }
+    if let Some(c) = k.compression {
+        if !(c > 0.0 && c <= 1.0) {
+            bail!("compression {c}: expected compressed over raw bytes, above 0 and at most 1");
+        }
+        cfg.compression_ratio = c;
+    }
+    cfg.journal = k.journal.unwrap_or(true);
+    cfg.cache_bytes = match k.wt_cache.as_deref() {
+        None => ns_bytes / 20,
+        Some(c) => match c.trim().strip_suffix('%') {
+            Some(p) => {
+                let pct: f64 = p.trim().parse().map_err(|_| anyhow!("wt_cache {c:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\")"))?;
+                if !(pct > 0.0 && pct <= 100.0) {
+                    bail!("wt_cache {c:?}: a share of the namespace above 0% and at most 100%");
+                }
+                (ns_bytes as f64 * pct / 100.0) as u64
+            }
+            None => crate::schema::size("wt_cache", c)?,
+        },
+    };
+    if cfg.cache_bytes == 0 {
+        bail!("wt_cache: the cache must hold at least one byte");
+    }
+    Ok(cfg)
+}
+
+/// Records that fill `share` of `bytes` once compressed: documents of `record_bytes` of fields
+/// and the engine's per-document bytes, at the compression ratio, in leaves filled to 90%.
+fn records_for(cfg: &WtConfig, bytes: u64, share: f64, record_bytes: u64) -> u64 {
+    let per = (record_bytes + cfg.doc_overhead_bytes as u64) as f64 * cfg.compression_ratio / 0.9;
+    (bytes as f64 * share / per) as u64
+}
+
+/// The engine of `k` (entry `i`) on `target`, reading requests from `requests` (given the
+/// configuration and its record count rule).
+pub fn wiredtiger_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&dyn Fn(f64, u64) -> u64, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
+    let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
+    let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
+    let choice = FsChoice { filesystem: FsKind::Conventional, discard: k.discard, mkfs_trim: k.mkfs_trim, chunk: &k.chunk, victim: k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
+    let (fs, mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
+    let room = target.room(g, ns_bytes);
+    let cfg = wt_config(k, room).with_context(ctx)?;
+    let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, room)).transpose().with_context(ctx)?;
+    let records = |share: f64, record_bytes: u64| records_for(&cfg, room, share, record_bytes);
+    let kv = requests(&records, room).with_context(ctx)?;
+    let journal = if cfg.journal { "journaled" } else { "no journal" };
+    let wt = WiredTiger::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(WtFiles::new(kv, wt), fs))]);
+    let workload = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
+    parts.push(Part {
+        source: budgeted(Box::new(inner), limit),
+        weight: 1,
+        label: Label { name: format!("kv{} (wiredtiger, {workload})", i + 1), namespace: k.namespace.clone() },
+        timing: PartTiming { iodepth: k.iodepth.unwrap_or(8).max(1), mean_io_bytes: 32768.0, ..Default::default() },
+        group,
+        stage: 0,
+        row: Some(format!("WiredTiger ({journal}) on conventional file system")),
+    });
+    Ok(())
+}
