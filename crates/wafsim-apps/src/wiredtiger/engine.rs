@@ -45,9 +45,14 @@ pub struct WtConfig {
     pub dirty_target_pct: u32,
     /// Bytes of a document's BSON besides its fields (an assumption: `_id`, field names, types).
     pub doc_overhead_bytes: u32,
-    /// Bytes of document data a collection leaf holds before it splits (4 x `leaf_page_max`
-    /// with a compressor: 128 KiB).
+    /// Most bytes of document data a collection leaf holds before compression (4 x
+    /// `leaf_page_max` with a compressor: 128 KiB, `memory_page_image_max`).
     pub collection_leaf_raw_bytes: u64,
+    /// A collection leaf's on-disk maximum (`leaf_page_max`, 32 KiB): WiredTiger adjusts how
+    /// much raw data it builds a page from so the compressed image lands near it
+    /// (`__rec_compression_adjust`), so a leaf holds `leaf_page_max / compression` of data, at
+    /// most `collection_leaf_raw_bytes`.
+    pub collection_leaf_page_max: u64,
     /// Compressed over raw size of collection pages (snappy on BSON: an unknown).
     pub compression_ratio: f64,
     /// Bytes an `_id` index leaf holds before it splits (`leaf_page_max` 16 KiB).
@@ -82,6 +87,7 @@ impl Default for WtConfig {
             dirty_target_pct: 5,
             doc_overhead_bytes: 64,
             collection_leaf_raw_bytes: 128 << 10,
+            collection_leaf_page_max: 32 << 10,
             compression_ratio: 0.5,
             index_leaf_bytes: 16 << 10,
             index_entry_bytes: 32,
@@ -273,8 +279,9 @@ impl WiredTiger {
             return Err("alloc_unit must be a power of two aligned with the file system block".into());
         }
         let ns_per_op = 1e9 / cfg.ops_per_sec;
+        let leaf_raw = cfg.collection_leaf_raw_bytes.min((cfg.collection_leaf_page_max as f64 / cfg.compression_ratio) as u64);
         Ok(WiredTiger {
-            coll: Tree::new(COLLECTION, cfg.alloc_unit, cfg.collection_leaf_raw_bytes, cfg.compression_ratio),
+            coll: Tree::new(COLLECTION, cfg.alloc_unit, leaf_raw, cfg.compression_ratio),
             index: Tree::new(INDEX, cfg.alloc_unit, cfg.index_leaf_bytes, 1.0),
             meta: BlockManager::new(cfg.alloc_unit),
             meta_page: None,

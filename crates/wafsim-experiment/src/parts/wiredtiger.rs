@@ -39,7 +39,7 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
                 }
                 (ns_bytes as f64 * pct / 100.0) as u64
             }
-            None => crate::schema::size("wt_cache", c)?,
+            None => crate::schema::size("wt_cache", c).map_err(|e| anyhow!("wt_cache {c:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\"): {e}"))?,
         },
     };
     if cfg.cache_bytes == 0 {

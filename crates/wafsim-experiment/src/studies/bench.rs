@@ -612,7 +612,7 @@ mod tests {
     #[test]
     fn apps_bench_runs_every_model() {
         let r = run_apps_bench(1, 100_000, None, |_| {}).unwrap();
-        assert_eq!(r.cases.len(), 4);
+        assert_eq!(r.cases.len(), 5);
         for c in &r.cases {
             assert_eq!(c.rounds.len(), 1, "{}", c.name);
             assert!(c.median_ops_per_sec > 0.0, "{}", c.name);
@@ -736,7 +736,8 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     let wanted = |name: &str| only.is_none_or(|o| name.contains(o));
     const KV: &str = "log-structured KV (YCSB A)";
     const CACHE: &str = "flash cache (published CacheLib setup, kvcache-shaped)";
-    let names = [KV, "LSM size-tiered (YCSB A, on a file system)", "LSM leveled (YCSB A, on a file system)", CACHE];
+    const WT: &str = "WiredTiger (YCSB A, on a file system)";
+    let names = [KV, "LSM size-tiered (YCSB A, on a file system)", "LSM leveled (YCSB A, on a file system)", CACHE, WT];
     if let Some(o) = only.filter(|_| !names.iter().any(|n| wanted(n))) {
         anyhow::bail!("--case {o:?}: no case's name contains it (cases: {})", names.join("; "));
     }
@@ -780,6 +781,22 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     let r = drive_apps("flash cache", &mut src, ns_bytes, &|s| s.cache().counters().ops, 4 * warm, rounds, ops_per_round, &mut progress)?;
     let rep = src.report();
     cases.push(case(CACHE, r, rep.app_waf(), format!("{} keys, hit ratio {:.3}", gen.keys, rep.hit_ratio())));
+    }
+
+    // WiredTiger through the conventional file system: 1 M documents of 1 KB on 8 GiB, a cache
+    // of 5% of it, clients at 50,000 requests/s (a checkpoint every 3 M requests).
+    if wanted(WT) {
+        let ns_bytes = 8u64 << 30;
+        let records = 1_000_000u64;
+        let cfg = wafsim_apps::wiredtiger::WtConfig { cache_bytes: ns_bytes / 20, ops_per_sec: 50_000.0, ..Default::default() };
+        let wt = wafsim_apps::wiredtiger::WiredTiger::new(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let files = wafsim_apps::wiredtiger::WtFiles::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, wt);
+        let fs = wafsim_host::fs::ConvFs::new(wafsim_host::fs::ConvFsConfig::new(0, ns_bytes)).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut src = wafsim_host::fs::FsSource::new(files, fs);
+        let r = drive_apps("WiredTiger", &mut src, ns_bytes, &|s| s.files().counters().ops, records + warm, rounds, ops_per_round, &mut progress)?;
+        let c = src.files().counters().clone();
+        let dev = src.file_system().counters().dev_write_bytes;
+        cases.push(case(WT, r, c.app_waf(), format!("{records} records, {} checkpoints, file system wrote {:.2} GiB", c.checkpoints, dev as f64 / (1u64 << 30) as f64)));
     }
     Ok(AppsBenchResult { cases })
 }
