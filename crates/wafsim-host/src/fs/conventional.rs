@@ -114,6 +114,25 @@ impl File {
     fn allocated(&self) -> u64 {
         self.extents.last().map_or(0, |e| e.at + e.len)
     }
+
+    /// Drop the allocation past file byte `keep` (a block boundary); the device ranges it held.
+    fn cut(&mut self, keep: u64) -> Vec<(u64, u64)> {
+        let mut freed = Vec::new();
+        while let Some(e) = self.extents.last_mut() {
+            if e.at >= keep {
+                freed.push((e.dev, e.len));
+                self.extents.pop();
+            } else {
+                if e.at + e.len > keep {
+                    let cut = e.at + e.len - keep;
+                    freed.push((e.dev + e.len - cut, cut));
+                    e.len -= cut;
+                }
+                break;
+            }
+        }
+        freed
+    }
 }
 
 /// Counts at the file system's two interfaces.
@@ -219,21 +238,7 @@ impl ConvFs {
                 let b = self.cfg.block_bytes as u64;
                 let f = self.files.get_mut(&file).ok_or(FsError::NoSuchFile(file))?;
                 let keep = f.size.div_ceil(b) * b;
-                let mut freed = Vec::new();
-                while let Some(e) = f.extents.last_mut() {
-                    if e.at >= keep {
-                        freed.push((e.dev, e.len));
-                        f.extents.pop();
-                    } else {
-                        if e.at + e.len > keep {
-                            let cut = e.at + e.len - keep;
-                            freed.push((e.dev + e.len - cut, cut));
-                            e.len -= cut;
-                        }
-                        break;
-                    }
-                }
-                for (dev, len) in freed {
+                for (dev, len) in f.cut(keep) {
                     self.release(dev, len);
                 }
             }
@@ -263,20 +268,7 @@ impl ConvFs {
         }
         let keep = size.div_ceil(b) * b;
         let data = clip(&f.extents, keep, f.size.div_ceil(b) * b);
-        let mut freed = Vec::new();
-        while let Some(e) = f.extents.last_mut() {
-            if e.at >= keep {
-                freed.push((e.dev, e.len));
-                f.extents.pop();
-            } else {
-                if e.at + e.len > keep {
-                    let cut = e.at + e.len - keep;
-                    freed.push((e.dev + e.len - cut, cut));
-                    e.len -= cut;
-                }
-                break;
-            }
-        }
+        let freed = f.cut(keep);
         f.size = size;
         if self.cfg.discard {
             self.emit(Op::Trim, &data, out);
