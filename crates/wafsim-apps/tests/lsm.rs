@@ -781,6 +781,8 @@ fn check_file_rules(ops: &[FileOp]) {
                 assert_eq!(st.get(&file), Some(&St::Closed), "op {i}: delete of file {file}");
                 st.insert(file, St::Deleted);
             }
+            // An LSM tree writes files whole and never cuts them.
+            FileOp::Truncate { file, .. } => panic!("op {i}: truncate of file {file}"),
         }
     }
 }
