@@ -43,15 +43,18 @@ pub struct Extents {
 }
 
 impl Extents {
-    /// Add `[off, off + size)` (which must not overlap what is there), merging neighbours.
-    pub fn insert(&mut self, off: u64, size: u64) {
+    /// Add `[off, off + size)` (which must not overlap what is there), merging neighbours;
+    /// returns the extent it became part of and the neighbours that merged into it.
+    pub fn insert(&mut self, off: u64, size: u64) -> Merged {
         debug_assert!(size > 0);
         let (mut start, mut end) = (off, off + size);
+        let mut absorbed = [None, None];
         if let Some((&o, &s)) = self.by_off.range(..=off).next_back() {
             assert!(o + s <= off, "extent {off}+{size} overlaps {o}+{s}");
             if o + s == off {
                 start = o;
                 self.by_off.remove(&o);
+                absorbed[0] = Some((o, s));
             }
         }
         if let Some((&o, &s)) = self.by_off.range(off..).next() {
@@ -59,10 +62,12 @@ impl Extents {
             if o == end {
                 end = o + s;
                 self.by_off.remove(&o);
+                absorbed[1] = Some((o, s));
             }
         }
         self.by_off.insert(start, end - start);
         self.bytes += size;
+        Merged { extent: (start, end - start), absorbed }
     }
 
     /// Remove `[off, off + size)` where it is present; returns the parts that were (in order).
@@ -112,6 +117,16 @@ impl Extents {
     }
 }
 
+/// What [`Extents::insert`] did: the extent the range became part of, and the neighbours
+/// (before, after) merged into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Merged {
+    /// (offset, size) of the merged extent.
+    pub extent: (u64, u64),
+    /// The neighbours it absorbed.
+    pub absorbed: [Option<(u64, u64)>; 2],
+}
+
 /// Free space: extents by offset and by size (WiredTiger keeps `avail` in both skiplists).
 #[derive(Debug, Clone, Default)]
 struct Avail {
@@ -121,42 +136,18 @@ struct Avail {
 
 impl Avail {
     fn insert(&mut self, off: u64, size: u64) {
-        // Merging may absorb neighbours: take them out of the size index first.
-        let before: Vec<(u64, u64)> = self.neighbours(off, size);
-        for (o, s) in &before {
-            self.by_size.remove(&(*s, *o));
+        let m = self.ext.insert(off, size);
+        for (o, s) in m.absorbed.into_iter().flatten() {
+            self.by_size.remove(&(s, o));
         }
-        self.ext.insert(off, size);
-        let (o, s) = self.containing(off);
-        self.by_size.insert((s, o));
+        self.by_size.insert((m.extent.1, m.extent.0));
     }
 
-    fn neighbours(&self, off: u64, size: u64) -> Vec<(u64, u64)> {
-        let mut v = Vec::new();
-        if let Some((&o, &s)) = self.ext.by_off.range(..off).next_back() {
-            if o + s == off {
-                v.push((o, s));
-            }
-        }
-        if let Some(&s) = self.ext.by_off.get(&(off + size)) {
-            v.push((off + size, s));
-        }
-        v
-    }
-
-    fn containing(&self, off: u64) -> (u64, u64) {
-        let (&o, &s) = self.ext.by_off.range(..=off).next_back().expect("just inserted");
-        (o, s)
-    }
-
-    /// Take `[off, off + size)` out of the free extent that holds it.
+    /// Take the first `size` bytes of the free extent `(ext_off, ext_size)`.
     fn take(&mut self, ext_off: u64, ext_size: u64, size: u64) {
         self.by_size.remove(&(ext_size, ext_off));
-        self.ext.by_off.remove(&ext_off);
-        self.ext.bytes -= ext_size;
+        self.ext.remove_overlap(ext_off, size);
         if ext_size > size {
-            self.ext.by_off.insert(ext_off + size, ext_size - size);
-            self.ext.bytes += ext_size - size;
             self.by_size.insert((ext_size - size, ext_off + size));
         }
     }

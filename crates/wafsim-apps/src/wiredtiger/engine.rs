@@ -204,14 +204,9 @@ impl Tree {
     fn write_leaf(&mut self, i: usize, out: &mut Vec<FileOp>) -> u64 {
         let l = &self.leaves[i];
         let size = self.bm.round_up((l.bytes as f64 * self.ratio).ceil() as u64);
-        let old = l.block;
-        let off = self.bm.alloc(size);
-        out.push(FileOp::Write { file: self.file, offset: off, len: size as u32 });
-        if let Some((o, s)) = old {
-            self.bm.free(o, s);
-        }
+        let block = rewrite(&mut self.bm, self.file, size, l.block, out);
         let l = &mut self.leaves[i];
-        l.block = Some((off, size));
+        l.block = Some(block);
         l.dirty = false;
         self.written.insert(i);
         size
@@ -546,31 +541,18 @@ impl WiredTiger {
                 count = count.div_ceil(fanout);
                 for &p in &parents {
                     let size = tree.bm.round_up(internal);
-                    let off = tree.bm.alloc(size);
-                    out.push(FileOp::Write { file: tree.file, offset: off, len: size as u32 });
-                    if let Some((o, s)) = tree.internal.insert(level << 40 | p, (off, size)) {
-                        tree.bm.free(o, s);
-                    }
+                    let key = level << 40 | p;
+                    let block = rewrite(&mut tree.bm, tree.file, size, tree.internal.get(&key).copied(), out);
+                    tree.internal.insert(key, block);
                     self.counters.data_write_bytes += size;
                     self.counters.checkpoint_pages += 1;
                 }
                 level_items = parents;
                 level += 1;
             }
-            let w = tree.bm.checkpoint(internal);
+            let w = checkpoint_file(&mut tree.bm, tree.file, internal, out);
             self.counters.truncated_bytes += w.cut_bytes;
-            let mut writes: Vec<(u64, u64)> = vec![w.root];
-            writes.extend(&w.lists);
-            // Root first; then the cut; then the lists (at the new end when nothing is free).
-            out.push(FileOp::Write { file: tree.file, offset: w.root.0, len: w.root.1 as u32 });
-            if let Some(to) = w.truncated_to {
-                out.push(FileOp::Truncate { file: tree.file, size: to });
-            }
-            for &(o, s) in &w.lists {
-                out.push(FileOp::Write { file: tree.file, offset: o, len: s as u32 });
-            }
-            self.counters.data_write_bytes += writes.iter().map(|w| w.1).sum::<u64>();
-            tree.bm.resolve();
+            self.counters.data_write_bytes += w.root.1 + w.lists.iter().map(|l| l.1).sum::<u64>();
             tree.written.clear();
             tree.modified = false;
         }
@@ -585,21 +567,9 @@ impl WiredTiger {
         }
         // The metadata file: its one page rewritten (copy-on-write), then its own checkpoint.
         let size = self.meta.round_up(internal);
-        let off = self.meta.alloc(size);
-        out.push(FileOp::Write { file: METADATA, offset: off, len: size as u32 });
-        if let Some((o, s)) = self.meta_page.replace((off, size)) {
-            self.meta.free(o, s);
-        }
-        let w = self.meta.checkpoint(internal);
-        out.push(FileOp::Write { file: METADATA, offset: w.root.0, len: w.root.1 as u32 });
-        if let Some(to) = w.truncated_to {
-            out.push(FileOp::Truncate { file: METADATA, size: to });
-        }
-        for &(o, s) in &w.lists {
-            out.push(FileOp::Write { file: METADATA, offset: o, len: s as u32 });
-        }
+        self.meta_page = Some(rewrite(&mut self.meta, METADATA, size, self.meta_page, out));
+        let w = checkpoint_file(&mut self.meta, METADATA, internal, out);
         self.counters.data_write_bytes += size + w.root.1 + w.lists.iter().map(|l| l.1).sum::<u64>();
-        self.meta.resolve();
         // The turtle file: written anew and renamed over the old one.
         let t = self.new_file();
         out.push(FileOp::Create { file: t, group: DATA_GROUP });
@@ -615,6 +585,32 @@ impl WiredTiger {
             self.counters.journal_files_removed += 1;
         }
     }
+}
+
+/// Copy-on-write: a block of `size` bytes written to a new place in `file`, then `old` freed.
+fn rewrite(bm: &mut BlockManager, file: FileId, size: u64, old: Option<(u64, u64)>, out: &mut Vec<FileOp>) -> (u64, u64) {
+    let off = bm.alloc(size);
+    out.push(FileOp::Write { file, offset: off, len: size as u32 });
+    if let Some((o, s)) = old {
+        bm.free(o, s);
+    }
+    (off, size)
+}
+
+/// A file's checkpoint with a root image of `root_image` bytes, as the file sees it: the root
+/// written first, then the cut, then the extent lists (at the new end when nothing is free);
+/// resolved at once (the metadata that makes it durable is written right after).
+fn checkpoint_file(bm: &mut BlockManager, file: FileId, root_image: u64, out: &mut Vec<FileOp>) -> super::block::CheckpointWrites {
+    let w = bm.checkpoint(root_image);
+    out.push(FileOp::Write { file, offset: w.root.0, len: w.root.1 as u32 });
+    if let Some(to) = w.truncated_to {
+        out.push(FileOp::Truncate { file, size: to });
+    }
+    for &(o, s) in &w.lists {
+        out.push(FileOp::Write { file, offset: o, len: s as u32 });
+    }
+    bm.resolve();
+    w
 }
 
 /// Where a document's key sorts in the `_id` index: YCSB's keys are hashed record numbers, so

@@ -8,6 +8,6 @@ pub mod block;
 pub mod engine;
 pub mod source;
 
-pub use block::{BlockManager, CheckpointWrites, Extents};
+pub use block::{BlockManager, CheckpointWrites, Extents, Merged};
 pub use engine::{WiredTiger, WtConfig, WtCounters};
 pub use source::WtFiles;
