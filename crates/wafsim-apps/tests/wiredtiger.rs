@@ -4,7 +4,7 @@
 //! sync and loses its files at checkpoints; and every file operation it makes is one a file
 //! system takes (no holes, truncates within the file), with the bytes adding up.
 
-use wafsim_apps::wiredtiger::{WiredTiger, WtConfig};
+use wafsim_apps::wiredtiger::{Layout, WiredTiger, WtConfig};
 use wafsim_core::pipeline::{FileOp, KvOp};
 use wafsim_host::fs::{ConvFs, ConvFsConfig};
 
@@ -140,4 +140,120 @@ fn a_file_system_takes_every_operation_and_the_bytes_add_up() {
     assert!(c.checkpoints >= 9 && c.evicted_pages > 0, "{c:?}");
     assert_eq!(fs.counters().file_write_bytes, c.data_write_bytes + c.journal_write_bytes);
     assert!(wt.leaves().0 > 1 && wt.leaves().1 > 1, "{:?}", wt.leaves());
+}
+
+/// The TPC-C layout's table numbers are the request generator's.
+#[test]
+fn the_tpcc_layout_knows_the_generators_tables() {
+    use wafsim_apps::wiredtiger::layout::tpcc_table as t;
+    use wafsim_workload::tpcc::Table;
+    for (n, table) in [(t::WAREHOUSE, Table::Warehouse), (t::DISTRICT, Table::District), (t::CUSTOMER, Table::Customer), (t::HISTORY, Table::History), (t::NEW_ORDER, Table::NewOrder), (t::ORDER, Table::Order), (t::ORDER_LINE, Table::OrderLine), (t::ITEM, Table::Item), (t::STOCK, Table::Stock)] {
+        assert_eq!(Table::of(n << 56), Some(table));
+    }
+    // An order line (row id = order's << 4 | line) goes into its order's document.
+    let order = t::ORDER << 56 | 12345;
+    let line = t::ORDER_LINE << 56 | 12345 << 4 | 7;
+    let (c, doc, embedded) = Layout::Tpcc.route(line).unwrap();
+    assert_eq!((doc, embedded), (order, true));
+    assert_eq!(Layout::Tpcc.collections()[c].name, "ORDERS");
+    assert_eq!(Layout::Tpcc.route(order), Some((c, order, false)));
+    assert!(Layout::Tpcc.collections().iter().all(|c| c.name != "ORDER_LINE"), "denormalized: no ORDER_LINE collection");
+    assert_eq!(Layout::Tpcc.route(15 << 56), None);
+}
+
+/// MongoDB under py-tpcc: a collection and an `_id` index file per table but ORDER_LINE, the
+/// secondary indexes, and the oplog. Every write appends one oplog entry of the fields it sent
+/// plus the entry's overhead; an order line grows its order's document; the oplog is cut a
+/// stone (a hundredth of the cap) at a time, so it never holds more than the cap for long
+/// and its file stays small while far more passes through it; only the oplog is journaled.
+#[test]
+fn tpcc_on_a_replica_set_appends_the_oplog_and_caps_it() {
+    use wafsim_workload::tpcc::{Tpcc, TpccConfig};
+    let cap = 4 << 20;
+    let cfg = WtConfig { layout: Layout::Tpcc, oplog_bytes: Some(cap), ops_per_sec: 20_000.0, cache_bytes: 8 << 20, ..WtConfig::default() };
+    let overhead = (cfg.doc_overhead_bytes, cfg.oplog_entry_overhead as u64);
+    let mut wt = WiredTiger::new(cfg).unwrap();
+    let files = wt.files();
+    let names: Vec<&str> = files.iter().map(|f| f.0.as_str()).collect();
+    assert_eq!(files.len(), 8 + 8 + 10 + 1, "{names:?}");
+    assert!(names.contains(&"STOCK.S_W_ID, S_I_ID, S_QUANTITY") && names.contains(&"ORDERS._id") && names.last() == Some(&"local.oplog.rs"), "{names:?}");
+    let mut tpcc = Tpcc::new(TpccConfig { warehouses: 1, transactions: Some(20_000), ..TpccConfig::default() }, 3).unwrap();
+    let (mut out, mut ops) = (Vec::new(), Vec::new());
+    let (mut writes, mut sent, mut order_doc) = (0u64, 0u64, None::<(u64, u32)>);
+    let mut oplog_max = 0;
+    let mut sizes = Vec::new();
+    while wafsim_core::pipeline::KvSource::fill(&mut tpcc, &mut ops, 1024) > 0 {
+        for op in ops.drain(..) {
+            match op {
+                KvOp::Insert { bytes, .. } | KvOp::Update { bytes, .. } => {
+                    writes += 1;
+                    sent += (bytes + overhead.0) as u64;
+                }
+                KvOp::Delete { .. } => writes += 1,
+                _ => {}
+            }
+            if let KvOp::Insert { key, bytes } = op {
+                if key >> 56 == 6 && order_doc.is_none() {
+                    order_doc = Some((key, 0));
+                }
+                // Its lines: row id = the order's << 4 | line number.
+                if let Some((order, doc)) = order_doc.as_mut() {
+                    if key == *order || key >> 56 == 7 && (key & ((1 << 56) - 1)) >> 4 == *order & ((1 << 56) - 1) {
+                        *doc += bytes + overhead.0;
+                    }
+                }
+            }
+            wt.apply(&op, &mut out).unwrap();
+            oplog_max = oplog_max.max(wt.oplog_bytes());
+        }
+        sizes.push(wt.files().last().unwrap().2);
+    }
+    let c = wt.counters().clone();
+    // Deletes send no fields: their entries are the overhead alone.
+    assert_eq!(c.oplog_write_bytes, sent + writes * overhead.1, "one entry per write");
+    assert!(c.oplog_truncated_bytes > 0 && wt.oplog_bytes() <= cap, "{} of {cap}", wt.oplog_bytes());
+    // Truncation runs at the write that passes the cap, so the cap is passed by one entry at most.
+    assert!(oplog_max <= cap + 2_000, "{oplog_max}");
+    assert!(c.oplog_truncated_bytes + wt.oplog_bytes() == c.oplog_write_bytes);
+    // Its file holds the capped entries (compressed to half) and the blocks freed since the
+    // last checkpoint, which wait for the next: at most about twice the cap's pages, while
+    // far more than that passed through it.
+    let late = *sizes.last().unwrap();
+    assert!(c.oplog_write_bytes > 50 * cap && late < 3 * cap / 2, "oplog file {late} after {} bytes", c.oplog_write_bytes);
+    // Only the oplog is journaled: the journal holds about what the oplog took (compressed).
+    assert!(c.journal_write_bytes > 0 && c.journal_write_bytes < c.oplog_write_bytes, "{c:?}");
+    // An order's document holds its lines: far larger than the 24-byte ORDER row.
+    let (order, doc) = order_doc.unwrap();
+    assert!(doc > 5 * (54 + overhead.0), "five lines at least: {doc}");
+    assert_eq!(wt.document_bytes(order), Some(doc));
+}
+
+/// An update of a field inside an index key rewrites the entry, so the index's file is written
+/// at the next checkpoint; an update of other fields leaves the indexes alone. One STOCK
+/// document (S_QUANTITY is in an index key) and one CUSTOMER document (no updated index field).
+#[test]
+fn an_update_dirties_only_the_indexes_over_its_fields() {
+    let cfg = no_journal(WtConfig { layout: Layout::Tpcc, ops_per_sec: 1.0, checkpoint_secs: 10.0, ..WtConfig::default() });
+    let mut wt = WiredTiger::new(cfg).unwrap();
+    let files = wt.files();
+    let id = |name: &str| files.iter().find(|f| f.0 == name).unwrap_or_else(|| panic!("{name}")).1;
+    let (stock, customer) = (9u64 << 56 | 5, 3u64 << 56 | 5);
+    let mut out = Vec::new();
+    wt.apply(&KvOp::Insert { key: stock, bytes: 306 }, &mut out).unwrap();
+    wt.apply(&KvOp::Insert { key: customer, bytes: 655 }, &mut out).unwrap();
+    // Requests 3..=10; checkpoint 1 at 10 s writes everything inserted.
+    for _ in 0..8 {
+        wt.apply(&KvOp::Read { key: stock }, &mut out).unwrap();
+    }
+    wt.apply(&KvOp::Update { key: stock, bytes: 20 }, &mut out).unwrap();
+    wt.apply(&KvOp::Update { key: customer, bytes: 20 }, &mut out).unwrap();
+    let before = out.len();
+    for _ in 0..9 {
+        wt.apply(&KvOp::Read { key: stock }, &mut out).unwrap();
+    }
+    assert_eq!(wt.counters().checkpoints, 2);
+    let second = &out[before..];
+    for (name, written) in [("STOCK", true), ("STOCK.S_W_ID, S_I_ID, S_QUANTITY", true), ("STOCK._id", false), ("STOCK.S_I_ID", false), ("CUSTOMER", true), ("CUSTOMER._id", false), ("CUSTOMER.C_W_ID, C_D_ID, C_ID", false), ("CUSTOMER.C_W_ID, C_D_ID, C_LAST", false)] {
+        assert_eq!(!writes_to(second, id(name)).is_empty(), written, "{name}");
+    }
 }

@@ -1084,9 +1084,17 @@ pub struct KvSpec {
     /// wiredtiger: compressed over raw size of collection pages and journal records (snappy
     /// on BSON; default 0.5, an assumption).
     pub compression: Option<f64>,
-    /// wiredtiger: journal every write (a standalone server, the default); `false` for a
-    /// replica set, which journals only its oplog (not modelled).
+    /// wiredtiger: the journal on (MongoDB's `storage.journal.enabled`, default true). A
+    /// standalone server journals every write; a replica set journals only its oplog.
     pub journal: Option<bool>,
+    /// wiredtiger: run as a replica set, with an oplog that every write appends to (default:
+    /// true for TPC-C, whose py-tpcc driver uses multi-document transactions, which need a
+    /// replica set; false for YCSB, run against a standalone server).
+    pub replica_set: Option<bool>,
+    /// wiredtiger: the oplog's cap, bytes or a share of the namespace, e.g. `"5%"` (default
+    /// MongoDB's: 5% of the file system's free space, at least 990 MB and at most 50 GB, both
+    /// limits scaled with the run).
+    pub oplog_size: Option<String>,
     /// The run's scale (set by scaling, not by the file): an LSM store's sizes (memtable,
     /// table and level sizes, log segments) shrink with the drive so the tree keeps its shape.
     #[serde(skip, default = "one_f64")]

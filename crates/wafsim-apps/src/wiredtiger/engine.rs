@@ -30,6 +30,7 @@ use std::collections::{BTreeSet, VecDeque};
 use wafsim_core::pipeline::{FileId, FileOp, KvOp};
 
 use super::block::BlockManager;
+use super::layout::{index_position, IndexOrder, Layout};
 use crate::keymap::KeyMap;
 
 /// Configuration of a [`WiredTiger`] engine.
@@ -76,6 +77,14 @@ pub struct WtConfig {
     pub journal_record_overhead: u32,
     /// File system block: journal flushes write whole blocks (the page cache's pages).
     pub fs_block_bytes: u64,
+    /// The database's collections and indexes.
+    pub layout: Layout,
+    /// A replica set's oplog cap in bytes (`None`: a standalone server, no oplog). In a
+    /// replica set only the oplog is journaled.
+    pub oplog_bytes: Option<u64>,
+    /// Bytes an oplog entry adds to the fields it carries (`ts`, `t`, `op`, `ns`, `ui`,
+    /// `wall`, the `_id`: an assumption).
+    pub oplog_entry_overhead: u32,
 }
 
 impl Default for WtConfig {
@@ -99,6 +108,9 @@ impl Default for WtConfig {
             journal_flush_ms: 100,
             journal_record_overhead: 32,
             fs_block_bytes: 4096,
+            layout: Layout::Single,
+            oplog_bytes: None,
+            oplog_entry_overhead: 100,
         }
     }
 }
@@ -124,6 +136,10 @@ pub struct WtCounters {
     pub truncated_bytes: u64,
     /// Journal files removed.
     pub journal_files_removed: u64,
+    /// Bytes of oplog entries appended (a replica set).
+    pub oplog_write_bytes: u64,
+    /// Bytes of oplog entries truncated.
+    pub oplog_truncated_bytes: u64,
 }
 
 impl WtCounters {
@@ -213,10 +229,58 @@ impl Tree {
     }
 }
 
-/// Where the engine's files live: the collection, the index, the metadata file; turtle and
-/// journal files take new ids as they are created.
-const COLLECTION: FileId = 1;
-const INDEX: FileId = 2;
+impl Tree {
+    /// Add `bytes` at the right edge for the entry `pos` (past every entry so far): a leaf
+    /// filled to the split share starts a new one, as an append-only B-tree does.
+    fn append(&mut self, pos: u64, bytes: u64, now: u64, dirty: &mut u64) {
+        let last = self.leaves.len() - 1;
+        let l = &self.leaves[last];
+        if l.bytes > 0 && l.bytes + bytes > self.leaf_max * SPLIT_PCT / 100 && pos > l.start {
+            self.leaves.push(Leaf { start: pos, bytes: 0, dirty: false, touched: now, block: None });
+        }
+        let last = self.leaves.len() - 1;
+        self.change(last, bytes as i64, now, dirty);
+    }
+
+    /// Drop the `k` oldest leaves (a capped collection's truncation): their blocks are freed,
+    /// as are the internal pages that no longer have children. Returns the bytes they held.
+    fn drop_front(&mut self, k: usize, dirty: &mut u64, fanout: u64) -> u64 {
+        let k = k.min(self.leaves.len() - 1);
+        let mut bytes = 0;
+        for l in self.leaves.drain(..k) {
+            bytes += l.bytes;
+            if l.dirty {
+                *dirty = dirty.saturating_sub(l.bytes);
+            }
+            if let Some((o, s)) = l.block {
+                self.bm.free(o, s);
+            }
+        }
+        self.written = self.written.iter().filter(|&&w| w >= k).map(|&w| w - k).collect();
+        // Internal pages past the (shorter) levels are gone.
+        let mut count = self.leaves.len() as u64;
+        let mut level = 1u64;
+        let mut gone = Vec::new();
+        while count > fanout {
+            count = count.div_ceil(fanout);
+            for (&key, &block) in self.internal.iter() {
+                if key >> 40 == level && key & ((1 << 40) - 1) >= count {
+                    gone.push((key, block));
+                }
+            }
+            level += 1;
+        }
+        for (key, (o, s)) in gone {
+            self.internal.remove(&key);
+            self.bm.free(o, s);
+        }
+        self.modified = true;
+        bytes
+    }
+}
+
+/// The metadata file's id; trees take ids from 1 and skip it, and files created later (the
+/// turtle, the journal) take ids after the trees'.
 const METADATA: FileId = 3;
 const FIRST_DYNAMIC: FileId = 16;
 /// Directory groups: the data files, and the journal's subdirectory.
@@ -226,6 +290,10 @@ const JOURNAL_GROUP: u32 = 1;
 const SPLIT_PCT: u64 = 90;
 /// Journal records are padded to this (`WT_LOG_ALIGN`).
 const LOG_ALIGN: u64 = 128;
+/// A capped collection gives back its oldest "stone" at a time (MongoDB's oplog truncation
+/// markers: at most 100 of them, each a hundredth of the cap when the cap is 1.6 GB or more,
+/// `wiredtiger_record_store.cpp` `OplogStones`).
+const OPLOG_STONES: u64 = 100;
 
 /// The journal: the file being appended, the byte end of what was logged, and what was synced.
 #[derive(Debug, Clone, Default)]
@@ -235,20 +303,46 @@ struct Journal {
     synced_block: u64,
 }
 
+/// An index of a collection: its tree and how its entries sort.
+#[derive(Debug, Clone, Copy)]
+struct IndexSlot {
+    tree: usize,
+    order: IndexOrder,
+    on_update: bool,
+}
+
+/// A collection: its tree, its indexes (the `_id` index first), its next RecordId.
+#[derive(Debug, Clone)]
+struct Coll {
+    tree: usize,
+    indexes: Vec<IndexSlot>,
+    next_rid: u64,
+}
+
+/// The replica set's oplog (`local.oplog.rs`): a capped collection appended to by every write,
+/// with no indexes; its oldest entries are truncated once it holds more than its cap.
+#[derive(Debug, Clone)]
+struct Oplog {
+    tree: usize,
+    next_rid: u64,
+    bytes: u64,
+    cap: u64,
+}
+
 /// The engine.
 pub struct WiredTiger {
     cfg: WtConfig,
-    coll: Tree,
-    index: Tree,
+    trees: Vec<Tree>,
+    colls: Vec<Coll>,
+    oplog: Option<Oplog>,
     meta: BlockManager,
     meta_page: Option<(u64, u64)>,
     turtle: Option<FileId>,
-    /// key -> (RecordId, document bytes).
+    /// Document key -> (RecordId, document bytes).
     docs: KeyMap<(u64, u32)>,
-    next_rid: u64,
     dirty_bytes: u64,
     /// Dirty leaves by when they last changed (see [`WiredTiger::queue_dirty`]).
-    lru: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u8, u64)>>,
+    lru: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u16, u64)>>,
     journal: Journal,
     next_file: FileId,
     started: bool,
@@ -273,20 +367,39 @@ impl WiredTiger {
         if !cfg.alloc_unit.is_power_of_two() || cfg.fs_block_bytes == 0 || !cfg.alloc_unit.is_multiple_of(cfg.fs_block_bytes) && !cfg.fs_block_bytes.is_multiple_of(cfg.alloc_unit) {
             return Err("alloc_unit must be a power of two aligned with the file system block".into());
         }
+        if cfg.oplog_bytes == Some(0) {
+            return Err("the oplog must hold at least one byte".into());
+        }
         let ns_per_op = 1e9 / cfg.ops_per_sec;
         let leaf_raw = cfg.collection_leaf_raw_bytes.min((cfg.collection_leaf_page_max as f64 / cfg.compression_ratio) as u64);
+        let mut trees = Vec::new();
+        let mut file = 1;
+        let mut tree = |leaf_max: u64, ratio: f64| {
+            let f = file;
+            file += if file + 1 == METADATA { 2 } else { 1 };
+            trees.push(Tree::new(f, cfg.alloc_unit, leaf_max, ratio));
+            trees.len() - 1
+        };
+        let mut colls = Vec::new();
+        for c in cfg.layout.collections() {
+            let t = tree(leaf_raw, cfg.compression_ratio);
+            let indexes = std::iter::once(&c.id).chain(&c.indexes).map(|d| IndexSlot { tree: tree(cfg.index_leaf_bytes, 1.0), order: d.order, on_update: d.on_update }).collect();
+            colls.push(Coll { tree: t, indexes, next_rid: 0 });
+        }
+        let oplog = cfg.oplog_bytes.map(|cap| Oplog { tree: tree(leaf_raw, cfg.compression_ratio), next_rid: 0, bytes: 0, cap });
+        let next_file = FIRST_DYNAMIC.max(trees.last().map_or(0, |t| t.file) + 1);
         Ok(WiredTiger {
-            coll: Tree::new(COLLECTION, cfg.alloc_unit, leaf_raw, cfg.compression_ratio),
-            index: Tree::new(INDEX, cfg.alloc_unit, cfg.index_leaf_bytes, 1.0),
+            trees,
+            colls,
+            oplog,
             meta: BlockManager::new(cfg.alloc_unit),
             meta_page: None,
             turtle: None,
             docs: KeyMap::default(),
-            next_rid: 0,
             dirty_bytes: 0,
             lru: std::collections::BinaryHeap::new(),
             journal: Journal::default(),
-            next_file: FIRST_DYNAMIC,
+            next_file,
             started: false,
             next_checkpoint: (cfg.checkpoint_secs * 1e9) as u64,
             next_flush: cfg.journal_flush_ms as u64 * 1_000_000,
@@ -306,21 +419,54 @@ impl WiredTiger {
         self.docs.len()
     }
 
-    /// Leaf pages of the collection and of the index.
+    /// Leaf pages of the first collection and of its `_id` index.
     pub fn leaves(&self) -> (usize, usize) {
-        (self.coll.leaves.len(), self.index.leaves.len())
+        let c = &self.colls[0];
+        (self.trees[c.tree].leaves.len(), self.trees[c.indexes[0].tree].leaves.len())
     }
 
-    /// Bytes of the collection's and the index's files.
+    /// Bytes of the first collection's and its `_id` index's files.
     pub fn file_sizes(&self) -> (u64, u64) {
-        (self.coll.bm.file_size(), self.index.bm.file_size())
+        let c = &self.colls[0];
+        (self.trees[c.tree].bm.file_size(), self.trees[c.indexes[0].tree].bm.file_size())
+    }
+
+    /// Each B-tree file: its name (a collection, `collection.index fields`, the oplog), its
+    /// file id and its bytes.
+    pub fn files(&self) -> Vec<(String, FileId, u64)> {
+        let mut out = Vec::new();
+        let mut add = |name: String, t: &Tree| out.push((name, t.file, t.bm.file_size()));
+        for (c, def) in self.colls.iter().zip(self.cfg.layout.collections()) {
+            add(def.name.to_string(), &self.trees[c.tree]);
+            for (slot, d) in c.indexes.iter().zip(std::iter::once(&def.id).chain(&def.indexes)) {
+                add(format!("{}.{}", def.name, d.name), &self.trees[slot.tree]);
+            }
+        }
+        if let Some(o) = &self.oplog {
+            add("local.oplog.rs".to_string(), &self.trees[o.tree]);
+        }
+        out
+    }
+
+    /// Bytes the oplog holds now (0 without one).
+    pub fn oplog_bytes(&self) -> u64 {
+        self.oplog.as_ref().map_or(0, |o| o.bytes)
     }
 
     /// The collection leaf holding `key`'s document and its block, if written.
     pub fn leaf_block(&self, key: u64) -> Option<(usize, Option<(u64, u64)>)> {
-        let &(rid, _) = self.docs.get(&key)?;
-        let i = self.coll.leaf_of(rid);
-        Some((i, self.coll.leaves[i].block))
+        let (c, doc, _) = self.cfg.layout.route(key)?;
+        let &(rid, _) = self.docs.get(&doc)?;
+        let t = &self.trees[self.colls[c].tree];
+        let i = t.leaf_of(rid);
+        Some((i, t.leaves[i].block))
+    }
+
+    /// The bytes of the document that a request for `key` writes (an order line's: its
+    /// order's), if it exists.
+    pub fn document_bytes(&self, key: u64) -> Option<u32> {
+        let (_, doc, _) = self.cfg.layout.route(key)?;
+        self.docs.get(&doc).map(|d| d.1)
     }
 
     /// Dirty bytes in the cache.
@@ -330,11 +476,13 @@ impl WiredTiger {
 
     fn start(&mut self, out: &mut Vec<FileOp>) {
         self.started = true;
-        for f in [COLLECTION, INDEX, METADATA] {
+        let mut files: Vec<FileId> = self.trees.iter().map(|t| t.file).collect();
+        files.push(METADATA);
+        for &f in &files {
             out.push(FileOp::Create { file: f, group: DATA_GROUP });
         }
         // Each file's first allocation unit is its descriptor block.
-        for f in [COLLECTION, INDEX, METADATA] {
+        for &f in &files {
             out.push(FileOp::Write { file: f, offset: 0, len: self.cfg.alloc_unit as u32 });
             self.counters.data_write_bytes += self.cfg.alloc_unit;
         }
@@ -371,14 +519,26 @@ impl WiredTiger {
         self.counters.ops += 1;
         let now = self.counters.ops;
         match *op {
-            KvOp::Insert { key, bytes } | KvOp::Update { key, bytes } | KvOp::ReadModifyWrite { key, bytes } => self.write_doc(key, bytes, now, out),
+            KvOp::Insert { key, bytes } | KvOp::Update { key, bytes } | KvOp::ReadModifyWrite { key, bytes } => {
+                let (c, doc, embedded) = self.route(key)?;
+                self.write_doc(c, doc, bytes, embedded && matches!(op, KvOp::Insert { .. }), now, out)
+            }
             KvOp::Delete { key } => {
-                if let Some((rid, old)) = self.docs.remove(&key) {
-                    let i = self.coll.leaf_of(rid);
-                    self.coll.change(i, -(old as i64), now, &mut self.dirty_bytes);
-                    let j = self.index.leaf_of(index_key(key));
-                    self.index.change(j, -(self.cfg.index_entry_bytes as i64), now, &mut self.dirty_bytes);
-                    self.log(0, out);
+                let (c, doc, embedded) = self.route(key)?;
+                if embedded {
+                    // An array element removed: the document shrinks (TPC-C never does this).
+                    self.write_doc(c, doc, 0, false, now, out);
+                } else if let Some((rid, old)) = self.docs.remove(&doc) {
+                    let coll = &self.colls[c];
+                    let t = &mut self.trees[coll.tree];
+                    let i = t.leaf_of(rid);
+                    t.change(i, -(old as i64), now, &mut self.dirty_bytes);
+                    for s in coll.indexes.iter() {
+                        let t = &mut self.trees[s.tree];
+                        let j = t.leaf_of(index_position(s.order, doc, rid));
+                        t.change(j, -(self.cfg.index_entry_bytes as i64), now, &mut self.dirty_bytes);
+                    }
+                    self.logged_write(0, now, out);
                 }
             }
             // Reads change nothing the drive holds.
@@ -388,39 +548,91 @@ impl WiredTiger {
         Ok(())
     }
 
-    /// A document written: a new one appended to the collection (and its key into the index),
-    /// an existing one changed in its leaf (it keeps its size unless the fields sent are more).
-    /// The journal logs a new document whole and an update as the fields sent (MongoDB updates
-    /// through `cursor->modify`, logged as a delta).
-    fn write_doc(&mut self, key: u64, bytes: u32, now: u64, out: &mut Vec<FileOp>) {
+    fn route(&self, key: u64) -> Result<(usize, u64, bool), String> {
+        self.cfg.layout.route(key).ok_or_else(|| format!("key {key:#x}: no collection of the {:?} layout holds it", self.cfg.layout))
+    }
+
+    /// A document written: a new one appended to its collection (and its entries into the
+    /// indexes), an existing one changed in its leaf (it keeps its size unless the fields sent
+    /// are more; an array element inserted makes it grow). The write is logged: to the journal
+    /// on a standalone server, to the oplog (and the oplog to the journal) in a replica set.
+    /// MongoDB updates through `cursor->modify`, logged as a delta: the fields sent.
+    fn write_doc(&mut self, c: usize, key: u64, bytes: u32, grow: bool, now: u64, out: &mut Vec<FileOp>) {
         let sent = bytes + self.cfg.doc_overhead_bytes;
+        let single = self.cfg.layout == Layout::Single;
         match self.docs.get(&key).copied() {
             Some((rid, old)) => {
-                let doc = old.max(sent);
-                let i = self.coll.leaf_of(rid);
-                self.coll.change(i, doc as i64 - old as i64, now, &mut self.dirty_bytes);
+                let doc = if grow { old + sent } else { old.max(sent) };
+                let coll = &self.colls[c];
+                let t = &mut self.trees[coll.tree];
+                let i = t.leaf_of(rid);
+                t.change(i, doc as i64 - old as i64, now, &mut self.dirty_bytes);
+                for s in coll.indexes.iter().filter(|s| s.on_update) {
+                    let t = &mut self.trees[s.tree];
+                    let j = t.leaf_of(index_position(s.order, key, rid));
+                    t.change(j, 0, now, &mut self.dirty_bytes);
+                }
                 self.docs.insert(key, (rid, doc));
-                self.counters.doc_write_bytes += doc as u64;
-                self.log(sent as u64, out);
+                // A whole-document store's client rewrites the document (YCSB); TPC-C's
+                // clients send the fields they change.
+                self.counters.doc_write_bytes += if single { doc as u64 } else { sent as u64 };
+                self.logged_write(sent as u64, now, out);
             }
             None => {
-                let rid = self.next_rid;
-                self.next_rid += 1;
-                let last = self.coll.leaves.len() - 1;
+                let coll = &mut self.colls[c];
+                let rid = coll.next_rid;
+                coll.next_rid += 1;
                 // Appends at the right edge: a leaf filled to the split share starts a new one.
-                let l = &self.coll.leaves[last];
-                if l.bytes > 0 && l.bytes + sent as u64 > self.coll.leaf_max * SPLIT_PCT / 100 {
-                    self.coll.leaves.push(Leaf { start: rid, bytes: 0, dirty: false, touched: now, block: None });
+                self.trees[coll.tree].append(rid, sent as u64, now, &mut self.dirty_bytes);
+                for s in coll.indexes.iter() {
+                    let t = &mut self.trees[s.tree];
+                    let pos = index_position(s.order, key, rid);
+                    if s.order == IndexOrder::Insertion {
+                        t.append(pos, self.cfg.index_entry_bytes as u64, now, &mut self.dirty_bytes);
+                    } else {
+                        let j = t.leaf_of(pos);
+                        t.change(j, self.cfg.index_entry_bytes as i64, now, &mut self.dirty_bytes);
+                    }
                 }
-                let last = self.coll.leaves.len() - 1;
-                self.coll.change(last, sent as i64, now, &mut self.dirty_bytes);
-                let j = self.index.leaf_of(index_key(key));
-                self.index.change(j, self.cfg.index_entry_bytes as i64, now, &mut self.dirty_bytes);
                 self.docs.insert(key, (rid, sent));
                 self.counters.doc_write_bytes += sent as u64;
-                self.log(sent as u64, out);
+                self.logged_write(sent as u64, now, out);
             }
         }
+    }
+
+    /// A write of `data` bytes made durable: the oplog entry in a replica set (the oplog is
+    /// the only journaled collection: `WiredTigerUtil::useTableLogging`), else the journal
+    /// record of the write itself.
+    fn logged_write(&mut self, data: u64, now: u64, out: &mut Vec<FileOp>) {
+        let Some(o) = self.oplog.as_mut() else {
+            self.log(data, out);
+            return;
+        };
+        let entry = data + self.cfg.oplog_entry_overhead as u64;
+        let rid = o.next_rid;
+        o.next_rid += 1;
+        o.bytes += entry;
+        let (tree, over) = (o.tree, o.bytes > o.cap);
+        self.trees[tree].append(rid, entry, now, &mut self.dirty_bytes);
+        self.counters.oplog_write_bytes += entry;
+        if over {
+            // The oldest stone's leaves go.
+            let o = self.oplog.as_ref().expect("an oplog");
+            let stone = (o.cap / OPLOG_STONES).max(1);
+            let t = &self.trees[tree];
+            let (mut k, mut sum) = (0, 0);
+            while k + 1 < t.leaves.len() && sum < stone {
+                sum += t.leaves[k].bytes;
+                k += 1;
+            }
+            let fanout = self.cfg.internal_fanout as u64;
+            let freed = self.trees[tree].drop_front(k, &mut self.dirty_bytes, fanout);
+            let o = self.oplog.as_mut().expect("an oplog");
+            o.bytes -= freed.min(o.bytes);
+            self.counters.oplog_truncated_bytes += freed;
+        }
+        self.log(entry, out);
     }
 
     /// Log a record of `data` bytes (compressed as pages are) to the journal.
@@ -474,25 +686,28 @@ impl WiredTiger {
         }
     }
 
-    /// Eviction: while dirty bytes pass the target, write the dirty leaf least recently
-    /// dirtied.
     /// The dirty leaves in eviction's order: least recently changed first (a tie: the
-    /// collection's, then the lower key). Entries are checked when they come up: a leaf changed
-    /// since goes back in at its new time, a clean one is dropped.
+    /// earlier file, then the lower key). Entries are checked when they come up: a leaf
+    /// changed since goes back in at its new time, a clean or dropped one is skipped.
     fn queue_dirty(&mut self) {
-        for (tree, t) in [(0u8, &mut self.coll), (1u8, &mut self.index)] {
+        for (k, t) in self.trees.iter_mut().enumerate() {
             for (when, start) in t.newly_dirty.drain(..) {
-                self.lru.push(std::cmp::Reverse((when, tree, start)));
+                self.lru.push(std::cmp::Reverse((when, k as u16, start)));
             }
         }
     }
 
+    /// Eviction: while dirty bytes pass the target, write the dirty leaf least recently
+    /// dirtied.
     fn evict(&mut self, out: &mut Vec<FileOp>) {
         let target = self.cfg.cache_bytes * self.cfg.dirty_target_pct as u64 / 100;
         self.queue_dirty();
         while self.dirty_bytes > target {
             let Some(std::cmp::Reverse((when, tree, start))) = self.lru.pop() else { break };
-            let t = if tree == 0 { &self.coll } else { &self.index };
+            let t = &self.trees[tree as usize];
+            if start < t.leaves[0].start {
+                continue;
+            }
             let i = t.leaf_of(start);
             let l = &t.leaves[i];
             if l.start != start || !l.dirty {
@@ -502,7 +717,7 @@ impl WiredTiger {
                 self.lru.push(std::cmp::Reverse((l.touched, tree, start)));
                 continue;
             }
-            let t = if tree == 0 { &mut self.coll } else { &mut self.index };
+            let t = &mut self.trees[tree as usize];
             let bytes = t.leaves[i].bytes;
             let size = t.write_leaf(i, out);
             self.dirty_bytes = self.dirty_bytes.saturating_sub(bytes);
@@ -520,7 +735,7 @@ impl WiredTiger {
         }
         let (fanout, internal) = (self.cfg.internal_fanout as u64, self.cfg.internal_image_bytes);
         let mut any = false;
-        for tree in [&mut self.coll, &mut self.index] {
+        for tree in self.trees.iter_mut() {
             if !tree.modified {
                 continue;
             }
@@ -558,8 +773,9 @@ impl WiredTiger {
         }
         self.counters.checkpoints += 1;
         // Every leaf is clean now.
-        self.coll.newly_dirty.clear();
-        self.index.newly_dirty.clear();
+        for t in self.trees.iter_mut() {
+            t.newly_dirty.clear();
+        }
         self.lru.clear();
         self.dirty_bytes = 0;
         if !any {
@@ -611,11 +827,4 @@ fn checkpoint_file(bm: &mut BlockManager, file: FileId, root_image: u64, out: &m
     }
     bm.resolve();
     w
-}
-
-/// Where a document's key sorts in the `_id` index: YCSB's keys are hashed record numbers, so
-/// their order is unrelated to insertion order.
-fn index_key(key: u64) -> u64 {
-    let h = (key ^ (key >> 31)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    h ^ (h >> 29)
 }

@@ -6,8 +6,10 @@
 
 pub mod block;
 pub mod engine;
+pub mod layout;
 pub mod source;
 
 pub use block::{BlockManager, CheckpointWrites, Extents, Merged};
 pub use engine::{WiredTiger, WtConfig, WtCounters};
+pub use layout::{CollectionDef, IndexDef, IndexOrder, Layout};
 pub use source::WtFiles;

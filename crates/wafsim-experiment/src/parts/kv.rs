@@ -22,7 +22,7 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
     const WT: KvStore = KvStore::WiredTiger;
-    let fields: [(&str, bool, &[KvStore]); 37] = [
+    let fields: [(&str, bool, &[KvStore]); 39] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
         ("rate", k.rate.is_some(), &[LS, WT]),
@@ -61,6 +61,8 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("wt_cache", k.wt_cache.is_some(), &[WT]),
         ("compression", k.compression.is_some(), &[WT]),
         ("journal", k.journal.is_some(), &[WT]),
+        ("replica_set", k.replica_set.is_some(), &[WT]),
+        ("oplog_size", k.oplog_size.is_some(), &[WT]),
     ];
     for (field, set, stores) in fields {
         if set && !stores.contains(&k.store) {

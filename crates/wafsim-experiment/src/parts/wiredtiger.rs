@@ -9,7 +9,7 @@ use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
 use crate::schema::{FsKind, KvSpec, KvWorkload};
 use anyhow::{anyhow, bail, Context, Result};
-use wafsim_apps::wiredtiger::{WiredTiger, WtConfig, WtFiles};
+use wafsim_apps::wiredtiger::{Layout, WiredTiger, WtConfig, WtFiles};
 use wafsim_core::pipeline::{Chain, KvSource, Script};
 use wafsim_host::fs::FsSource;
 
@@ -31,21 +31,45 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
     cfg.journal = k.journal.unwrap_or(true);
     cfg.cache_bytes = match k.wt_cache.as_deref() {
         None => ns_bytes / 20,
-        Some(c) => match c.trim().strip_suffix('%') {
-            Some(p) => {
-                let pct: f64 = p.trim().parse().map_err(|_| anyhow!("wt_cache {c:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\")"))?;
-                if !(pct > 0.0 && pct <= 100.0) {
-                    bail!("wt_cache {c:?}: a share of the namespace above 0% and at most 100%");
-                }
-                (ns_bytes as f64 * pct / 100.0) as u64
-            }
-            None => crate::schema::size("wt_cache", c).map_err(|e| anyhow!("wt_cache {c:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\"): {e}"))?,
-        },
+        Some(c) => bytes_or_share("wt_cache", c, ns_bytes)?,
     };
+    if k.workload == KvWorkload::Tpcc {
+        cfg.layout = Layout::Tpcc;
+    }
+    if k.replica_set.unwrap_or(k.workload == KvWorkload::Tpcc) {
+        cfg.oplog_bytes = Some(match k.oplog_size.as_deref() {
+            // MongoDB's default (WiredTiger on Linux): 5% of free space at first start, within
+            // 990 MB and 50 GB.
+            None => {
+                let s = k.scale.min(1.0);
+                ((ns_bytes as f64 * 0.05) as u64).clamp((990e6 * s) as u64, (50e9 * s) as u64)
+            }
+            Some(o) => bytes_or_share("oplog_size", o, ns_bytes)?,
+        });
+        if cfg.oplog_bytes == Some(0) {
+            bail!("oplog_size: the oplog must hold at least one byte");
+        }
+    } else if k.oplog_size.is_some() {
+        bail!("oplog_size: a replica set's setting (replica_set = true)");
+    }
     if cfg.cache_bytes == 0 {
         bail!("wt_cache: the cache must hold at least one byte");
     }
     Ok(cfg)
+}
+
+/// `text` as bytes ("1GiB") or as a share of `ns_bytes` ("5%"), for the setting `name`.
+fn bytes_or_share(name: &str, text: &str, ns_bytes: u64) -> Result<u64> {
+    match text.trim().strip_suffix('%') {
+        Some(p) => {
+            let pct: f64 = p.trim().parse().map_err(|_| anyhow!("{name} {text:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\")"))?;
+            if !(pct > 0.0 && pct <= 100.0) {
+                bail!("{name} {text:?}: a share of the namespace above 0% and at most 100%");
+            }
+            Ok((ns_bytes as f64 * pct / 100.0) as u64)
+        }
+        None => crate::schema::size(name, text).map_err(|e| anyhow!("{name} {text:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\"): {e}")),
+    }
 }
 
 /// Records that fill `share` of `bytes` once compressed: documents of `record_bytes` of fields
@@ -67,7 +91,11 @@ pub fn wiredtiger_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnO
     let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, room)).transpose().with_context(ctx)?;
     let records = |share: f64, record_bytes: u64| records_for(&cfg, room, share, record_bytes);
     let kv = requests(&records, room).with_context(ctx)?;
-    let journal = if cfg.journal { "journaled" } else { "no journal" };
+    let journal = match (cfg.journal, cfg.oplog_bytes.is_some()) {
+        (false, _) => "no journal",
+        (true, false) => "journaled",
+        (true, true) => "replica set, oplog journaled",
+    };
     let wt = WiredTiger::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
     let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(WtFiles::new(kv, wt), fs))]);
     let workload = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
