@@ -261,6 +261,19 @@ choice! {
 }
 
 choice! {
+    /// `file_groups` of an lsm store: which directory (group) each table file goes in, which
+    /// a zone-aware file system places by.
+    #[derive(Default)]
+    pub enum FileGroups, "file_groups {v:?}: expected \"directory\" (one data directory, as Cassandra and RocksDB keep their tables) or \"job\" (each flush or compaction job's files in a directory of their own)" {
+        /// One data directory for every table, the log in another (the real stores; the default).
+        #[default]
+        Directory = "directory",
+        /// A directory per flush or compaction job (files that die together).
+        Job = "job",
+    }
+}
+
+choice! {
     /// `region_eviction` of a flash cache: BlockCache's region eviction.
     #[derive(Default)]
     pub enum RegionOrder, "region_eviction {v:?}: expected \"lru\" or \"fifo\"" {
@@ -1031,6 +1044,9 @@ pub struct KvSpec {
     pub staging_namespace: Option<String>,
     /// lsm: levels (size-tiered: tiers) on the staging namespace (default 1).
     pub staging_levels: Option<u32>,
+    /// lsm: the directories of the table files: `"directory"` (default: one, as the real
+    /// stores) or `"job"` (one per flush or compaction job).
+    pub file_groups: Option<FileGroups>,
     /// flash-cache: the share of the namespace the cache uses ("50%", "0.5" or bytes;
     /// default the whole namespace).
     pub cache_size: Option<String>,

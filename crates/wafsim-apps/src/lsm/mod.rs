@@ -136,7 +136,9 @@
 //! deletes its inputs only after the outputs are complete. (The chunk sizes have no system
 //! default to follow; byte counts do not depend on them.) Every flush or compaction job puts
 //! its output files into one new group (directory): ids count up from 1, are never reused
-//! for a live table's group, and leave [`CAPACITY_GROUP_BIT`] free; the bit is set on the
+//! for a live table's group, and leave [`CAPACITY_GROUP_BIT`] free (with `table_group` set,
+//! every table goes into that one group instead, as Cassandra's one data directory per
+//! table); the bit is set on the
 //! groups of tables at or past `staging_levels` (leveled: the output level; size-tiered: the
 //! output tier, the number of compactions its oldest data went through, 0 for a flush) so a
 //! router can put upper levels on a small staging device and the rest on a capacity device
@@ -355,6 +357,10 @@ pub struct LsmConfig {
     pub log_switch_on_flush: bool,
     /// The log's group (default 0).
     pub log_group: u32,
+    /// Every table file in this one group (a data directory: Cassandra keeps all SSTables of a
+    /// table in `data/<keyspace>/<table>-<id>/`, its commit log in `commitlog/`); `None`
+    /// (default): each flush or compaction job's files in a group of their own.
+    pub table_group: Option<u32>,
     /// SSTable append size (default 1 MiB; a multiple of the block).
     pub write_bytes: u32,
     /// Compaction read size (default 1 MiB; a multiple of the block).
@@ -401,6 +407,7 @@ impl LsmConfig {
             log_segment_bytes: 0,
             log_switch_on_flush: true,
             log_group: 0,
+            table_group: None,
             write_bytes: 1 << 20,
             read_chunk_bytes: 1 << 20,
             block_bytes: 4096,
@@ -458,6 +465,9 @@ impl LsmConfig {
         }
         if self.pace_base == 0.0 && self.pace_window_memtables.is_infinite() {
             return bad("pace_base 0 with an infinite pace window never runs a background job");
+        }
+        if self.table_group.is_some_and(|g| g & CAPACITY_GROUP_BIT != 0 || g == self.log_group) {
+            return bad("table_group must differ from log_group and leave CAPACITY_GROUP_BIT clear");
         }
         if self.log_group & CAPACITY_GROUP_BIT != 0 {
             return bad("log_group must leave CAPACITY_GROUP_BIT clear (the log is on staging)");

@@ -581,6 +581,10 @@ impl Lsm {
     /// at or past the staging boundary. Ids count up from 1 (skipping the log's); after 2^31
     /// of them they wrap around and skip ids still used by a live table.
     fn new_group(&mut self, level: u32) -> u32 {
+        let cap = self.cfg.staging_levels.is_some_and(|n| level >= n);
+        if let Some(g) = self.cfg.table_group {
+            return if cap { g | CAPACITY_GROUP_BIT } else { g };
+        }
         loop {
             let g = self.next_group;
             self.next_group = if g + 1 >= CAPACITY_GROUP_BIT {

@@ -22,7 +22,7 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
     const WT: KvStore = KvStore::WiredTiger;
-    let fields: [(&str, bool, &[KvStore]); 39] = [
+    let fields: [(&str, bool, &[KvStore]); 40] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
         ("rate", k.rate.is_some(), &[LS, WT]),
@@ -40,6 +40,7 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("memtable", k.memtable.is_some(), &[LSM]),
         ("staging_namespace", k.staging_namespace.is_some(), &[LSM]),
         ("staging_levels", k.staging_levels.is_some(), &[LSM]),
+        ("file_groups", k.file_groups.is_some(), &[LSM]),
         // A log-structured store and a cache write their namespace raw.
         ("filesystem", k.filesystem != FsKind::Conventional, &[LSM]),
         ("discard", k.discard, &[LSM, WT]),

@@ -8,7 +8,7 @@
 use crate::parts::files::{make_fs, FsChoice};
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{size, Compaction, FsKind, KvSpec, KvWorkload};
+use crate::schema::{size, Compaction, FileGroups, FsKind, KvSpec, KvWorkload};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
 use wafsim_apps::{Lsm, LsmFiles};
@@ -25,6 +25,11 @@ fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
         cfg.memtable_bytes = size("memtable", m)?;
     }
     scale_sizes(&mut cfg, k.scale);
+    // The data directory: group 1 (the log's is 0).
+    cfg.table_group = match k.file_groups.unwrap_or_default() {
+        FileGroups::Directory => Some(1),
+        FileGroups::Job => None,
+    };
     cfg.read_ios = k.read_ios;
     cfg.capacity_bytes = capacity_bytes;
     if k.staging_namespace.is_some() {
