@@ -46,4 +46,4 @@ pub mod tree;
 pub use config::HseConfig;
 pub use policy::{group_class, group_kind, mblock_group, mlog_group, BlockKind, MclassPolicy, MediaClass, Role, HSE_CAPACITY_BIT, HSE_KIND_C1, HSE_KIND_MASK, HSE_MLOG_BIT, HSE_MLOG_ZONES_MASK, HSE_MLOG_ZONES_SHIFT, HSE_SPARE_BIT};
 pub use source::{HseEngine, HseFiles};
-pub use tree::{Hse, HseCounters, NodeInfo};
+pub use tree::{Hse, HseCounters, JobKind, JobRecord, NodeInfo};

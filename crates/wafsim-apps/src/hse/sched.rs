@@ -15,7 +15,7 @@
 //!    is k-compacted (at most `runlen_max`, 8, its oldest); else a leaf of more than 4 kvsets
 //!    and under `leaf_short_bytes` kv-compacts its oldest 4;
 //! 5. garbage: while the space-amplification estimate is above the high mark (until below the
-//!    low one), the leaf with the largest garbage share (1 - compacted / allocated) spills when
+//!    low one) and the leaves hold at least 0.9 x `leaf_pct` of the allocated mblocks, the leaf with the largest garbage share (1 - compacted / allocated) spills when
 //!    over `lcomp_pop_pct` (80) % of its maximum, else kv-compacts (at most 12 oldest) if it has
 //!    more than one kvset.
 //!
@@ -40,7 +40,7 @@ use wafsim_core::pipeline::FileOp;
 
 use super::kvset::{merge, Builder, Entry, Kvset, Mbset};
 use super::policy::Role;
-use super::tree::{Hse, Node};
+use super::tree::{Hse, JobKind, JobRecord, Node};
 
 /// A job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +144,19 @@ impl Hse {
         if !self.samp_reduce {
             return None;
         }
+        // Only once the leaves hold at least 90 % of the leaf-percent target of the allocated
+        // space (`sp3_work_leaf_garbage` runs while `lpct >= 0.9 x lpct_targ`).
+        let (mut leaf_blocks, mut all_blocks) = (0u64, 0u64);
+        for n in &self.nodes {
+            let b = n.blocks();
+            all_blocks += b;
+            if n.role() == Role::Leaf {
+                leaf_blocks += b;
+            }
+        }
+        if (leaf_blocks as f64) < 0.9 * self.cfg.leaf_pct as f64 / 100.0 * all_blocks as f64 {
+            return None;
+        }
         let c = &self.cfg;
         let mut best: Option<(f64, Job)> = None;
         for (i, n) in self.nodes.iter().enumerate().skip(1) {
@@ -170,6 +183,29 @@ impl Hse {
     }
 
     pub(crate) fn run(&mut self, job: Job, out: &mut Vec<FileOp>) {
+        let from = out.len();
+        let (n, kind, inputs) = match &job {
+            Job::Spill { node, count, .. } => (*node, JobKind::Spill, Self::oldest(self.nodes[*node].kvsets.len(), *count)),
+            Job::KCompact { node, range } => (*node, JobKind::KCompact, range.clone()),
+            Job::KvCompact { node, range, .. } => (*node, JobKind::KvCompact, range.clone()),
+        };
+        let node = &self.nodes[n];
+        let mut rec = JobRecord {
+            kind,
+            level: node.level,
+            offset: node.offset,
+            role: node.role(),
+            inputs: inputs.len(),
+            input_kblocks: inputs.clone().map(|i| node.kvsets[i].kblocks.len() as u64).sum(),
+            input_vblocks: inputs.map(|i| node.kvsets[i].vblocks).sum(),
+            ops: 0..0,
+        };
+        self.run_job(job, out);
+        rec.ops = from..out.len();
+        self.jobs.push(rec);
+    }
+
+    fn run_job(&mut self, job: Job, out: &mut Vec<FileOp>) {
         match job {
             Job::Spill { node, count, garbage } => {
                 self.w.counters.garbage_jobs += garbage as u64;

@@ -163,6 +163,40 @@ impl Node {
     }
 }
 
+/// What a job did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// c0 became a kvset in the root.
+    Ingest,
+    /// A node's oldest kvsets went to its children.
+    Spill,
+    /// kvsets merged, new kblocks, vblocks kept.
+    KCompact,
+    /// kvsets merged, keys and values rewritten.
+    KvCompact,
+}
+
+/// One job of the last [`Hse::apply`] or [`Hse::sync`] (see [`Hse::last_jobs`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobRecord {
+    /// What it was.
+    pub kind: JobKind,
+    /// The node's level and offset (the root for an ingest).
+    pub level: u32,
+    /// Position in the level.
+    pub offset: u64,
+    /// The node's role when the job started.
+    pub role: Role,
+    /// Input kvsets (0 for an ingest).
+    pub inputs: usize,
+    /// kblocks of the inputs.
+    pub input_kblocks: u64,
+    /// vblocks the inputs referenced.
+    pub input_vblocks: u64,
+    /// Its file operations: these positions of the `out` vector the call was given.
+    pub ops: std::ops::Range<usize>,
+}
+
 /// What a node looks like (for reports and tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeInfo {
@@ -223,6 +257,8 @@ pub struct Hse {
     ns_per_op: f64,
     /// The space-amplification rule is reducing (between the high and the low mark).
     pub(crate) samp_reduce: bool,
+    /// Jobs of the current call.
+    pub(crate) jobs: Vec<JobRecord>,
 }
 
 impl Hse {
@@ -243,8 +279,14 @@ impl Hse {
             c1: C1 { next_flush_ns, ..C1::default() },
             ns_per_op,
             samp_reduce: false,
+            jobs: Vec::new(),
             cfg,
         })
+    }
+
+    /// The jobs (ingest, spills, compactions) the last `apply` or `sync` ran, in order.
+    pub fn last_jobs(&self) -> &[JobRecord] {
+        &self.jobs
     }
 
     /// Its configuration.
@@ -308,6 +350,7 @@ impl Hse {
     /// Apply one request: c1 flushes due before it, then the put or delete into c0 (an ingest
     /// and the compactions it leads to when c0 is full). Reads write nothing.
     pub fn apply(&mut self, op: &KvOp, out: &mut Vec<FileOp>) -> Result<(), String> {
+        self.jobs.clear();
         let now = (self.w.counters.ops as f64 * self.ns_per_op) as u64;
         if self.cfg.c1 {
             let step = self.cfg.dur_intvl_ms as u64 * 1_000_000;
@@ -360,6 +403,7 @@ impl Hse {
     /// Ingest c0 now and run the compactions that follow (as `hse_kvdb_sync` / `c0sk_sync` does,
     /// after flushing c1).
     pub fn sync(&mut self, out: &mut Vec<FileOp>) {
+        self.jobs.clear();
         if self.cfg.c1 {
             self.c1_flush(out);
         }
@@ -375,6 +419,7 @@ impl Hse {
         let mut entries: Vec<Entry> = self.c0.drain().map(|(key, vlen)| Entry { key, vlen }).collect();
         entries.sort_unstable_by_key(|e| e.key);
         self.c0_fill = 0;
+        let from = out.len();
         let mut b = Builder::new(Role::Root, self.cfg.policy, &self.cfg, true, false);
         for e in entries {
             b.add(e, &self.cfg, &mut self.w, out);
@@ -383,6 +428,7 @@ impl Hse {
         self.nodes[0].add_keys(&ks);
         self.nodes[0].kvsets.push_front(ks);
         self.w.counters.ingests += 1;
+        self.jobs.push(JobRecord { kind: JobKind::Ingest, level: 0, offset: 0, role: Role::Root, inputs: 0, input_kblocks: 0, input_vblocks: 0, ops: from..out.len() });
         self.schedule(out);
     }
 
