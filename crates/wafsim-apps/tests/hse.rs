@@ -2,7 +2,7 @@
 //! deletes, the media-class table and placement by destination role, c1 reuse, conservation of
 //! bytes, and a run through mpool on two media classes.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use wafsim_apps::hse::{group_class, group_kind, BlockKind, Hse, HseConfig, HseFiles, JobKind, JobRecord, MclassPolicy, MediaClass, Role, HSE_CAPACITY_BIT, HSE_MLOG_BIT, HSE_MLOG_ZONES_MASK, HSE_MLOG_ZONES_SHIFT, HSE_SPARE_BIT};
 use wafsim_core::pipeline::{FileOp, FileSource, IoSource, KvOp, KvScript};
@@ -401,11 +401,7 @@ fn mixed(cfg: HseConfig) -> HashMap<String, u64> {
                 docs.insert(key, d);
                 want_app += 12 + d as u64;
             }
-            KvOp::Delete { key } => {
-                if docs.remove(&key).is_some() {
-                    want_app += 12;
-                }
-            }
+            KvOp::Delete { key } if docs.remove(&key).is_some() => want_app += 12,
             _ => {}
         }
         out.clear();
@@ -529,5 +525,32 @@ fn through_mpool_on_two_media_classes() {
     let f = src.files().figures().unwrap();
     assert_eq!(f.app_write_bytes, c.app_value_bytes);
     assert!(f.metrics.iter().any(|(n, v)| n == "staging share of engine writes" && *v > 0.0 && *v < 1.0));
-    let _ = HashSet::<u8>::new();
+}
+
+/// Requests per second through the engine alone (no file system), at 1/1000 of HSE's sizes:
+/// `cargo test --release -p wafsim-apps --test hse -- --ignored --nocapture speed`.
+#[test]
+#[ignore]
+fn speed() {
+    let n = 2_000_000usize;
+    let mut x: u64 = 88172645463325252;
+    let keys = 200_000u64;
+    let mut ops: Vec<KvOp> = (0..keys).map(|k| KvOp::Insert { key: k, bytes: 1000 }).collect();
+    while ops.len() < n {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ops.push(if x % 2 == 0 { KvOp::Read { key: x % keys } } else { KvOp::Update { key: x % keys, bytes: 1000 } });
+    }
+    let cfg = HseConfig { staging: true, policy: MclassPolicy::StagingMaxCapacity, ..HseConfig::default() }.scaled(1000);
+    let mut hse = Hse::new(cfg).unwrap();
+    let mut out = Vec::new();
+    let t = std::time::Instant::now();
+    for op in &ops {
+        out.clear();
+        hse.apply(op, &mut out).unwrap();
+    }
+    let s = t.elapsed().as_secs_f64();
+    let c = hse.counters();
+    eprintln!("{:.2} M ops/s; engine WAF {:.2}; staging share {:.2}; {c:?}", n as f64 / s / 1e6, c.app_waf(), c.staging_write_bytes as f64 / c.engine_write_bytes() as f64);
 }

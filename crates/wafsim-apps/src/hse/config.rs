@@ -161,7 +161,7 @@ impl HseConfig {
     /// The sizes divided by `div`: c0, node sizes, the spill and compaction byte thresholds,
     /// the c1 capacity and the mblock (at least a page, rounded down to pages; the write chunk
     /// at most the mblock). The kblock's fixed bytes and the vblock header shrink with the
-    /// mblock (at least one page each). Scaling the mblock keeps the space-amplification
+    /// mblock (byte counts: writes are still whole pages). Scaling the mblock keeps the space-amplification
     /// estimate (allocated over compacted bytes) as at full size; an experiment that wants
     /// real 32 MiB mblocks under scaled nodes sets `mblock_bytes` back afterwards.
     pub fn scaled(mut self, div: u64) -> HseConfig {
@@ -176,8 +176,11 @@ impl HseConfig {
         self.dur_capacity_bytes = down(self.dur_capacity_bytes);
         self.mblock_bytes = (self.mblock_bytes / d / p * p).max(p);
         self.write_chunk_bytes = self.write_chunk_bytes.min(self.mblock_bytes);
-        self.kblock_fixed_bytes = (self.kblock_fixed_bytes / d).max(p).min(self.mblock_bytes / 2);
-        self.vblock_header_bytes = (self.vblock_header_bytes / d).max(p).min(self.mblock_bytes / 2);
+        // Headers are byte counts inside an mblock (only writes are whole pages), so they
+        // scale too; kept at a page they would be 1/8 of a 32 KiB mblock and hold the
+        // space-amplification estimate above its low mark for ever.
+        self.kblock_fixed_bytes = (self.kblock_fixed_bytes / d).min(self.mblock_bytes / 2);
+        self.vblock_header_bytes = (self.vblock_header_bytes / d).min(self.mblock_bytes / 2);
         self
     }
 

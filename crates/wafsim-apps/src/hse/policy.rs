@@ -154,5 +154,5 @@ pub fn group_kind(group: u32) -> Option<(Role, BlockKind)> {
         2 => Role::Leaf,
         _ => return None,
     };
-    Some((role, if k % 2 == 0 { BlockKind::Key } else { BlockKind::Value }))
+    Some((role, if k.is_multiple_of(2) { BlockKind::Key } else { BlockKind::Value }))
 }
