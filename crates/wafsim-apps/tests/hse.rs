@@ -540,7 +540,7 @@ fn speed() {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
-        ops.push(if x % 2 == 0 { KvOp::Read { key: x % keys } } else { KvOp::Update { key: x % keys, bytes: 1000 } });
+        ops.push(if x.is_multiple_of(2) { KvOp::Read { key: x % keys } } else { KvOp::Update { key: x % keys, bytes: 1000 } });
     }
     let cfg = HseConfig { staging: true, policy: MclassPolicy::StagingMaxCapacity, ..HseConfig::default() }.scaled(1000);
     let mut hse = Hse::new(cfg).unwrap();
