@@ -554,3 +554,46 @@ fn speed() {
     let c = hse.counters();
     eprintln!("{:.2} M ops/s; engine WAF {:.2}; staging share {:.2}; {c:?}", n as f64 / s / 1e6, c.app_waf(), c.staging_write_bytes as f64 / c.engine_write_bytes() as f64);
 }
+
+#[test]
+fn defaults_and_derived_marks() {
+    let d = HseConfig::default();
+    d.validate().unwrap();
+    assert_eq!((d.mblock_bytes, d.c0_bytes, d.fanout, d.node_size_lo, d.node_size_hi), (32 << 20, 2 << 30, 16, 20 << 30, 28 << 30));
+    assert_eq!((d.rspill_kvsets_min, d.rspill_kvsets_max, d.runlen_min, d.runlen_max), (4, 8, 4, 8));
+    assert_eq!(d.policy, MclassPolicy::CapacityOnly);
+    // r = 0.1, S = 1.5: good_min = 1.1 / 1.5; hwm = 1.1 / (good_min + 0.25 (1 - good_min)) = 1.375,
+    // lwm = 1.1 / (good_min + 0.75 (1 - good_min)) = 1.1 / 0.9333 = 1.1786.
+    let (h, l) = d.samp_marks();
+    assert!((h - 1.375).abs() < 1e-9 && (l - 1.1 / (1.1 / 1.5 + 0.75 * 0.4 / 1.5)).abs() < 1e-9, "{h} {l}");
+    // c1: 6 GiB / 4 = 1.5 GiB mlogs, 48 zones of 32 MiB.
+    assert_eq!((d.c1_log_bytes(), d.c1_log_zones()), (1536 << 20, 48));
+    let s = d.clone().scaled(1000);
+    s.validate().unwrap();
+    assert_eq!((s.mblock_bytes, s.write_chunk_bytes, s.c0_bytes), (32 << 10, 32 << 10, (2u64 << 30) / 1000));
+}
+
+#[test]
+fn real_mblocks_through_mpool_discard_whole_32_mib_zones() {
+    // HSE's 32 MiB mblocks on mpool's 32 MiB zones: small kvsets (1 MiB c0), every delete trims
+    // a whole zone, at a zone boundary.
+    let cfg = HseConfig { c0_bytes: 1 << 20, rspill_kvsets_min: 1, rspill_kvsets_max: 1, c1: false, ..HseConfig::default() };
+    let ops: Vec<KvOp> = (0..5000u64).map(|k| KvOp::Update { key: k % 700, bytes: 1000 }).collect();
+    let files = HseFiles::new(KvScript::new(ops), Hse::new(cfg).unwrap());
+    let fs = MpoolFs::new(MpoolConfig::new(0, 64 << 30)).unwrap();
+    let mut src = FsSource::new(files, fs);
+    let mut io = Vec::new();
+    let mut trims = 0u64;
+    while src.fill(&mut io, 1024).unwrap() > 0 {
+        for i in io.drain(..) {
+            if i.op == Op::Trim {
+                assert_eq!((i.offset % (32 << 20), i.len as u64), (0, 32 << 20));
+                trims += 1;
+            }
+        }
+    }
+    let c = src.files().counters();
+    assert!(c.mblocks_deleted() > 0);
+    assert_eq!(trims, c.mblocks_deleted());
+    assert_eq!(src.file_system().counters().dev_trim_bytes, c.mblocks_deleted() * (32 << 20));
+}
