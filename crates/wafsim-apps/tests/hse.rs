@@ -246,9 +246,14 @@ fn placement_is_by_the_destination_role_at_allocation() {
     put(&mut hse, 2, 1000); // the leaf kv-compacts (garbage rule): [compc 1] with keys 1, 2
     let out = put(&mut hse, 3, 1000);
     let jobs = hse.last_jobs().to_vec();
-    assert_eq!(kinds(&jobs), vec![JobKind::Ingest, JobKind::Spill, JobKind::Spill], "the leaf pops");
-    assert_eq!((jobs[2].level, jobs[2].role), (1, Leaf));
-    assert!(placed(&out[jobs[2].ops.clone()]).iter().all(|&(r, k, c)| r == Leaf && c == if k == Value { Capacity } else { Staging }));
+    // The leaf [compc 0 (key 3), compc 1 (keys 1, 2)] pops: its oldest kvset is a compaction's
+    // output, so it spills that one alone (CN_CR_LBIG_ONE); then, internal, the other.
+    assert_eq!(kinds(&jobs), vec![JobKind::Ingest, JobKind::Spill, JobKind::Spill, JobKind::Spill], "the leaf pops");
+    assert_eq!((jobs[2].level, jobs[2].role, jobs[2].inputs), (1, Leaf, 1));
+    assert_eq!((jobs[3].level, jobs[3].role, jobs[3].inputs), (1, Internal, 1));
+    for j in &jobs[2..] {
+        assert!(placed(&out[j.ops.clone()]).iter().all(|&(r, k, c)| r == Leaf && c == if k == Value { Capacity } else { Staging }));
+    }
     assert_eq!(hse.nodes()[1].role, Internal);
     // Now the root spills into an internal child: staging for keys and values.
     let out = put(&mut hse, 4, 1000);

@@ -9,15 +9,19 @@
 //!    `rspill_kvsets_max` (8);
 //! 2. internal spill: an internal node holds 4 kvsets (node-length rule, spill at most 8), or
 //!    its compacted length reaches `ispill_min_bytes` (spill at most `ispill_kvsets_max`, 12);
-//! 3. leaf size: a leaf's compacted length reaches `leaf_full_pct` (100) % of its maximum:
-//!    spill all its kvsets (the leaf pops and turns internal), or kv-compact at the deepest level;
+//! 3. leaf size: a leaf's compacted length reaches `leaf_full_pct` (100) % of its maximum: it
+//!    spills (the leaf pops and turns internal) its oldest kvsets, at most `lcomp_kvsets_max`
+//!    (12), only the oldest when that is a compaction's output (`sp3_work_leaf_size`,
+//!    `CN_CR_LBIG_ONE`); at the deepest level, where sp3 refuses to spill, it kv-compacts (an
+//!    assumption);
 //! 4. leaf length: the oldest run of at least `runlen_min` (4) kvsets of equal compaction count
 //!    is k-compacted (at most `runlen_max`, 8, its oldest); else a leaf of more than 4 kvsets
 //!    and under `leaf_short_bytes` kv-compacts its oldest 4;
 //! 5. garbage: while the space-amplification estimate is above the high mark (until below the
-//!    low one) and the leaves hold at least 0.9 x `leaf_pct` of the allocated mblocks, the leaf with the largest garbage share (1 - compacted / allocated) spills when
-//!    over `lcomp_pop_pct` (80) % of its maximum, else kv-compacts (at most 12 oldest) if it has
-//!    more than one kvset.
+//!    low one) and the leaves hold at least 0.9 x `leaf_pct` of the allocated mblocks, the leaf
+//!    with the largest garbage share (1 - compacted / allocated) spills (at most 12 oldest)
+//!    when over `lcomp_pop_pct` (80) % of its maximum, else kv-compacts (at most 12 oldest) if
+//!    it has more than one kvset.
 //!
 //! Simplifications (named): jobs run one at a time and complete at once (no job queues,
 //! threads, tokens, or concurrency between root spills); the internal spill ignores sp3's
@@ -99,7 +103,10 @@ impl Hse {
             let clen = n.clen();
             if clen as u128 * 100 >= n.size_max as u128 * c.leaf_full_pct as u128 {
                 if n.level < c.max_depth {
-                    return Some(Job::Spill { node: i, count: len, garbage: false });
+                    // At most 12; only the oldest when it is a compaction's output
+                    // (`CN_CR_LBIG_ONE`).
+                    let count = if n.kvsets[len - 1].compc > 0 { 1 } else { len.min(c.lcomp_kvsets_max) };
+                    return Some(Job::Spill { node: i, count, garbage: false });
                 }
                 if len > 1 {
                     return Some(Job::KvCompact { node: i, range: Self::oldest(len, c.lcomp_kvsets_max), garbage: false });
@@ -171,7 +178,7 @@ impl Hse {
             }
             let len = n.kvsets.len();
             let job = if clen as u128 * 100 > n.size_max as u128 * c.lcomp_pop_pct as u128 && n.level < c.max_depth {
-                Job::Spill { node: i, count: len, garbage: true }
+                Job::Spill { node: i, count: len.min(c.lcomp_kvsets_max), garbage: true }
             } else if len > 1 {
                 Job::KvCompact { node: i, range: Self::oldest(len, c.lcomp_kvsets_max), garbage: true }
             } else {
