@@ -14,9 +14,10 @@
 //!    (12), only the oldest when that is a compaction's output (`sp3_work_leaf_size`,
 //!    `CN_CR_LBIG_ONE`); at the deepest level, where sp3 refuses to spill, it kv-compacts (an
 //!    assumption);
-//! 4. leaf length: the oldest run of at least `runlen_min` (4) kvsets of equal compaction count
-//!    is k-compacted (at most `runlen_max`, 8, its oldest); else a leaf of more than 4 kvsets
-//!    and under `leaf_short_bytes` kv-compacts its oldest 4;
+//! 4. leaf length: from the oldest kvset, the first run of `runlen_min` (4) kvsets of equal
+//!    compaction count, extended by newer ones up to `runlen_max` (8), is k-compacted (only 4
+//!    when the run's count is above 0); else a leaf of more than 4 kvsets and under
+//!    `leaf_short_bytes` kv-compacts its oldest 4;
 //! 5. garbage: while the space-amplification estimate is above the high mark (until below the
 //!    low one) and the leaves hold at least 0.9 x `leaf_pct` of the allocated mblocks, the leaf
 //!    with the largest garbage share (1 - compacted / allocated) spills (at most 12 oldest)
@@ -122,22 +123,30 @@ impl Hse {
         self.pick_garbage()
     }
 
-    /// The oldest run of at least `min` kvsets of equal compaction count; its oldest `max`.
+    /// `sp3_work_leaf_len`: from the oldest kvset, the first run of `min` kvsets of equal
+    /// compaction count, extended by newer kvsets (whatever their count) up to `max`; a run of
+    /// compacted kvsets (count > 0) is cut back to `min`. Positions (0 = newest).
     fn oldest_run(n: &Node, min: usize, max: usize) -> Option<Range<usize>> {
         let len = n.kvsets.len();
-        let mut end = len;
-        while end > 0 {
-            let compc = n.kvsets[end - 1].compc;
-            let mut start = end - 1;
-            while start > 0 && n.kvsets[start - 1].compc == compc {
-                start -= 1;
+        let (mut compc, mut runlen, mut mark) = (None, 0usize, len);
+        for i in (0..len).rev() {
+            let c = n.kvsets[i].compc;
+            if compc != Some(c) && runlen < min {
+                compc = Some(c);
+                mark = i;
+                runlen = 1;
+            } else {
+                runlen += 1;
+                if runlen >= max {
+                    break;
+                }
             }
-            if end - start >= min {
-                return Some(end - (end - start).min(max)..end);
-            }
-            end = start;
         }
-        None
+        if runlen < min {
+            return None;
+        }
+        let count = if compc.is_some_and(|c| c > 0) { min } else { runlen };
+        Some(mark + 1 - count..mark + 1)
     }
 
     fn pick_garbage(&mut self) -> Option<Job> {
