@@ -53,13 +53,16 @@ pub struct HseConfig {
     pub node_size_hi: u64,
     /// Root spill when it holds this many kvsets (`rspill_kvsets_min`, 4) ...
     pub rspill_kvsets_min: usize,
-    /// ... taking at most this many oldest (`rspill_kvsets_max`, 8); internal nodes spill by the
-    /// same two when long (`sp3_work` node-length rule).
+    /// ... taking at most this many oldest (`rspill_kvsets_max`, 8).
     pub rspill_kvsets_max: usize,
-    /// Internal node spill once its compacted size reaches this (`sp3_work_ispill`: nodes under
-    /// 128 MiB are skipped) ...
+    /// An internal node spills once its compacted size reaches this (`sp3_work_ispill`: nodes
+    /// under 128 MiB are not spilled, however many kvsets they hold) ...
     pub ispill_min_bytes: u64,
-    /// ... taking at most this many kvsets (`ispill_kvsets_max`, 12).
+    /// ... all its kvsets (at most 4 x `ispill_kvsets_max`) while under this
+    /// (`CN_CR_SPILL_TINY`: 1 GiB) ...
+    pub ispill_tiny_bytes: u64,
+    /// ... else at most this many oldest (`ispill_kvsets_max`, 12), or only the oldest when it
+    /// has been compacted more than once (`CN_CR_SPILL_ONE`).
     pub ispill_kvsets_max: usize,
     /// Leaf k-compaction: a run of at least this many oldest kvsets of equal compaction count
     /// (`llen_runlen_min`, 4) ...
@@ -132,6 +135,7 @@ impl Default for HseConfig {
             rspill_kvsets_min: 4,
             rspill_kvsets_max: 8,
             ispill_min_bytes: 128 * MIB,
+            ispill_tiny_bytes: GIB,
             ispill_kvsets_max: 12,
             runlen_min: 4,
             runlen_max: 8,
@@ -172,6 +176,7 @@ impl HseConfig {
         self.node_size_lo = down(self.node_size_lo);
         self.node_size_hi = down(self.node_size_hi);
         self.ispill_min_bytes = down(self.ispill_min_bytes);
+        self.ispill_tiny_bytes = down(self.ispill_tiny_bytes);
         self.leaf_short_bytes = down(self.leaf_short_bytes);
         self.dur_capacity_bytes = down(self.dur_capacity_bytes);
         self.mblock_bytes = (self.mblock_bytes / d / p * p).max(p);

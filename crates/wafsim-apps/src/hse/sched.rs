@@ -7,8 +7,11 @@
 //! `sp3_work_leaf_garbage`, `sp3_work_leaf_size`):
 //! 1. root spill: the root holds `rspill_kvsets_min` (4) kvsets: spill the oldest, at most
 //!    `rspill_kvsets_max` (8);
-//! 2. internal spill: an internal node holds 4 kvsets (node-length rule, spill at most 8), or
-//!    its compacted length reaches `ispill_min_bytes` (spill at most `ispill_kvsets_max`, 12);
+//! 2. internal spill (`sp3_work_ispill`, which both the ispill and the node-length jobs of an
+//!    internal node call): nothing under `ispill_min_bytes` (128 MiB) of compacted length; under
+//!    `ispill_tiny_bytes` (1 GiB) all its kvsets (at most 4 x 12, `CN_CR_SPILL_TINY`); else only
+//!    the oldest if it was compacted more than once (`CN_CR_SPILL_ONE`), or at most
+//!    `ispill_kvsets_max` (12) oldest;
 //! 3. leaf size: a leaf's compacted length reaches `leaf_full_pct` (100) % of its maximum: it
 //!    spills (the leaf pops and turns internal) its oldest kvsets, at most `lcomp_kvsets_max`
 //!    (12), only the oldest when that is a compaction's output (`sp3_work_leaf_size`,
@@ -26,7 +29,8 @@
 //!
 //! Simplifications (named): jobs run one at a time and complete at once (no job queues,
 //! threads, tokens, or concurrency between root spills); the internal spill ignores sp3's
-//! leaf-percent target (`lpct_targ`); the leaf-garbage rule takes any garbage share above 0
+//! leaf-percent target (`lpct_targ`, which gates the ispill job; the node-length job's limits,
+//! 4..8 kvsets, are subsumed); the leaf-garbage rule takes any garbage share above 0
 //! (sp3 uses 10 % while the leaf percent lags its target); the idle and scatter rules are off as
 //! in HSE's defaults; tombstones are dropped only by a leaf kv-compaction that includes the
 //! node's oldest kvset.
@@ -89,12 +93,18 @@ impl Hse {
                 continue;
             }
             let len = n.kvsets.len();
-            if len >= c.rspill_kvsets_min {
-                return Some(Job::Spill { node: i, count: len.min(c.rspill_kvsets_max), garbage: false });
+            let clen = n.clen();
+            if clen < c.ispill_min_bytes {
+                continue;
             }
-            if n.clen() >= c.ispill_min_bytes {
-                return Some(Job::Spill { node: i, count: len.min(c.ispill_kvsets_max), garbage: false });
-            }
+            let count = if clen < c.ispill_tiny_bytes {
+                len.min(4 * c.ispill_kvsets_max)
+            } else if n.kvsets[len - 1].compc > 1 {
+                1
+            } else {
+                len.min(c.ispill_kvsets_max)
+            };
+            return Some(Job::Spill { node: i, count, garbage: false });
         }
         for (i, n) in self.nodes.iter().enumerate().skip(1) {
             if n.role() != Role::Leaf || n.kvsets.is_empty() {
