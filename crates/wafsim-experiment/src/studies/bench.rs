@@ -737,7 +737,8 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
     const KV: &str = "log-structured KV (YCSB A)";
     const CACHE: &str = "flash cache (published CacheLib setup, kvcache-shaped)";
     const WT: &str = "WiredTiger (YCSB A, on a file system)";
-    let names = [KV, "LSM size-tiered (YCSB A, on a file system)", "LSM leveled (YCSB A, on a file system)", CACHE, WT];
+    const HSE: &str = "HSE (YCSB A, on mpool)";
+    let names = [KV, "LSM size-tiered (YCSB A, on a file system)", "LSM leveled (YCSB A, on a file system)", CACHE, WT, HSE];
     if let Some(o) = only.filter(|_| !names.iter().any(|n| wanted(n))) {
         anyhow::bail!("--case {o:?}: no case's name contains it (cases: {})", names.join("; "));
     }
@@ -797,6 +798,22 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
         let c = src.files().counters().clone();
         let dev = src.file_system().counters().dev_write_bytes;
         cases.push(case(WT, r, c.app_waf(), format!("{records} records, {} checkpoints, file system wrote {:.2} GiB", c.checkpoints, dev as f64 / (1u64 << 30) as f64)));
+    }
+
+    // HSE through mpool on one capacity drive: 1 M documents of 1 KB on 8 GiB, HSE's sizes / 16
+    // (c0 128 MiB, 2 MiB mblocks = mpool zones), clients at 50,000 requests/s.
+    if wanted(HSE) {
+        let ns_bytes = 8u64 << 30;
+        let records = 1_000_000u64;
+        let cfg = wafsim_apps::HseConfig { ops_per_sec: 50_000.0, ..Default::default() }.scaled(16);
+        let zone_bytes = cfg.mblock_bytes;
+        let hse = wafsim_apps::Hse::new(cfg).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let files = wafsim_apps::HseFiles::new(Ycsb::try_new(&ycsb_a(records), YcsbPhases::LoadAndRun, 1).map_err(|e| anyhow::anyhow!("{e}"))?, hse);
+        let fs = wafsim_host::fs::MpoolFs::new(wafsim_host::fs::MpoolConfig { zone_bytes, ..wafsim_host::fs::MpoolConfig::new(0, ns_bytes) }).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut src = wafsim_host::fs::FsSource::new(files, fs);
+        let r = drive_apps("HSE", &mut src, ns_bytes, &|s| s.files().counters().ops, records + warm, rounds, ops_per_round, &mut progress)?;
+        let c = src.files().counters().clone();
+        cases.push(case(HSE, r, c.app_waf(), format!("{records} records, {} ingests, {} k- and {} kv-compactions, {} spills", c.ingests, c.k_compactions, c.kv_compactions, c.root_spills + c.internal_spills + c.leaf_spills)));
     }
     Ok(AppsBenchResult { cases })
 }

@@ -12,10 +12,12 @@
 
 pub mod conventional;
 pub mod media;
+pub mod mpool;
 pub mod zoned;
 
 pub use conventional::{ConvFs, ConvFsConfig, FsCounters, FsError};
 pub use media::{MediaClassBytes, MediaClassFs};
+pub use mpool::{MpoolConfig, MpoolCounters, MpoolFs};
 pub use zoned::{GcVictim, ZonedFs, ZonedFsConfig, ZonedFsCounters};
 
 use wafsim_core::Io;
