@@ -341,10 +341,10 @@ impl BtrfsFs {
         if b != 4096 {
             return Err(FsError::Config("btrfs model: block_bytes must be 4096"));
         }
-        if cfg.node_bytes < 4096 || cfg.node_bytes % 4096 != 0 || cfg.meta_item_bytes == 0 || cfg.write_rate == 0 || cfg.commit_interval_s == 0 {
+        if cfg.node_bytes < 4096 || !cfg.node_bytes.is_multiple_of(4096) || cfg.meta_item_bytes == 0 || cfg.write_rate == 0 || cfg.commit_interval_s == 0 {
             return Err(FsError::Config("btrfs model: node_bytes a multiple of 4096, meta_item_bytes, write_rate and commit_interval_s positive"));
         }
-        if cfg.max_extent_bytes < b || cfg.max_extent_bytes % b != 0 || cfg.max_extent_bytes > 1 << 31 {
+        if cfg.max_extent_bytes < b || !cfg.max_extent_bytes.is_multiple_of(b) || cfg.max_extent_bytes > 1 << 31 {
             return Err(FsError::Config("btrfs model: max_extent_bytes a multiple of the block, at most 2 GiB"));
         }
         let interval_bytes = cfg.write_rate * cfg.commit_interval_s as u64;
@@ -375,7 +375,7 @@ impl BtrfsFs {
             fs.new_zoned_bg(Kind::Meta, &mut out).ok_or(FsError::Config("btrfs model: no zones for the first metadata block group"))?;
         } else {
             let c = &fs.cfg;
-            if c.data_chunk_bytes % MIB != 0 || c.meta_chunk_bytes % MIB != 0 || c.data_chunk_bytes == 0 || c.meta_chunk_bytes == 0 {
+            if !c.data_chunk_bytes.is_multiple_of(MIB) || !c.meta_chunk_bytes.is_multiple_of(MIB) || c.data_chunk_bytes == 0 || c.meta_chunk_bytes == 0 {
                 return Err(FsError::Config("btrfs model: chunk sizes must be whole MiB"));
             }
             let end = c.device_bytes / MIB * MIB;
@@ -655,6 +655,20 @@ fn cut(ext: &mut Vec<FExt>, a: u64, b: u64) -> Vec<(u32, u64, u64)> {
     freed
 }
 
+impl super::FileSystem for BtrfsFs {
+    fn apply(&mut self, op: &FileOp, out: &mut Vec<Io>) -> Result<(), FsError> {
+        BtrfsFs::apply(self, op, out)
+    }
+    /// File bytes, and device bytes: data, metadata (both copies), relocation copies and
+    /// superblocks.
+    fn write_bytes(&self) -> (u64, u64) {
+        (self.counters.file_write_bytes, self.counters.dev_write_bytes)
+    }
+    fn zone_live_bytes(&self) -> Option<Vec<u64>> {
+        BtrfsFs::zone_live_bytes(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -668,19 +682,5 @@ mod tests {
         let mut one = vec![FExt { at: 0, bg: 3, off: 0, len: 30 }];
         assert_eq!(cut(&mut one, 10, 20), vec![(3, 10, 10)]);
         assert_eq!(one.len(), 2);
-    }
-}
-
-impl super::FileSystem for BtrfsFs {
-    fn apply(&mut self, op: &FileOp, out: &mut Vec<Io>) -> Result<(), FsError> {
-        BtrfsFs::apply(self, op, out)
-    }
-    /// File bytes, and device bytes: data, metadata (both copies), relocation copies and
-    /// superblocks.
-    fn write_bytes(&self) -> (u64, u64) {
-        (self.counters.file_write_bytes, self.counters.dev_write_bytes)
-    }
-    fn zone_live_bytes(&self) -> Option<Vec<u64>> {
-        BtrfsFs::zone_live_bytes(self)
     }
 }

@@ -21,6 +21,9 @@ const DATA_RESERVE: usize = 3;
 /// Empty zones relocation may not take (a metadata BG).
 const RELOC_RESERVE: usize = 2;
 
+/// Where a relocated extent went: (bg, offset, length) pieces.
+type Pieces = Vec<(u32, u64, u64)>;
+
 /// One superblock copy's log: two zones written in turn.
 #[derive(Debug, Clone)]
 struct SbLog {
@@ -51,7 +54,7 @@ pub(super) struct ZoneState {
 impl ZoneState {
     pub(super) fn new(cfg: &BtrfsConfig) -> Result<ZoneState, FsError> {
         let g = cfg.zoned.expect("zoned");
-        if g.zone_bytes == 0 || g.zone_bytes % 4096 != 0 || g.zone_capacity % 4096 != 0 || g.zone_capacity == 0 || g.zone_capacity > g.zone_bytes {
+        if g.zone_bytes == 0 || !g.zone_bytes.is_multiple_of(4096) || !g.zone_capacity.is_multiple_of(4096) || g.zone_capacity == 0 || g.zone_capacity > g.zone_bytes {
             return Err(FsError::Config("btrfs model: zone size and capacity must be whole blocks, 0 < capacity <= size"));
         }
         let nzones = (cfg.device_bytes / g.zone_bytes) as u32;
@@ -297,7 +300,7 @@ impl BtrfsFs {
                 owners.push(fid);
             }
         }
-        let mut moved: HashMap<(u32, u64), Vec<(u32, u64, u64)>> = HashMap::new();
+        let mut moved: HashMap<(u32, u64), Pieces> = HashMap::new();
         let cap = self.zs().cap;
         for (used, b) in cands {
             let s = self.zs();
