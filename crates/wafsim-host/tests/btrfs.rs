@@ -539,3 +539,39 @@ fn a_full_device_refuses_writes() {
     assert!(matches!(fs.apply(&FileOp::Write { file: 7, offset: 0, len: 4096 }, &mut Vec::new()), Err(FsError::NoSuchFile(7))));
     assert!(matches!(fs.apply(&FileOp::Write { file: 1, offset: 0, len: 100 }, &mut Vec::new()), Err(FsError::Unaligned { .. })));
 }
+
+#[test]
+fn metadata_is_written_twice_to_new_places_and_commits_follow_the_write_rate() {
+    let mut fs = conv(Discard::None);
+    create(&mut fs, 1, 0); // 3 fs-tree items
+    write(&mut fs, 1, 0, M); // 1 extent item, file extent + inode: 2 fs items, 256 csums
+    // 1 extent leaf + 1 fs leaf + 1 csum leaf (1 KiB of csums) + 4 fixed = 7 nodes of 16 KiB,
+    // on both DUP copies (1 MiB and 9 MiB); superblocks at 64 KiB and 64 MiB.
+    assert_eq!(fs.meta_nodes_estimate(), 7);
+    let out = commit(&mut fs);
+    let w: Vec<(u64, u64)> = out.iter().filter(|i| i.op == Op::Write).map(|i| (i.offset, i.len as u64)).collect();
+    assert_eq!(w, vec![(M, 112 * K), (9 * M, 112 * K), (64 * K, 4 * K), (64 * M, 4 * K)]);
+    let c = fs.counters();
+    assert_eq!((c.meta_write_bytes, c.sb_write_bytes), (224 * K, 8 * K));
+    assert_eq!(c.dev_write_bytes, M + 224 * K + 8 * K);
+    // Next commit: new places (the old nodes are still in use while it writes), then the old
+    // ones are freed; the commit after that reuses the lowest.
+    write(&mut fs, 1, M, 4 * K);
+    let out = commit(&mut fs);
+    assert_eq!(out[0].offset, M + 112 * K);
+    write(&mut fs, 1, M + 4 * K, 4 * K);
+    let out = commit(&mut fs);
+    assert_eq!(out[0].offset, M);
+
+    // Rate-mapped commits: 1 MiB/s and 30 s make a commit every 30 MiB of file writes.
+    let mut c = BtrfsConfig::conventional(0, 1 << 30);
+    c.write_rate = M;
+    let mut fs = BtrfsFs::new(c).unwrap();
+    create(&mut fs, 1, 0);
+    for k in 0..89 {
+        write(&mut fs, 1, k * M, M);
+    }
+    assert_eq!(fs.counters().commits, 2);
+    write(&mut fs, 1, 89 * M, M);
+    assert_eq!(fs.counters().commits, 3);
+}

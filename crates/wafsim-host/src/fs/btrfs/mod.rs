@@ -599,22 +599,22 @@ impl BtrfsFs {
         }
     }
 
-    /// Let `bytes` of rate-mapped time pass: async discards fall due, and a commit happens when
-    /// the interval is reached.
+    /// Let `bytes` of rate-mapped time pass: async discards fall due, and a commit happens once
+    /// `commit_interval_s * write_rate` bytes have passed since the last commit (a commit
+    /// restarts the count, as the transaction kthread measures from the last commit).
     fn tick(&mut self, bytes: u64, out: &mut Vec<Io>) -> Result<(), FsError> {
         self.now += bytes;
         self.since_commit += bytes;
         self.run_discards(out);
         if self.since_commit >= self.interval_bytes {
-            self.since_commit %= self.interval_bytes;
             self.commit(out)?;
         }
         Ok(())
     }
 
-    /// Let `secs` seconds pass with no file writes (in rate-mapped bytes; module doc): due
-    /// discards run and the commit interval may elapse (one commit at most per call step of an
-    /// interval).
+    /// Let `secs` seconds pass with no file writes (`secs * write_rate` bytes of the rate-mapped
+    /// clock; module doc): async discards fall due and a commit happens at each elapsed
+    /// interval, as if the application were idle.
     pub fn advance_time(&mut self, secs: f64, out: &mut Vec<Io>) -> Result<(), FsError> {
         let mut left = (secs * self.cfg.write_rate as f64) as u64;
         while left > 0 {

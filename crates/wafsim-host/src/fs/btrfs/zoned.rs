@@ -302,7 +302,7 @@ impl BtrfsFs {
         }
         let mut moved: HashMap<(u32, u64), Pieces> = HashMap::new();
         let cap = self.zs().cap;
-        for (used, b) in cands {
+        'victims: for (used, b) in cands {
             let s = self.zs();
             let room = if s.reloc == NONE { 0 } else { cap - self.bgs[s.reloc as usize].wp };
             if room + s.empty.len().saturating_sub(RELOC_RESERVE) as u64 * cap < used {
@@ -311,15 +311,22 @@ impl BtrfsFs {
             let mut exts = live.remove(&b).unwrap_or_default();
             exts.sort_unstable();
             let src = self.bgs[b as usize].dev[0];
+            let mut copied = 0;
             for (off, len) in exts {
                 out.push(Io { op: Op::Read, ns: self.cfg.ns, offset: src + off, len: len as u32, pid: Pid::NONE });
                 self.counters.dev_read_bytes += len;
                 let mut left = len;
                 let mut pieces = Vec::new();
+                let mut stuck = false;
                 while left > 0 {
                     let mut r = self.zs().reloc;
                     if r == NONE {
-                        r = self.new_zoned_bg_reserving(Kind::Data, RELOC_RESERVE, out).expect("room checked");
+                        // No active zone to be had: the rest stays where it is.
+                        let Some(n) = self.new_zoned_bg_reserving(Kind::Data, RELOC_RESERVE, out) else {
+                            stuck = true;
+                            break;
+                        };
+                        r = n;
                         self.zs_mut().reloc = r;
                     }
                     let at = self.bgs[r as usize].wp;
@@ -329,15 +336,23 @@ impl BtrfsFs {
                     self.counters.dev_write_bytes += l;
                     pieces.push((r, at, l));
                     left -= l;
+                    copied += l;
                 }
                 self.tx.extent_items += 2 * pieces.len() as u64;
                 self.tx.fs_items += pieces.len() as u64;
                 self.tx.dirty = true;
+                if stuck {
+                    pieces.push((b, off + (len - left), left));
+                    moved.insert((b, off), pieces);
+                    self.bgs[b as usize].used -= copied;
+                    break 'victims;
+                }
                 moved.insert((b, off), pieces);
             }
             self.deactivate(b);
             let g = &mut self.bgs[b as usize];
-            g.used = 0;
+            g.used -= copied;
+            debug_assert_eq!(g.used, 0);
             g.unused = true;
             self.unused.push(b);
             self.counters.reclaimed_bgs += 1;
