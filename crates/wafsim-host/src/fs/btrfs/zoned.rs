@@ -91,7 +91,8 @@ impl BtrfsFs {
 
     /// A new zoned block group on the lowest empty zone(s): a data one keeps `reserve` empty
     /// zones back and needs an active-zone slot (finishing another group if none is left); a
-    /// metadata one takes the lowest two adjacent empty zones. `None` when it cannot.
+    /// metadata one takes the lowest two adjacent empty zones (else the two lowest). `None`
+    /// when it cannot.
     pub(super) fn new_zoned_bg(&mut self, kind: Kind, out: &mut Vec<Io>) -> Option<u32> {
         self.new_zoned_bg_reserving(kind, DATA_RESERVE, out)
     }
@@ -100,13 +101,23 @@ impl BtrfsFs {
         let (zb, cap) = (self.zs().zone_bytes, self.zs().cap);
         let b = self.bgs.len() as u32;
         let g = if kind == Kind::Meta {
-            let z = self.zs().empty.iter().copied().find(|z| self.zs().empty.contains(&(z + 1)))?;
+            // The kernel asks for one hole of two zones for the two stripes; when the empty
+            // zones are too scattered for that, the model takes the two lowest rather than fail.
+            let e = &self.zs().empty;
+            let pair = e.iter().copied().find(|z| e.contains(&(z + 1))).map(|z| (z, z + 1));
+            let (z0, z1) = match pair {
+                Some(p) => p,
+                None => {
+                    let mut it = e.iter().copied();
+                    (it.next()?, it.next()?)
+                }
+            };
             let s = self.zs_mut();
-            s.empty.remove(&z);
-            s.empty.remove(&(z + 1));
+            s.empty.remove(&z0);
+            s.empty.remove(&z1);
             s.bg_zones += 2;
             s.meta_open = b;
-            Bg::new(Kind::Meta, [z as u64 * zb, (z as u64 + 1) * zb], 2, zb, cap)
+            Bg::new(Kind::Meta, [z0 as u64 * zb, z1 as u64 * zb], 2, zb, cap)
         } else {
             if self.zs().empty.len() <= reserve {
                 return None;
