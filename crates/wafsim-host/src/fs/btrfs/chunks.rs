@@ -51,6 +51,7 @@ impl BtrfsFs {
         self.sp_total[k] += per;
         self.sp_used[k] += g.super_bytes;
         self.bgs.push(g);
+        self.has_free[k].insert(self.bgs.len() as u32 - 1);
         self.counters.chunks_allocated += 1;
         Some(self.bgs.len() as u32 - 1)
     }
@@ -80,6 +81,8 @@ impl BtrfsFs {
         self.sp_used[k] -= sup;
         let g = &mut self.bgs[b as usize];
         g.removed = true;
+        self.has_free[k].remove(&b);
+        let g = &mut self.bgs[b as usize];
         g.free = Default::default();
         g.untrimmed = Default::default();
         self.counters.chunks_removed += 1;

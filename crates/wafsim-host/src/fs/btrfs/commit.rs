@@ -61,6 +61,7 @@ impl BtrfsFs {
             }
             self.sp_used[k] -= l;
             g.free.insert(off, l);
+            self.has_free[k].insert(b);
             if g.used == 0 && g.pinned == 0 {
                 g.class = 0;
             }

@@ -190,12 +190,13 @@ impl BtrfsFs {
     }
 
     fn first_fit_pass(&self, kind: Kind, want: u64, ok: impl Fn(&super::Bg) -> bool) -> Option<(u32, u64, u64)> {
-        for (i, g) in self.bgs.iter().enumerate() {
-            if g.removed || g.kind != kind || g.free.total() < want || !ok(g) {
+        for &i in &self.has_free[kind as usize] {
+            let g = &self.bgs[i as usize];
+            if g.free.total() < want || !ok(g) {
                 continue;
             }
             if let Some(off) = g.free.first_fit(want) {
-                return Some((i as u32, off, want));
+                return Some((i, off, want));
             }
         }
         None
@@ -207,6 +208,9 @@ impl BtrfsFs {
         let g = &mut self.bgs[b as usize];
         g.free.remove_overlap(off, len);
         g.untrimmed.remove_overlap(off, len);
+        if g.free.total() == 0 {
+            self.has_free[g.kind as usize].remove(&b);
+        }
         if classes && g.kind == Kind::Data && g.class == 0 {
             g.class = size_class(len);
         }

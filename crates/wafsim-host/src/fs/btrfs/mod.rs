@@ -38,7 +38,7 @@ pub mod extents;
 pub mod meta;
 pub mod zoned;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use wafsim_core::pipeline::{FileId, FileOp};
 use wafsim_core::{Io, Op, Pid};
@@ -319,6 +319,9 @@ pub struct BtrfsFs {
     sp_total: [u64; 2],
     sp_used: [u64; 2],
     sp_pinned: [u64; 2],
+    /// Per kind: the block groups with free space, in logical order (conventional first fit
+    /// walks these, not the full ones).
+    has_free: [BTreeSet<u32>; 2],
     /// Metadata node runs written by the last commit.
     meta_live: Vec<(u32, u64, u64)>,
     tx: Tx,
@@ -358,6 +361,7 @@ impl BtrfsFs {
             sp_total: [0; 2],
             sp_used: [0; 2],
             sp_pinned: [0; 2],
+            has_free: Default::default(),
             meta_live: Vec::new(),
             tx: Tx::default(),
             now: 0,
