@@ -677,6 +677,116 @@ impl super::FileSystem for BtrfsFs {
 mod tests {
     use super::*;
 
+    /// Every byte of every block group is accounted for exactly once.
+    fn check(fs: &BtrfsFs) {
+        let mut owned: Vec<Vec<(u64, u64)>> = vec![Vec::new(); fs.bgs.len()];
+        for f in fs.files.values() {
+            let mut at = 0;
+            for e in &f.ext {
+                assert!(e.at >= at, "file extents overlap or are unordered");
+                at = e.at + e.len;
+                owned[e.bg as usize].push((e.off, e.len));
+            }
+        }
+        for &(b, off, l) in &fs.meta_live {
+            owned[b as usize].push((off, l));
+        }
+        let mut pinned: Vec<Vec<(u64, u64)>> = vec![Vec::new(); fs.bgs.len()];
+        for &(b, off, l) in &fs.pins {
+            pinned[b as usize].push((off, l));
+        }
+        let (mut tot, mut used) = ([0u64; 2], [0u64; 2]);
+        for (i, g) in fs.bgs.iter().enumerate() {
+            let live: u64 = owned[i].iter().map(|x| x.1).sum();
+            let pin: u64 = pinned[i].iter().map(|x| x.1).sum();
+            if g.removed {
+                assert_eq!(live + pin, 0, "bg {i}: removed but referenced");
+                continue;
+            }
+            assert_eq!(live, g.used, "bg {i}: used");
+            assert_eq!(pin, g.pinned, "bg {i}: pinned");
+            let mut all: Vec<(u64, u64)> = owned[i].iter().chain(pinned[i].iter()).copied().collect();
+            if fs.z.is_none() {
+                all.extend(g.free.iter());
+                assert_eq!(g.free.total() + g.used + g.pinned + g.super_bytes, g.len, "bg {i}: conventional bytes");
+                assert_eq!(fs.has_free[g.kind as usize].contains(&(i as u32)), g.free.total() > 0, "bg {i}: has_free");
+                tot[g.kind as usize] += g.len;
+                used[g.kind as usize] += g.used + g.pinned + g.super_bytes;
+            } else {
+                assert_eq!(g.used + g.pinned + g.unusable, g.wp, "bg {i}: zoned bytes");
+                assert!(g.wp <= g.cap);
+                assert!(all.iter().all(|&(o, l)| o + l <= g.wp), "bg {i}: data past the write pointer");
+            }
+            all.sort_unstable();
+            for w in all.windows(2) {
+                assert!(w[0].0 + w[0].1 <= w[1].0, "bg {i}: overlap {w:?}");
+            }
+        }
+        if fs.z.is_none() {
+            assert_eq!((tot, used), (fs.sp_total, fs.sp_used));
+        }
+    }
+
+    fn random_ops(mut fs: BtrfsFs, rounds: u32, seed: u64) {
+        let mut x = seed;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut out = Vec::new();
+        let mut refused = 0;
+        for r in 0..rounds {
+            let f = rnd(16);
+            let size = fs.files.get(&f).map(|x| x.size);
+            let op = match (size, rnd(12)) {
+                (None, _) => FileOp::Create { file: f, group: (f % 5) as u32 },
+                (Some(s), 0) => FileOp::Truncate { file: f, size: rnd(s + 1) },
+                (Some(_), 1) => FileOp::Delete { file: f },
+                (Some(s), 2 | 3) if s >= 4096 => FileOp::Write { file: f, offset: rnd(s / 4096) * 4096, len: 4096 * (1 + rnd(40)) as u32 },
+                (Some(s), _) => FileOp::Write { file: f, offset: s.div_ceil(4096) * 4096 - if s % 4096 != 0 { 4096 } else { 0 }, len: 4096 * (1 + rnd(200)) as u32 },
+            };
+            out.clear();
+            match fs.apply(&op, &mut out) {
+                Ok(()) | Err(FsError::Hole { .. }) => {}
+                Err(FsError::NoSpace { .. }) => refused += 1,
+                Err(e) => panic!("round {r} {op:?}: {e}"),
+            }
+            if rnd(50) == 0 {
+                fs.commit(&mut out).unwrap();
+            }
+            check(&fs);
+        }
+        let c = fs.counters();
+        assert!(c.commits > 0);
+        assert!(refused < rounds / 4, "mostly refused: {refused}");
+    }
+
+    #[test]
+    fn random_operations_keep_every_byte_accounted_for() {
+        for (i, discard) in [Discard::None, Discard::Sync, Discard::Async].into_iter().enumerate() {
+            for classes in [false, true] {
+                let mut c = BtrfsConfig::conventional(0, 96 * MIB);
+                c.data_chunk_bytes = 8 * MIB;
+                c.meta_chunk_bytes = 4 * MIB;
+                c.write_rate = 16 << 10;
+                c.discard = discard;
+                c.size_classes = classes;
+                random_ops(BtrfsFs::new(c).unwrap(), 4000, 7 + i as u64);
+            }
+        }
+        for placement in [Placement::Upstream, Placement::PerGroup] {
+            for active in [0, 8] {
+                let mut c = BtrfsConfig::zoned(0, 160 * MIB, MIB, 768 << 10, active);
+                c.write_rate = 16 << 10;
+                c.placement = placement;
+                c.max_extent_bytes = 256 << 10;
+                random_ops(BtrfsFs::new(c).unwrap(), 4000, 11);
+            }
+        }
+    }
+
     #[test]
     fn cut_splits_and_frees_exactly() {
         let mut ext = vec![FExt { at: 0, bg: 0, off: 100, len: 10 }, FExt { at: 10, bg: 1, off: 0, len: 10 }];

@@ -355,14 +355,18 @@ impl BtrfsFs {
                 if stuck {
                     pieces.push((b, off + (len - left), left));
                     moved.insert((b, off), pieces);
-                    self.bgs[b as usize].used -= copied;
+                    let g = &mut self.bgs[b as usize];
+                    g.used -= copied;
+                    g.unusable += copied;
                     break 'victims;
                 }
                 moved.insert((b, off), pieces);
             }
             self.deactivate(b);
             let g = &mut self.bgs[b as usize];
+            // The old copies are dead space behind the write pointer now.
             g.used -= copied;
+            g.unusable += copied;
             debug_assert_eq!(g.used, 0);
             g.unused = true;
             self.unused.push(b);
