@@ -575,3 +575,23 @@ fn metadata_is_written_twice_to_new_places_and_commits_follow_the_write_rate() {
     write(&mut fs, 1, 89 * M, M);
     assert_eq!(fs.counters().commits, 3);
 }
+
+#[test]
+fn sync_discard_trims_a_removed_chunk_whole_and_mkfs_ios_cover_the_device() {
+    let mut fs = conv(Discard::Sync);
+    create(&mut fs, 1, 0);
+    create(&mut fs, 2, 0);
+    write(&mut fs, 1, 0, 11 * M); // second chunk at 33 MiB
+    write(&mut fs, 2, 0, 8 * M); // in it
+    run(&mut fs, FileOp::Delete { file: 2 });
+    let out = commit(&mut fs);
+    // The unpinned 8 MiB first, then the removed chunk whole.
+    assert_eq!(trims(&out), vec![(33 * M, 8 * M), (33 * M, 16 * M)]);
+    assert_eq!(fs.counters().chunks_removed, 1);
+
+    let m = fs.mkfs_ios();
+    assert_eq!(m.len(), 1);
+    assert_eq!((m[0].op, m[0].offset, m[0].len as u64), (Op::Trim, 0, 1 << 30));
+    let z = zoned(16, BtrfsPlacement::Upstream).mkfs_ios();
+    assert_eq!(resets(&z), (0..16).map(|k| k * ZB).collect::<Vec<_>>());
+}
