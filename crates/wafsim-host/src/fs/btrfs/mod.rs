@@ -22,7 +22,8 @@
 //!   [`BtrfsFs::advance_time`] commit or let time pass explicitly;
 //! - **metadata estimate**: per commit, 16 KiB nodes: ceil(items / items-per-leaf) leaves for
 //!   the extent tree and for the fs tree (one extent item per data extent allocated or freed,
-//!   one file-extent item likewise, three items per create or delete; `meta_item_bytes` = 100 B
+//!   one file-extent item likewise, one inode item per write, three items per create or delete
+//!   (inode, dir item, dir index); `meta_item_bytes` = 100 B
 //!   per item with its header, so 162 per leaf), ceil(4 B crc32c per new 4 KiB data block /
 //!   16 KiB) csum leaves, plus `meta_fixed_nodes` (4: root, extent, fs and csum tree paths);
 //!   the previous commit's nodes are freed (pinned) at each commit, so live metadata is the last
@@ -30,7 +31,12 @@
 //!   are left out;
 //! - no page cache and no delalloc: a write is allocated and sent at once (the hint keeps an
 //!   appending file contiguous, as delalloc would), extents are split exactly on overwrite (no
-//!   bookend extents), no compression, no inline extents, no reflinks or snapshots.
+//!   bookend extents), no compression, no inline extents, no reflinks or snapshots;
+//! - zoned data placement is a choice ([`Placement`]): upstream has none (files interleave in
+//!   the open zone), the ZNS prototype's per-directory zones are the alternative;
+//! - a write that finds no room first commits (freeing pinned space, resetting and reclaiming
+//!   zones, as the kernel's ENOSPC flushing does); if it is refused after all, that commit's
+//!   I/O has been sent already.
 
 pub mod chunks;
 pub mod commit;
