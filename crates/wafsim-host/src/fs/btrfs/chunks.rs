@@ -100,6 +100,19 @@ impl BtrfsFs {
         }
     }
 
+    /// `op` (read or write) of device bytes `[phys, phys + len)`, in commands of at most 1 GiB
+    /// (a command's length is 32 bits; a metadata run or a relocated extent on a large zone
+    /// could pass 4 GiB).
+    pub(super) fn emit_rw(&mut self, op: Op, mut phys: u64, mut len: u64, out: &mut Vec<Io>) {
+        const MAX: u64 = 1 << 30;
+        while len > 0 {
+            let l = len.min(MAX);
+            out.push(Io { op, ns: self.cfg.ns, offset: phys, len: l as u32, pid: Pid::NONE });
+            phys += l;
+            len -= l;
+        }
+    }
+
     /// Trim logical range `[off, off + len)` of block group `b` on every copy.
     pub(super) fn trim_bg_range(&mut self, b: u32, off: u64, len: u64, out: &mut Vec<Io>) {
         let g = &self.bgs[b as usize];

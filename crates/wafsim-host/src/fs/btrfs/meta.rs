@@ -51,8 +51,9 @@ impl BtrfsFs {
         }
         for &(b, off, l) in &runs {
             let g = &self.bgs[b as usize];
-            for &d in g.dev.iter().take(g.copies as usize) {
-                out.push(Io { op: Op::Write, ns: self.cfg.ns, offset: d + off, len: l as u32, pid: Pid::NONE });
+            let (dev, copies) = (g.dev, g.copies as usize);
+            for &d in dev.iter().take(copies) {
+                self.emit_rw(Op::Write, d + off, l, out);
                 self.counters.meta_write_bytes += l;
                 self.counters.dev_write_bytes += l;
             }

@@ -324,7 +324,7 @@ impl BtrfsFs {
             let src = self.bgs[b as usize].dev[0];
             let mut copied = 0;
             for (off, len) in exts {
-                out.push(Io { op: Op::Read, ns: self.cfg.ns, offset: src + off, len: len as u32, pid: Pid::NONE });
+                self.emit_rw(Op::Read, src + off, len, out);
                 self.counters.dev_read_bytes += len;
                 let mut left = len;
                 let mut pieces = Vec::new();
@@ -342,7 +342,8 @@ impl BtrfsFs {
                     }
                     let at = self.bgs[r as usize].wp;
                     let l = self.append(r, left);
-                    out.push(Io { op: Op::Write, ns: self.cfg.ns, offset: self.bgs[r as usize].dev[0] + at, len: l as u32, pid: Pid::NONE });
+                    let dst = self.bgs[r as usize].dev[0] + at;
+                    self.emit_rw(Op::Write, dst, l, out);
                     self.counters.reloc_write_bytes += l;
                     self.counters.dev_write_bytes += l;
                     pieces.push((r, at, l));
