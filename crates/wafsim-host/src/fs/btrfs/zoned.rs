@@ -363,6 +363,16 @@ impl BtrfsFs {
                 }
                 moved.insert((b, off), pieces);
             }
+            // A victim still being written gives up its active zone now (the kernel finishes
+            // it on the way to deletion, `btrfs_zone_finish`): the device must not count it
+            // active while a new zone opens before the reset.
+            if self.bgs[b as usize].active {
+                out.push(Io { op: Op::Zone(ZoneAction::Finish), ns: self.cfg.ns, offset: src, len: 0, pid: Pid::NONE });
+                let g = &mut self.bgs[b as usize];
+                g.unusable += g.cap - g.wp;
+                g.wp = g.cap;
+                self.counters.zone_finishes += 1;
+            }
             self.deactivate(b);
             let g = &mut self.bgs[b as usize];
             // The old copies are dead space behind the write pointer now.
