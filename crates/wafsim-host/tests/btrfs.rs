@@ -674,15 +674,26 @@ fn btrfs_on_flash_and_zns_devices_accepts_every_command() {
         assert!(r.dev_write_bytes > r.app_write_bytes, "metadata and superblocks on top");
         assert_eq!(discard == Discard::None, fc.trim_bytes == 0);
     }
-    for placement in [BtrfsPlacement::Upstream, BtrfsPlacement::PerGroup] {
+    for (placement, active) in [(BtrfsPlacement::Upstream, 8), (BtrfsPlacement::PerGroup, 8), (BtrfsPlacement::PerGroup, 0)] {
         // Live data peaks near half the capacity: Btrfs only relocates zones at least 75 %
         // dead, so a fuller device runs out of space with partly dead zones (as the kernel does).
         let (zones, zone, cap) = (160u32, 8 * MIB, 6 * MIB);
         let mut dev = zns(zones, zone, cap, 8);
         let mut g = groups(DeleteOrder::Random);
         g[2].overwrite = 0.5;
+        let six = active == 0;
+        if six {
+            // Six groups at once on a device limited to 8 active zones (5 for data after the
+            // superblock log and metadata): data BGs get finished early.
+            g.extend(groups(DeleteOrder::Oldest).into_iter().map(|mut x| {
+                x.live_files = 1;
+                x.file_bytes = (2 * MIB, 4 * MIB);
+                x
+            }));
+        }
         let files = SyntheticFiles::new(g, 2048 * MIB, 3).unwrap();
-        let mut c = BtrfsConfig::zoned(0, zones as u64 * zone, zone, cap, 8);
+        let active = if active == 0 { 8 } else { active };
+        let mut c = BtrfsConfig::zoned(0, zones as u64 * zone, zone, cap, active);
         c.write_rate = MIB;
         c.placement = placement;
         let mut src = FsSource::new(files, BtrfsFs::new(c).unwrap());
@@ -691,8 +702,9 @@ fn btrfs_on_flash_and_zns_devices_accepts_every_command() {
         let c = dev.counters();
         assert_eq!(c.host_write_bytes, r.dev_write_bytes);
         let fc = src.file_system().counters();
-        eprintln!("btrfs on zns, {placement:?}: fs WAF {:.3}, reloc {} MiB, resets {}, reclaimed {}, finishes {}", r.dev_write_bytes as f64 / r.app_write_bytes as f64, fc.reloc_write_bytes / MIB, fc.zone_resets, fc.reclaimed_bgs, fc.zone_finishes);
+        eprintln!("btrfs on zns, {placement:?}, {active} active: fs WAF {:.3}, reloc {} MiB, resets {}, reclaimed {}, finishes {}", r.dev_write_bytes as f64 / r.app_write_bytes as f64, fc.reloc_write_bytes / MIB, fc.zone_resets, fc.reclaimed_bgs, fc.zone_finishes);
         assert!(fc.zone_resets > 0);
+        assert_eq!(fc.zone_finishes > 0, six, "finishes only when the groups outnumber the active zones");
         let live = r.zone_live_bytes.expect("zoned btrfs reports live bytes per zone");
         let zones_now = dev.report_zones(0, 0, wafsim_core::zone::ReportFilter::All).unwrap();
         for z in &zones_now {

@@ -73,8 +73,9 @@ impl ZoneState {
         if empty.len() < 2 + DATA_RESERVE + 2 {
             return Err(FsError::Config("btrfs model: too few zones (superblock log, metadata, two data, reserves)"));
         }
-        if g.max_active_zones != 0 && (g.max_active_zones as usize) < sb.len() + 2 + 2 {
-            return Err(FsError::Config("btrfs model: max_active_zones too small (superblock logs, metadata DUP, data, relocation)"));
+        // `BTRFS_MIN_ACTIVE_ZONES` (8): the kernel refuses to mount below it.
+        if g.max_active_zones != 0 && (g.max_active_zones as usize) < (sb.len() + 2 + 2).max(8) {
+            return Err(FsError::Config("btrfs model: max_active_zones below 8 (BTRFS_MIN_ACTIVE_ZONES) or too small for the superblock logs, metadata DUP, data and relocation"));
         }
         Ok(ZoneState { zone_bytes: g.zone_bytes, cap: g.zone_capacity, nzones, max_active: g.max_active_zones, empty, sb, open: HashMap::new(), meta_open: NONE, reloc: NONE, data_active: 0, bg_zones: 0 })
     }
