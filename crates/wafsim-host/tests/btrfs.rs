@@ -11,7 +11,7 @@ use wafsim_core::blockdev::BlockDevice;
 use wafsim_core::pipeline::IoSource;
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::{Device, DeviceConfig, GcPolicy, NamespaceConfig};
-use wafsim_host::fs::{BtrfsConfig, BtrfsFs, BtrfsPlacement, Discard, FileSystem, FsError, FsSource};
+use wafsim_host::fs::{BtrfsConfig, BtrfsDiscard as Discard, BtrfsFs, BtrfsPlacement, FileSystem, FsError, FsSource};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
 
 const K: u64 = 1 << 10;

@@ -15,7 +15,7 @@ pub mod conventional;
 pub mod media;
 pub mod zoned;
 
-pub use btrfs::{BtrfsConfig, BtrfsCounters, BtrfsFs, Discard, Placement as BtrfsPlacement, ZoneGeometry};
+pub use btrfs::{BtrfsConfig, BtrfsCounters, BtrfsFs, BtrfsZones, Discard as BtrfsDiscard, Placement as BtrfsPlacement};
 pub use conventional::{ConvFs, ConvFsConfig, FsCounters, FsError};
 pub use media::{MediaClassBytes, MediaClassFs};
 pub use zoned::{GcVictim, ZonedFs, ZonedFsConfig, ZonedFsCounters};

@@ -89,9 +89,11 @@ pub enum Placement {
     PerGroup,
 }
 
-/// Zone geometry of a zoned namespace.
+/// Zone geometry of the zoned namespace the file system is made on (the device's
+/// `wafsim_core::blockdev::ZoneGeometry` carries the same figures; the model needs only these,
+/// and every zone is sequential-write-required to it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ZoneGeometry {
+pub struct BtrfsZones {
     /// Zone size (stride between zone starts), bytes; a data BG is one zone.
     pub zone_bytes: u64,
     /// Writable bytes of a zone.
@@ -112,7 +114,7 @@ pub struct BtrfsConfig {
     /// File system block (sector): 4096; writes must be whole blocks.
     pub block_bytes: u32,
     /// Zoned mode when set.
-    pub zoned: Option<ZoneGeometry>,
+    pub zoned: Option<BtrfsZones>,
     /// Conventional data chunk: 1 GiB, at most 10 % of the device, in whole MiB
     /// (`calc_chunk_size`, `init_alloc_chunk_ctl_policy_regular`).
     pub data_chunk_bytes: u64,
@@ -180,7 +182,7 @@ impl BtrfsConfig {
 
     /// A file system on a zoned namespace of `device_bytes`.
     pub fn zoned(ns: u32, device_bytes: u64, zone_bytes: u64, zone_capacity: u64, max_active_zones: u32) -> BtrfsConfig {
-        BtrfsConfig { zoned: Some(ZoneGeometry { zone_bytes, zone_capacity, max_active_zones }), discard: Discard::None, ..BtrfsConfig::conventional(ns, device_bytes) }
+        BtrfsConfig { zoned: Some(BtrfsZones { zone_bytes, zone_capacity, max_active_zones }), discard: Discard::None, ..BtrfsConfig::conventional(ns, device_bytes) }
     }
 }
 
