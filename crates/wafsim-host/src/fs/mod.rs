@@ -10,11 +10,13 @@
 //! - [`media::MediaClassFs`]: two file systems on two devices as one, files routed by a media
 //!   class bit of their group (a store's hot files on staging, the rest on capacity).
 
+pub mod btrfs;
 pub mod conventional;
 pub mod media;
 pub mod mpool;
 pub mod zoned;
 
+pub use btrfs::{BtrfsConfig, BtrfsCounters, BtrfsFs, BtrfsZones, Discard as BtrfsDiscard, Placement as BtrfsPlacement};
 pub use conventional::{ConvFs, ConvFsConfig, FsCounters, FsError};
 pub use media::{MediaClassBytes, MediaClassFs};
 pub use mpool::{MpoolConfig, MpoolCounters, MpoolFs};
