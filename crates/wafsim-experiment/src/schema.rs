@@ -169,12 +169,42 @@ choice! {
     /// `filesystem` of `[[phase.files]]` and of an lsm store: the file system made on the
     /// namespace.
     #[derive(Default)]
-    pub enum FsKind, "filesystem {v:?}: expected \"conventional\" or \"zoned\"" {
+    pub enum FsKind, "filesystem {v:?}: expected \"conventional\", \"zoned\" or \"btrfs\"" {
         /// Update in place, on any drive (a store's default).
         #[default]
         Conventional = "conventional",
         /// Log-structured with host GC, on a zoned drive.
         Zoned = "zoned",
+        /// Btrfs-like copy-on-write (wafsim_host::fs::btrfs): block groups, commits every 30 s,
+        /// DUP metadata; zoned mode on a zoned namespace.
+        Btrfs = "btrfs",
+    }
+}
+
+choice! {
+    /// `btrfs_discard`: how a Btrfs-like file system discards freed space on a conventional
+    /// namespace (its mount option).
+    #[derive(Default)]
+    pub enum BtrfsDiscardMode, "btrfs_discard {v:?}: expected \"async\" (Linux 6.2+ default), \"sync\" (mount -o discard) or \"none\" (nodiscard; the default before 6.2)" {
+        /// `discard=async`, the default from Linux 6.2.
+        #[default]
+        Async = "async",
+        /// `discard=sync` (`-o discard`).
+        Sync = "sync",
+        /// `nodiscard`, the default before Linux 6.2.
+        None = "none",
+    }
+}
+
+choice! {
+    /// `zone_placement`: where a zoned Btrfs-like file system puts file data.
+    #[derive(Default)]
+    pub enum ZonePlacement, "zone_placement {v:?}: expected \"upstream\" (Linux: files interleave in the open zone) or \"directory\" (the section 5 prototype: each directory its own zones)" {
+        /// Upstream Linux: no per-file placement.
+        #[default]
+        Upstream = "upstream",
+        /// Each directory (file group) in zones of its own.
+        Directory = "directory",
     }
 }
 
@@ -206,7 +236,7 @@ choice! {
 choice! {
     /// `store` of `[[phase.kv]]`: the key-value store on the namespace.
     #[derive(Default)]
-    pub enum KvStore, "store {v:?}: expected \"log-structured\", \"lsm\", \"flash-cache\" or \"wiredtiger\"" {
+    pub enum KvStore, "store {v:?}: expected \"log-structured\", \"lsm\", \"flash-cache\", \"wiredtiger\" or \"hse\"" {
         /// Aerospike-like: write blocks on the raw namespace, defrag below the low-water mark
         /// (the default).
         #[default]
@@ -217,6 +247,9 @@ choice! {
         FlashCache = "flash-cache",
         /// A WiredTiger-like engine (MongoDB's default) on a file system on the namespace.
         WiredTiger = "wiredtiger",
+        /// An HSE 1.x-like engine (MongoDB on HSE) on mpool over the raw namespace, or on a
+        /// zoned log-structured file system over a zoned one; a staging namespace optional.
+        Hse = "hse",
     }
 }
 
@@ -395,7 +428,7 @@ impl UnknownCase {
 /// conventional one unless told not to (mkfs.ext4/xfs/btrfs's default); a zoned one resets its
 /// zones instead.
 pub fn mkfs_trims(kind: FsKind, mkfs_trim: Option<bool>) -> bool {
-    kind == FsKind::Conventional && mkfs_trim != Some(false)
+    matches!(kind, FsKind::Conventional | FsKind::Btrfs) && mkfs_trim != Some(false)
 }
 
 choice! {
@@ -869,10 +902,26 @@ pub struct FilesSpec {
     pub streams: u32,
     /// Zoned: GC starts below this many free zones (default 2% of the zones, at least 4).
     pub gc_free_zones: Option<u32>,
+    /// btrfs, conventional namespace: the discard mount option, "async" (default), "sync" or
+    /// "none".
+    pub btrfs_discard: Option<BtrfsDiscardMode>,
+    /// btrfs, zoned namespace: "upstream" (default) or "directory".
+    pub zone_placement: Option<ZonePlacement>,
+    /// btrfs, zoned namespace: reclaim a block group once this percentage of its capacity is
+    /// freed (`bg_reclaim_threshold`, default 75).
+    pub bg_reclaim_threshold: Option<u32>,
+    /// btrfs: file bytes per second reaching the file system at full scale, its clock for the
+    /// 30 s commits and the discard delays (default 100 MiB/s; an assumption where the
+    /// workload's rate is not published).
+    pub fs_write_rate: Option<String>,
     /// I/Os in flight (timed runs; default 8).
     pub iodepth: Option<u32>,
     /// `[[phase.files.group]]`: the groups (directories) writing files.
     pub group: Vec<FileGroupSpec>,
+    /// The run's scale (set by scaling, not by the file): a Btrfs-like file system's chunks
+    /// and clock shrink with the drive.
+    #[serde(skip, default = "one_f64")]
+    pub scale: f64,
 }
 
 /// `[[phase.kv]]`: a key-value store on a raw namespace (wafsim-apps), driven by a YCSB core
@@ -1040,8 +1089,24 @@ pub struct KvSpec {
     /// lsm, zoned file system: GC starts below this many free zones (default 2% of the zones, at
     /// least 4).
     pub gc_free_zones: Option<u32>,
+    /// btrfs, conventional namespace: the discard mount option, "async" (default), "sync" or
+    /// "none".
+    pub btrfs_discard: Option<BtrfsDiscardMode>,
+    /// btrfs, zoned namespace: "upstream" (default) or "directory".
+    pub zone_placement: Option<ZonePlacement>,
+    /// btrfs, zoned namespace: reclaim a block group once this percentage of its capacity is
+    /// freed (`bg_reclaim_threshold`, default 75).
+    pub bg_reclaim_threshold: Option<u32>,
+    /// btrfs: file bytes per second reaching the file system at full scale, its clock for the
+    /// 30 s commits and the discard delays (default 100 MiB/s; an assumption where the
+    /// workload's rate is not published).
+    pub fs_write_rate: Option<String>,
     /// lsm: a second namespace for the log and the upper levels (a conventional file system).
     pub staging_namespace: Option<String>,
+    /// hse: the media-class policy, "capacity_only" (HSE 1.9's default), "staging_only",
+    /// "staging_max_capacity" (Micron's MongoDB media-class configurations) or
+    /// "staging_min_capacity".
+    pub mclass_policy: Option<String>,
     /// lsm: levels (size-tiered: tiers) on the staging namespace (default 1).
     pub staging_levels: Option<u32>,
     /// lsm: the directories of the table files: `"directory"` (default: one, as the real

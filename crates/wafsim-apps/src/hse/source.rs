@@ -61,6 +61,7 @@ impl<K: KvSource> FileSource for HseFiles<K> {
                 ("spills".into(), (c.root_spills + c.internal_spills + c.leaf_spills) as f64),
                 ("k-compactions".into(), c.k_compactions as f64),
                 ("kv-compactions".into(), c.kv_compactions as f64),
+                ("engine clock, hours".into(), c.ops as f64 / self.engine().config().ops_per_sec / 3600.0),
             ],
             ..LayerFigures::default()
         })

@@ -414,6 +414,11 @@ impl WiredTiger {
         &self.counters
     }
 
+    /// Seconds on the engine's clock so far (requests applied over the request rate).
+    pub fn elapsed_secs(&self) -> f64 {
+        self.counters.ops as f64 / self.cfg.ops_per_sec
+    }
+
     /// Documents stored.
     pub fn documents(&self) -> usize {
         self.docs.len()

@@ -57,6 +57,7 @@ impl<K: KvSource> FileSource for WtFiles<K> {
                 ("pages written by eviction".into(), c.evicted_pages as f64 / pages),
                 ("checkpoints".into(), c.checkpoints as f64),
                 ("bytes cut off file ends".into(), c.truncated_bytes as f64),
+                ("engine clock, hours".into(), self.engine().elapsed_secs() / 3600.0),
             ],
             ..LayerFigures::default()
         })

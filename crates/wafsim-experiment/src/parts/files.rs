@@ -4,13 +4,13 @@
 //! and what it sent down, so results show the file system's own write amplification.
 
 use super::part::{Label, Part, PartTiming, Target};
-use crate::schema::{size, FileDelete, FileSize, FilesSpec, FsKind, Victim};
+use crate::schema::{size, BtrfsDiscardMode, FileDelete, FileSize, FilesSpec, FsKind, Victim, ZonePlacement};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::pipeline::{Chain, Script};
 use wafsim_core::units::Bytes;
 use wafsim_core::{Io, Op, Pid};
-use wafsim_host::fs::{ConvFs, ConvFsConfig, FileSystem, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
+use wafsim_host::fs::{BtrfsConfig, BtrfsDiscard, BtrfsFs, BtrfsPlacement, ConvFs, ConvFsConfig, FileSystem, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
 
 /// Default queue depth of a file workload in timed runs.
@@ -67,11 +67,62 @@ pub struct FsChoice<'a> {
     pub victim: Victim,
     pub streams: u32,
     pub gc_free_zones: Option<u32>,
+    pub btrfs_discard: Option<BtrfsDiscardMode>,
+    pub zone_placement: Option<ZonePlacement>,
+    pub bg_reclaim_threshold: Option<u32>,
+    pub fs_write_rate: Option<&'a str>,
+    /// The run's scale: a Btrfs-like file system's chunks and clock shrink with it.
+    pub scale: f64,
 }
 
 impl<'a> FsChoice<'a> {
     fn of_files(f: &'a FilesSpec) -> Self {
-        FsChoice { filesystem: f.filesystem, discard: f.discard, mkfs_trim: f.mkfs_trim, chunk: &f.chunk, victim: f.victim, streams: f.streams, gc_free_zones: f.gc_free_zones }
+        FsChoice {
+            filesystem: f.filesystem,
+            discard: f.discard,
+            mkfs_trim: f.mkfs_trim,
+            chunk: &f.chunk,
+            victim: f.victim,
+            streams: f.streams,
+            gc_free_zones: f.gc_free_zones,
+            btrfs_discard: f.btrfs_discard,
+            zone_placement: f.zone_placement,
+            bg_reclaim_threshold: f.bg_reclaim_threshold,
+            fs_write_rate: f.fs_write_rate.as_deref(),
+            scale: f.scale,
+        }
+    }
+
+    /// The choice of a store's `[[phase.kv]]` entry, with `filesystem` in place of its own.
+    pub fn of_kv(k: &'a crate::schema::KvSpec, filesystem: FsKind) -> Self {
+        FsChoice {
+            filesystem,
+            discard: k.discard,
+            mkfs_trim: k.mkfs_trim,
+            chunk: &k.chunk,
+            victim: k.victim,
+            streams: k.streams,
+            gc_free_zones: k.gc_free_zones,
+            btrfs_discard: k.btrfs_discard,
+            zone_placement: k.zone_placement,
+            bg_reclaim_threshold: k.bg_reclaim_threshold,
+            fs_write_rate: k.fs_write_rate.as_deref(),
+            scale: k.scale,
+        }
+    }
+
+    /// Settings of the other file systems given to this one.
+    fn check_btrfs_fields(&self) -> Result<()> {
+        let btrfs = self.filesystem == FsKind::Btrfs;
+        for (name, set) in [("btrfs_discard", self.btrfs_discard.is_some()), ("zone_placement", self.zone_placement.is_some()), ("bg_reclaim_threshold", self.bg_reclaim_threshold.is_some()), ("fs_write_rate", self.fs_write_rate.is_some())] {
+            if set && !btrfs {
+                bail!("{name}: a setting of filesystem = \"btrfs\", not of filesystem = \"{}\"", self.filesystem);
+            }
+        }
+        if btrfs && self.discard {
+            bail!("discard: filesystem = \"btrfs\" takes btrfs_discard = \"async\" (Linux 6.2+ default), \"sync\" or \"none\" instead");
+        }
+        Ok(())
     }
 }
 
@@ -79,7 +130,17 @@ impl<'a> FsChoice<'a> {
 /// that makes it (mkfs: trim the namespace unless `mkfs_trim = false`, or reset every zone).
 pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> Result<(Box<dyn FileSystem>, Vec<Io>)> {
     let mut mkfs = Vec::new();
+    c.check_btrfs_fields()?;
     let fs: Box<dyn FileSystem> = match c.filesystem {
+        FsKind::Btrfs => {
+            let fs = make_btrfs(c, target, g, ns, ns_bytes)?;
+            // mkfs.btrfs trims a conventional device unless -K, and resets every zone of a
+            // zoned one.
+            if target.zones_of(g).is_some() || crate::schema::mkfs_trims(c.filesystem, c.mkfs_trim) {
+                mkfs = fs.mkfs_ios();
+            }
+            Box::new(fs)
+        }
         FsKind::Conventional => {
             let chunk = size("chunk", c.chunk)?;
             let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) }).map_err(|e| anyhow!("{e}"))?;
@@ -125,6 +186,68 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
         }
     };
     Ok((fs, mkfs))
+}
+
+/// A Btrfs-like file system on namespace `ns`: zoned mode on a zoned namespace. A scaled run
+/// shrinks its conventional chunks and its clock (bytes per second) with the drive, so the
+/// file system has as many block groups and commits per byte written as at full scale.
+fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> Result<BtrfsFs> {
+    let s = c.scale.min(1.0);
+    let mut cfg = match target.zones_of(g) {
+        Some(z) => {
+            if c.mkfs_trim == Some(false) {
+                bail!("mkfs_trim = false: mkfs.btrfs resets every zone of a zoned device (it cannot keep what a zone held)");
+            }
+            if z.conventional_zones > 0 {
+                bail!("filesystem = \"btrfs\" on a namespace with {} conventional zones: the model's zoned mode takes sequential zones only", z.conventional_zones);
+            }
+            let active = match (z.max_open, z.max_active) {
+                (0, 0) => 0,
+                (0, a) | (a, 0) => a,
+                (o, a) => o.min(a),
+            };
+            if active != 0 && active < 8 {
+                bail!("filesystem = \"btrfs\": the device allows {active} open or active zones; Linux refuses to mount zoned Btrfs with fewer than 8 (BTRFS_MIN_ACTIVE_ZONES)");
+            }
+            let mut cfg = BtrfsConfig::zoned(ns, z.zones as u64 * z.zone_size, z.zone_size, z.zone_capacity, active);
+            cfg.placement = match c.zone_placement.unwrap_or_default() {
+                ZonePlacement::Upstream => BtrfsPlacement::Upstream,
+                ZonePlacement::Directory => BtrfsPlacement::PerGroup,
+            };
+            if let Some(t) = c.bg_reclaim_threshold {
+                if !(1..=100).contains(&t) {
+                    bail!("bg_reclaim_threshold {t}: expected a percentage from 1 to 100");
+                }
+                cfg.bg_reclaim_threshold = t;
+            }
+            if c.btrfs_discard.is_some() {
+                bail!("btrfs_discard: zoned Btrfs resets zones instead of discarding (btrfs_check_mountopts_zoned); a setting of a conventional namespace");
+            }
+            cfg
+        }
+        None => {
+            if c.zone_placement.is_some() || c.bg_reclaim_threshold.is_some() {
+                bail!("zone_placement and bg_reclaim_threshold: settings of btrfs on a zoned namespace");
+            }
+            let mut cfg = BtrfsConfig::conventional(ns, ns_bytes);
+            let mib = 1u64 << 20;
+            let shrink = |b: u64| ((b as f64 * s) as u64 / mib * mib).max(mib);
+            cfg.data_chunk_bytes = shrink(cfg.data_chunk_bytes);
+            cfg.meta_chunk_bytes = shrink(cfg.meta_chunk_bytes);
+            cfg.discard = match c.btrfs_discard.unwrap_or_default() {
+                BtrfsDiscardMode::Async => BtrfsDiscard::Async,
+                BtrfsDiscardMode::Sync => BtrfsDiscard::Sync,
+                BtrfsDiscardMode::None => BtrfsDiscard::None,
+            };
+            cfg
+        }
+    };
+    let rate = match c.fs_write_rate {
+        Some(r) => crate::plan::timing::parse_rate("fs_write_rate", r)?,
+        None => cfg.write_rate as f64,
+    };
+    cfg.write_rate = ((rate * s) as u64).max(1);
+    BtrfsFs::new(cfg).map_err(|e| anyhow!("{e}"))
 }
 
 /// The parts of `[[phase.files]]` entries on `target`.

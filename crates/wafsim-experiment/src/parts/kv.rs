@@ -22,10 +22,11 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
     const LSM: KvStore = KvStore::Lsm;
     const CACHE: KvStore = KvStore::FlashCache;
     const WT: KvStore = KvStore::WiredTiger;
-    let fields: [(&str, bool, &[KvStore]); 40] = [
+    const HSE: KvStore = KvStore::Hse;
+    let fields: [(&str, bool, &[KvStore]); 41] = [
         ("write_block", k.write_block.is_some(), &[LS]),
         ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
-        ("rate", k.rate.is_some(), &[LS, WT]),
+        ("rate", k.rate.is_some(), &[LS, WT, HSE]),
         ("runtime", k.runtime.is_some(), &[LS]),
         ("defrag_sleep", k.defrag_sleep.is_some(), &[LS]),
         ("post_write_queue", k.post_write_queue.is_some(), &[LS]),
@@ -35,14 +36,15 @@ fn check_store_fields(k: &KvSpec) -> Result<()> {
         ("stop_writes_avail_pct", k.stop_writes_avail_pct.is_some(), &[LS]),
         ("stop_writes_used_pct", k.stop_writes_used_pct.is_some(), &[LS]),
         ("trim", k.trim, &[LS, CACHE]),
-        ("fill", k.fill.is_some(), &[LS, LSM, WT]),
+        ("fill", k.fill.is_some(), &[LS, LSM, WT, HSE]),
         ("compaction", k.compaction.is_some(), &[LSM]),
         ("memtable", k.memtable.is_some(), &[LSM]),
-        ("staging_namespace", k.staging_namespace.is_some(), &[LSM]),
+        ("staging_namespace", k.staging_namespace.is_some(), &[LSM, HSE]),
+        ("mclass_policy", k.mclass_policy.is_some(), &[HSE]),
         ("staging_levels", k.staging_levels.is_some(), &[LSM]),
         ("file_groups", k.file_groups.is_some(), &[LSM]),
         // A log-structured store and a cache write their namespace raw.
-        ("filesystem", k.filesystem != FsKind::Conventional, &[LSM]),
+        ("filesystem", k.filesystem != FsKind::Conventional, &[LSM, WT]),
         ("discard", k.discard, &[LSM, WT]),
         ("mkfs_trim", k.mkfs_trim.is_some(), &[LSM, WT]),
         ("cache_size", k.cache_size.is_some(), &[CACHE]),
@@ -123,6 +125,11 @@ pub fn kv_parts(
             }
             KvStore::FlashCache => {
                 crate::parts::cache::cache_part(k, i, target, base_dir, seed(i, g), parts, next_group())?;
+                continue;
+            }
+            KvStore::Hse => {
+                let requests = |records: &dyn Fn(f64, u64) -> u64, capacity: u64| requests(k, k.amount.is_some(), seed(i, g), capacity, records);
+                crate::parts::hse::hse_part(k, i, target, requests, parts, next_group())?;
                 continue;
             }
             KvStore::WiredTiger => {

@@ -66,7 +66,7 @@ fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
 pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&LsmConfig, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
-    let choice = FsChoice { filesystem: k.filesystem, discard: k.discard, mkfs_trim: k.mkfs_trim, chunk: &k.chunk, victim: k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
+    let choice = FsChoice::of_kv(k, k.filesystem);
     let (main_fs, mut mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
     let mut capacity = target.room(g, ns_bytes);
     let fs: Box<dyn FileSystem> = match &k.staging_namespace {

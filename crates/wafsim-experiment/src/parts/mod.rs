@@ -18,6 +18,7 @@ mod lsm;
 pub mod part;
 mod synthetic;
 mod trace;
+mod hse;
 mod wiredtiger;
 
 pub use fio::{load_fio_files, LoadedFio};

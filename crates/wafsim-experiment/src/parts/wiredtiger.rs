@@ -22,6 +22,14 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
         }
         cfg.ops_per_sec = r;
     }
+    // A scaled run has the scale's share of the documents and of the requests: the clock runs
+    // at the scale's share of the rate, so a checkpoint (or a c1 flush) covers the same share
+    // of the database as at full scale and the run lasts as long in model time.
+    cfg.ops_per_sec *= k.scale.min(1.0);
+    // A journal sync writes whole blocks: it syncs the same number of requests as at full
+    // scale (the period stretched by the scale), or the tail block rewritten at every sync
+    // would weigh the scale's inverse more.
+    cfg.journal_flush_ms = (cfg.journal_flush_ms as f64 / k.scale.min(1.0)).round() as u32;
     if let Some(c) = k.compression {
         if !(c > 0.0 && c <= 1.0) {
             bail!("compression {c}: expected compressed over raw bytes, above 0 and at most 1");
@@ -58,6 +66,15 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
     Ok(cfg)
 }
 
+/// The file system in a row's words.
+fn fs_name(f: FsKind) -> &'static str {
+    match f {
+        FsKind::Conventional => "conventional file system",
+        FsKind::Zoned => "zoned file system",
+        FsKind::Btrfs => "Btrfs-like file system",
+    }
+}
+
 /// `text` as bytes ("1GiB") or as a share of `ns_bytes` ("5%"), for the setting `name`.
 fn bytes_or_share(name: &str, text: &str, ns_bytes: u64) -> Result<u64> {
     match text.trim().strip_suffix('%') {
@@ -84,7 +101,7 @@ fn records_for(cfg: &WtConfig, bytes: u64, share: f64, record_bytes: u64) -> u64
 pub fn wiredtiger_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&dyn Fn(f64, u64) -> u64, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
-    let choice = FsChoice { filesystem: FsKind::Conventional, discard: k.discard, mkfs_trim: k.mkfs_trim, chunk: &k.chunk, victim: k.victim, streams: k.streams, gc_free_zones: k.gc_free_zones };
+    let choice = FsChoice::of_kv(k, k.filesystem);
     let (fs, mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
     let room = target.room(g, ns_bytes);
     let cfg = wt_config(k, room).with_context(ctx)?;
@@ -106,7 +123,7 @@ pub fn wiredtiger_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnO
         timing: PartTiming { iodepth: k.iodepth.unwrap_or(8).max(1), mean_io_bytes: 32768.0, ..Default::default() },
         group,
         stage: 0,
-        row: Some(format!("WiredTiger ({journal}) on conventional file system")),
+        row: Some(format!("WiredTiger ({journal}) on {}", fs_name(k.filesystem))),
     });
     Ok(())
 }

@@ -185,6 +185,7 @@ fn scale_workload_amounts(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         if !f.amount.trim().ends_with('x') {
             f.amount = scaled("files amount", &f.amount, s, 1)?;
         }
+        f.scale = s;
         let unit = parse_bytes(&f.write_size).map_err(|e| anyhow!("files write_size: {e}"))?;
         for g in &mut f.group {
             let unit = g.write_size.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("files group write_size: {e}"))?.unwrap_or(unit);
