@@ -366,3 +366,144 @@ amount = "3x"
     let e = format!("{:#}", common::run_doc(&other, 1.0).unwrap_err());
     assert!(e.contains("memtable: a setting of store = \"lsm\", not of store = \"wiredtiger\""), "{e}");
 }
+
+/// MongoDB on HSE with a staging namespace: the c1 log and the hot blocks go to staging (the
+/// policy staging_max_capacity leaves only leaf values on capacity), both namespaces together
+/// get exactly what the engine wrote (mpool adds no data writes), and the capacity mpool
+/// discards the media blocks HSE deletes.
+#[test]
+fn hse_with_a_staging_namespace_on_mpool() {
+    let doc = r#"
+name = "hse"
+seed = 1
+[device]
+capacity = "128GiB"
+over_provisioning = 0.07
+erase_unit = "2MiB"
+[[namespace]]
+name = "capacity"
+size = "64GiB"
+[[namespace]]
+name = "staging"
+size = "64GiB"
+[[phase]]
+name = "ycsb"
+[[phase.kv]]
+namespace = "capacity"
+staging_namespace = "staging"
+store = "hse"
+mclass_policy = "staging_max_capacity"
+ycsb = "a"
+fill = 0.3
+rate = 20000
+amount = "2x"
+"#;
+    let r = common::run_doc(doc, 0.01).unwrap();
+    let f = &r.filesystems[0];
+    let store = f.store_write_bytes.unwrap();
+    assert_eq!(f.dev_write_bytes, store, "mpool writes what the engine gives it");
+    let ns = |name: &str| r.namespaces.iter().find(|n| n.name == name).unwrap();
+    let (cap, stg) = (ns("capacity"), ns("staging"));
+    assert_eq!(cap.host_bytes + stg.host_bytes, store, "the two classes got all the engine's writes");
+    let metric = |name: &str| f.metrics.iter().find(|m| m.0 == name).map(|m| m.1).unwrap_or_else(|| panic!("no {name}: {:?}", f.metrics));
+    let staging_share = metric("staging share of engine writes");
+    // The engine's share counts every block it emitted; the run stops at its amount part-way
+    // through a job whose blocks were not all sent (here about 5% of the bytes).
+    let sent_share = stg.host_bytes as f64 / store as f64;
+    assert!((sent_share - staging_share).abs() < 0.1, "the staging namespace got the staging class's bytes: {sent_share} vs {staging_share}");
+    let c1 = metric("c1 share of engine writes");
+    assert!(c1 > 0.0 && staging_share > c1 + 0.1, "c1, and roots', internal nodes' and leaf keys' blocks on staging: {staging_share} (c1 {c1})");
+    assert!(cap.host_bytes > 0, "leaf values on capacity");
+    assert!(cap.trim_bytes > 0, "deleted media blocks are discarded");
+    // HSE with a staging class needs one: a policy that stages without it is refused.
+    let alone = doc.replace("staging_namespace = \"staging\"\n", "");
+    let e = format!("{:#}", common::run_doc(&alone, 0.01).unwrap_err());
+    assert!(e.contains("needs a staging class"), "{e}");
+    let fs = doc.replace("store = \"hse\"", "store = \"hse\"\nfilesystem = \"btrfs\"");
+    let e = format!("{:#}", common::run_doc(&fs, 0.01).unwrap_err());
+    assert!(e.contains("filesystem: a setting of store = \"lsm\" or store = \"wiredtiger\", not of store = \"hse\""), "{e}");
+}
+
+/// Cassandra-like LSM on zoned Btrfs on the ZNS prototype, with the prototype's placement
+/// (each directory in its own zones): the drive gets exactly what the file system sent (data,
+/// metadata and any relocation) and copies nothing; zones are reset as the store deletes its
+/// files; the file system writes at least what the store gave it. The same on the client
+/// drive: the conventional Btrfs sends its 1 GiB-chunk writes, and without discard it trims
+/// nothing but mkfs.
+#[test]
+fn lsm_store_on_btrfs_zoned_and_conventional() {
+    let doc = r#"
+name = "btrfs"
+seed = 1
+[device]
+preset = "zns-prototype-2tb"
+[[namespace]]
+name = "data"
+[[phase]]
+name = "ycsb"
+[[phase.kv]]
+namespace = "data"
+store = "lsm"
+filesystem = "btrfs"
+zone_placement = "directory"
+fill = 0.2
+amount = "1x"
+"#;
+    let r = common::run_doc(doc, 0.001).unwrap();
+    let f = &r.filesystems[0];
+    let store = f.store_write_bytes.unwrap();
+    assert!(f.dev_write_bytes > store, "data plus metadata: {} of {store}", f.dev_write_bytes);
+    assert!((f.dev_write_bytes as f64) < store as f64 * 1.5, "file-system WAF {}", f.waf());
+    assert_eq!(r.counters.host_write_bytes, f.dev_write_bytes, "the drive got what the file system sent");
+    assert_eq!(r.counters.gc_units, 0, "a ZNS drive copies nothing");
+    // mkfs resets every zone once; more resets are block groups emptied by the store's deletes.
+    // (The preset's 4,967 zones; a scaled run shrinks the zones, not their number.)
+    let zones = 4967;
+    assert!(r.jobs[0].stats.zone_resets > zones, "{} resets, {zones} zones", r.jobs[0].stats.zone_resets);
+    // Conventional client drive, no discard: only mkfs trims.
+    let conv = doc
+        .replace("preset = \"zns-prototype-2tb\"", "preset = \"client-tlc-2tb\"")
+        .replace("name = \"data\"\n[[phase]]", "name = \"data\"\nsize = \"2000398934016\"\n[[phase]]")
+        .replace("zone_placement = \"directory\"", "btrfs_discard = \"none\"");
+    let r = common::run_doc(&conv, 0.001).unwrap();
+    let f = &r.filesystems[0];
+    assert_eq!(r.counters.host_write_bytes, f.dev_write_bytes);
+    assert_eq!(r.namespaces[0].trim_bytes, r.namespaces[0].size_bytes, "mkfs's trim only");
+    // A zoned setting on a conventional namespace, and the other file systems' settings, are refused.
+    let e = format!("{:#}", common::run_doc(&conv.replace("btrfs_discard = \"none\"", "zone_placement = \"directory\""), 0.001).unwrap_err());
+    assert!(e.contains("settings of btrfs on a zoned namespace"), "{e}");
+    let e = format!("{:#}", common::run_doc(&conv.replace("filesystem = \"btrfs\"", "filesystem = \"conventional\""), 0.001).unwrap_err());
+    assert!(e.contains("btrfs_discard: a setting of filesystem = \"btrfs\""), "{e}");
+}
+
+/// MongoDB under py-tpcc on WiredTiger: a replica set by default (its oplog journaled), an
+/// oplog cap only for a replica set.
+#[test]
+fn wiredtiger_tpcc_runs_as_a_replica_set() {
+    let doc = r#"
+name = "wt-tpcc"
+seed = 1
+[device]
+capacity = "2GiB"
+over_provisioning = 0.07
+erase_unit = "2MiB"
+[[namespace]]
+name = "db"
+size = "2GiB"
+[[phase]]
+name = "tpcc"
+[[phase.kv]]
+namespace = "db"
+store = "wiredtiger"
+workload = "tpcc"
+fill = 0.3
+amount = "1x"
+"#;
+    let r = common::run_doc(doc, 1.0).unwrap();
+    let f = &r.filesystems[0];
+    assert!(f.filesystem.contains("replica set"), "{}", f.filesystem);
+    assert_eq!(r.counters.host_write_bytes, f.dev_write_bytes);
+    let standalone = doc.replace("amount = \"1x\"", "amount = \"1x\"\nreplica_set = false\noplog_size = \"1%\"");
+    let e = format!("{:#}", common::run_doc(&standalone, 1.0).unwrap_err());
+    assert!(e.contains("oplog_size: a replica set's setting"), "{e}");
+}

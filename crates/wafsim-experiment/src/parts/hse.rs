@@ -78,9 +78,6 @@ fn records_for(cfg: &HseConfig, bytes: u64, share: f64, record_bytes: u64) -> u6
 pub fn hse_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&dyn Fn(f64, u64) -> u64, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
-    if k.filesystem != FsKind::Conventional {
-        bail!("{}: filesystem: store = \"hse\" keeps its blocks in mpool on the raw namespace (a zoned namespace gets the zone-aware file system); it takes no filesystem setting", ctx());
-    }
     let cfg = hse_config(k, k.staging_namespace.is_some()).with_context(ctx)?;
     let (cap_fs, mut mkfs) = class_fs(k, target, g, ns, ns_bytes, cfg.mblock_bytes).with_context(ctx)?;
     let room = target.room(g, ns_bytes);
