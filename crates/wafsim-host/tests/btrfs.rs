@@ -12,7 +12,10 @@ use wafsim_core::pipeline::IoSource;
 use wafsim_core::zns::{ZnsConfig, ZnsDevice};
 use wafsim_core::{Device, DeviceConfig, GcPolicy, NamespaceConfig};
 use wafsim_host::fs::{BtrfsConfig, BtrfsDiscard as Discard, BtrfsFs, BtrfsPlacement, FileSystem, FsError, FsSource};
-use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
+use wafsim_workload::files::{DeleteOrder, SyntheticFiles};
+
+mod common;
+use common::{drive, groups, MIB};
 
 const K: u64 = 1 << 10;
 const M: u64 = 1 << 20;
@@ -603,27 +606,6 @@ fn sync_discard_trims_a_removed_chunk_whole_and_mkfs_ios_cover_the_device() {
 
 // ---- on simulated devices ----
 
-const MIB: u64 = M;
-
-/// Every I/O of `src` into `dev` (a refusal of the file system fails the test).
-fn drive(src: &mut impl IoSource, dev: &mut impl BlockDevice) {
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        if src.fill(&mut buf, 256).unwrap() == 0 {
-            return;
-        }
-        for io in &buf {
-            dev.submit(io).unwrap_or_else(|e| panic!("device refused {io:?}: {e}"));
-        }
-    }
-}
-
-/// Three groups: short-lived files (a log), medium, long-lived (as tests/fs.rs).
-fn groups(order: DeleteOrder) -> Vec<FileGroup> {
-    let g = |size: u64, live: u32, weight: f64| FileGroup { file_bytes: (size / 2, size), live_files: live, write_bytes: 256 << 10, weight, order, overwrite: 0.0 };
-    vec![g(8 * MIB, 2, 4.0), g(16 * MIB, 8, 2.0), g(32 * MIB, 10, 1.0)]
-}
 
 fn flash(bytes: u64, op: f64) -> Device {
     let eu = 2 * MIB;

@@ -9,28 +9,8 @@ use wafsim_core::pipeline::IoSource;
 use wafsim_host::fs::{ConvFs, ConvFsConfig, FsSource, GcVictim, ZonedFs, ZonedFsConfig};
 use wafsim_workload::files::{DeleteOrder, FileGroup, SyntheticFiles};
 
-const MIB: u64 = 1 << 20;
-
-/// Run `src` into `dev` to the end.
-/// Every I/O of `src` into `dev` (a refusal of the file system, `fill`'s error, fails the test).
-fn drive(src: &mut impl IoSource, dev: &mut impl BlockDevice) {
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        if src.fill(&mut buf, 256).unwrap() == 0 {
-            return;
-        }
-        for io in &buf {
-            dev.submit(io).unwrap_or_else(|e| panic!("device refused {io:?}: {e}"));
-        }
-    }
-}
-
-/// Three groups: short-lived files (a log), medium (compaction output), long-lived (cold).
-fn groups(order: DeleteOrder) -> Vec<FileGroup> {
-    let g = |size: u64, live: u32, weight: f64| FileGroup { file_bytes: (size / 2, size), live_files: live, write_bytes: 256 << 10, weight, order, overwrite: 0.0 };
-    vec![g(8 * MIB, 2, 4.0), g(16 * MIB, 8, 2.0), g(32 * MIB, 10, 1.0)]
-}
+mod common;
+use common::{drive, groups, MIB};
 
 fn flash(bytes: u64, op: f64) -> Device {
     let mu = 4096u32;
