@@ -1883,7 +1883,7 @@ mod tests {
         }
         assert_eq!(toml::from_str::<T>("store = \"lsm\"").unwrap().store, KvStore::Lsm);
         let e = toml::from_str::<T>("store = \"rocksdb\"").err().unwrap().to_string();
-        assert!(e.contains("store \"rocksdb\": expected \"log-structured\", \"lsm\", \"flash-cache\" or \"wiredtiger\""), "{e}");
+        assert!(e.contains("store \"rocksdb\": expected \"log-structured\", \"lsm\", \"flash-cache\", \"wiredtiger\" or \"hse\""), "{e}");
         assert!(e.contains("line 1"), "{e}");
     }
 }

@@ -612,7 +612,7 @@ mod tests {
     #[test]
     fn apps_bench_runs_every_model() {
         let r = run_apps_bench(1, 100_000, None, |_| {}).unwrap();
-        assert_eq!(r.cases.len(), 5);
+        assert_eq!(r.cases.len(), 6);
         for c in &r.cases {
             assert_eq!(c.rounds.len(), 1, "{}", c.name);
             assert!(c.median_ops_per_sec > 0.0, "{}", c.name);
