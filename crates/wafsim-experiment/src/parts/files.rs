@@ -162,10 +162,9 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             let Some(z) = target.zones_of(g) else {
                 bail!("filesystem = \"zoned\" needs a zoned namespace (device.kind = \"zns\" or \"smr\")");
             };
-            let budget = match (z.max_open, z.max_active) {
-                (0, 0) => 16,
-                (0, a) | (a, 0) => a,
-                (o, a) => o.min(a),
+            let budget = match zone_limit(&z) {
+                0 => 16,
+                n => n,
             };
             let mut zc = ZonedFsConfig::new(ns, z.zones, z.zone_size, z.zone_capacity, budget);
             zc.first_zone = z.conventional_zones;
@@ -188,6 +187,15 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
     Ok((fs, mkfs))
 }
 
+/// Zones the device lets a file system keep open and active at once: the lower of its open and
+/// active limits, 0 when it has neither.
+fn zone_limit(z: &wafsim_core::blockdev::ZoneGeometry) -> u32 {
+    match (z.max_open, z.max_active) {
+        (0, a) | (a, 0) => a,
+        (o, a) => o.min(a),
+    }
+}
+
 /// A Btrfs-like file system on namespace `ns`: zoned mode on a zoned namespace. A scaled run
 /// shrinks its conventional chunks and its clock (bytes per second) with the drive, so the
 /// file system has as many block groups and commits per byte written as at full scale.
@@ -201,11 +209,7 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
             if z.conventional_zones > 0 {
                 bail!("filesystem = \"btrfs\" on a namespace with {} conventional zones: the model's zoned mode takes sequential zones only", z.conventional_zones);
             }
-            let active = match (z.max_open, z.max_active) {
-                (0, 0) => 0,
-                (0, a) | (a, 0) => a,
-                (o, a) => o.min(a),
-            };
+            let active = zone_limit(&z);
             if active != 0 && active < 8 {
                 bail!("filesystem = \"btrfs\": the device allows {active} open or active zones; Linux refuses to mount zoned Btrfs with fewer than 8 (BTRFS_MIN_ACTIVE_ZONES)");
             }

@@ -24,19 +24,7 @@ use wafsim_host::fs::{FileSystem, FsSource, MediaClassFs, MpoolConfig, MpoolFs};
 /// The engine's configuration from `k`, its sizes scaled with the run.
 fn hse_config(k: &KvSpec, staging: bool) -> Result<HseConfig> {
     let mut cfg = HseConfig::default();
-    if let Some(r) = k.rate {
-        if !(r > 0.0 && r.is_finite()) {
-            bail!("rate {r}: expected requests per second, a positive number");
-        }
-        cfg.ops_per_sec = r;
-    }
-    // A scaled run has the scale's share of the documents and of the requests: the clock runs
-    // at the scale's share of the rate, so a checkpoint (or a c1 flush) covers the same share
-    // of the database as at full scale and the run lasts as long in model time.
-    cfg.ops_per_sec *= k.scale.min(1.0);
-    // A c1 flush writes whole strips: it flushes the same number of requests as at full scale
-    // (the period stretched by the scale).
-    cfg.dur_intvl_ms = (cfg.dur_intvl_ms as f64 / k.scale.min(1.0)).round() as u32;
+    crate::parts::wiredtiger::store_clock(k, &mut cfg.ops_per_sec, &mut cfg.dur_intvl_ms)?;
     if let Some(p) = &k.mclass_policy {
         cfg.policy = MclassPolicy::from_name(p).ok_or_else(|| anyhow!("mclass_policy {p:?}: expected \"capacity_only\" (HSE 1.9's default), \"staging_only\", \"staging_max_capacity\" or \"staging_min_capacity\""))?;
         if !staging && cfg.policy != MclassPolicy::CapacityOnly {
@@ -85,12 +73,7 @@ pub fn hse_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&dy
     let fs: Box<dyn FileSystem> = match &k.staging_namespace {
         None => cap_fs,
         Some(st) => {
-            if *st == k.namespace {
-                bail!("{}: staging_namespace {st:?} is the store's own namespace; name another", ctx());
-            }
-            let Some((sg, sns, sbytes)) = target.find(st) else {
-                bail!("{}: staging_namespace {st:?} is on another drive: timed runs go drive by drive, so a store over two drives runs untimed (turn [timing] off)", ctx());
-            };
+            let (sg, sns, sbytes) = crate::parts::lsm::staging_target(k, st, target).with_context(ctx)?;
             if target.zones_of(sg).is_some() {
                 bail!("{}: staging_namespace {st:?} is zoned: the staging class is an mpool on a conventional drive", ctx());
             }

@@ -62,6 +62,15 @@ fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
     }
 }
 
+/// The staging namespace `st` of store `k` on `target`: experiment namespace, I/O namespace and
+/// bytes; refused when it is the store's own or on another drive.
+pub(crate) fn staging_target(k: &KvSpec, st: &str, target: &Target) -> Result<(u32, u32, u64)> {
+    if st == k.namespace {
+        bail!("staging_namespace {st:?} is the store's own namespace; name another");
+    }
+    target.find(st).ok_or_else(|| anyhow!("staging_namespace {st:?} is on another drive: timed runs go drive by drive, so a store over two drives runs untimed (turn [timing] off)"))
+}
+
 /// The LSM store of `k` (entry `i`) on `target`, reading requests from `requests`.
 pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&LsmConfig, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
@@ -72,12 +81,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
     let fs: Box<dyn FileSystem> = match &k.staging_namespace {
         None => main_fs,
         Some(st) => {
-            if *st == k.namespace {
-                bail!("{}: staging_namespace {st:?} is the store's own namespace; name another", ctx());
-            }
-            let Some((sg, sns, sbytes)) = target.find(st) else {
-                bail!("{}: staging_namespace {st:?} is on another drive: timed runs go drive by drive, so a store over two drives runs untimed (turn [timing] off)", ctx());
-            };
+            let (sg, sns, sbytes) = staging_target(k, st, target).with_context(ctx)?;
             let staging = FsChoice { filesystem: FsKind::Conventional, ..choice };
             let (sfs, smkfs) = make_fs(&staging, target, sg, sns, sbytes).with_context(|| format!("{}: staging namespace {st:?}", ctx()))?;
             mkfs.extend(smkfs);

@@ -16,20 +16,7 @@ use wafsim_host::fs::FsSource;
 /// The engine's configuration from `k` on a namespace of `ns_bytes`.
 fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
     let mut cfg = WtConfig::default();
-    if let Some(r) = k.rate {
-        if !(r > 0.0 && r.is_finite()) {
-            bail!("rate {r}: expected requests per second, a positive number");
-        }
-        cfg.ops_per_sec = r;
-    }
-    // A scaled run has the scale's share of the documents and of the requests: the clock runs
-    // at the scale's share of the rate, so a checkpoint (or a c1 flush) covers the same share
-    // of the database as at full scale and the run lasts as long in model time.
-    cfg.ops_per_sec *= k.scale.min(1.0);
-    // A journal sync writes whole blocks: it syncs the same number of requests as at full
-    // scale (the period stretched by the scale), or the tail block rewritten at every sync
-    // would weigh the scale's inverse more.
-    cfg.journal_flush_ms = (cfg.journal_flush_ms as f64 / k.scale.min(1.0)).round() as u32;
+    store_clock(k, &mut cfg.ops_per_sec, &mut cfg.journal_flush_ms)?;
     if let Some(c) = k.compression {
         if !(c > 0.0 && c <= 1.0) {
             bail!("compression {c}: expected compressed over raw bytes, above 0 and at most 1");
@@ -64,6 +51,25 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
         bail!("wt_cache: the cache must hold at least one byte");
     }
     Ok(cfg)
+}
+
+/// A clocked store's request rate and log sync period (ms) from `k`: `rate` if given, then
+/// scaled. A scaled run has the scale's share of the documents and of the requests, so the clock
+/// runs at the scale's share of the rate: a checkpoint covers the same share of the database as
+/// at full scale and the run lasts as long in model time. A log sync (WiredTiger's journal,
+/// HSE's c1) writes whole blocks or strips, so its period stretches by the scale's inverse: it
+/// syncs as many requests as at full scale, or its rewritten tail would weigh more.
+pub(crate) fn store_clock(k: &KvSpec, ops_per_sec: &mut f64, sync_ms: &mut u32) -> Result<()> {
+    if let Some(r) = k.rate {
+        if !(r > 0.0 && r.is_finite()) {
+            bail!("rate {r}: expected requests per second, a positive number");
+        }
+        *ops_per_sec = r;
+    }
+    let s = k.scale.min(1.0);
+    *ops_per_sec *= s;
+    *sync_ms = (*sync_ms as f64 / s).round() as u32;
+    Ok(())
 }
 
 /// The file system in a row's words.
