@@ -71,3 +71,61 @@ fn bad_unknowns_are_refused_clearly() {
     let e = err(&format!("{head}[[unknown.case]]\nlabel = \"x\"\nset = {{ \"history.kind\" = \"aged\" }}\n"));
     assert!(e.contains("case \"x\"") && e.contains("aged"), "{e}");
 }
+
+/// A store on a ZNS drive reads drive WAF 1.000 under every case, so the catalog's spread of an
+/// unknown also gives the total WAF (media / application bytes) per case, which does move:
+/// leveled compaction rewrites more than size-tiered.
+#[test]
+fn the_catalog_spreads_total_waf_where_stores_run() {
+    let doc = r#"
+name = "lsm"
+seed = 1
+[device]
+preset = "zns-prototype-2tb"
+[[namespace]]
+name = "data"
+[[phase]]
+name = "ycsb"
+[[phase.kv]]
+namespace = "data"
+store = "lsm"
+compaction = "size-tiered"
+filesystem = "zoned"
+fill = 0.2
+amount = "1x"
+[[unknown]]
+name = "compaction"
+why = "not published"
+central = "size-tiered"
+[[unknown.case]]
+label = "leveled"
+set = { "phase.0.kv.0.compaction" = "leveled" }
+[published]
+source = "a test"
+"#;
+    let mut vs = parse_experiment(doc, "t.toml").unwrap();
+    for v in &mut vs {
+        wafsim_experiment::plan::scale::scale_spec(&mut v.spec, 0.001).unwrap();
+    }
+    let mut results: Vec<VariantResult> = vs.iter().map(|v| run_variant(v, RunOptions::default(), &|_| {}).unwrap()).collect();
+    run_spread(&cases(&vs).unwrap(), &mut results, &|_, _| {}).unwrap();
+    let r = &results[0];
+    let (central, case) = (r.total_waf().unwrap(), r.spread[0].total_waf.unwrap());
+    assert_eq!((r.waf(), r.spread[0].waf), (1.0, 1.0), "a ZNS drive copies nothing");
+    assert!(case > central, "leveled rewrites more: total WAF {central:.4} -> {case:.4}");
+    let entry = wafsim_experiment::studies::catalog::Entry {
+        path: "t.toml".into(),
+        name: "lsm".into(),
+        scale: 0.001,
+        seconds: 1.0,
+        results,
+        published: toml::toml! { source = "a test" },
+        random_interleave: Vec::new(),
+        unknowns: vs[0].spec.unknown.clone(),
+    };
+    let md = wafsim_experiment::studies::catalog::markdown(&[entry], &[Vec::new()], "test", "a test machine");
+    let tail = &md[md.find("Total WAF (media / application bytes) under the same cases").expect("a total WAF table")..];
+    let row = format!("| {} | {central:.4} | {case:.4} | {central:.4} - {case:.4} |", vs[0].name);
+    assert!(tail.contains(&row), "expected {row:?} in\n{tail}");
+}
+

@@ -1,7 +1,8 @@
 //! docs/experiments.md: run every experiment of the catalog at its default scale and set the
 //! results next to the published figures the experiment file records under `[published]`.
 
-use crate::results::VariantResult;
+use crate::results::{SpreadRow, VariantResult};
+use crate::schema::UnknownSpec;
 use crate::run::{run_variants, RunOptions};
 use crate::plan::scale::{auto_scale_all, label, scale_spec};
 use crate::plan::load_experiment;
@@ -49,7 +50,7 @@ pub struct Entry {
     /// [`RANDOM_SEEDS`] (the spread between interleaving modes).
     pub random_interleave: Vec<Vec<f64>>,
     /// The experiment's `[[unknown]]` tables; the results' `spread` rows are their cases, run.
-    pub unknowns: Vec<crate::schema::UnknownSpec>,
+    pub unknowns: Vec<UnknownSpec>,
 }
 
 /// Seeds of the random-interleave reruns.
@@ -389,32 +390,49 @@ fn host_timeline_table(s: &mut String, e: &Entry) {
 }
 
 /// One table per unknown: each variant's WAF as written and under each case of the unknown
-/// ("-" where a case does not apply to the variant), with the range over them.
+/// ("-" where a case does not apply to the variant), with the range over them. Where the
+/// variants have application layers (file systems, stores), a second table gives the total WAF
+/// (media / application bytes) under the same cases: a drive WAF alone reads 1.000 on a ZNS
+/// drive whatever the host's own GC does.
 fn unknowns_tables(s: &mut String, e: &Entry) {
+    let total = e.results.iter().any(|r| r.total_waf().is_some());
     for u in &e.unknowns {
         let _ = writeln!(s, "\nUnknown: **{}**. {} As written: {}.\n", u.name, u.why.trim(), u.central);
-        let mut head = "| variant | as written |".to_string();
-        let mut rule = "|---|---:|".to_string();
+        spread_table(s, e, u, |r| Some(r.waf()), |x| Some(x.waf));
+        if total {
+            let _ = writeln!(s, "\nTotal WAF (media / application bytes) under the same cases:\n");
+            spread_table(s, e, u, |r| r.total_waf(), |x| x.total_waf);
+        }
+    }
+}
+
+/// One spread table of unknown `u`: `central` of each result as written, `case` under each case.
+fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, central: impl Fn(&VariantResult) -> Option<f64>, case: impl Fn(&SpreadRow) -> Option<f64>) {
+    let mut head = "| variant | as written |".to_string();
+    let mut rule = "|---|---:|".to_string();
+    for c in &u.case {
+        head += &format!(" {} |", c.label);
+        rule += "---:|";
+    }
+    let _ = writeln!(s, "{head} range |\n{rule}---|");
+    for r in &e.results {
+        let here = central(r);
+        let mut row = format!("| {} | {} |", r.name, here.map_or("-".into(), |w| format!("{w:.4}")));
+        let mut seen: Vec<f64> = here.into_iter().collect();
         for c in &u.case {
-            head += &format!(" {} |", c.label);
-            rule += "---:|";
-        }
-        let _ = writeln!(s, "{head} range |\n{rule}---|");
-        for r in &e.results {
-            let mut row = format!("| {} | {:.4} |", r.name, r.waf());
-            let (mut lo, mut hi) = (r.waf(), r.waf());
-            for c in &u.case {
-                match r.spread.iter().find(|x| x.unknown == u.name && x.case == c.label) {
-                    Some(x) => {
-                        row += &format!(" {:.4} |", x.waf);
-                        lo = lo.min(x.waf);
-                        hi = hi.max(x.waf);
-                    }
-                    None => row += " - |",
+            match r.spread.iter().find(|x| x.unknown == u.name && x.case == c.label).and_then(&case) {
+                Some(w) => {
+                    row += &format!(" {w:.4} |");
+                    seen.push(w);
                 }
+                None => row += " - |",
             }
-            let _ = writeln!(s, "{row} {lo:.4} - {hi:.4} |");
         }
+        let range = match (seen.iter().copied().reduce(f64::min), seen.iter().copied().reduce(f64::max)) {
+            (Some(lo), Some(hi)) => format!("{lo:.4} - {hi:.4}"),
+            _ => "-".into(),
+        };
+        let _ = writeln!(s, "{row} {range} |");
     }
 }
 
