@@ -169,7 +169,10 @@ pub struct PhaseResult {
 pub struct Checkpoint {
     /// As the experiment gave it ("5h", "300GB").
     pub label: String,
-    /// Host bytes from the phase start where it falls (scaled with the run).
+    /// Where the checkpoints count from: "the phase start", or "the run start" (`measure_from
+    /// = "run"`: the end of the stores' load).
+    pub origin: &'static str,
+    /// Host bytes from `origin` where it falls (scaled with the run).
     pub at_bytes: u64,
     /// Host bytes actually written when it was taken (the first batch end at or past it); None:
     /// the phase ended before it.
@@ -298,12 +301,15 @@ pub struct SpreadRow {
     pub total_waf: Option<f64>,
     /// The drive history the case ran with, in words.
     pub history: String,
+    /// Which writes the case's first measured phase counts (its `window`): a case may end
+    /// before the window the experiment asks for begins (a store still loading).
+    pub window: String,
 }
 
 impl SpreadRow {
     /// The row of `r`, run under `case` of `unknown`.
     pub fn of(unknown: &str, case: &str, r: &VariantResult) -> SpreadRow {
-        SpreadRow { unknown: unknown.into(), case: case.into(), waf: r.waf(), total_waf: r.total_waf(), history: r.history.clone() }
+        SpreadRow { unknown: unknown.into(), case: case.into(), waf: r.waf(), total_waf: r.total_waf(), history: r.history.clone(), window: r.measured_window() }
     }
 }
 
@@ -437,6 +443,11 @@ impl FsResult {
 }
 
 impl VariantResult {
+    /// The window of the first measured phase ("whole phase" without one).
+    pub fn measured_window(&self) -> String {
+        self.phases.iter().find(|p| p.measured).map_or_else(|| "whole phase".to_string(), |p| p.window.clone())
+    }
+
     /// Bytes the application wrote in the measured phases: through file systems (or key-value
     /// stores) where a measured phase ran such a workload, else the host bytes (a host layer's
     /// user bytes).

@@ -763,6 +763,24 @@ pub struct PhaseSpec {
     /// ("275MB/s"): a stated rate (e.g. a publication's), not a simulated one. Untimed phases
     /// (a timed phase has model time).
     pub write_rate: Option<String>,
+    /// Where the measured window and the checkpoints start: `"start"` (the default: the phase
+    /// start) or `"run"` (the moment the last `[[phase.kv]]` store's clients have loaded its
+    /// initial records: a publication that measures a database's run, not its load). The
+    /// whole phase's WAF is reported beside. Untimed phases with key-value stores.
+    #[serde(default)]
+    pub measure_from: MeasureFrom,
+}
+
+choice! {
+    /// `measure_from` of a `[[phase]]`: where its measured window starts.
+    #[derive(Default)]
+    pub enum MeasureFrom, "measure_from {v:?}: expected \"start\" (the phase start) or \"run\" (after the key-value stores' load)" {
+        /// The phase start (the default).
+        #[default]
+        Start = "start",
+        /// After every key-value store's clients have loaded its initial records.
+        Run = "run",
+    }
 }
 
 /// `[[phase.fio]]`: a fio job file, or a fio command line, run once per listed namespace (as

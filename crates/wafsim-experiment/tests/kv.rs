@@ -507,3 +507,65 @@ amount = "1x"
     let e = format!("{:#}", common::run_doc(&standalone, 1.0).unwrap_err());
     assert!(e.contains("oplog_size: a replica set's setting"), "{e}");
 }
+
+/// `measure_from = "run"` measures a store's run, not its load: the window starts where the
+/// clients' last load request went out. Against the same phase measured whole and the load run
+/// alone (same seed, so the same requests): the load alone writes what the measured run leaves
+/// out, the window's application bytes are the whole phase's less the load's, and the
+/// checkpoints count from the run start. Exact up to one batch of requests (the load's end is
+/// seen at a batch end).
+#[test]
+fn measure_from_run_leaves_the_load_out() {
+    let base = r#"
+name = "wiredtiger"
+seed = 1
+[device]
+capacity = "1GiB"
+over_provisioning = 0.07
+erase_unit = "1MiB"
+[[namespace]]
+name = "db"
+size = "1GiB"
+[[phase]]
+name = "ycsb"
+MEASURE
+[[phase.kv]]
+namespace = "db"
+store = "wiredtiger"
+ycsb = "a"
+fill = 0.2
+rate = 5000
+wt_cache = "10%"
+amount = "8x"
+PHASES
+"#;
+    let doc = |measure: &str, phases: &str| base.replace("MEASURE", measure).replace("PHASES", phases);
+    let run = common::run_doc(&doc("measure_from = \"run\"\ncheckpoints = [\"0.5x\"]", ""), 1.0).unwrap();
+    let whole = common::run_doc(&doc("checkpoints = [\"0.5x\"]", ""), 1.0).unwrap();
+    let load = common::run_doc(&doc("", "phases = \"load\""), 1.0).unwrap();
+    let (fr, fw, fl) = (&run.filesystems[0], &whole.filesystems[0], &load.filesystems[0]);
+    let batch = 256 * 1100; // a batch of the engine's requests, record and key bytes
+    let app_left_out = fw.file_write_bytes - fr.file_write_bytes;
+    assert!(app_left_out.abs_diff(fl.file_write_bytes) <= batch, "left out {app_left_out} B of application bytes, the load alone wrote {}", fl.file_write_bytes);
+    let host_left_out = whole.counters.host_write_bytes - run.counters.host_write_bytes;
+    // The load alone also flushes what its last checkpoint left dirty, and the measured run
+    // may start a checkpoint late: a checkpoint's pages of slack (its cache, 10% of 1 GiB).
+    assert!(host_left_out.abs_diff(load.counters.host_write_bytes) <= 110 << 20, "left out {host_left_out} B of host bytes, the load alone wrote {}", load.counters.host_write_bytes);
+    assert!(run.phases[0].window.starts_with("the run after the stores' load"), "{}", run.phases[0].window);
+    let (cr, cw) = (&run.phases[0].checkpoints[0], &whole.phases[0].checkpoints[0]);
+    assert_eq!((cr.origin, cw.origin), ("the run start", "the phase start"));
+    let half = (1u64 << 30) / 2;
+    assert!(cr.reached.unwrap() >= half && cr.reached.unwrap() < half + (64 << 20), "{:?}", cr.reached);
+    assert!(cr.waf != cw.waf, "the run's checkpoint is not the load's");
+}
+
+/// `measure_from = "run"` needs stores to load, and untimed phases.
+#[test]
+fn measure_from_run_is_refused_where_it_means_nothing() {
+    let doc = "[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.1\nerase_unit = \"1MiB\"\n[[namespace]]\nname = \"a\"\n[[phase]]\nname = \"p\"\nmeasure_from = \"run\"\n[[phase.workload]]\nnamespace = \"a\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"1x\"\n";
+    let e = format!("{:#}", common::run_doc(doc, 1.0).unwrap_err());
+    assert!(e.contains("measure_from = \"run\" measures from the end of the key-value stores' load, and the phase has no [[phase.kv]]"), "{e}");
+    let bad = doc.replace("\"run\"", "\"load\"");
+    let e = format!("{:#}", common::run_doc(&bad, 1.0).unwrap_err());
+    assert!(e.contains("measure_from \"load\": expected \"start\" (the phase start) or \"run\" (after the key-value stores' load)"), "{e}");
+}

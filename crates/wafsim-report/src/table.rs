@@ -152,8 +152,8 @@ pub fn variants(results: &[VariantResult]) -> String {
                     };
                     // The first checkpoint's interval is the phase so far: said once.
                     let since = |i: f64| if k > 0 { format!(", {i:.3} since the previous") } else { String::new() };
-                    let total = c.total_waf.map(|(t, i)| format!("; total WAF {t:.3} from the phase start{}", since(i))).unwrap_or_default();
-                    let _ = writeln!(s, "    checkpoint {:<8} at {:>12}: WAF {:.3} from the phase start{}{total}", c.label, human(at), c.waf, since(c.interval_waf));
+                    let total = c.total_waf.map(|(t, i)| format!("; total WAF {t:.3} from {}{}", c.origin, since(i))).unwrap_or_default();
+                    let _ = writeln!(s, "    checkpoint {:<8} at {:>12}: WAF {:.3} from {}{}{total}", c.label, human(at), c.waf, c.origin, since(c.interval_waf));
                 }
             }
         }

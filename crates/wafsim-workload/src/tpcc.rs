@@ -413,6 +413,11 @@ impl KvSource for Tpcc {
         }
         out.len() - before
     }
+    /// The load is over once `load_more` found nothing left (it queues nothing then), so every
+    /// request handed out before was a load row.
+    fn loading(&self) -> bool {
+        self.load_step != 9
+    }
 }
 
 #[cfg(test)]

@@ -751,4 +751,9 @@ impl KvSource for Ycsb {
         }
         out.len() - start
     }
+    /// The load ends when its last record is out: the phase turns to Run (or Done) before the
+    /// next request is made.
+    fn loading(&self) -> bool {
+        self.phase == Phase::Load && self.load_next < self.recordcount
+    }
 }

@@ -63,6 +63,7 @@ impl<K: KvSource> FileSource for HseFiles<K> {
                 ("kv-compactions".into(), c.kv_compactions as f64),
                 ("engine clock, hours".into(), c.ops as f64 / self.engine().config().ops_per_sec / 3600.0),
             ],
+            loading: self.0.source().loading(),
             ..LayerFigures::default()
         })
     }

@@ -74,6 +74,9 @@ pub struct TakeOps<K> {
 }
 
 impl<K: KvSource> KvSource for TakeOps<K> {
+    fn loading(&self) -> bool {
+        self.inner.loading()
+    }
     fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize {
         let n = self.inner.fill(out, max.min(self.left.min(usize::MAX as u64) as usize));
         self.left -= n as u64;
@@ -195,6 +198,7 @@ impl<K: KvSource> IoSource for LsKvSource<K> {
             dev_write_bytes: c.device_write_bytes,
             pending_write_bytes: self.inner.pending_write_bytes(),
             metrics,
+            loading: self.inner.source().loading(),
             ..LayerFigures::default()
         })
     }

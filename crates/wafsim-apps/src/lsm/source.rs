@@ -117,6 +117,6 @@ impl<K: KvSource> FileSource for LsmFiles<K> {
 
     /// The bytes the clients sent (the file system under the store adds its own).
     fn figures(&self) -> Option<LayerFigures> {
-        Some(LayerFigures { app_write_bytes: self.store().counters().client_sent_bytes, ..LayerFigures::default() })
+        Some(LayerFigures { app_write_bytes: self.store().counters().client_sent_bytes, loading: self.0.source().loading(), ..LayerFigures::default() })
     }
 }

@@ -59,6 +59,7 @@ impl<K: KvSource> FileSource for WtFiles<K> {
                 ("bytes cut off file ends".into(), c.truncated_bytes as f64),
                 ("engine clock, hours".into(), self.engine().elapsed_secs() / 3600.0),
             ],
+            loading: self.0.source().loading(),
             ..LayerFigures::default()
         })
     }

@@ -25,17 +25,21 @@ pub struct LayerFigures {
     /// The store is still filling (a cache whose log has not wrapped yet): a phase looking for
     /// steady state does not judge rounds before it is done.
     pub warming: bool,
+    /// The store's clients are still loading its initial records ([`crate::pipeline::KvSource::loading`]).
+    pub loading: bool,
 }
 
 impl LayerFigures {
     /// These figures (a file system's) under `above` (a store writing files through it): the
     /// application's bytes become the store's clients', the file system's application bytes
-    /// the store's writes, and the store's own figures join.
+    /// the store's writes, and the store's own figures join (before the file system's).
     pub fn under(mut self, above: LayerFigures) -> LayerFigures {
         self.store_write_bytes = Some(self.app_write_bytes);
         self.app_write_bytes = above.app_write_bytes;
-        self.metrics = above.metrics;
+        let own = std::mem::replace(&mut self.metrics, above.metrics);
+        self.metrics.extend(own);
         self.warming = above.warming;
+        self.loading = above.loading;
         self
     }
 

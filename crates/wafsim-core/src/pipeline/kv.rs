@@ -80,11 +80,20 @@ impl std::fmt::Display for KvOp {
 pub trait KvSource: Send {
     /// Append up to `max` requests to `out`; returns how many (0: exhausted).
     fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize;
+    /// Whether the requests handed out so far are all of the initial population (a YCSB load,
+    /// TPC-C's tables): true until the last load request is out and the run begins. A phase
+    /// may measure from that moment (`measure_from = "run"`).
+    fn loading(&self) -> bool {
+        false
+    }
 }
 
 impl<T: KvSource + ?Sized> KvSource for Box<T> {
     fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize {
         (**self).fill(out, max)
+    }
+    fn loading(&self) -> bool {
+        (**self).loading()
     }
 }
 

@@ -42,6 +42,9 @@ pub(super) fn run_timed_drive(
         if p.steady_state.is_some() {
             bail!("phase {:?}: steady_state is not supported with the timing model yet; run the phase untimed (timing off) to find the steady state", p.name);
         }
+        if p.measure_from != crate::schema::MeasureFrom::Start {
+            bail!("phase {:?}: measure_from = \"{}\" is not supported with the timing model yet; run the phase untimed (timing off)", p.name, p.measure_from.word());
+        }
         if p.measure_last.is_some() || !p.checkpoints.is_empty() {
             let key = if p.measure_last.is_some() { "measure_last" } else { "checkpoints" };
             if stack.devices.len() > 1 {

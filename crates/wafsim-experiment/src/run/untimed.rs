@@ -6,7 +6,7 @@ use super::{Progress, RunOptions};
 use crate::drives::{Stack, BATCH};
 use crate::parts::{self, PhaseSources};
 use crate::results::*;
-use crate::schema::{ExperimentSpec, PhaseSpec};
+use crate::schema::{ExperimentSpec, MeasureFrom, PhaseSpec};
 use anyhow::Result;
 use wafsim_core::counters::waf;
 use wafsim_core::pipeline::{IoSource, LayerFigures};
@@ -51,6 +51,17 @@ pub(super) fn run_untimed_phase(
     let marks = checkpoint_bytes(p, st.logical_total, spec.scale)?;
     let app0: u64 = result.filesystems.iter().map(|f| f.file_write_bytes).sum();
     let mut taken: Vec<(u64, u64, Option<u64>)> = vec![(0, media0, Some(app0))];
+    // `measure_from = "run"`: where the stores' load ended (host bytes since the phase start,
+    // the drives' counters and the layers' figures there); checkpoints count from it.
+    let from_run = p.measure_from == MeasureFrom::Run;
+    if from_run && p.kv.is_empty() {
+        anyhow::bail!("phase {:?}: measure_from = \"run\" measures from the end of the key-value stores' load, and the phase has no [[phase.kv]]", p.name);
+    }
+    let mut run_from: Option<(u64, Vec<Counters>, Vec<LayerFigures>)> = None;
+    let mut mark_base = 0u64;
+    if from_run && !phase.figures().iter().any(|f| f.loading) {
+        run_from = Some((0, phase_start.clone(), phase.figures()));
+    }
     let grid = last.map_or(u64::MAX, |l| (l / 32).max(1));
     let mut window: std::collections::VecDeque<(u64, Vec<Counters>, Vec<LayerFigures>)> = std::collections::VecDeque::new();
     if last.is_some() {
@@ -88,8 +99,16 @@ pub(super) fn run_untimed_phase(
         stack.submit_batch(&buf)?;
 
         let host = sum(&stack.devices, |c| c.host_write_bytes);
+        if from_run && run_from.is_none() && !phase.figures().iter().any(|f| f.loading) {
+            let figures = phase.figures();
+            let app = app_bytes(result, &figures, rows_only, host - start_host);
+            taken = vec![(host - host0, sum(&stack.devices, |c| c.media_units()), app)];
+            mark_base = host - host0;
+            run_from = Some((host - host0, stack.devices.iter().map(|d| d.counters().clone()).collect(), figures));
+        }
+        let counting = !from_run || run_from.is_some();
         // A batch may pass several checkpoints: each is taken here, at the same counts.
-        while marks.get(taken.len() - 1).is_some_and(|&at| host - host0 >= at) {
+        while counting && marks.get(taken.len() - 1).is_some_and(|&at| host - host0 >= mark_base + at) {
             let app = app_bytes(result, &phase.figures(), rows_only, host - start_host);
             taken.push((host - host0, sum(&stack.devices, |c| c.media_units()), app));
         }
@@ -108,8 +127,9 @@ pub(super) fn run_untimed_phase(
             let erases = sum(&stack.devices, |c| c.erases);
             round_waf.push((waf((media - round_end.1) * mu, host - round_end.0), erases - round_end.2));
             round_end = (host, media, erases);
-            if stop_when_steady && phase.figures().iter().any(|f| f.warming) {
-                // A store still filling: its rounds are not judged; the window starts after it.
+            if stop_when_steady && phase.figures().iter().any(|f| f.warming || (from_run && f.loading)) {
+                // A store still filling (or loading, when measured from the run): its rounds
+                // are not judged; the window starts after it.
                 round_waf.clear();
                 snaps = vec![stack.devices.iter().map(|d| d.counters().clone()).collect()];
                 fs_snaps = vec![phase.figures()];
@@ -155,8 +175,14 @@ pub(super) fn run_untimed_phase(
     let (from, fs_from, described) = match (steady_at, last_from) {
         (Some(r), _) => (&snaps[r - ss.window as usize], Some(&fs_snaps[r - ss.window as usize][..]), format!("steady state (the last {} rounds of {})", ss.window, wafsim_core::units::human(round_bytes))),
         (None, Some(w)) => (&w.1, Some(&w.2[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - w.0))),
-        (None, None) => (&phase_start, None, "whole phase".to_string()),
+        (None, None) => match &run_from {
+            Some(r) => (&r.1, Some(&r.2[..]), format!("the run after the stores' load ({} of host writes; the load wrote {})", wafsim_core::units::human(host_written - r.0), wafsim_core::units::human(r.0))),
+            None => (&phase_start, None, "whole phase".to_string()),
+        },
     };
+    if from_run && run_from.is_none() {
+        result.warnings.push(format!("phase {:?}: measure_from = \"run\", but the stores were still loading their initial records when the phase ended: the whole phase is reported (write more: a larger amount)", p.name));
+    }
     push_fs(result, p, &phase.rows, phase.figures(), fs_from);
     let PhaseSources { source, labels, .. } = phase;
     let rows = labels.into_iter().zip(source.stats().iter().copied()).map(|(l, s)| (l, s, None)).collect();
@@ -200,19 +226,20 @@ pub(super) fn run_untimed_phase(
 /// reached.
 pub(super) fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[(u64, u64, Option<u64>)], mu: u64) -> Vec<Checkpoint> {
     let (h0, m0, a0) = taken[0];
+    let origin = if p.measure_from == MeasureFrom::Run { "the run start" } else { "the phase start" };
     marks
         .iter()
         .enumerate()
         .map(|(i, &at)| {
             let Some(&(h, m, a)) = taken.get(i + 1) else {
-                return Checkpoint { label: p.checkpoints[i].clone(), at_bytes: at, reached: None, waf: 0.0, interval_waf: 0.0, total_waf: None };
+                return Checkpoint { label: p.checkpoints[i].clone(), origin, at_bytes: at, reached: None, waf: 0.0, interval_waf: 0.0, total_waf: None };
             };
             let (hp, mp, ap) = taken[i];
             let total = match (a, ap, a0) {
                 (Some(a), Some(ap), Some(a0)) if a > a0 => Some((waf((m - m0) * mu, a - a0), waf((m - mp) * mu, a.saturating_sub(ap)))),
                 _ => None,
             };
-            Checkpoint { label: p.checkpoints[i].clone(), at_bytes: at, reached: Some(h - h0), waf: waf((m - m0) * mu, h - h0), interval_waf: waf((m - mp) * mu, h - hp), total_waf: total }
+            Checkpoint { label: p.checkpoints[i].clone(), origin, at_bytes: at, reached: Some(h - h0), waf: waf((m - m0) * mu, h - h0), interval_waf: waf((m - mp) * mu, h - hp), total_waf: total }
         })
         .collect()
 }

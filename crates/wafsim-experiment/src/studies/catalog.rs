@@ -265,6 +265,7 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
         host_timeline_table(&mut s, e);
         layers_table(&mut s, e);
         checkpoints_table(&mut s, e);
+        space_table(&mut s, e);
         for c in charts.get(i).into_iter().flatten() {
             let _ = writeln!(s, "\n![{c}]({c})");
         }
@@ -330,6 +331,7 @@ fn checkpoints_table(s: &mut String, e: &Entry) {
         .filter_map(|r| r.phases.iter().find(|p| p.measured && !p.checkpoints.is_empty()).map(|p| (r.name.as_str(), &p.checkpoints[..])))
         .collect();
     let Some((_, first)) = rows.first() else { return };
+    let _ = writeln!(s, "\nCheckpoints: host bytes from {} at the phase's write rate.", first[0].origin);
     let mut head = String::from("\n| variant |");
     let mut rule = String::from("|---|");
     let mut prev: Option<&str> = None;
@@ -355,6 +357,28 @@ fn checkpoints_table(s: &mut String, e: &Entry) {
             }
         }
         s.push('\n');
+    }
+}
+
+/// What the stores and file systems of the measured phases hold on their namespaces at the
+/// end (the database's size on the drive; under media classes, the hot tier's and the cold
+/// tier's), where they report it.
+fn space_table(s: &mut String, e: &Entry) {
+    const SHARE: &str = "space held, share of its namespace";
+    let cells: Vec<(&str, Vec<String>)> = e
+        .results
+        .iter()
+        .map(|r| {
+            let held = r.filesystems.iter().filter(|f| f.measured).flat_map(|f| f.metrics.iter()).filter(|(k, _)| k.ends_with(SHARE));
+            (r.name.as_str(), held.map(|(k, v)| format!("{}{:.1}%", k.strip_suffix(SHARE).unwrap_or(""), v * 100.0)).collect())
+        })
+        .collect();
+    if cells.iter().all(|(_, c)| c.is_empty()) {
+        return;
+    }
+    let _ = writeln!(s, "\n| variant | space held at the end, share of its namespace |\n|---|---|");
+    for (name, c) in cells {
+        let _ = writeln!(s, "| {name} | {} |", if c.is_empty() { "-".to_string() } else { c.join(", ") });
     }
 }
 
@@ -415,15 +439,24 @@ fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, central: impl Fn(&Va
         rule += "---:|";
     }
     let _ = writeln!(s, "{head} range |\n{rule}---|");
+    let mut short = false;
     for r in &e.results {
         let here = central(r);
         let mut row = format!("| {} | {} |", r.name, here.map_or("-".into(), |w| format!("{w:.4}")));
         let mut seen: Vec<f64> = here.into_iter().collect();
+        // The window's kind ("the run after the stores' load", "whole phase") without its bytes.
+        let kind = |w: &str| w.split(" (").next().unwrap_or("").to_string();
         for c in &u.case {
-            match r.spread.iter().find(|x| x.unknown == u.name && x.case == c.label).and_then(&case) {
+            let x = r.spread.iter().find(|x| x.unknown == u.name && x.case == c.label);
+            match x.and_then(&case) {
                 Some(w) => {
-                    row += &format!(" {w:.4} |");
-                    seen.push(w);
+                    // A case whose phase ended before its window began counts other writes.
+                    let other = x.is_some_and(|x| kind(&x.window) != kind(&r.measured_window()));
+                    short |= other;
+                    row += &format!(" {w:.4}{} |", if other { " (whole phase)" } else { "" });
+                    if !other {
+                        seen.push(w);
+                    }
                 }
                 None => row += " - |",
             }
@@ -433,6 +466,9 @@ fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, central: impl Fn(&Va
             _ => "-".into(),
         };
         let _ = writeln!(s, "{row} {range} |");
+    }
+    if short {
+        let _ = writeln!(s, "\n(whole phase): the case's phase ended before the window the experiment measures began (its stores were still loading); the figure counts the whole phase and is left out of the range.");
     }
 }
 

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use wafsim_core::Io;
 use wafsim_core::pipeline::{FileId, FileOp};
 
-use super::{FileSystem, FsError};
+use super::{FileSystem, FsError, Space};
 
 /// Routes files by media class: files created in a group with `capacity_bit` set go to the
 /// capacity file system (with the bit cleared from the group), all others to staging.
@@ -80,6 +80,10 @@ impl<S: FileSystem, C: FileSystem> FileSystem for MediaClassFs<S, C> {
     fn zone_live_bytes(&self) -> Option<Vec<u64>> {
         self.capacity.zone_live_bytes()
     }
+    fn space(&self) -> Vec<Space> {
+        let class = |v: Vec<Space>, class| v.into_iter().map(move |s| Space { class, ..s });
+        class(self.staging.space(), "staging").chain(class(self.capacity.space(), "capacity")).collect()
+    }
 }
 
 impl FileSystem for Box<dyn FileSystem> {
@@ -91,6 +95,9 @@ impl FileSystem for Box<dyn FileSystem> {
     }
     fn zone_live_bytes(&self) -> Option<Vec<u64>> {
         (**self).zone_live_bytes()
+    }
+    fn space(&self) -> Vec<Space> {
+        (**self).space()
     }
 }
 

@@ -38,6 +38,29 @@ pub trait FileSystem: Send {
     fn zone_live_bytes(&self) -> Option<Vec<u64>> {
         None
     }
+    /// The space the file system holds on each of its devices (one, or two for media classes),
+    /// from counters: cheap enough to ask after every batch.
+    fn space(&self) -> Vec<Space>;
+}
+
+/// Space a file system holds on one device: what a database's size on the drive is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Space {
+    /// The media class ("staging" or "capacity") under a [`MediaClassFs`]; "" for a file system
+    /// on one device.
+    pub class: &'static str,
+    /// Bytes held: allocated extents (conventional, preallocation included), live file data
+    /// (zone-aware), allocated objects (mpool), used bytes of block groups (Btrfs-like).
+    pub used_bytes: u64,
+    /// The file system's device bytes.
+    pub size_bytes: u64,
+}
+
+impl Space {
+    /// `used` of `size` bytes on a file system on one device.
+    pub fn one(used_bytes: u64, size_bytes: u64) -> Vec<Space> {
+        vec![Space { class: "", used_bytes, size_bytes }]
+    }
 }
 
 impl FileSystem for ConvFs {
@@ -47,6 +70,10 @@ impl FileSystem for ConvFs {
     fn write_bytes(&self) -> (u64, u64) {
         let c = self.counters();
         (c.file_write_bytes, c.dev_write_bytes)
+    }
+    fn space(&self) -> Vec<Space> {
+        let size = self.config().device_bytes;
+        Space::one(size - self.free_bytes(), size)
     }
 }
 
@@ -60,6 +87,10 @@ impl FileSystem for ZonedFs {
     }
     fn zone_live_bytes(&self) -> Option<Vec<u64>> {
         Some(self.zone_live_bytes())
+    }
+    fn space(&self) -> Vec<Space> {
+        let c = self.config();
+        Space::one(self.live_bytes(), c.zones as u64 * c.zone_capacity)
     }
 }
 
@@ -109,10 +140,22 @@ impl<S: FileSource + Send, F: FileSystem> IoSource for FsSource<S, F> {
         let (file, dev) = fs.write_bytes();
         // The per-zone picture is the end's: a phase stopped early (steady state) has none.
         let zone_live_bytes = if self.0.has_ended() { fs.zone_live_bytes() } else { None };
-        let own = LayerFigures { app_write_bytes: file, dev_write_bytes: dev, pending_write_bytes: self.0.pending_write_bytes(), zone_live_bytes, ..LayerFigures::default() };
+        let metrics = space_metrics(&fs.space());
+        let own = LayerFigures { app_write_bytes: file, dev_write_bytes: dev, pending_write_bytes: self.0.pending_write_bytes(), zone_live_bytes, metrics, ..LayerFigures::default() };
         Some(match self.files().figures() {
             Some(above) => own.under(above),
             None => own,
         })
     }
+}
+
+/// The report's figures of `space`: each device's share held, and the bytes.
+fn space_metrics(space: &[Space]) -> Vec<(String, f64)> {
+    let mut m = Vec::new();
+    for s in space {
+        let class = if s.class.is_empty() { String::new() } else { format!("{} ", s.class) };
+        m.push((format!("{class}space held, GiB"), s.used_bytes as f64 / (1u64 << 30) as f64));
+        m.push((format!("{class}space held, share of its namespace"), s.used_bytes as f64 / s.size_bytes.max(1) as f64));
+    }
+    m
 }

@@ -383,4 +383,9 @@ impl FileSystem for MpoolFs {
     fn write_bytes(&self) -> (u64, u64) {
         (self.counters.file_write_bytes, self.counters.dev_write_bytes)
     }
+    /// Zones of live objects (the spare reserve counts once an object takes it).
+    fn space(&self) -> Vec<super::Space> {
+        let z = self.cfg.zone_bytes;
+        super::Space::one((self.used_usable + self.used_spare) * z, self.zones * z)
+    }
 }

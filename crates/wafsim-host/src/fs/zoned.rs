@@ -234,6 +234,16 @@ impl ZonedFs {
         self.counters
     }
 
+    /// The configuration it was made with.
+    pub fn config(&self) -> &ZonedFsConfig {
+        &self.cfg
+    }
+
+    /// Live file data, bytes (all zones).
+    pub fn live_bytes(&self) -> u64 {
+        self.live_total as u64 * self.cfg.block_bytes as u64
+    }
+
     /// Empty zones.
     pub fn free_zones(&self) -> usize {
         self.free.len()

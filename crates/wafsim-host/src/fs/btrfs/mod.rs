@@ -679,6 +679,11 @@ impl super::FileSystem for BtrfsFs {
     fn zone_live_bytes(&self) -> Option<Vec<u64>> {
         BtrfsFs::zone_live_bytes(self)
     }
+    /// Used bytes of the block groups, data and metadata (each copy of DUP metadata).
+    fn space(&self) -> Vec<super::Space> {
+        let used = self.bgs.iter().filter(|g| !g.removed).map(|g| g.used * g.copies as u64).sum();
+        super::Space::one(used, self.cfg.device_bytes)
+    }
 }
 
 #[cfg(test)]
