@@ -908,7 +908,7 @@ pub struct FilesSpec {
     /// (default false: ext4, XFS and Btrfs before Linux 6.2 mount without `discard`).
     #[serde(default)]
     pub discard: bool,
-    /// Conventional: allocation chunk (default 8 MiB).
+    /// Conventional: allocation chunk (default 8 MiB) at full scale; a scaled run scales it.
     #[serde(default = "default_chunk")]
     pub chunk: String,
     /// Zoned: GC victim policy, "greedy" (default) or "cost-benefit".
@@ -1095,7 +1095,8 @@ pub struct KvSpec {
     /// as in `[[phase.files]]`.
     #[serde(default)]
     pub discard: bool,
-    /// lsm, conventional file system: allocation chunk (default 8 MiB).
+    /// lsm, conventional file system: allocation chunk (default 8 MiB) at full scale; a scaled
+    /// run scales it.
     #[serde(default = "default_chunk")]
     pub chunk: String,
     /// lsm, zoned file system: GC victim policy, "greedy" (default) or "cost-benefit".

@@ -20,7 +20,9 @@ fn lsm_files_on_zns_with_a_zoned_fs_against_a_conventional_ssd() {
     }
     let (zns, on, off) = (waf["zns-zoned-fs"], waf["ssd-fs-discard"], waf["ssd-fs-no-discard"]);
     assert!(zns < 1.02, "ZNS total WAF {zns:.3}");
-    assert!(on > zns + 0.1 && off > on + 1.0, "ZNS {zns:.3} < SSD with discard {on:.3} < without {off:.3}");
+    // With the file system's chunk scaled: 1.28 and 2.13 at 1/100; 1.42 and 1.62 at 1/10; at full
+    // scale 1.44 and 1.64 (the unscaled 8 MiB chunk gave 2.75 without discard at 1/100).
+    assert!(on > zns + 0.1 && off > on + 0.5, "ZNS {zns:.3} < SSD with discard {on:.3} < without {off:.3}");
 }
 
 /// The time series carries the application level too: what the file system was given, never

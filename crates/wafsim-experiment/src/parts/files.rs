@@ -142,7 +142,12 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             Box::new(fs)
         }
         FsKind::Conventional => {
+            // A scaled run shrinks the allocation chunk with the drive (as Btrfs's chunks): a
+            // growing file's unwritten preallocation, which an SSD never sees written, keeps
+            // its share of the namespace (and a chunk its share of an erase unit).
+            let block = ConvFsConfig::new(ns, ns_bytes).block_bytes as u64;
             let chunk = size("chunk", c.chunk)?;
+            let chunk = ((chunk as f64 * c.scale.min(1.0)) as u64 / block * block).max(block);
             let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) }).map_err(|e| anyhow!("{e}"))?;
             if crate::schema::mkfs_trims(c.filesystem, c.mkfs_trim) {
                 // mkfs.ext4, mkfs.xfs and mkfs.btrfs discard the whole device first unless told not to.

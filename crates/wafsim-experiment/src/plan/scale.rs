@@ -2,7 +2,8 @@
 //! experiment on a 7.68 TB drive finishes in seconds. What scales and what does not:
 //!
 //! - scales: logical and raw capacity, erase unit (so the erase-unit count stays the same),
-//!   namespace sizes, workload amounts given in bytes, file workloads' amounts and file sizes, fio `size`/`offset`/`offset_increment`/
+//!   namespace sizes, workload amounts given in bytes, file workloads' amounts and file sizes, a
+//!   conventional file system's allocation chunk (parts/files.rs `make_fs`), fio `size`/`offset`/`offset_increment`/
 //!   `io_size` given in bytes and `number_ios`; in timed runs also fio runtime and ramp time and
 //!   the erase time tBERS (so time per byte written, and per erase, stays the same);
 //! - stays: over-provisioning, mapping unit, block sizes, amounts given as multiples ("3x") or
