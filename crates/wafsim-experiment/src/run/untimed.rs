@@ -59,8 +59,11 @@ pub(super) fn run_untimed_phase(
     }
     let mut run_from: Option<(u64, Vec<Counters>, Vec<LayerFigures>)> = None;
     let mut mark_base = 0u64;
-    if from_run && !phase.figures().iter().any(|f| f.loading) {
-        run_from = Some((0, phase_start.clone(), phase.figures()));
+    if from_run {
+        let figures = phase.figures();
+        if !figures.iter().any(|f| f.loading) {
+            run_from = Some((0, phase_start.clone(), figures));
+        }
     }
     let grid = last.map_or(u64::MAX, |l| (l / 32).max(1));
     let mut window: std::collections::VecDeque<(u64, Vec<Counters>, Vec<LayerFigures>)> = std::collections::VecDeque::new();
@@ -99,12 +102,15 @@ pub(super) fn run_untimed_phase(
         stack.submit_batch(&buf)?;
 
         let host = sum(&stack.devices, |c| c.host_write_bytes);
-        if from_run && run_from.is_none() && !phase.figures().iter().any(|f| f.loading) {
+        if from_run && run_from.is_none() {
+            // One look at the layers per batch until the load ends.
             let figures = phase.figures();
-            let app = app_bytes(result, &figures, rows_only, host - start_host);
-            taken = vec![(host - host0, sum(&stack.devices, |c| c.media_units()), app)];
-            mark_base = host - host0;
-            run_from = Some((host - host0, stack.devices.iter().map(|d| d.counters().clone()).collect(), figures));
+            if !figures.iter().any(|f| f.loading) {
+                let app = app_bytes(result, &figures, rows_only, host - start_host);
+                taken = vec![(host - host0, sum(&stack.devices, |c| c.media_units()), app)];
+                mark_base = host - host0;
+                run_from = Some((host - host0, stack.devices.iter().map(|d| d.counters().clone()).collect(), figures));
+            }
         }
         let counting = !from_run || run_from.is_some();
         // A batch may pass several checkpoints: each is taken here, at the same counts.
