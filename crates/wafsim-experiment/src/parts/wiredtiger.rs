@@ -24,6 +24,11 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
         cfg.compression_ratio = c;
     }
     cfg.journal = k.journal.unwrap_or(true);
+    // A scaled run's journal files shrink with the namespace: a removed file's blocks stay
+    // mapped on the drive (no trim) until the file system reuses them, so a full-size file
+    // would hold the scale's inverse more of the namespace than at full scale.
+    let s = k.scale.min(1.0);
+    cfg.journal_file_bytes = ((cfg.journal_file_bytes as f64 * s) as u64).max(cfg.fs_block_bytes);
     cfg.cache_bytes = match k.wt_cache.as_deref() {
         None => ns_bytes / 20,
         Some(c) => bytes_or_share("wt_cache", c, ns_bytes)?,
@@ -36,7 +41,6 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
             // MongoDB's default (WiredTiger on Linux): 5% of free space at first start, within
             // 990 MB and 50 GB.
             None => {
-                let s = k.scale.min(1.0);
                 ((ns_bytes as f64 * 0.05) as u64).clamp((990e6 * s) as u64, (50e9 * s) as u64)
             }
             Some(o) => bytes_or_share("oplog_size", o, ns_bytes)?,
