@@ -162,6 +162,9 @@ pub struct PhaseResult {
     pub whole_waf: Option<f64>,
     /// The phase's `checkpoints`, in order.
     pub checkpoints: Vec<Checkpoint>,
+    /// Why the phase ended before its amount (`stop_when_full`: a layer out of space, in
+    /// words, with the host bytes written by then); None: it ran its course.
+    pub stopped: Option<String>,
 }
 
 /// A point of a phase (`checkpoints`): the WAF up to it and since the previous one.

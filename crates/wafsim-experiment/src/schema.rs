@@ -769,6 +769,15 @@ pub struct PhaseSpec {
     /// whole phase's WAF is reported beside. Untimed phases with key-value stores.
     #[serde(default)]
     pub measure_from: MeasureFrom,
+    /// End the phase, and report where, when a file system or store runs out of space (the
+    /// database outgrew its drive) instead of failing the run: the result says when it filled
+    /// ("stopped"), the checkpoints after it read "not reached". Untimed phases. Default false.
+    ///
+    /// ```toml
+    /// stop_when_full = true     # TPC-C's tables grow: how long until the drive is full?
+    /// ```
+    #[serde(default)]
+    pub stop_when_full: bool,
 }
 
 choice! {

@@ -569,3 +569,46 @@ fn measure_from_run_is_refused_where_it_means_nothing() {
     let e = format!("{:#}", common::run_doc(&bad, 1.0).unwrap_err());
     assert!(e.contains("measure_from \"load\": expected \"start\" (the phase start) or \"run\" (after the key-value stores' load)"), "{e}");
 }
+
+/// `stop_when_full`: a store whose database outgrows its file system ends the phase where it
+/// filled, and says so, instead of failing the run; without the key the run fails as before;
+/// the timing model refuses the key.
+#[test]
+fn stop_when_full_ends_the_phase_where_the_store_filled() {
+    let doc = r#"
+name = "full"
+seed = 1
+[device]
+capacity = "1GiB"
+over_provisioning = 0.07
+erase_unit = "1MiB"
+[[namespace]]
+name = "db"
+size = "1GiB"
+[[phase]]
+name = "p"
+STOP
+checkpoints = ["0.1x", "20x"]
+[[phase.kv]]
+namespace = "db"
+store = "lsm"
+ycsb = "d"
+fill = 0.5
+amount = "30x"
+"#;
+    // YCSB D inserts: the size-tiered store's live files grow until a compaction has no room.
+    let e = format!("{:#}", common::run_doc(&doc.replace("STOP", ""), 1.0).unwrap_err());
+    assert!(e.contains("store full"), "{e}");
+    let r = common::run_doc(&doc.replace("STOP", "stop_when_full = true"), 1.0).unwrap();
+    let p = &r.phases[0];
+    let why = p.stopped.as_deref().expect("the phase says why it ended");
+    assert!(why.starts_with("out of space after ") && why.contains("store full"), "{why}");
+    assert!(r.counters.host_write_bytes > 0 && r.counters.host_write_bytes < 30 << 30, "it wrote, and less than its amount: {}", r.counters.host_write_bytes);
+    assert!(p.checkpoints[0].reached.is_some() && p.checkpoints[1].reached.is_none(), "{:?}", p.checkpoints);
+    assert!(r.warnings.iter().any(|w| w.contains("ended out of space")), "{:?}", r.warnings);
+    // The timing model needs a drive's geometry: a preset's.
+    let device = "[device]\ncapacity = \"1GiB\"\nover_provisioning = 0.07\nerase_unit = \"1MiB\"\n";
+    let timed = doc.replace("STOP", "stop_when_full = true").replace(device, "[device]\npreset = \"enterprise-tlc-1.92tb\"\n") + "[timing]\nenabled = true\n";
+    let e = format!("{:#}", common::run_doc(&timed, 0.001).unwrap_err());
+    assert!(e.contains("stop_when_full is not supported with the timing model"), "{e}");
+}

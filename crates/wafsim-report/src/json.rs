@@ -164,7 +164,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "sustainable_dwpd_5y": r.sustainable_dwpd().map(num),
             "write_bytes_per_sec": num(r.hbmw() as f64 / (t.elapsed_ns.max(1) as f64 * 1e-9)),
         })),
-        "phases": r.phases.iter().map(|p| json!({
+        "phases": r.phases.iter().map(|p| with_stopped(p, json!({
             "name": p.name,
             "measured": p.measured,
             "waf": p.written_waf().map(num),
@@ -174,7 +174,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "window": p.window,
             "whole_phase_waf": p.whole_waf.map(num),
             "checkpoints": p.checkpoints.iter().map(checkpoint).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
+        }))).collect::<Vec<_>>(),
         "frontiers": r.frontiers.iter().map(|f| json!({
             "device": f.device,
             "kind": f.kind,
@@ -397,4 +397,13 @@ pub fn timeseries(results: &[VariantResult]) -> Value {
         }
     }
     Value::Array(rows)
+}
+
+/// A phase's JSON with `"stopped"` (why it ended early) where it did: absent otherwise, so a
+/// phase that ran its course reads as before.
+fn with_stopped(p: &wafsim_experiment::results::PhaseResult, mut v: Value) -> Value {
+    if let Some(why) = &p.stopped {
+        v["stopped"] = why.clone().into();
+    }
+    v
 }

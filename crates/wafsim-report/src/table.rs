@@ -126,7 +126,7 @@ pub fn variants(results: &[VariantResult]) -> String {
             wafsim_experiment::plan::scale::label(r.scale),
             r.history
         );
-        if r.phases.len() > 1 || r.phases.iter().any(|p| p.whole_waf.is_some() || !p.checkpoints.is_empty()) {
+        if r.phases.len() > 1 || r.phases.iter().any(|p| p.whole_waf.is_some() || !p.checkpoints.is_empty() || p.stopped.is_some()) {
             for p in &r.phases {
                 let _ = write!(
                     s,
@@ -144,6 +144,9 @@ pub fn variants(results: &[VariantResult]) -> String {
                     None => {
                         let _ = writeln!(s);
                     }
+                }
+                if let Some(why) = &p.stopped {
+                    let _ = writeln!(s, "    stopped: {why}");
                 }
                 for (k, c) in p.checkpoints.iter().enumerate() {
                     let Some(at) = c.reached else {

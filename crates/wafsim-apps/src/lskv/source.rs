@@ -65,6 +65,10 @@ impl Engine<KvOp> for LsKvEngine {
         out.extend(self.ios.drain(..).zip(self.times.drain(..)).map(|(io, t)| TimedIo { io, t }));
         r
     }
+
+    fn is_no_space(e: &LsKvError) -> bool {
+        matches!(e, LsKvError::Full)
+    }
 }
 
 /// The first `left` requests of `inner`.
@@ -144,7 +148,7 @@ impl<K: KvSource> LsKvSource<K> {
     fn fill_both(&mut self, out: &mut Vec<Io>, mut times: Option<&mut Vec<u64>>, max: usize) -> Result<usize, SourceError> {
         if self.fail_when_stuck && self.store().is_stuck() {
             let s = self.store();
-            return Err(SourceError::refused(
+            return Err(SourceError::no_space(
                 "client writes",
                 format!(
                     "store full: stop-writes or the defrag reserve refuses every write and nothing can free space ({} of live records in {} of write blocks, {} free blocks, no deletes, defrag idle), so the store will never write the amount asked for; give it a larger namespace, a smaller fill, or a runtime instead of an amount",

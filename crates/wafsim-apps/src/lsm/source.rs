@@ -53,12 +53,16 @@ impl Engine<KvOp> for LsmEngine {
         self.store.apply(op, out)
     }
 
+    fn is_no_space(e: &LsmError) -> bool {
+        matches!(e, LsmError::Full { .. })
+    }
+
     /// The requests ran out: the last flush (when asked for), then every background job
     /// completed, so the file system sees whole files (also when the flush is refused).
     fn ended(&mut self, out: &mut Vec<FileOp>) -> Result<(), SourceError> {
         let flushed = if self.flush_at_end { self.store.flush(out) } else { Ok(()) };
         self.store.drain_jobs(out);
-        flushed.map_err(|e| SourceError::refused("final flush", e))
+        flushed.map_err(|e| if Self::is_no_space(&e) { SourceError::no_space("final flush", e) } else { SourceError::refused("final flush", e) })
     }
 }
 

@@ -15,6 +15,14 @@ pub enum SourceErrorKind {
         /// The layer's reason.
         reason: String,
     },
+    /// A layer ran out of space for `op` (a file system, an mpool): the drives are full, which
+    /// a phase may take as its end (`stop_when_full`) rather than as a failure.
+    NoSpace {
+        /// The refused operation in words.
+        op: String,
+        /// The layer's reason.
+        reason: String,
+    },
     /// The source's input could not be read or parsed (a trace file: file, line, what was
     /// expected).
     Input(String),
@@ -40,6 +48,16 @@ impl SourceError {
         SourceError { context: Vec::new(), kind: SourceErrorKind::Refused { op: op.into(), reason: reason.to_string() } }
     }
 
+    /// A layer had no space left for `op`.
+    pub fn no_space(op: impl Into<String>, reason: impl fmt::Display) -> SourceError {
+        SourceError { context: Vec::new(), kind: SourceErrorKind::NoSpace { op: op.into(), reason: reason.to_string() } }
+    }
+
+    /// Whether a layer ran out of space (rather than refused for another reason).
+    pub fn is_no_space(&self) -> bool {
+        matches!(self.kind, SourceErrorKind::NoSpace { .. })
+    }
+
     /// The source's input failed (`what`: file, line and what was expected).
     pub fn input(what: impl fmt::Display) -> SourceError {
         SourceError { context: Vec::new(), kind: SourceErrorKind::Input(what.to_string()) }
@@ -63,7 +81,7 @@ impl fmt::Display for SourceError {
             write!(f, "{c}: ")?;
         }
         match &self.kind {
-            SourceErrorKind::Refused { op, reason } => write!(f, "{op}: {reason}"),
+            SourceErrorKind::Refused { op, reason } | SourceErrorKind::NoSpace { op, reason } => write!(f, "{op}: {reason}"),
             SourceErrorKind::Input(w) | SourceErrorKind::Output(w) => write!(f, "{w}"),
         }
     }

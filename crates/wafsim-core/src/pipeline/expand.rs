@@ -68,6 +68,11 @@ pub trait Engine<T>: Send {
     /// Apply `op`, appending the commands it causes to `out` in order. A refusal ends the
     /// stream: the commands handed out before it stand, the refusal is the source's error.
     fn apply(&mut self, op: &T, out: &mut Vec<Self::Out>) -> Result<(), Self::Error>;
+    /// Whether refusal `e` means the layer is out of space (the source's error is then
+    /// [`SourceError::no_space`]).
+    fn is_no_space(_e: &Self::Error) -> bool {
+        false
+    }
     /// The operations ran out (called once); what it appends to `out` (a store's last flush,
     /// its background jobs' rest) is handed out next. An error (the last flush refused) ends
     /// the stream as a refusal does.
@@ -197,7 +202,7 @@ impl<T: Copy + std::fmt::Debug + std::fmt::Display + Send, S: OpSource<T>, E: En
             let r = self.engine.apply(&op, out);
             if let Err(e) = r {
                 // In words: a Rust debug struct means nothing to a user.
-                self.error = Some(SourceError::refused(op.to_string(), e));
+                self.error = Some(if E::is_no_space(&e) { SourceError::no_space(op.to_string(), e) } else { SourceError::refused(op.to_string(), e) });
                 self.failed = true;
             }
             self.spill(out, before, max);

@@ -118,7 +118,7 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         counters: Counters::default(),
         phases: phases
             .iter()
-            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None, window: "whole phase".into(), whole_waf: None, checkpoints: Vec::new() })
+            .map(|p| PhaseResult { name: p.name.clone(), measured: p.measure, counters: Counters::default(), mapping_unit: cfg.mapping_unit, steady: None, window: "whole phase".into(), whole_waf: None, checkpoints: Vec::new(), stopped: None })
             .collect(),
         namespaces: Vec::new(),
         jobs: Vec::new(),

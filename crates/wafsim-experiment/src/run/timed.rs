@@ -42,6 +42,9 @@ pub(super) fn run_timed_drive(
         if p.steady_state.is_some() {
             bail!("phase {:?}: steady_state is not supported with the timing model yet; run the phase untimed (timing off) to find the steady state", p.name);
         }
+        if p.stop_when_full {
+            bail!("phase {:?}: stop_when_full is not supported with the timing model yet; run the phase untimed (timing off)", p.name);
+        }
         if p.measure_from != crate::schema::MeasureFrom::Start {
             bail!("phase {:?}: measure_from = \"{}\" is not supported with the timing model yet; run the phase untimed (timing off)", p.name, p.measure_from.word());
         }

@@ -88,8 +88,24 @@ pub(super) fn run_untimed_phase(
     let mut buf = Vec::with_capacity(BATCH);
     loop {
         buf.clear();
-        if phase.source.fill(&mut buf, batch)? == 0 {
-            break;
+        match phase.source.fill(&mut buf, batch) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if p.stop_when_full && e.is_no_space() => {
+                let host = sum(&stack.devices, |c| c.host_write_bytes) - host0;
+                // Where it filled on the checkpoints' clock too (write_rate, from their origin).
+                let hours = match (&p.write_rate, !from_run || run_from.is_some()) {
+                    (Some(r), true) => window_bytes("write_rate", "1h", Some(r), st.logical_total, spec.scale)
+                        .ok()
+                        .map(|h| format!(" ({:.2} h from {} at {r})", (host - mark_base) as f64 / h.max(1) as f64, if from_run { "the run start" } else { "the phase start" })),
+                    _ => None,
+                };
+                let why = format!("out of space after {} of host writes in the phase{}: {e}", wafsim_core::units::human(host), hours.unwrap_or_default());
+                result.warnings.push(format!("phase {:?} ended {why}", p.name));
+                result.phases[pi].stopped = Some(why);
+                break;
+            }
+            Err(e) => return Err(e.into()),
         }
         let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
         let per_io = (bytes / buf.len() as u64).max(1);

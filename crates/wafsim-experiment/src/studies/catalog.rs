@@ -265,6 +265,7 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
         host_timeline_table(&mut s, e);
         layers_table(&mut s, e);
         checkpoints_table(&mut s, e);
+        stops(&mut s, e);
         space_table(&mut s, e);
         for c in charts.get(i).into_iter().flatten() {
             let _ = writeln!(s, "\n![{c}]({c})");
@@ -357,6 +358,20 @@ fn checkpoints_table(s: &mut String, e: &Entry) {
             }
         }
         s.push('\n');
+    }
+}
+
+/// Phases that ended early (`stop_when_full`): which, where and why, so a "not reached"
+/// checkpoint reads as the drive filling, not as a short run.
+fn stops(s: &mut String, e: &Entry) {
+    let stopped: Vec<String> = e
+        .results
+        .iter()
+        .flat_map(|r| r.phases.iter().filter_map(move |p| p.stopped.as_ref().map(|w| format!("- {}, phase {}: {w}", r.name, p.name))))
+        .collect();
+    if !stopped.is_empty() {
+        let _ = writeln!(s, "
+Stopped when a drive filled (`stop_when_full`):\n\n{}", stopped.join("\n"));
     }
 }
 

@@ -106,6 +106,10 @@ impl<F: FileSystem> Engine<FileOp> for FsEngine<F> {
     fn apply(&mut self, op: &FileOp, out: &mut Vec<Io>) -> Result<(), FsError> {
         self.fs.apply(op, out)
     }
+
+    fn is_no_space(e: &FsError) -> bool {
+        matches!(e, FsError::NoSpace { .. })
+    }
 }
 
 /// A file workload through a file system, as block I/O. Its figures are the file system's
@@ -158,4 +162,44 @@ fn space_metrics(space: &[Space]) -> Vec<(String, f64)> {
         m.push((format!("{class}space held, share of its namespace"), s.used_bytes as f64 / s.size_bytes.max(1) as f64));
     }
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// File operations from a list.
+    struct Ops(std::vec::IntoIter<FileOp>);
+
+    impl FileSource for Ops {
+        fn fill(&mut self, out: &mut Vec<FileOp>, max: usize) -> Result<usize, SourceError> {
+            let before = out.len();
+            out.extend(self.0.by_ref().take(max));
+            Ok(out.len() - before)
+        }
+    }
+
+    /// A file system out of space ends its source with a no-space error (a phase may stop
+    /// there), any other refusal with a plain one.
+    #[test]
+    fn a_full_file_system_says_it_is_full() {
+        let fs = || ConvFs::new(ConvFsConfig { chunk_bytes: 4096, ..ConvFsConfig::new(0, 1 << 20) }).unwrap();
+        let writes = (0..300).map(|k| FileOp::Write { file: 1, offset: k * 4096, len: 4096 });
+        let ops: Vec<FileOp> = std::iter::once(FileOp::Create { file: 1, group: 0 }).chain(writes).collect();
+        let drain = |mut src: FsSource<Ops, ConvFs>| {
+            let mut out = Vec::new();
+            loop {
+                match src.fill(&mut out, 64) {
+                    Ok(0) => return None,
+                    Ok(_) => {}
+                    Err(e) => return Some(e),
+                }
+            }
+        };
+        let e = drain(FsSource::new(Ops(ops.into_iter()), fs())).expect("1 MiB holds 256 blocks, not 300");
+        assert!(e.is_no_space(), "{e}");
+        let bad = vec![FileOp::Write { file: 9, offset: 0, len: 4096 }];
+        let e = drain(FsSource::new(Ops(bad.into_iter()), fs())).expect("file 9 was never created");
+        assert!(!e.is_no_space(), "{e}");
+    }
 }
