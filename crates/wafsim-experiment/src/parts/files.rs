@@ -142,13 +142,23 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             Box::new(fs)
         }
         FsKind::Conventional => {
-            // A scaled run shrinks the allocation chunk with the drive (as Btrfs's chunks): a
-            // growing file's unwritten preallocation, which an SSD never sees written, keeps
-            // its share of the namespace (and a chunk its share of an erase unit).
-            let block = ConvFsConfig::new(ns, ns_bytes).block_bytes as u64;
-            let chunk = size("chunk", c.chunk)?;
-            let chunk = ((chunk as f64 * c.scale.min(1.0)) as u64 / block * block).max(block);
-            let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, ..ConvFsConfig::new(ns, ns_bytes) }).map_err(|e| anyhow!("{e}"))?;
+            // A scaled run shrinks the file system's lengths with the drive (whole blocks, at
+            // least one), as Btrfs's chunks:
+            // - the allocation chunk: a growing file's unwritten preallocation, which an SSD
+            //   never sees written, keeps its share of the namespace (and a chunk its share of
+            //   an erase unit);
+            // - the spacing of the groups' first goals (1 GiB): a group (a store's journal
+            //   directory) starts its allocation cursor at the same share of the namespace as
+            //   at full scale, not at 1 GiB modulo a scaled namespace (7.4% of it at 1/2000,
+            //   54% at 1/1000, 5.4% at 1/100, against 0.05% of a 2 TB drive). Where the cursors
+            //   start decides how much of a never-trimmed namespace they have swept, so mapped
+            //   on the drive, when a run is measured.
+            let full = ConvFsConfig::new(ns, ns_bytes);
+            let block = full.block_bytes as u64;
+            let shrink = |b: u64| ((b as f64 * c.scale.min(1.0)) as u64 / block * block).max(block);
+            let chunk = shrink(size("chunk", c.chunk)?);
+            let spread = if full.group_spread_bytes == 0 { 0 } else { shrink(full.group_spread_bytes) };
+            let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, group_spread_bytes: spread, ..full }).map_err(|e| anyhow!("{e}"))?;
             if crate::schema::mkfs_trims(c.filesystem, c.mkfs_trim) {
                 // mkfs.ext4, mkfs.xfs and mkfs.btrfs discard the whole device first unless told not to.
                 let mut off = 0;

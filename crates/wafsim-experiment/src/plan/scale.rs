@@ -3,7 +3,7 @@
 //!
 //! - scales: logical and raw capacity, erase unit (so the erase-unit count stays the same),
 //!   namespace sizes, workload amounts given in bytes, file workloads' amounts and file sizes, a
-//!   conventional file system's allocation chunk (parts/files.rs `make_fs`), fio `size`/`offset`/`offset_increment`/
+//!   conventional file system's allocation chunk and the spacing of its groups' goals (parts/files.rs `make_fs`), fio `size`/`offset`/`offset_increment`/
 //!   `io_size` given in bytes and `number_ios`; in timed runs also fio runtime and ramp time and
 //!   the erase time tBERS (so time per byte written, and per erase, stays the same);
 //! - stays: over-provisioning, mapping unit, block sizes, amounts given as multiples ("3x") or
