@@ -920,6 +920,10 @@ pub struct FilesSpec {
     /// Conventional: allocation chunk (default 8 MiB) at full scale; a scaled run scales it.
     #[serde(default = "default_chunk")]
     pub chunk: String,
+    /// Conventional: how far apart the directories' (groups') allocation goals start, at full
+    /// scale (default "1GiB", ext4's Orlov spreading; e.g. "500GB" for XFS placing a new
+    /// directory in the next of 4 allocation groups of a 2 TB device); a scaled run scales it.
+    pub group_spacing: Option<String>,
     /// Zoned: GC victim policy, "greedy" (default) or "cost-benefit".
     #[serde(default)]
     pub victim: Victim,
@@ -1108,6 +1112,10 @@ pub struct KvSpec {
     /// run scales it.
     #[serde(default = "default_chunk")]
     pub chunk: String,
+    /// Conventional file system: how far apart its directories' allocation goals start at full
+    /// scale (default "1GiB"), as in `[[phase.files]]`: e.g. where WiredTiger's journal
+    /// directory starts to allocate.
+    pub group_spacing: Option<String>,
     /// lsm, zoned file system: GC victim policy, "greedy" (default) or "cost-benefit".
     #[serde(default)]
     pub victim: Victim,

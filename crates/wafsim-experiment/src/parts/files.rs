@@ -64,6 +64,8 @@ pub struct FsChoice<'a> {
     /// mkfs trims the whole namespace (None: the default, yes).
     pub mkfs_trim: Option<bool>,
     pub chunk: &'a str,
+    /// Full-scale spacing of the groups' first allocation goals (None: the file system's 1 GiB).
+    pub group_spacing: Option<&'a str>,
     pub victim: Victim,
     pub streams: u32,
     pub gc_free_zones: Option<u32>,
@@ -82,6 +84,7 @@ impl<'a> FsChoice<'a> {
             discard: f.discard,
             mkfs_trim: f.mkfs_trim,
             chunk: &f.chunk,
+            group_spacing: f.group_spacing.as_deref(),
             victim: f.victim,
             streams: f.streams,
             gc_free_zones: f.gc_free_zones,
@@ -100,6 +103,7 @@ impl<'a> FsChoice<'a> {
             discard: k.discard,
             mkfs_trim: k.mkfs_trim,
             chunk: &k.chunk,
+            group_spacing: k.group_spacing.as_deref(),
             victim: k.victim,
             streams: k.streams,
             gc_free_zones: k.gc_free_zones,
@@ -157,7 +161,14 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             let block = full.block_bytes as u64;
             let shrink = |b: u64| ((b as f64 * c.scale.min(1.0)) as u64 / block * block).max(block);
             let chunk = shrink(size("chunk", c.chunk)?);
-            let spread = if full.group_spread_bytes == 0 { 0 } else { shrink(full.group_spread_bytes) };
+            let spread = match c.group_spacing {
+                // 0: every group starts at the namespace's start.
+                Some(g) => match size("group_spacing", g)? {
+                    0 => 0,
+                    g => shrink(g),
+                },
+                None => shrink(full.group_spread_bytes),
+            };
             let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, group_spread_bytes: spread, ..full }).map_err(|e| anyhow!("{e}"))?;
             if crate::schema::mkfs_trims(c.filesystem, c.mkfs_trim) {
                 // mkfs.ext4, mkfs.xfs and mkfs.btrfs discard the whole device first unless told not to.
