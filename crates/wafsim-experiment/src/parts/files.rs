@@ -223,8 +223,10 @@ fn zone_limit(z: &wafsim_core::blockdev::ZoneGeometry) -> u32 {
 }
 
 /// A Btrfs-like file system on namespace `ns`: zoned mode on a zoned namespace. A scaled run
-/// shrinks its conventional chunks and its clock (bytes per second) with the drive, so the
-/// file system has as many block groups and commits per byte written as at full scale.
+/// shrinks its conventional chunks (as mkfs sizes them for the full-scale device) and its clock
+/// (bytes per second) with the drive, so the file system has as many block groups and commits
+/// per byte written as at full scale, and its commits' metadata (`BtrfsConfig::scale`), so as
+/// many metadata bytes per file byte.
 fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> Result<BtrfsFs> {
     let s = c.scale.min(1.0);
     let mut cfg = match target.zones_of(g) {
@@ -259,11 +261,14 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
             if c.zone_placement.is_some() || c.bg_reclaim_threshold.is_some() {
                 bail!("zone_placement and bg_reclaim_threshold: settings of btrfs on a zoned namespace");
             }
+            // Chunk sizes as mkfs picks them for the full-scale device (the metadata chunk is
+            // 1 GiB above 50 GiB), then shrunk with the drive.
+            let full = BtrfsConfig::conventional(ns, (ns_bytes as f64 / s) as u64);
             let mut cfg = BtrfsConfig::conventional(ns, ns_bytes);
             let mib = 1u64 << 20;
             let shrink = |b: u64| ((b as f64 * s) as u64 / mib * mib).max(mib);
-            cfg.data_chunk_bytes = shrink(cfg.data_chunk_bytes);
-            cfg.meta_chunk_bytes = shrink(cfg.meta_chunk_bytes);
+            cfg.data_chunk_bytes = shrink(full.data_chunk_bytes);
+            cfg.meta_chunk_bytes = shrink(full.meta_chunk_bytes);
             cfg.discard = match c.btrfs_discard.unwrap_or_default() {
                 BtrfsDiscardMode::Async => BtrfsDiscard::Async,
                 BtrfsDiscardMode::Sync => BtrfsDiscard::Sync,
@@ -277,6 +282,8 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
         None => cfg.write_rate as f64,
     };
     cfg.write_rate = ((rate * s) as u64).max(1);
+    // Commits hold `s` of a full-scale commit's bytes: their metadata is scaled to match.
+    cfg.scale = s;
     BtrfsFs::new(cfg).map_err(|e| anyhow!("{e}"))
 }
 

@@ -27,7 +27,8 @@
 //!   per item with its header, so 162 per leaf), ceil(4 B crc32c per new 4 KiB data block /
 //!   16 KiB) csum leaves, plus `meta_fixed_nodes` (4: root, extent, fs and csum tree paths);
 //!   the previous commit's nodes are freed (pinned) at each commit, so live metadata is the last
-//!   commit's set; free-space, chunk and device trees, the log tree (fsync) and the system chunk
+//!   commit's set; a scaled run ([`BtrfsConfig::scale`]) writes the scale's share of the nodes
+//!   and superblocks of the full-scale transaction, the fraction carried over commits; free-space, chunk and device trees, the log tree (fsync) and the system chunk
 //!   are left out;
 //! - no page cache and no delalloc: a write is allocated and sent at once (the hint keeps an
 //!   appending file contiguous, as delalloc would), extents are split exactly on overwrite (no
@@ -150,6 +151,13 @@ pub struct BtrfsConfig {
     pub meta_item_bytes: u32,
     /// Nodes every commit rewrites whatever changed (roots and paths): 4.
     pub meta_fixed_nodes: u32,
+    /// Capacity scale of a scaled run, 0 < scale <= 1 (1: full scale). A scaled run's clock
+    /// (`write_rate`) shrinks with the drive, so a commit holds `scale` times the file bytes of
+    /// a full-scale commit; its tree nodes and superblocks, whose sizes do not scale, are then
+    /// `scale` times those of the full-scale transaction (items / `scale`), with the fraction
+    /// carried to the next commit, so metadata bytes per file byte are the full-scale figure
+    /// rather than the fixed nodes and per-tree rounding of a tiny commit (module doc).
+    pub scale: f64,
 }
 
 impl BtrfsConfig {
@@ -177,6 +185,7 @@ impl BtrfsConfig {
             node_bytes: 16384,
             meta_item_bytes: 100,
             meta_fixed_nodes: 4,
+            scale: 1.0,
         }
     }
 
@@ -305,6 +314,11 @@ impl File {
 struct Tx {
     extent_items: u64,
     fs_items: u64,
+    /// Of which items of data writes (one write per `write_bytes` of the application, so as
+    /// many per byte at any scale; the others come per file or extent, whose counts a scaled
+    /// run keeps).
+    extent_items_w: u64,
+    fs_items_w: u64,
     new_data_bytes: u64,
     dirty: bool,
 }
@@ -337,6 +351,10 @@ pub struct BtrfsFs {
     now: u64,
     since_commit: u64,
     interval_bytes: u64,
+    /// Scaled run: fractions of a tree node and of a superblock write carried to the next
+    /// commit ([`BtrfsConfig::scale`]).
+    meta_carry: f64,
+    sb_carry: f64,
     /// Async discard: freed ranges (due, bg, off, len) and empty BGs (due, bg), due order.
     discard_q: VecDeque<(u64, u32, u64, u64)>,
     unused_q: VecDeque<(u64, u32)>,
@@ -358,8 +376,13 @@ impl BtrfsFs {
         if cfg.max_extent_bytes < b || !cfg.max_extent_bytes.is_multiple_of(b) || cfg.max_extent_bytes > 1 << 31 {
             return Err(FsError::Config("btrfs model: max_extent_bytes a multiple of the block, at most 2 GiB"));
         }
+        if !(cfg.scale > 0.0 && cfg.scale <= 1.0) {
+            return Err(FsError::Config("btrfs model: scale must be in (0, 1]"));
+        }
         let interval_bytes = cfg.write_rate * cfg.commit_interval_s as u64;
         let mut fs = BtrfsFs {
+            meta_carry: 0.0,
+            sb_carry: 0.0,
             bgs: Vec::new(),
             dev_free: Extents::default(),
             sb_offsets: Vec::new(),
@@ -556,6 +579,11 @@ impl BtrfsFs {
         }
         self.tx.extent_items += pieces.len() as u64;
         self.tx.fs_items += pieces.len() as u64 + 1;
+        // One piece per write scales with the bytes; a further piece where the write crosses a
+        // block group's end comes once per block group, as many at any scale.
+        let w = pieces.len().min(1) as u64;
+        self.tx.extent_items_w += w;
+        self.tx.fs_items_w += w + 1;
         self.tx.new_data_bytes += len;
         self.tx.dirty = true;
         self.counters.file_write_bytes += len;
