@@ -370,8 +370,7 @@ fn stops(s: &mut String, e: &Entry) {
         .flat_map(|r| r.phases.iter().filter_map(move |p| p.stopped.as_ref().map(|w| format!("- {}, phase {}: {w}", r.name, p.name))))
         .collect();
     if !stopped.is_empty() {
-        let _ = writeln!(s, "
-Stopped when a drive filled (`stop_when_full`):\n\n{}", stopped.join("\n"));
+        let _ = writeln!(s, "\nStopped when a drive filled (`stop_when_full`):\n\n{}", stopped.join("\n"));
     }
 }
 
