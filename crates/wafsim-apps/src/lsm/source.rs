@@ -62,7 +62,7 @@ impl Engine<KvOp> for LsmEngine {
     fn ended(&mut self, out: &mut Vec<FileOp>) -> Result<(), SourceError> {
         let flushed = if self.flush_at_end { self.store.flush(out) } else { Ok(()) };
         self.store.drain_jobs(out);
-        flushed.map_err(|e| if Self::is_no_space(&e) { SourceError::no_space("final flush", e) } else { SourceError::refused("final flush", e) })
+        flushed.map_err(|e| Self::refusal("final flush", e))
     }
 }
 

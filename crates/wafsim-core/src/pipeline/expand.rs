@@ -73,6 +73,15 @@ pub trait Engine<T>: Send {
     fn is_no_space(_e: &Self::Error) -> bool {
         false
     }
+    /// Refusal `e` of `op` as the source's error: no space where [`Engine::is_no_space`]
+    /// says so, else a plain refusal (in words: a Rust debug struct means nothing to a user).
+    fn refusal(op: impl Into<String>, e: Self::Error) -> SourceError {
+        if Self::is_no_space(&e) {
+            SourceError::no_space(op, e)
+        } else {
+            SourceError::refused(op, e)
+        }
+    }
     /// The operations ran out (called once); what it appends to `out` (a store's last flush,
     /// its background jobs' rest) is handed out next. An error (the last flush refused) ends
     /// the stream as a refusal does.
@@ -201,8 +210,7 @@ impl<T: Copy + std::fmt::Debug + std::fmt::Display + Send, S: OpSource<T>, E: En
             // every command).
             let r = self.engine.apply(&op, out);
             if let Err(e) = r {
-                // In words: a Rust debug struct means nothing to a user.
-                self.error = Some(if E::is_no_space(&e) { SourceError::no_space(op.to_string(), e) } else { SourceError::refused(op.to_string(), e) });
+                self.error = Some(E::refusal(op.to_string(), e));
                 self.failed = true;
             }
             self.spill(out, before, max);
