@@ -185,9 +185,11 @@ fn device_show(file: &Path, json: bool) -> Result<()> {
 
 /// `wafsim device presets`: each built-in preset with the first line of its description.
 fn device_presets() -> Result<()> {
-    for (name, text) in wafsim_experiment::load::presets::PRESETS {
+    let presets = wafsim_experiment::load::presets::PRESETS;
+    let width = presets.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    for (name, text) in presets {
         let first = text.lines().next().unwrap_or("").trim_start_matches('#').trim();
-        println!("{name:<24} {first}");
+        println!("{name:<width$} {first}");
     }
     Ok(())
 }

@@ -300,6 +300,8 @@ pub struct SpreadRow {
     pub case: String,
     /// Device WAF of the measured phases (media / host bytes).
     pub waf: f64,
+    /// A timed run's write bandwidth (bytes/s) and read IOPS over its measured jobs.
+    pub timed: Option<(f64, f64)>,
     /// Media bytes per application byte, where the measured phases have file systems or stores.
     pub total_waf: Option<f64>,
     /// The drive history the case ran with, in words.
@@ -312,7 +314,7 @@ pub struct SpreadRow {
 impl SpreadRow {
     /// The row of `r`, run under `case` of `unknown`.
     pub fn of(unknown: &str, case: &str, r: &VariantResult) -> SpreadRow {
-        SpreadRow { unknown: unknown.into(), case: case.into(), waf: r.waf(), total_waf: r.total_waf(), history: r.history.clone(), window: r.measured_window() }
+        SpreadRow { unknown: unknown.into(), case: case.into(), waf: r.waf(), timed: r.timed.is_some().then(|| r.timed_totals()), total_waf: r.total_waf(), history: r.history.clone(), window: r.measured_window() }
     }
 }
 
@@ -446,6 +448,19 @@ impl FsResult {
 }
 
 impl VariantResult {
+    /// Write bandwidth (bytes/s) and read IOPS summed over the measured jobs with timing (0
+    /// and 0 in an untimed run).
+    pub fn timed_totals(&self) -> (f64, f64) {
+        let (mut w, mut ri) = (0.0, 0.0);
+        for j in self.jobs.iter().filter(|j| j.measured) {
+            if let Some(t) = &j.timing {
+                w += t.write.bytes_per_sec;
+                ri += t.read.iops;
+            }
+        }
+        (w, ri)
+    }
+
     /// The window of the first measured phase ("whole phase" without one).
     pub fn measured_window(&self) -> String {
         self.phases.iter().find(|p| p.measured).map_or_else(|| "whole phase".to_string(), |p| p.window.clone())

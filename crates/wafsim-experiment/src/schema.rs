@@ -1372,6 +1372,10 @@ pub struct TimingSpec {
     /// Host interface: "pcie3x4", "pcie4x4", "pcie5x4", ... or a rate like "7GB/s".
     #[serde(default = "default_host_link")]
     pub host_link: String,
+    /// The controller's datapath (DRAM buffer and ECC engines) as a shared rate, e.g.
+    /// "6.8GB/s": every byte crossing the NAND interface crosses it once (host programs and
+    /// reads once, GC copies twice). Default (or "none"): not modelled (no limit).
+    pub datapath: Option<String>,
     /// Write buffer size (writes complete once buffered).
     #[serde(default = "default_write_buffer")]
     pub write_buffer: String,

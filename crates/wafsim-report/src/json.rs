@@ -192,7 +192,15 @@ pub fn variant(r: &VariantResult) -> Value {
     v["spread"] = Value::Array(
         r.spread
             .iter()
-            .map(|x| json!({ "unknown": x.unknown, "case": x.case, "waf": (x.waf > 0.0).then(|| num(x.waf)), "total_waf": x.total_waf.map(num), "history": x.history }))
+            .map(|x| {
+                let mut row = json!({ "unknown": x.unknown, "case": x.case, "waf": (x.waf > 0.0).then(|| num(x.waf)), "total_waf": x.total_waf.map(num), "history": x.history });
+                // Timed runs only, so untimed outputs keep their keys.
+                if let Some((w, ri)) = x.timed {
+                    row["write_bytes_per_sec"] = num(w);
+                    row["read_iops"] = num(ri);
+                }
+                row
+            })
             .collect(),
     );
     v["bandwidth"] = Value::Array(bandwidth);

@@ -105,8 +105,9 @@ fn spread_rows(s: &mut String, r: &VariantResult) {
     }
     for x in &r.spread {
         let total = x.total_waf.map(|t| format!(", total WAF {t:.3}")).unwrap_or_default();
+        let timed = x.timed.map(|(w, ri)| format!(", write {}/s, read {ri:.0} IOPS", mb(w))).unwrap_or_default();
         // A row's WAF is 0 only without host writes (media bytes never fall below host bytes).
-        let _ = writeln!(s, "    {}: {}: device WAF {}{total} (drive history: {})", x.unknown, x.case, fmt_waf((x.waf > 0.0).then_some(x.waf)), x.history);
+        let _ = writeln!(s, "    {}: {}: device WAF {}{total}{timed} (drive history: {})", x.unknown, x.case, fmt_waf((x.waf > 0.0).then_some(x.waf)), x.history);
     }
 }
 
@@ -421,15 +422,7 @@ pub fn variants(results: &[VariantResult]) -> String {
 
 /// Measured-phase write bandwidth (bytes/s) and read IOPS summed over jobs.
 pub fn timed_totals(r: &VariantResult) -> (f64, f64) {
-    let mut w = 0.0;
-    let mut ri = 0.0;
-    for j in r.jobs.iter().filter(|j| j.measured) {
-        if let Some(t) = &j.timing {
-            w += t.write.bytes_per_sec;
-            ri += t.read.iops;
-        }
-    }
-    (w, ri)
+    r.timed_totals()
 }
 
 /// A percentage with two decimals, "-" when undefined.

@@ -63,6 +63,10 @@ pub struct TimingConfig {
     pub channel_bytes_per_sec: f64,
     /// Host interface bandwidth per direction (PCIe is full duplex).
     pub host_link_bytes_per_sec: f64,
+    /// The controller's datapath (DRAM buffer and ECC engines), bytes per second shared by
+    /// every byte crossing the NAND interface: host programs and reads once, GC copies twice
+    /// (read out, programmed back). 0 = not modelled (no limit).
+    pub datapath_bytes_per_sec: f64,
     /// Write buffer: host writes complete once buffered; programs free it.
     pub write_buffer_bytes: u64,
     /// Host reads suspend a program or erase in progress on their die (at most
@@ -119,6 +123,9 @@ impl TimingConfig {
         if !rate(self.host_link_bytes_per_sec) {
             return Err(format!("host link rate {} B/s: expected at least 1 B/s and finite", self.host_link_bytes_per_sec));
         }
+        if !(self.datapath_bytes_per_sec == 0.0 || rate(self.datapath_bytes_per_sec)) {
+            return Err(format!("datapath rate {} B/s: expected 0 (no limit) or at least 1 B/s and finite", self.datapath_bytes_per_sec));
+        }
         if self.dies == 0 || self.channels == 0 || self.planes_per_die == 0 || self.page_bytes == 0 || self.reclaim_groups == 0 {
             return Err("dies, channels, planes per die, page size and reclaim groups must all be at least 1".into());
         }
@@ -139,7 +146,7 @@ impl TimingConfig {
     /// A plain TLC drive of `dies` dies on `channels` channels, for benchmarks and tests: the
     /// TLC NAND defaults, 16 KiB pages on 4 planes, 1600 MT/s channels, PCIe 4.0 x4, a 64 MiB
     /// write buffer, 4 KiB mapping units, one reclaim group, and no suspend, controller
-    /// overheads, power budget or background GC. Change fields with struct update syntax.
+    /// overheads, datapath limit, power budget or background GC. Change fields with struct update syntax.
     pub fn plain_tlc(dies: u32, channels: u32) -> TimingConfig {
         TimingConfig {
             nand: NandTiming::preset("tlc").expect("the tlc preset exists"),
@@ -150,6 +157,7 @@ impl TimingConfig {
             reclaim_groups: 1,
             channel_bytes_per_sec: 1.6e9,
             host_link_bytes_per_sec: pcie_bytes_per_sec(4, 4).expect("PCIe 4.0 x4"),
+            datapath_bytes_per_sec: 0.0,
             write_buffer_bytes: 64 << 20,
             program_suspend: false,
             suspend_ns: 0,
@@ -195,11 +203,12 @@ impl TimingConfig {
     pub fn dies_per_rg(&self) -> u32 {
         (self.dies / self.reclaim_groups).max(1)
     }
-    /// Sequential write bandwidth without GC: all dies programming, capped by the channels' and
-    /// the host link's transfer rates (bytes per second).
+    /// Sequential write bandwidth without GC: all dies programming, capped by the channels',
+    /// the datapath's (when modelled) and the host link's transfer rates (bytes per second).
     pub fn program_bandwidth(&self) -> f64 {
         let dies = self.dies as f64 * self.program_bytes() as f64 / (self.nand.t_prog_ns as f64 * 1e-9);
-        dies.min(self.channels as f64 * self.channel_bytes_per_sec).min(self.host_link_bytes_per_sec)
+        let datapath = if self.datapath_bytes_per_sec > 0.0 { self.datapath_bytes_per_sec } else { f64::INFINITY };
+        dies.min(self.channels as f64 * self.channel_bytes_per_sec).min(datapath).min(self.host_link_bytes_per_sec)
     }
 }
 

@@ -28,6 +28,19 @@
 //! every plane, one bit per cell) taking the SLC program time; folds out of the cache are GC
 //! work (page reads of the SLC data, TLC copy programs).
 //!
+//! The controller's datapath (its DRAM buffer and ECC engines), when `datapath_bytes_per_sec`
+//! is set, is one more shared transfer resource: every byte that crosses the NAND interface
+//! crosses it once, on the controller's side of the channel. A host program's data crosses it
+//! before its channel transfer, a host read's and a GC read's after theirs, and a GC copy
+//! therefore twice (read out, programmed back), so under GC the datapath carries
+//! (2 WAF - 1) bytes per host byte written. It is booked like a channel (first gap that fits),
+//! with gaps kept down to one mapping unit's transfer: first come, first served, host reads
+//! with no priority over GC. A GC read frees its die when its array read ends, as without a
+//! datapath; GC work released all at once (background GC, no host program waiting) therefore
+//! books the datapath as far ahead as it reaches, and a host read arriving then waits behind it.
+//! (Holding the die until the datapath took the page was tried: with the dies' fair queueing
+//! blind to that wait, GC fell behind host writes under a saturating load and caught up later.)
+//!
 //! Completions that the engine needs (a host program frees its buffer space) come out of an
 //! event queue in time order; the engine advances the media to each host event first.
 
@@ -52,6 +65,8 @@ pub struct Busy {
     pub suspends: u64,
     /// Host reads that found the operation on their die out of suspends and waited for it.
     pub suspend_refused: u64,
+    /// Time the controller's datapath spent moving data, ns (0 when it is not modelled).
+    pub datapath_ns: u64,
 }
 
 impl Busy {
@@ -73,6 +88,7 @@ impl Busy {
             erase_ns: self.erase_ns - earlier.erase_ns,
             suspends: self.suspends - earlier.suspends,
             suspend_refused: self.suspend_refused - earlier.suspend_refused,
+            datapath_ns: self.datapath_ns - earlier.datapath_ns,
         }
     }
 }
@@ -80,21 +96,28 @@ impl Busy {
 /// A channel's future busy intervals, so that a transfer can use a gap before a transfer
 /// booked later in time (programs are booked when their data is buffered, possibly ahead of
 /// when the die can take them).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 struct Channel {
     /// Disjoint (start, end) intervals, sorted by start, from index `head` on (intervals before
     /// `head` have ended and are dropped in bulk now and then).
     busy: Vec<(u64, u64)>,
     head: usize,
+    /// Gaps shorter than this are closed (see [`MIN_GAP_NS`]).
+    min_gap: u64,
 }
 
-/// Gaps shorter than this cannot hold any transfer worth booking (a 4 KiB transfer at
-/// 1600 MT/s takes 2.56 us); closing them keeps the interval list short.
+/// Gaps shorter than this cannot hold any NAND transfer worth booking (a 4 KiB transfer at
+/// 1600 MT/s takes 2.56 us); closing them keeps the interval list short. The datapath, faster
+/// than a channel, keeps gaps down to its own smallest transfer instead.
 const MIN_GAP_NS: u64 = 2_000;
 /// Gaps searched before a booking goes after the last interval (bounds the cost per booking).
 const MAX_SCAN: usize = 256;
 
 impl Channel {
+    fn new(min_gap: u64) -> Channel {
+        Channel { busy: Vec::new(), head: 0, min_gap }
+    }
+
     /// Book `dur` ns at the first gap starting at or after `t`; returns the start.
     fn book(&mut self, t: u64, dur: u64) -> u64 {
         // Fast path: at or after the last booking.
@@ -104,7 +127,7 @@ impl Channel {
                 return t;
             }
             Some(last) if t >= last.1 => {
-                if t <= last.1 + MIN_GAP_NS {
+                if t <= last.1 + self.min_gap {
                     last.1 = t + dur;
                 } else {
                     self.busy.push((t, t + dur));
@@ -136,8 +159,8 @@ impl Channel {
         // Insert at i (every interval before i starts before `start`); merge with neighbours
         // that touch or leave only a useless gap.
         let end = start + dur;
-        let merge_prev = i > self.head && self.busy[i - 1].1 + MIN_GAP_NS >= start;
-        let merge_next = i < self.busy.len() && self.busy[i].0 <= end + MIN_GAP_NS;
+        let merge_prev = i > self.head && self.busy[i - 1].1 + self.min_gap >= start;
+        let merge_next = i < self.busy.len() && self.busy[i].0 <= end + self.min_gap;
         match (merge_prev, merge_next) {
             (true, true) => {
                 self.busy[i - 1].1 = self.busy[i].1;
@@ -309,6 +332,13 @@ impl DieEvents {
 pub struct Media {
     dies: Vec<Die>,
     ch: Vec<Channel>,
+    /// The controller's datapath (None: not modelled) and its transfer times of a program
+    /// unit, an SLC-mode program and a page.
+    dp: Option<Channel>,
+    ns_per_byte_dp: f64,
+    program_dp: u64,
+    program_dp_slc: u64,
+    page_dp: u64,
     die_events: DieEvents,
     /// Deliveries of GC read data: (time, units).
     gc_data: BinaryHeap<Reverse<(u64, u32)>>,
@@ -373,9 +403,16 @@ impl Media {
             *t = cfg.t_read_of(i as u32);
         }
         assert!(cfg.dies < 1 << Logged::DIE_BITS, "at most {} dies", (1u32 << Logged::DIE_BITS) - 1);
+        let dp_nspb = if cfg.datapath_bytes_per_sec > 0.0 { 1e9 / cfg.datapath_bytes_per_sec } else { 0.0 };
+        let dp_ns = |bytes: u64| (bytes as f64 * dp_nspb).round() as u64;
         Media {
             dies: vec![Die { event_at: u64::MAX, ..Die::default() }; cfg.dies as usize],
-            ch: vec![Channel::default(); cfg.channels as usize],
+            ch: vec![Channel::new(MIN_GAP_NS); cfg.channels as usize],
+            dp: (dp_nspb > 0.0).then(|| Channel::new(MIN_GAP_NS.min(dp_ns(cfg.mapping_unit as u64)))),
+            ns_per_byte_dp: dp_nspb,
+            program_dp: dp_ns(cfg.program_bytes()),
+            program_dp_slc: dp_ns(cfg.slc_program_bytes()),
+            page_dp: dp_ns(cfg.page_bytes),
             die_events: DieEvents::new(cfg.dies as usize),
             gc_data: BinaryHeap::new(),
             channels: cfg.channels,
@@ -555,13 +592,14 @@ impl Media {
                     self.dies[di].gc_unblocked -= 1;
                     let done = t + self.t_read;
                     let out = self.ch[ch].book(done, self.page_xfer) + self.page_xfer;
+                    let out = self.through_datapath(out, self.page_dp);
                     self.gc_data.push(Reverse((out, units)));
                     self.busy.gc_read_ns += self.t_read + self.page_xfer;
                     self.start(di, Kind::GcRead, t, done);
                     (Kind::GcRead, self.t_read)
                 }
                 GcOp::Program { .. } => {
-                    let start = self.data_in(ch, t, t, self.program_xfer);
+                    let start = self.data_in(ch, t, t, self.program_xfer, self.program_dp);
                     self.busy.gc_program_ns += self.t_prog;
                     self.start(di, Kind::GcProgram, start, start + self.t_prog);
                     (Kind::GcProgram, self.t_prog)
@@ -576,8 +614,8 @@ impl Media {
         } else {
             let ready = self.dies[di].host_q.pop_front().expect("ready host program");
             let slc = ready & SLC_BIT != 0;
-            let (t_prog, xfer) = if slc { (self.t_prog_slc, self.program_xfer_slc) } else { (self.t_prog, self.program_xfer) };
-            let start = self.data_in(ch, ready & !SLC_BIT, t, xfer);
+            let (t_prog, xfer, dpx) = if slc { (self.t_prog_slc, self.program_xfer_slc, self.program_dp_slc) } else { (self.t_prog, self.program_xfer, self.program_dp) };
+            let start = self.data_in(ch, ready & !SLC_BIT, t, xfer, dpx);
             self.busy.host_program_ns += t_prog;
             self.start(di, Kind::HostProgram, start, start + t_prog);
             self.dies[di].cur_slc = slc;
@@ -607,13 +645,34 @@ impl Media {
         }
     }
 
-    /// Move a program unit's data into the die (cache programming: the transfer may overlap
-    /// the end of the die's previous operation, but not start before the data is buffered).
-    /// Returns when the array program can start (not before `free`, when the die is free).
-    fn data_in(&mut self, ch: usize, ready: u64, free: u64, xfer: u64) -> u64 {
-        let at = ready.max(free.saturating_sub(xfer)).max(self.now.saturating_sub(xfer));
+    /// Move a program unit's data into the die, through the datapath (`dpx` ns) and then the
+    /// channel (`xfer` ns) (cache programming: the transfers may overlap the end of the die's
+    /// previous operation, but not start before the data is buffered). Returns when the array
+    /// program can start (not before `free`, when the die is free).
+    fn data_in(&mut self, ch: usize, ready: u64, free: u64, xfer: u64, dpx: u64) -> u64 {
+        let lead = xfer + dpx;
+        let at = ready.max(free.saturating_sub(lead)).max(self.now.saturating_sub(lead));
+        let at = match &mut self.dp {
+            Some(dp) => {
+                self.busy.datapath_ns += dpx;
+                dp.book(at, dpx) + dpx
+            }
+            None => at,
+        };
         let done = self.ch[ch].book(at, xfer) + xfer;
         done.max(free)
+    }
+
+    /// Data that left a channel at `t` crosses the datapath (`dpx` ns); returns when it is
+    /// through (`t` when the datapath is not modelled).
+    fn through_datapath(&mut self, t: u64, dpx: u64) -> u64 {
+        match &mut self.dp {
+            Some(dp) => {
+                self.busy.datapath_ns += dpx;
+                dp.book(t, dpx) + dpx
+            }
+            None => t,
+        }
     }
 
     fn start(&mut self, di: usize, kind: Kind, start: u64, end: u64) {
@@ -660,6 +719,9 @@ impl Media {
         let floor = now.saturating_sub(self.program_xfer);
         for c in &mut self.ch {
             c.prune(floor);
+        }
+        if let Some(dp) = &mut self.dp {
+            dp.prune(now.saturating_sub(self.program_xfer + self.program_dp));
         }
     }
 
@@ -828,6 +890,8 @@ impl Media {
         };
         self.busy.host_read_ns += t_r + xfer;
         let out = self.ch[ch].book(array_start + t_r, xfer) + xfer;
+        let dpx = (bytes as f64 * self.ns_per_byte_dp).round() as u64;
+        let out = self.through_datapath(out, dpx);
         self.schedule(die);
         out
     }
@@ -860,7 +924,7 @@ mod tests {
 
     #[test]
     fn channel_books_gaps() {
-        let mut c = Channel::default();
+        let mut c = Channel::new(super::MIN_GAP_NS);
         assert_eq!(c.book(10_000, 100), 10_000);
         assert_eq!(c.book(0, 100), 0); // a 9.9 us gap stays open (below 2 us it would close)
         assert_eq!(c.busy, vec![(0, 100), (10_000, 10_100)]);

@@ -7,6 +7,7 @@ use anyhow::{anyhow, bail, Result};
 /// (name, TOML text) of every preset.
 pub const PRESETS: &[(&str, &str)] = &[
     ("enterprise-tlc-7.68tb", include_str!("../../../../devices/enterprise-tlc-7.68tb.toml")),
+    ("enterprise-tlc-7.68tb-gen5", include_str!("../../../../devices/enterprise-tlc-7.68tb-gen5.toml")),
     ("enterprise-tlc-1.92tb", include_str!("../../../../devices/enterprise-tlc-1.92tb.toml")),
     ("client-tlc-2tb", include_str!("../../../../devices/client-tlc-2tb.toml")),
     ("qlc-15.36tb", include_str!("../../../../devices/qlc-15.36tb.toml")),

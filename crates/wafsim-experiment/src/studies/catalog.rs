@@ -436,16 +436,22 @@ fn unknowns_tables(s: &mut String, e: &Entry) {
     let total = e.results.iter().any(|r| r.total_waf().is_some());
     for u in &e.unknowns {
         let _ = writeln!(s, "\nUnknown: **{}**. {} As written: {}.\n", u.name, u.why.trim(), u.central);
-        spread_table(s, e, u, |r| Some(r.waf()), |x| Some(x.waf));
+        spread_table(s, e, u, 4, |r| Some(r.waf()), |x| Some(x.waf));
+        if e.results.iter().all(|r| r.timed.is_some()) {
+            let _ = writeln!(s, "\nWrite bandwidth (MB/s) under the same cases:\n");
+            spread_table(s, e, u, 0, |r| Some(r.timed_totals().0 / 1e6), |x| x.timed.map(|t| t.0 / 1e6));
+            let _ = writeln!(s, "\nRead IOPS under the same cases:\n");
+            spread_table(s, e, u, 0, |r| Some(r.timed_totals().1), |x| x.timed.map(|t| t.1));
+        }
         if total {
             let _ = writeln!(s, "\nTotal WAF (media / application bytes) under the same cases:\n");
-            spread_table(s, e, u, |r| r.total_waf(), |x| x.total_waf);
+            spread_table(s, e, u, 4, |r| r.total_waf(), |x| x.total_waf);
         }
     }
 }
 
 /// One spread table of unknown `u`: `central` of each result as written, `case` under each case.
-fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, central: impl Fn(&VariantResult) -> Option<f64>, case: impl Fn(&SpreadRow) -> Option<f64>) {
+fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, digits: usize, central: impl Fn(&VariantResult) -> Option<f64>, case: impl Fn(&SpreadRow) -> Option<f64>) {
     let mut head = "| variant | as written |".to_string();
     let mut rule = "|---|---:|".to_string();
     for c in &u.case {
@@ -456,7 +462,7 @@ fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, central: impl Fn(&Va
     let mut short = false;
     for r in &e.results {
         let here = central(r);
-        let mut row = format!("| {} | {} |", r.name, here.map_or("-".into(), |w| format!("{w:.4}")));
+        let mut row = format!("| {} | {} |", r.name, here.map_or("-".into(), |w| format!("{w:.digits$}")));
         let mut seen: Vec<f64> = here.into_iter().collect();
         // The window's kind ("the run after the stores' load", "whole phase") without its bytes.
         let kind = |w: &str| w.split(" (").next().unwrap_or("").to_string();
@@ -467,7 +473,7 @@ fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, central: impl Fn(&Va
                     // A case whose phase ended before its window began counts other writes.
                     let other = x.is_some_and(|x| kind(&x.window) != kind(&r.measured_window()));
                     short |= other;
-                    row += &format!(" {w:.4}{} |", if other { " (whole phase)" } else { "" });
+                    row += &format!(" {w:.digits$}{} |", if other { " (whole phase)" } else { "" });
                     if !other {
                         seen.push(w);
                     }
@@ -476,7 +482,7 @@ fn spread_table(s: &mut String, e: &Entry, u: &UnknownSpec, central: impl Fn(&Va
             }
         }
         let range = match (seen.iter().copied().reduce(f64::min), seen.iter().copied().reduce(f64::max)) {
-            (Some(lo), Some(hi)) => format!("{lo:.4} - {hi:.4}"),
+            (Some(lo), Some(hi)) => format!("{lo:.digits$} - {hi:.digits$}"),
             _ => "-".into(),
         };
         let _ = writeln!(s, "{row} {range} |");

@@ -182,6 +182,36 @@ pub const CLASS_RANGES: &[ClassRange] = &[
         hi: 90e3,
         source: "typical QD 1 read: Samsung PM983 datasheet 85 us (sustained random read, typical); NVMeVirt WD ZN540 model about 80 us (20 us firmware + 50 us tR + transfers); Samsung PM9D3a 65 us average (PCIe 5.0); no PM9A3/7450/CD6 figure found",
     },
+    // Enterprise TLC, PCIe 5.0 x4, 7.68 TB: one drive's datasheet (Samsung PM9D3a 7.68 TB as
+    // quoted by a reseller); bands down to 10% below each figure.
+    ClassRange {
+        preset: "enterprise-tlc-7.68tb-gen5",
+        figure: Figure::SeqWrite,
+        lo: 6.12e9,
+        hi: 6.8e9,
+        source: "Samsung PM9D3a 7.68 TB (MZWL67T6HBLC) 6,800 MB/s (syspartsdirect.com datasheet listing; AnandTech FMS 2024: \"writes up to 6.8 GBps\"); band down to 10% below it",
+    },
+    ClassRange {
+        preset: "enterprise-tlc-7.68tb-gen5",
+        figure: Figure::SeqRead,
+        lo: 10.8e9,
+        hi: 12.0e9,
+        source: "Samsung PM9D3a 7.68 TB 12,000 MB/s (syspartsdirect.com; AnandTech FMS 2024); band down to 10% below it",
+    },
+    ClassRange {
+        preset: "enterprise-tlc-7.68tb-gen5",
+        figure: Figure::RandRead,
+        lo: 1.8e6,
+        hi: 2.0e6,
+        source: "Samsung PM9D3a 7.68 TB 2,000K IOPS (syspartsdirect.com; queue depth not stated); band down to 10% below it",
+    },
+    ClassRange {
+        preset: "enterprise-tlc-7.68tb-gen5",
+        figure: Figure::RandWriteSteady,
+        lo: 225e3,
+        hi: 250e3,
+        source: "Samsung PM9D3a 7.68 TB 250K IOPS (syspartsdirect.com; AnandTech's 400K is the family's top figure); band down to 10% below it",
+    },
     // Enterprise TLC, 1.92 TB: only the QD 1 latency has a public figure of the class.
     ClassRange {
         preset: "enterprise-tlc-1.92tb",

@@ -1,0 +1,124 @@
+//! The controller's datapath as a shared resource (docs/model.md, "Timing model"): every byte
+//! that crosses the NAND interface crosses it once, so a GC copy (read out, programmed back)
+//! costs it twice what a host write does. Checked on the media alone, where the datapath is the
+//! only binding resource: 16 dies programming 3.36 GB/s and reading 5.2 GB/s of pages over
+//! 16 channels of 1.6 GB/s, behind a 1 GB/s datapath.
+use wafsim_time::media::Media;
+use wafsim_time::TimingConfig;
+
+const DATAPATH: f64 = 1e9;
+
+fn cfg() -> TimingConfig {
+    TimingConfig { datapath_bytes_per_sec: DATAPATH, ..TimingConfig::plain_tlc(16, 16) }
+}
+
+/// Run every media event; the time of the last one.
+fn drain(m: &mut Media) -> u64 {
+    let mut last = 0;
+    while let Some(t) = m.next_event() {
+        last = t;
+        m.step();
+    }
+    last
+}
+
+/// Log `programs` GC copies (each a program unit of page reads, then the copy program), spread
+/// over the dies, as the FTL logs a victim's relocation.
+fn log_copies(m: &mut Media, t: &TimingConfig, programs: u32) {
+    let pages = t.units_per_program() / t.units_per_page();
+    for p in 0..programs {
+        for i in 0..pages {
+            m.queue_gc_read((p * pages + i) % t.dies, t.units_per_page());
+        }
+        m.queue_gc_program((p + 7) % t.dies);
+    }
+    m.end_command();
+}
+
+#[test]
+fn gc_copies_alone_move_half_the_bytes_of_host_writes_alone() {
+    let t = cfg();
+    let programs = 2_000u32;
+    let bytes = programs as f64 * t.program_bytes() as f64;
+
+    let mut host = Media::new(&t);
+    for p in 0..programs {
+        host.queue_host_program(0, p % t.dies);
+    }
+    host.end_command();
+    let host_bw = bytes / (drain(&mut host) as f64 * 1e-9);
+    assert_eq!(host.take_released(), bytes as u64, "every host program finished");
+
+    let mut gc = Media::new(&t);
+    log_copies(&mut gc, &t, programs);
+    let gc_bw = bytes / (drain(&mut gc) as f64 * 1e-9);
+    assert!(gc.gc_idle());
+    assert_eq!(gc.busy.gc_program_ns, programs as u64 * t.nand.t_prog_ns);
+
+    eprintln!("host writes {host_bw:.4e} B/s, GC copies {gc_bw:.4e} B/s, datapath {DATAPATH:.4e}");
+    // Without the datapath the dies would program 3.36 GB/s: the datapath binds both.
+    assert!(t.dies as f64 * t.program_bytes() as f64 / (t.nand.t_prog_ns as f64 * 1e-9) > 3.0 * DATAPATH);
+    assert!((host_bw - DATAPATH).abs() / DATAPATH < 0.02, "host writes: {host_bw:.4e} B/s");
+    assert!((gc_bw - DATAPATH / 2.0).abs() / (DATAPATH / 2.0) < 0.02, "GC copies: {gc_bw:.4e} B/s");
+}
+
+#[test]
+fn host_reads_during_gc_take_their_bytes_and_gc_gets_the_rest() {
+    // 4 KiB host reads every 10 us (409.6 MB/s) beside a backlog of GC copies. Reads go ahead
+    // of GC on their die, and the datapath serves transfers in the order they are booked: the
+    // reads get all their bytes, and the copies the rest, two crossings per byte:
+    // (1 GB/s - 409.6 MB/s) / 2 = 295.2 MB/s of copies. 64 dies, so that the reads' die time
+    // (a third of 16 dies' time) does not bind the copies too.
+    let t = TimingConfig { datapath_bytes_per_sec: DATAPATH, ..TimingConfig::plain_tlc(64, 16) };
+    let programs = 1_000u32;
+    let bytes = programs as f64 * t.program_bytes() as f64;
+    let (gap, read) = (10_000u64, 4096u64);
+    let want = (DATAPATH - read as f64 / (gap as f64 * 1e-9)) / 2.0;
+
+    let mut m = Media::new(&t);
+    log_copies(&mut m, &t, programs);
+    let (mut at, mut reads, mut worst) = (0u64, 0u64, 0u64);
+    while !m.gc_idle() || m.next_event().is_some() {
+        while m.next_event().is_some_and(|e| e <= at) {
+            m.step();
+        }
+        if m.gc_idle() && m.next_event().is_none() {
+            break;
+        }
+        m.advance(at);
+        let done = m.host_read(at, (reads % t.dies as u64) as u32, read, 0);
+        worst = worst.max(done - at);
+        reads += 1;
+        at += gap;
+    }
+    // The copies ended between the last read's arrival and the one before.
+    let copy_bw = bytes / (at as f64 * 1e-9);
+    eprintln!("GC copies {copy_bw:.4e} B/s beside {reads} reads (worst read {worst} ns), expected {want:.4e}; datapath busy {:.3}", m.busy.datapath_ns as f64 / at as f64);
+    assert!((copy_bw - want).abs() / want < 0.03, "GC copies {copy_bw:.4e} B/s, expected {want:.4e}");
+    // First come, first served: the GC backlog, released at once (no host program waits),
+    // books the datapath ahead of later reads, so a read may wait for much of it (printed as
+    // the worst read, not bounded here); the datapath never idles while work is booked.
+    assert!(m.busy.datapath_ns as f64 > 0.97 * at as f64, "the datapath idled: busy {} of {at} ns", m.busy.datapath_ns);
+}
+
+#[test]
+fn without_a_datapath_nothing_changes_and_a_fast_one_binds_nothing() {
+    // The die-bound host write bandwidth is the same with no datapath and with one faster than
+    // the dies (the program bandwidth says which binds).
+    let bw = |t: &TimingConfig| {
+        let mut m = Media::new(t);
+        for p in 0..2_000u32 {
+            m.queue_host_program(0, p % t.dies);
+        }
+        m.end_command();
+        2_000.0 * t.program_bytes() as f64 / (drain(&mut m) as f64 * 1e-9)
+    };
+    let none = TimingConfig::plain_tlc(16, 16);
+    let fast = TimingConfig { datapath_bytes_per_sec: 20e9, ..none.clone() };
+    let (a, b) = (bw(&none), bw(&fast));
+    eprintln!("no datapath {a:.4e} B/s, 20 GB/s datapath {b:.4e} B/s, program bandwidth {:.4e}", none.program_bandwidth());
+    assert!((a - none.program_bandwidth()).abs() / a < 0.02);
+    assert!((a - b).abs() / a < 0.005);
+    assert_eq!(fast.program_bandwidth(), none.program_bandwidth());
+    assert_eq!(cfg().program_bandwidth(), DATAPATH);
+}
