@@ -31,6 +31,10 @@ pub struct BenchArgs {
     /// --units-log2 defaults to 24 here.
     #[arg(long, conflicts_with = "host")]
     timed: bool,
+    /// --timed: give the drive a controller datapath of this rate (e.g. "2GB/s"; its 16 dies
+    /// program 3.4 GB/s, so below about 3 GB/s it binds the GC-heavy writes); default none.
+    #[arg(long, value_name = "RATE", requires = "timed")]
+    datapath: Option<String>,
     /// Host layers, untimed: user 4 KiB writes per second through dm-zoned (2 SMR disks
     /// behind a cache device, 8 sequential overwriters) and through the zone-aware file
     /// system (LSM files on a ZNS drive, host GC), medians of alternating rounds.
@@ -77,7 +81,8 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
     } else if a.host {
         host(a.json, a.rounds, a.writes_per_round)
     } else if a.timed {
-        timed(a.json, a.units_log2, a.fills)
+        let datapath = a.datapath.as_deref().map_or(Ok(0.0), |v| wafsim_experiment::plan::timing::parse_rate("--datapath", v))?;
+        timed(a.json, a.units_log2, a.fills, datapath)
     } else if let Some(dir) = a.image {
         image(a.json, &dir, a.units_log2, a.op, a.gc_policy)
     } else {
@@ -190,9 +195,9 @@ fn host(json: bool, rounds: u32, writes_per_round: u64) -> Result<()> {
 }
 
 /// --timed: simulated I/Os per second of the timing model (--units-log2 defaults to 24 here).
-fn timed(json: bool, units_log2: u32, fills: f64) -> Result<()> {
+fn timed(json: bool, units_log2: u32, fills: f64, datapath: f64) -> Result<()> {
     let log2 = if units_log2 == 26 { 24 } else { units_log2 };
-    let r = wafsim_experiment::studies::bench::run_timed_bench(log2, fills, |phase| {
+    let r = wafsim_experiment::studies::bench::run_timed_bench(log2, fills, datapath, |phase| {
         if !json {
             eprintln!("bench --timed: {phase}");
         }
@@ -208,10 +213,12 @@ fn timed(json: bool, units_log2: u32, fills: f64) -> Result<()> {
                 "simulated_write_iops": r.write_iops_simulated,
                 "waf": r.waf,
                 "mapping_units": 1u64 << log2,
+                "datapath_bytes_per_sec": datapath,
             }))?
         );
     } else {
-        println!("timed: {} simulated 4 KiB random writes with GC (2^{log2} mapping units, TLC, 16 dies, QD 64)", r.ios);
+        let dp = if datapath > 0.0 { format!(", datapath {:.2} GB/s", datapath / 1e9) } else { String::new() };
+        println!("timed: {} simulated 4 KiB random writes with GC (2^{log2} mapping units, TLC, 16 dies, QD 64{dp})", r.ios);
         println!("simulated I/Os per second   {:.2} M (wall clock, one thread)", r.ios_per_sec / 1e6);
         println!("simulated time              {:.3} s ({:.0} write IOPS in the simulated device)", r.simulated_seconds, r.write_iops_simulated);
         println!("WAF                         {:.3}", r.waf);

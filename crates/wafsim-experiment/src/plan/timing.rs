@@ -69,7 +69,7 @@ const RATE_RANGE: (f64, f64) = (1.0, 1e15);
 
 /// "1600MT/s" (8-bit NAND bus: bytes/s = MT/s x 1e6), "2.4GB/s", or bytes per second; from
 /// 1 B/s to 1 PB/s ([`RATE_RANGE`]), so 0, negative, NaN and infinite rates are refused.
-pub(crate) fn parse_rate(field: &str, s: &str) -> Result<f64> {
+pub fn parse_rate(field: &str, s: &str) -> Result<f64> {
     // Said before the unit is read: "-2GB/s" is a negative rate, not an unknown unit "-2GB".
     let v = if s.trim_start().starts_with('-') { -1.0 } else { parse_rate_value(field, s)? };
     if !(RATE_RANGE.0..=RATE_RANGE.1).contains(&v) {

@@ -149,11 +149,13 @@ pub struct TimedBenchResult {
 
 /// Timed mode: uniform random 4 KiB writes with GC, one job at queue depth 64, on a TLC device
 /// of 2^`mapping_units_log2` mapping units (16 dies, 4 channels, 96 MiB erase units, OP 7%), after a sequential
-/// fill and one capacity of warm-up writes. Measures simulated I/Os per wall-clock second.
-pub fn run_timed_bench(mapping_units_log2: u32, fills: f64, mut progress: impl FnMut(&str)) -> anyhow::Result<TimedBenchResult> {
+/// fill and one capacity of warm-up writes; a controller datapath of `datapath_bytes_per_sec`
+/// (0: none). Measures simulated I/Os per wall-clock second.
+pub fn run_timed_bench(mapping_units_log2: u32, fills: f64, datapath_bytes_per_sec: f64, mut progress: impl FnMut(&str)) -> anyhow::Result<TimedBenchResult> {
     use wafsim_time::{run, JobSpec, Timeline, TimingConfig};
     use wafsim_workload::synthetic::{Distribution, Pattern, Synthetic, SyntheticSpec};
-    let tc = TimingConfig { mapping_unit: MU, ..TimingConfig::plain_tlc(16, 4) };
+    let tc = TimingConfig { mapping_unit: MU, datapath_bytes_per_sec, ..TimingConfig::plain_tlc(16, 4) };
+    tc.check().map_err(anyhow::Error::msg)?;
     // Erase unit: 32 program units on every die (24,576 mapping units, 96 MiB), so erases cost
     // about what they cost on a real superblock per byte written.
     let np = tc.units_per_program() * tc.dies * 32;
