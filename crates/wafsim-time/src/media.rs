@@ -652,19 +652,14 @@ impl Media {
     fn data_in(&mut self, ch: usize, ready: u64, free: u64, xfer: u64, dpx: u64) -> u64 {
         let lead = xfer + dpx;
         let at = ready.max(free.saturating_sub(lead)).max(self.now.saturating_sub(lead));
-        let at = match &mut self.dp {
-            Some(dp) => {
-                self.busy.datapath_ns += dpx;
-                dp.book(at, dpx) + dpx
-            }
-            None => at,
-        };
+        let at = self.through_datapath(at, dpx);
         let done = self.ch[ch].book(at, xfer) + xfer;
         done.max(free)
     }
 
-    /// Data that left a channel at `t` crosses the datapath (`dpx` ns); returns when it is
-    /// through (`t` when the datapath is not modelled).
+    /// Data ready at `t` (a program's, before its channel transfer; a read's, after it) crosses
+    /// the datapath (`dpx` ns); returns when it is through (`t` when the datapath is not
+    /// modelled).
     fn through_datapath(&mut self, t: u64, dpx: u64) -> u64 {
         match &mut self.dp {
             Some(dp) => {
