@@ -3,6 +3,7 @@
 
 use wafsim_core::counters::{waf, waf_if_written};
 use wafsim_core::Counters;
+pub use wafsim_time::engine::LatSummary;
 
 /// Per-namespace figures of the measured phases.
 #[derive(Debug, Clone)]
@@ -358,6 +359,10 @@ pub struct BwPoint {
     pub read_bytes: u64,
     /// Bytes of the writes completed in the interval.
     pub write_bytes: u64,
+    /// Latency of the reads completed in the interval (all zero when none).
+    pub read_lat: LatSummary,
+    /// Latency of the writes completed in the interval.
+    pub write_lat: LatSummary,
 }
 
 /// dm-zoned's state at one moment of a timed run.

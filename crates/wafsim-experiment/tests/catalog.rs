@@ -272,3 +272,62 @@ fn docstore_tpcc_agrees_at_two_scales() {
         assert!((fa - fb).abs() / fb < 0.04, "{}: drive WAF to 5 h {fa:.4} at 1/2000, {fb:.4} at 1/1000", a.name);
     }
 }
+
+/// Noisy neighbours (issue 28): the quiet tenant's reads wait for what crosses the NAND
+/// interface of their drive (program data, GC's page reads and copies, other reads) on the
+/// channels and the datapath. So its latency follows that traffic, computed here from each
+/// variant's own counters, not guessed: the less traffic on its drive, the shorter its reads.
+/// And an idle tenant leaves its share to the busy one (performance sharing).
+#[test]
+fn noisy_neighbours_latency_follows_the_traffic_and_idle_shares_go_to_the_busy() {
+    let rs = run("experiments/noisy-neighbours/experiment.toml", 1e-3);
+    let get = |n: &str| rs.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("variant {n}"));
+    let job = |r: &VariantResult, name: &str| r.jobs.iter().find(|j| j.measured && j.name == name).and_then(|j| j.timing).unwrap_or_else(|| panic!("{}: job {name}", r.name));
+    // Bytes per second across the NAND interface of the quiet tenant's drive: programs (host
+    // and GC), GC's page reads and host reads. A dedicated layout's quiet drive holds only it.
+    let traffic = |r: &VariantResult| {
+        let on_drive = |n: &&wafsim_experiment::results::NsResult| r.layout != "dedicated" || n.name == "quiet";
+        let bytes: u64 = r.namespaces.iter().filter(on_drive).map(|n| n.media_bytes + n.gc_bytes + n.read_bytes).sum();
+        bytes as f64 / (r.timed.as_ref().unwrap().elapsed_ns as f64 * 1e-9)
+    };
+    let quiet = ["one-namespace", "two-namespaces", "fdp", "dedicated", "fdp-noisy-idle"];
+    let rows: Vec<(&str, f64, f64)> = quiet.iter().map(|&n| (n, traffic(get(n)), job(get(n), "quiet").read.lat_mean_ns)).collect();
+    for (n, t, l) in &rows {
+        eprintln!("{n}: {:.3} GB/s across the quiet drive's NAND interface, quiet reads {l:.0} ns mean", t * 1e-9);
+    }
+    for a in &rows {
+        for b in &rows {
+            if a.1 < 0.97 * b.1 {
+                assert!(a.2 < b.2, "{} carries less traffic than {} ({:.3e} vs {:.3e} B/s) but its quiet reads are slower ({:.0} vs {:.0} ns)", a.0, b.0, a.1, b.1, a.2, b.2);
+            } else if (a.1 - b.1).abs() <= 0.03 * a.1.max(b.1) {
+                assert!((a.2 - b.2).abs() <= 0.15 * a.2.max(b.2), "{} and {}: equal traffic, quiet reads {:.0} vs {:.0} ns", a.0, b.0, a.2, b.2);
+            }
+        }
+    }
+    // The two ways of sharing without placement are one mechanism (one write frontier, one GC).
+    assert!((waf(&rs, "one-namespace") / waf(&rs, "two-namespaces") - 1.0).abs() < 0.03);
+    assert!(waf(&rs, "fdp") < 0.9 * waf(&rs, "two-namespaces"), "one RUH each keeps the quiet tenant's data out of GC");
+    // Performance sharing: with the quiet tenant idle the noisy one takes its share; a drive of
+    // its own (half the spare capacity) gives it less than the shared FDP drive.
+    let noisy = |n: &str| job(get(n), "noisy").write.bytes_per_sec;
+    eprintln!("noisy: alone {:.4e}, beside the quiet tenant {:.4e}, dedicated drive {:.4e} B/s", noisy("fdp-quiet-idle"), noisy("fdp"), noisy("dedicated"));
+    assert!(noisy("fdp-quiet-idle") > noisy("fdp"));
+    assert!(noisy("fdp") > noisy("dedicated"));
+    assert_eq!(job(get("fdp-noisy-idle"), "quiet").write.ios, 0);
+    assert_eq!(get("fdp-noisy-idle").counters.host_write_bytes, 0, "the idle tenant wrote nothing in the window");
+    // Scale: without the datapath every figure holds within 5% at 1/500. With it the quiet
+    // tenant's reads are not scale-free yet (an open term, docs/model.md "Controller
+    // datapath": GC's page reads, released together, book the first-come-first-served
+    // datapath in bursts that grow with the erase unit; mean +15%, p99 +36% at 1/500).
+    let no_dp = |scale| {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut vs = load_experiment(&root.join("experiments/noisy-neighbours/experiment.toml")).unwrap();
+        vs.retain(|v| ["one-namespace", "fdp", "fdp-quiet-idle"].contains(&v.name.as_str()));
+        for v in &mut vs {
+            scale_spec(&mut v.spec, scale).unwrap();
+            v.spec.timing.as_mut().unwrap().datapath = Some("none".into());
+        }
+        run_variants(&vs, RunOptions::default(), &|_, _| {}).into_iter().map(|r| r.unwrap()).collect::<Vec<_>>()
+    };
+    assert_scale_invariant(&no_dp(1e-3), &no_dp(2e-3));
+}

@@ -43,6 +43,11 @@ pub fn num(x: f64) -> Value {
     }
 }
 
+/// An interval's latency summary (ns), as fio's clat percentiles.
+fn lat(l: &wafsim_experiment::results::LatSummary) -> Value {
+    json!({ "mean": l.mean_ns, "p50": l.p50_ns, "p99": l.p99_ns, "p99.9": l.p999_ns, "max": l.max_ns })
+}
+
 /// One variant's results.
 pub fn variant(r: &VariantResult) -> Value {
     let c = &r.counters;
@@ -57,6 +62,8 @@ pub fn variant(r: &VariantResult) -> Value {
                 "t_s": num(b.t_s),
                 "read_bytes": b.read_bytes,
                 "write_bytes": b.write_bytes,
+                "read_lat_ns": lat(&b.read_lat),
+                "write_lat_ns": lat(&b.write_lat),
             })
         })
         .collect();

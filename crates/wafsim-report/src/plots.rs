@@ -1,6 +1,6 @@
 //! The charts of `wafsim run --plot DIR`: WAF over time per variant, host vs media writes over
 //! time (one chart per variant), per-tenant WAF bars, and for timed runs with a bandwidth log
-//! the bandwidth over time (dm-zoned: free cache zones and reclaim per disk too); cumulative
+//! the bandwidth and the p99 read latency over time (dm-zoned: free cache zones and reclaim per disk too); cumulative
 //! WAF per drive for dedicated drives, a zone map per zoned namespace (runs with zone reports)
 //! and traffic per tier for tiering runs. [`crate::chart`] draws them as SVG and PNG.
 
@@ -112,8 +112,8 @@ pub fn charts(results: &[VariantResult]) -> Vec<Chart> {
     out
 }
 
-/// Charts of timed runs with a bandwidth log: write bandwidth over time (all variants), and for
-/// dm-zoned the free cache zones over time (all variants) and each disk's reclaim rate.
+/// Charts of timed runs with a bandwidth log: write bandwidth and read latency (p99 per
+/// interval) over time (all variants), and for dm-zoned the free cache zones over time (all variants) and each disk's reclaim rate.
 fn timed_charts(results: &[VariantResult]) -> Vec<Chart> {
     let mut out = Vec::new();
     const MB: f64 = 1e6;
@@ -141,6 +141,29 @@ fn timed_charts(results: &[VariantResult]) -> Vec<Chart> {
         .collect();
     if !bw.is_empty() {
         out.push(Chart::line("bandwidth", "Write bandwidth over time", "time (s)", "MB/s", bw, true));
+    }
+    // Read latency over the measured phases, from the first one's start (variants with
+    // different histories start measuring at different times): one line per drive that served
+    // reads (a dedicated layout's drives have separate timelines, so they are not merged).
+    let mut lat = Vec::new();
+    for r in results {
+        let measured = |b: &&wafsim_experiment::results::BwPoint| r.phases.get(b.phase).is_some_and(|p| p.measured);
+        let drives: std::collections::BTreeSet<u32> = r.bandwidth.iter().filter(measured).filter(|b| b.read_lat.max_ns > 0).map(|b| b.device).collect();
+        for &d in &drives {
+            // Intervals are consecutive from the phase start, empty ones included: the first
+            // one ends one interval after it.
+            let of_drive: Vec<_> = r.bandwidth.iter().filter(measured).filter(|b| b.device == d).collect();
+            let t0 = match of_drive.as_slice() {
+                [a, b, ..] if a.phase == b.phase => a.t_s - (b.t_s - a.t_s),
+                _ => 0.0,
+            };
+            let points = of_drive.iter().filter(|b| b.read_lat.max_ns > 0).map(|b| (b.t_s - t0, b.read_lat.p99_ns as f64 * 1e-3)).collect();
+            let name = if drives.len() > 1 { format!("{}, drive {}", r.name, d + 1) } else { r.name.clone() };
+            lat.push(Series { name, points });
+        }
+    }
+    if !lat.is_empty() {
+        out.push(Chart::line("read_latency", "Read latency over the measurement (p99 per interval)", "time since the measurement started (s)", "p99 read latency (us)", lat, true));
     }
     let cache: Vec<Series> = results
         .iter()

@@ -224,6 +224,37 @@ pub struct Interval {
     pub read_ios: u64,
     /// Writes completed in the interval.
     pub write_ios: u64,
+    /// Latency of the reads completed in the interval (fio's `read_lat_log` with
+    /// `log_avg_msec`, plus percentiles).
+    pub read_lat: LatSummary,
+    /// Latency of the writes completed in the interval.
+    pub write_lat: LatSummary,
+}
+
+/// Latencies (submission to completion, ns) of the commands of one direction completed in one
+/// interval of [`TimedRun::series`]; all zero when none completed. Percentiles are the lower
+/// edges of the histogram's buckets (about 0.4% wide), as [`Histogram::percentile`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LatSummary {
+    /// Mean, rounded to the nanosecond.
+    pub mean_ns: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p999_ns: u64,
+    /// Largest.
+    pub max_ns: u64,
+}
+
+impl LatSummary {
+    fn of(h: &Histogram) -> LatSummary {
+        if h.count() == 0 {
+            return LatSummary::default();
+        }
+        LatSummary { mean_ns: h.mean().round() as u64, p50_ns: h.percentile(50.0), p99_ns: h.percentile(99.0), p999_ns: h.percentile(99.9), max_ns: h.max() }
+    }
 }
 
 /// The series being recorded: closed intervals and the open one, which ends at `cur_end`.
@@ -234,18 +265,29 @@ struct SeriesLog {
     /// A completion has been recorded (the open interval belongs in the series).
     any: bool,
     closed: Vec<Interval>,
+    /// Latencies of the open interval's reads and writes.
+    read_lat: Histogram,
+    write_lat: Histogram,
 }
 
 impl SeriesLog {
     fn new(t0: u64, sample_ns: u64) -> SeriesLog {
         assert!(sample_ns > 0, "timing engine: the sampling interval must be at least 1 ns");
-        SeriesLog { sample_ns, cur_end: t0.saturating_add(sample_ns), cur: Interval::default(), any: false, closed: Vec::new() }
+        SeriesLog {
+            sample_ns,
+            cur_end: t0.saturating_add(sample_ns),
+            cur: Interval::default(),
+            any: false,
+            closed: Vec::new(),
+            read_lat: Histogram::default(),
+            write_lat: Histogram::default(),
+        }
     }
 
     /// A completion at `now` (never earlier than the previous one: events run in time order).
     /// Out of line: the event loop keeps only the test whether sampling is on.
     #[inline(never)]
-    fn record(&mut self, now: u64, class: Class, len: u32) {
+    fn record(&mut self, now: u64, class: Class, len: u32, lat: u64) {
         if now > self.cur_end {
             self.roll(now);
         }
@@ -254,10 +296,12 @@ impl SeriesLog {
             Class::Write => {
                 self.cur.write_ios += 1;
                 self.cur.write_bytes += len as u64;
+                self.write_lat.record(lat);
             }
             Class::Read => {
                 self.cur.read_ios += 1;
                 self.cur.read_bytes += len as u64;
+                self.read_lat.record(lat);
             }
             Class::Other | Class::ZoneReset | Class::ZoneFinish => {}
         }
@@ -269,6 +313,7 @@ impl SeriesLog {
     fn roll(&mut self, now: u64) {
         let empty = (now - self.cur_end - 1) / self.sample_ns;
         self.cur.end_ns = self.cur_end;
+        self.close_latencies();
         self.closed.push(std::mem::take(&mut self.cur));
         for _ in 0..empty {
             self.cur_end = self.cur_end.saturating_add(self.sample_ns);
@@ -277,9 +322,18 @@ impl SeriesLog {
         self.cur_end = self.cur_end.saturating_add(self.sample_ns);
     }
 
+    /// The open interval's latency summaries, and the histograms emptied for the next one.
+    fn close_latencies(&mut self) {
+        self.cur.read_lat = LatSummary::of(&self.read_lat);
+        self.cur.write_lat = LatSummary::of(&self.write_lat);
+        self.read_lat.clear();
+        self.write_lat.clear();
+    }
+
     /// The series of a run that ended at `end` (no earlier than the last completion).
     fn finish(mut self, end: u64) -> Vec<Interval> {
         if self.any {
+            self.close_latencies();
             self.cur.end_ns = self.cur_end.min(end);
             self.closed.push(self.cur);
         }
@@ -521,7 +575,7 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
             let s = &mut h.states[j];
             if ev.kind == 0 {
                 if let Some(log) = h.series.as_mut() {
-                    log.record(now, ev.class, ev.len);
+                    log.record(now, ev.class, ev.len, now - ev.submitted);
                 }
                 s.advance(now);
                 s.inflight -= 1;
@@ -894,6 +948,18 @@ mod tests {
             let n = if k % 10 == 0 { 1 } else { 0 };
             assert_eq!(iv.read_ios + iv.write_ios, n, "interval {k}");
             assert_eq!(iv.read_bytes + iv.write_bytes, n * BS as u64, "interval {k}");
+            // Each command takes 3 us: an interval with one says so, an empty one has zeros.
+            let lat = if iv.read_ios > 0 { iv.read_lat } else { iv.write_lat };
+            let other = if iv.read_ios > 0 { iv.write_lat } else { iv.read_lat };
+            assert_eq!(other, LatSummary::default(), "interval {k}");
+            if n == 1 {
+                assert_eq!((lat.mean_ns, lat.max_ns), (3_000, 3_000), "interval {k}");
+                for p in [lat.p50_ns, lat.p99_ns, lat.p999_ns] {
+                    assert!(p <= 3_000 && p as f64 >= 3_000.0 * 0.995, "interval {k}: percentile {p} ns");
+                }
+            } else {
+                assert_eq!(lat, LatSummary::default(), "interval {k}");
+            }
         }
         assert_eq!(r.series[20].end_ns, r.end_ns.min(7 + 21 * s));
     }
@@ -912,7 +978,8 @@ mod tests {
         let mut m = FixedLatency { clock: 0, lat: 10 };
         let job = JobSpec::new("mix", Box::new(Listed(ios.into_iter())), 1, 0);
         let r = run_on_with(&mut m, vec![job], &sampled(1_000_000)).unwrap();
-        let want = Interval { end_ns: r.end_ns, read_bytes: 2 * BS as u64, write_bytes: 2 * BS as u64, read_ios: 1, write_ios: 2 };
+        let ten = LatSummary { mean_ns: 10, p50_ns: 10, p99_ns: 10, p999_ns: 10, max_ns: 10 };
+        let want = Interval { end_ns: r.end_ns, read_bytes: 2 * BS as u64, write_bytes: 2 * BS as u64, read_ios: 1, write_ios: 2, read_lat: ten, write_lat: ten };
         assert_eq!(r.series, vec![want]);
         assert_eq!(r.jobs[0].trim.ios, 4);
     }

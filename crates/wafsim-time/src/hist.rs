@@ -46,6 +46,15 @@ impl Histogram {
         self.sum += v as f64;
         self.max = self.max.max(v);
     }
+    /// Forget every sample (cheap when there are none).
+    pub fn clear(&mut self) {
+        if self.n > 0 {
+            self.counts.fill(0);
+            self.n = 0;
+            self.sum = 0.0;
+            self.max = 0;
+        }
+    }
     /// Number of samples recorded.
     pub fn count(&self) -> u64 {
         self.n

@@ -229,7 +229,8 @@ struct Die {
     cur: Current,
     /// End of the array time of the last host read placed on this die.
     read_tail: u64,
-    /// The reads up to `read_tail` run inside a suspension of `cur`.
+    /// The reads up to `read_tail` run inside a suspension of `cur`, or ahead of a program whose
+    /// data had not reached the array when they came.
     in_suspension: bool,
     /// Ready times (data in the buffer) of queued host programs, in buffer order; an SLC-mode
     /// program has [`SLC_BIT`] set.
@@ -856,13 +857,29 @@ impl Media {
         let suspendable = matches!(d.cur.kind, Kind::HostProgram | Kind::GcProgram | Kind::Erase) && d.cur.start <= t && t < d.cur.end;
         // Suspending only pays when the operation would run longer than the suspend takes.
         let suspendable = suspendable && d.cur.end - t > suspend_ns;
+        // A program whose data is still crossing the datapath and the channel has not reached
+        // the array: the die is idle, and the read goes first (the program starts when it is
+        // done; its data waits in the die's register).
+        let before_program = matches!(d.cur.kind, Kind::HostProgram | Kind::GcProgram) && t < d.cur.start;
         let array_start = if d.in_suspension && t < d.read_tail {
-            // Join the reads already running inside this suspension.
+            // Join the reads already running inside this suspension, or ahead of this program.
             let s = d.read_tail;
             d.read_tail += t_r;
-            d.cur.end += t_r;
-            d.busy_end += t_r;
+            let pushed = if d.cur.start >= s { d.read_tail.saturating_sub(d.cur.start) } else { t_r };
+            if d.cur.start >= s {
+                d.cur.start += pushed;
+            }
+            d.cur.end += pushed;
+            d.busy_end += pushed;
             s
+        } else if before_program {
+            d.read_tail = t + t_r;
+            let pushed = d.read_tail.saturating_sub(d.cur.start);
+            d.cur.start += pushed;
+            d.cur.end += pushed;
+            d.busy_end += pushed;
+            d.in_suspension = true;
+            t
         } else if suspend && suspendable && d.cur.suspends < max_suspends {
             let s = t + suspend_ns;
             d.read_tail = s + t_r;

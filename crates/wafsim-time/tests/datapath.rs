@@ -122,3 +122,36 @@ fn without_a_datapath_nothing_changes_and_a_fast_one_binds_nothing() {
     assert_eq!(fast.program_bandwidth(), none.program_bandwidth());
     assert_eq!(cfg().program_bandwidth(), DATAPATH);
 }
+
+#[test]
+fn a_read_goes_ahead_of_a_program_whose_data_has_not_reached_the_die() {
+    // 16 host programs, one per die, all ready at 0: their data crosses the 1 GB/s datapath one
+    // after another, so the last die's program cannot start before 16 transfers (about 3.1 ms).
+    // That die's array is idle meanwhile: a read arriving then runs at once and waits only for
+    // the datapath (where it queues behind the programs' data, first come first served), not
+    // for the program (1.17 ms). The program starts once the read's array time ends.
+    let t = cfg();
+    let mut m = Media::new(&t);
+    for d in 0..t.dies {
+        m.queue_host_program(0, d);
+    }
+    m.end_command();
+    while m.next_event().is_some_and(|e| e == 0) {
+        m.step();
+    }
+    let dpx = t.program_bytes() as f64 / DATAPATH * 1e9;
+    let last_data = (t.dies as f64 * dpx) as u64; // the last program's data through the datapath
+    let at = 1_000;
+    m.advance(at);
+    let done = m.host_read(at, t.dies - 1, 4096, 0);
+    let read_dp = (4096.0 / DATAPATH * 1e9) as u64;
+    eprintln!("read done at {done} ns; programs' data through the datapath by {last_data} ns, tPROG {} ns", t.nand.t_prog_ns);
+    assert!(done <= last_data + read_dp + 20_000, "the read waited for more than the datapath: done at {done} ns");
+    assert!(done < last_data + t.nand.t_prog_ns / 2, "the read waited for the program");
+    // Every program finishes, the last one no later than it would have without the read plus
+    // the read's array time.
+    let end = drain(&mut m);
+    assert_eq!(m.take_released(), t.dies as u64 * t.program_bytes() as u64);
+    let xfer = (t.program_bytes() as f64 / t.channel_bytes_per_sec * 1e9) as u64;
+    assert!(end <= last_data + xfer + t.nand.t_read_ns + t.nand.t_prog_ns + 1_000, "programs ended at {end} ns");
+}

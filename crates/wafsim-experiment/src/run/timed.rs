@@ -86,7 +86,7 @@ pub(super) fn run_timed_drive(
         let tr = run.run;
         let origin = *run_origin.get_or_insert(tr.start_ns);
         for iv in &tr.series {
-            result.bandwidth.push(BwPoint { phase: pi, device: d as u32, t_s: (iv.end_ns - origin) as f64 * 1e-9, read_bytes: iv.read_bytes, write_bytes: iv.write_bytes });
+            result.bandwidth.push(BwPoint { phase: pi, device: d as u32, t_s: (iv.end_ns - origin) as f64 * 1e-9, read_bytes: iv.read_bytes, write_bytes: iv.write_bytes, read_lat: iv.read_lat, write_lat: iv.write_lat });
         }
         push_fs(result, p, &rows, rows.iter().map(|r| tr.jobs[r.part].figures.clone().unwrap_or_default()).collect(), None);
         if p.measure {
