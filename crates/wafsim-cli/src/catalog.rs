@@ -44,17 +44,20 @@ pub fn run_catalog(a: CatalogArgs) -> Result<()> {
             if e.results.iter().all(|r| r.bandwidth.is_empty()) && !apps {
                 continue;
             }
-            let stem = e.path.strip_prefix(&dir).unwrap_or(&e.path).with_extension("");
+            // Named from the path under experiments/, so that a run over one subdirectory
+            // (--dir experiments/x) writes where the whole catalog's run does.
+            let stem = e.path.strip_prefix("experiments").or_else(|_| e.path.strip_prefix(&dir)).unwrap_or(&e.path).with_extension("");
             let sub = plots.join(stem.to_string_lossy().replace(std::path::MAIN_SEPARATOR, "-"));
             std::fs::create_dir_all(&sub).with_context(|| format!("cannot create {}", sub.display()))?;
-            // Bandwidth and cache charts over all variants; reclaim per disk of the first.
+            // Bandwidth, read latency and cache charts over all variants; reclaim per disk of
+            // the first.
             let first_reclaim = format!("reclaim_{}", wafsim_report::plots::file_safe(&e.results[0].name));
             for chart in wafsim_report::plots::charts(&e.results) {
                 // Application experiments: WAF over time, each variant's application /
                 // host / NAND writes, and the zone maps of zoned drives.
                 let name = chart.name.as_str();
                 let app_chart = apps && (name == "waf_over_time" || name.starts_with("host_vs_media_") || name.starts_with("zone_map_"));
-                if name == "bandwidth" || name == "cache_zones" || name == first_reclaim || app_chart {
+                if name == "bandwidth" || name == "read_latency" || name == "cache_zones" || name == first_reclaim || app_chart {
                     // SVG only: the markdown shows them, and SVG stays small in git.
                     let path = sub.join(chart.file_name(wafsim_report::chart::Format::Svg));
                     std::fs::write(&path, chart.svg()?).with_context(|| format!("cannot write {}", path.display()))?;
@@ -62,7 +65,7 @@ pub fn run_catalog(a: CatalogArgs) -> Result<()> {
                     charts[i].push(rel);
                 }
             }
-            charts[i].sort_by_key(|c| (!c.ends_with("bandwidth.svg"), !c.ends_with("cache_zones.svg"), !c.ends_with("waf_over_time.svg"), c.clone()));
+            charts[i].sort_by_key(|c| (!c.ends_with("bandwidth.svg"), !c.ends_with("read_latency.svg"), !c.ends_with("cache_zones.svg"), !c.ends_with("waf_over_time.svg"), c.clone()));
         }
     }
     let command = if plots.is_some() { "wafsim catalog --out docs/experiments.md --plots docs/plots" } else { "wafsim catalog --out docs/experiments.md" };

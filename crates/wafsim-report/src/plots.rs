@@ -1,7 +1,7 @@
 //! The charts of `wafsim run --plot DIR`: WAF over time per variant, host vs media writes over
 //! time (one chart per variant), per-tenant WAF bars, and for timed runs with a bandwidth log
-//! the bandwidth and the p99 read latency over time (dm-zoned: free cache zones and reclaim per disk too); cumulative
-//! WAF per drive for dedicated drives, a zone map per zoned namespace (runs with zone reports)
+//! the bandwidth and the p99 read latency over time (dm-zoned: free cache zones and reclaim per
+//! disk too); cumulative WAF per drive for dedicated drives, a zone map per zoned namespace (runs with zone reports)
 //! and traffic per tier for tiering runs. [`crate::chart`] draws them as SVG and PNG.
 
 use crate::chart::{Chart, Series};
@@ -11,7 +11,7 @@ use wafsim_experiment::VariantResult;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Every chart of `results` (file names without extension: `waf_over_time`,
-/// `host_vs_media_VARIANT`, `drives_waf_VARIANT`, `bandwidth`, `cache_zones`, `reclaim_VARIANT`,
+/// `host_vs_media_VARIANT`, `drives_waf_VARIANT`, `bandwidth`, `read_latency`, `cache_zones`, `reclaim_VARIANT`,
 /// `zone_map_VARIANT_NAMESPACE`, `tiers_VARIANT`, `tenant_waf`).
 pub fn charts(results: &[VariantResult]) -> Vec<Chart> {
     let mut out = Vec::new();

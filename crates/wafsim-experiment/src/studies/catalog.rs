@@ -262,6 +262,7 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
                 }
             }
         }
+        jobs_table(&mut s, e);
         host_timeline_table(&mut s, e);
         layers_table(&mut s, e);
         checkpoints_table(&mut s, e);
@@ -289,6 +290,38 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
         }
     }
     s
+}
+
+/// Timed entries with a few jobs per variant (tenants, not a fleet of VMs): each job's
+/// bandwidth and latency percentiles, as fio reports them.
+fn jobs_table(s: &mut String, e: &Entry) {
+    let timed = |r: &VariantResult| r.jobs.iter().filter(|j| j.measured && j.timing.is_some()).count();
+    if e.results.iter().any(|r| r.timed.is_none() || timed(r) > 4) {
+        return;
+    }
+    let us = |ns: f64| if ns >= 1e6 { format!("{:.2} ms", ns * 1e-6) } else { format!("{:.0} us", ns * 1e-3) };
+    let _ = writeln!(s, "\n| variant | job | read IOPS | read mean | p50 | p99 | p99.9 | write MB/s | write p99 |");
+    let _ = writeln!(s, "|---|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in &e.results {
+        for j in r.jobs.iter().filter(|j| j.measured) {
+            let Some(t) = &j.timing else { continue };
+            let (rd, wr) = (&t.read, &t.write);
+            let lat = |d: &crate::results::DirTiming, v: f64| if d.ios > 0 { us(v) } else { "-".into() };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.0} | {} | {} | {} | {} | {:.1} | {} |",
+                r.name,
+                j.name,
+                rd.iops,
+                lat(rd, rd.lat_mean_ns),
+                lat(rd, rd.lat_p50_ns as f64),
+                lat(rd, rd.lat_p99_ns as f64),
+                lat(rd, rd.lat_p999_ns as f64),
+                wr.bytes_per_sec / 1e6,
+                lat(wr, wr.lat_p99_ns as f64)
+            );
+        }
+    }
 }
 
 /// Entries with file systems or key-value stores: the application level above the drive.
@@ -436,7 +469,8 @@ fn unknowns_tables(s: &mut String, e: &Entry) {
     let total = e.results.iter().any(|r| r.total_waf().is_some());
     for u in &e.unknowns {
         let _ = writeln!(s, "\nUnknown: **{}**. {} As written: {}.\n", u.name, u.why.trim(), u.central);
-        spread_table(s, e, u, 4, |r| Some(r.waf()), |x| Some(x.waf));
+        // No host writes in the window: no WAF ("-"), not 0.
+        spread_table(s, e, u, 4, |r| r.written_waf(), |x| (x.waf > 0.0).then_some(x.waf));
         if e.results.iter().all(|r| r.timed.is_some()) {
             let _ = writeln!(s, "\nWrite bandwidth (MB/s) under the same cases:\n");
             spread_table(s, e, u, 0, |r| Some(r.timed_totals().0 / 1e6), |x| x.timed.map(|t| t.0 / 1e6));
