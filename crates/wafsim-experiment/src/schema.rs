@@ -120,6 +120,18 @@ choice! {
 }
 
 choice! {
+    /// `[timing] datapath_arbitration`: how the controller's datapath orders transfers.
+    #[derive(Default)]
+    pub enum DatapathArbitration, "timing.datapath_arbitration {v:?}: expected \"host-reads-first\" or \"fcfs\"" {
+        /// Host reads go ahead of program data and GC transfers (the default).
+        #[default]
+        HostReadsFirst = "host-reads-first",
+        /// First come, first served.
+        Fcfs = "fcfs",
+    }
+}
+
+choice! {
     /// `interleave`: how the untimed model orders the I/Os of a phase's concurrent sources.
     #[derive(Default)]
     pub enum InterleaveKind, "interleave = {v:?}: expected \"round-robin\" or \"random\"" {
@@ -1376,6 +1388,11 @@ pub struct TimingSpec {
     /// "6.8GB/s": every byte crossing the NAND interface crosses it once (host programs and
     /// reads once, GC copies twice). Default (or "none"): not modelled (no limit).
     pub datapath: Option<String>,
+    /// How the datapath orders transfers: "host-reads-first" (default: a host read waits only
+    /// for other host reads, as controllers put host reads ahead of background work) or "fcfs"
+    /// (first come, first served: a read waits behind GC's copies booked before it).
+    #[serde(default)]
+    pub datapath_arbitration: DatapathArbitration,
     /// Write buffer size (writes complete once buffered).
     #[serde(default = "default_write_buffer")]
     pub write_buffer: String,

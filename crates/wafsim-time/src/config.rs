@@ -67,6 +67,10 @@ pub struct TimingConfig {
     /// every byte crossing the NAND interface: host programs and reads once, GC copies twice
     /// (read out, programmed back). 0 = not modelled (no limit).
     pub datapath_bytes_per_sec: f64,
+    /// Host reads cross the datapath ahead of program data and GC's transfers (they wait only
+    /// for other host reads; the capacity they take still delays the rest). False: first come,
+    /// first served.
+    pub datapath_host_reads_first: bool,
     /// Write buffer: host writes complete once buffered; programs free it.
     pub write_buffer_bytes: u64,
     /// Host reads suspend a program or erase in progress on their die (at most
@@ -158,6 +162,7 @@ impl TimingConfig {
             channel_bytes_per_sec: 1.6e9,
             host_link_bytes_per_sec: pcie_bytes_per_sec(4, 4).expect("PCIe 4.0 x4"),
             datapath_bytes_per_sec: 0.0,
+            datapath_host_reads_first: true,
             write_buffer_bytes: 64 << 20,
             program_suspend: false,
             suspend_ns: 0,

@@ -336,6 +336,8 @@ pub struct Media {
     /// The controller's datapath (None: not modelled) and its transfer times of a program
     /// unit, an SLC-mode program and a page.
     dp: Option<Channel>,
+    /// Host reads' own lane of the datapath when they go first (see `host_read`).
+    dp_reads: Option<Channel>,
     ns_per_byte_dp: f64,
     program_dp: u64,
     program_dp_slc: u64,
@@ -410,6 +412,7 @@ impl Media {
             dies: vec![Die { event_at: u64::MAX, ..Die::default() }; cfg.dies as usize],
             ch: vec![Channel::new(MIN_GAP_NS); cfg.channels as usize],
             dp: (dp_nspb > 0.0).then(|| Channel::new(MIN_GAP_NS.min(dp_ns(cfg.mapping_unit as u64)))),
+            dp_reads: (dp_nspb > 0.0 && cfg.datapath_host_reads_first).then(|| Channel::new(MIN_GAP_NS.min(dp_ns(cfg.mapping_unit as u64)))),
             ns_per_byte_dp: dp_nspb,
             program_dp: dp_ns(cfg.program_bytes()),
             program_dp_slc: dp_ns(cfg.slc_program_bytes()),
@@ -719,6 +722,9 @@ impl Media {
         if let Some(dp) = &mut self.dp {
             dp.prune(now.saturating_sub(self.program_xfer + self.program_dp));
         }
+        if let Some(lane) = &mut self.dp_reads {
+            lane.prune(now.saturating_sub(self.program_xfer + self.program_dp));
+        }
     }
 
     /// Queue a host program on `die` whose data is buffered at `ready`; it earns the paced GC
@@ -903,7 +909,17 @@ impl Media {
         self.busy.host_read_ns += t_r + xfer;
         let out = self.ch[ch].book(array_start + t_r, xfer) + xfer;
         let dpx = (bytes as f64 * self.ns_per_byte_dp).round() as u64;
-        let out = self.through_datapath(out, dpx);
+        let out = match (&mut self.dp_reads, &mut self.dp) {
+            // Host reads first: the read waits only for other host reads; its crossing is
+            // also booked with the rest, so program data and GC transfers booked after it
+            // see the capacity it took (a transfer already in progress is not waited for).
+            (Some(lane), Some(dp)) => {
+                self.busy.datapath_ns += dpx;
+                dp.book(out, dpx);
+                lane.book(out, dpx) + dpx
+            }
+            _ => self.through_datapath(out, dpx),
+        };
         self.schedule(die);
         out
     }

@@ -276,6 +276,7 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
         channel_bytes_per_sec: parse_rate("timing.channel_rate", &t.channel_rate)?,
         host_link_bytes_per_sec: host_link(&t.host_link)?,
         datapath_bytes_per_sec: t.datapath.as_deref().filter(|v| *v != "none").map_or(Ok(0.0), |v| parse_rate("timing.datapath", v))?,
+        datapath_host_reads_first: t.datapath_arbitration == crate::schema::DatapathArbitration::HostReadsFirst,
         write_buffer_bytes: parse_bytes(&t.write_buffer).map_err(|e| anyhow!("timing.write_buffer: {e}"))?,
         program_suspend: t.program_suspend,
         suspend_ns: field_ns_upto_1s("suspend_latency", &t.suspend_latency)?,
