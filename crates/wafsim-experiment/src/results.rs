@@ -303,6 +303,8 @@ pub struct SpreadRow {
     pub waf: f64,
     /// A timed run's write bandwidth (bytes/s) and read IOPS over its measured jobs.
     pub timed: Option<(f64, f64)>,
+    /// A timed run's read p99 (ns) of its slowest reading job (None without reads).
+    pub read_p99_ns: Option<f64>,
     /// Media bytes per application byte, where the measured phases have file systems or stores.
     pub total_waf: Option<f64>,
     /// The drive history the case ran with, in words.
@@ -315,7 +317,7 @@ pub struct SpreadRow {
 impl SpreadRow {
     /// The row of `r`, run under `case` of `unknown`.
     pub fn of(unknown: &str, case: &str, r: &VariantResult) -> SpreadRow {
-        SpreadRow { unknown: unknown.into(), case: case.into(), waf: r.waf(), timed: r.timed.is_some().then(|| r.timed_totals()), total_waf: r.total_waf(), history: r.history.clone(), window: r.measured_window() }
+        SpreadRow { unknown: unknown.into(), case: case.into(), waf: r.waf(), timed: r.timed.is_some().then(|| r.timed_totals()), read_p99_ns: r.worst_read_p99_ns(), total_waf: r.total_waf(), history: r.history.clone(), window: r.measured_window() }
     }
 }
 
@@ -464,6 +466,12 @@ impl VariantResult {
             }
         }
         (w, ri)
+    }
+
+    /// The read p99 (ns) of the measured job whose reads were slowest at the 99th percentile
+    /// (a timed run's latency-sensitive tenant when one job reads); None without timed reads.
+    pub fn worst_read_p99_ns(&self) -> Option<f64> {
+        self.jobs.iter().filter(|j| j.measured).filter_map(|j| j.timing.as_ref()).filter(|t| t.read.ios > 0).map(|t| t.read.lat_p99_ns as f64).reduce(f64::max)
     }
 
     /// The window of the first measured phase ("whole phase" without one).

@@ -129,3 +129,30 @@ source = "a test"
     assert!(tail.contains(&row), "expected {row:?} in\n{tail}");
 }
 
+
+/// A timed case carries its slowest reader's p99 (the noisy-neighbour entry's quiet tenant under
+/// each case): the same figure the experiment written with the case's values gives, and none
+/// without reads.
+#[test]
+fn a_timed_case_carries_the_slowest_readers_p99() {
+    let doc = |rate: &str| {
+        format!(
+            "seed = 1\n[device]\ncapacity = \"48MiB\"\nover_provisioning = 0.125\n[device.geometry]\npage_size = \"16KiB\"\npages_per_block = 24\nplanes_per_die = 1\ndies_per_channel = 1\nchannels = 2\n\
+             [[namespace]]\nname = \"ns1\"\n[timing]\nenabled = true\n\
+             [[phase]]\nname = \"m\"\n[[phase.fio]]\nnamespace = \"ns1\"\n\
+             args = \"--name=w --rw=randwrite --bs=4k --iodepth=8 --number_ios=4000 --direct=1 --name=r --rw=randread --bs=4k --iodepth=4 --rate_iops={rate} --number_ios=1000 --direct=1\"\n"
+        )
+    };
+    let unknown = "[[unknown]]\nname = \"reader's rate\"\nwhy = \"a choice\"\ncentral = \"2000\"\n[[unknown.case]]\nlabel = \"20000\"\nset = { \"phase.0.fio.0.args\" = \"--name=w --rw=randwrite --bs=4k --iodepth=8 --number_ios=4000 --direct=1 --name=r --rw=randread --bs=4k --iodepth=4 --rate_iops=20000 --number_ios=1000 --direct=1\" }\n";
+    let vs = parse_experiment(&format!("{}{unknown}", doc("2000")), "t.toml").unwrap();
+    let mut results: Vec<VariantResult> = vs.iter().map(|v| run_variant(v, RunOptions::default(), &|_| {}).unwrap()).collect();
+    run_spread(&cases(&vs).unwrap(), &mut results, &|_, _| {}).unwrap();
+    let r = &results[0];
+    let direct = run_text(&doc("20000"));
+    let (central, case) = (r.worst_read_p99_ns().unwrap(), r.spread[0].read_p99_ns.unwrap());
+    eprintln!("reader p99 {central} ns at 2,000 IOPS, {case} ns at 20,000 IOPS");
+    assert_eq!(Some(case), direct.worst_read_p99_ns());
+    assert!(central > 0.0 && case > 0.0);
+    // An untimed run has no latency to report.
+    assert_eq!(run_text(&format!("{BASE}")).worst_read_p99_ns(), None);
+}

@@ -206,6 +206,9 @@ pub fn variant(r: &VariantResult) -> Value {
                     row["write_bytes_per_sec"] = num(w);
                     row["read_iops"] = num(ri);
                 }
+                if let Some(p) = x.read_p99_ns {
+                    row["read_p99_ns"] = num(p);
+                }
                 row
             })
             .collect(),

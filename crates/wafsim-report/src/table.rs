@@ -106,6 +106,8 @@ fn spread_rows(s: &mut String, r: &VariantResult) {
     for x in &r.spread {
         let total = x.total_waf.map(|t| format!(", total WAF {t:.3}")).unwrap_or_default();
         let timed = x.timed.map(|(w, ri)| format!(", write {}/s, read {ri:.0} IOPS", mb(w))).unwrap_or_default();
+        let p99 = x.read_p99_ns.map(|p| format!(" (slowest reader's p99 {:.0} us)", p * 1e-3)).unwrap_or_default();
+        let timed = timed + &p99;
         // A row's WAF is 0 only without host writes (media bytes never fall below host bytes).
         let _ = writeln!(s, "    {}: {}: device WAF {}{total}{timed} (drive history: {})", x.unknown, x.case, fmt_waf((x.waf > 0.0).then_some(x.waf)), x.history);
     }

@@ -476,6 +476,10 @@ fn unknowns_tables(s: &mut String, e: &Entry) {
             spread_table(s, e, u, 0, |r| Some(r.timed_totals().0 / 1e6), |x| x.timed.map(|t| t.0 / 1e6));
             let _ = writeln!(s, "\nRead IOPS under the same cases:\n");
             spread_table(s, e, u, 0, |r| Some(r.timed_totals().1), |x| x.timed.map(|t| t.1));
+            if e.results.iter().any(|r| r.worst_read_p99_ns().is_some()) {
+                let _ = writeln!(s, "\nRead p99 (us) of the slowest reading job under the same cases:\n");
+                spread_table(s, e, u, 0, |r| r.worst_read_p99_ns().map(|p| p * 1e-3), |x| x.read_p99_ns.map(|p| p * 1e-3));
+            }
         }
         if total {
             let _ = writeln!(s, "\nTotal WAF (media / application bytes) under the same cases:\n");
