@@ -157,7 +157,7 @@ fn an_idle_control_client_blocks_no_one_and_control_stays_on_loopback() {
     s.stop();
 
     // NBD on every interface: a warning, and the control socket on loopback.
-    let port = common::free_port();
+    let port = common::free_port_pair();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wafsim"))
         .args(["serve", EXPERIMENT, "--variant", "no-fdp", "--listen", &format!("0.0.0.0:{port}"), "--duration", "1"])
         .current_dir(common::repo())

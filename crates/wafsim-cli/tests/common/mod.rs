@@ -43,6 +43,19 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// A port `p` free on every interface with `p + 1` free on loopback (`wafsim serve --listen
+/// HOST:p` puts its control socket on `p + 1` by default): a free port alone is not enough
+/// when other tests take the next one meanwhile.
+pub fn free_port_pair() -> u16 {
+    loop {
+        let a = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+        let p = a.local_addr().unwrap().port();
+        if p < u16::MAX && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            return p;
+        }
+    }
+}
+
 /// The binary with `args`, from the workspace root, in the C locale.
 pub fn wafsim(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_wafsim")).args(args).current_dir(repo()).env("LC_ALL", "C").output().unwrap()
