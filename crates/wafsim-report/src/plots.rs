@@ -1,8 +1,8 @@
 //! The charts of `wafsim run --plot DIR`: WAF over time per variant, host vs media writes over
 //! time (one chart per variant), per-tenant WAF bars, and for timed runs with a bandwidth log
 //! the bandwidth and the p99 read latency over time (dm-zoned: free cache zones and reclaim per
-//! disk too); cumulative WAF per drive for dedicated drives, a zone map per zoned namespace (runs with zone reports)
-//! and traffic per tier for tiering runs. [`crate::chart`] draws them as SVG and PNG.
+//! disk too); cumulative WAF per drive for dedicated drives, a zone map per zoned namespace
+//! (runs with zone reports) and traffic per tier for tiering runs. [`crate::chart`] draws them as SVG and PNG.
 
 use crate::chart::{Chart, Series};
 use wafsim_core::counters::waf;
@@ -11,8 +11,8 @@ use wafsim_experiment::VariantResult;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// Every chart of `results` (file names without extension: `waf_over_time`,
-/// `host_vs_media_VARIANT`, `drives_waf_VARIANT`, `bandwidth`, `read_latency`, `cache_zones`, `reclaim_VARIANT`,
-/// `zone_map_VARIANT_NAMESPACE`, `tiers_VARIANT`, `tenant_waf`).
+/// `host_vs_media_VARIANT`, `drives_waf_VARIANT`, `bandwidth`, `read_latency`, `cache_zones`,
+/// `reclaim_VARIANT`, `zone_map_VARIANT_NAMESPACE`, `tiers_VARIANT`, `tenant_waf`).
 pub fn charts(results: &[VariantResult]) -> Vec<Chart> {
     let mut out = Vec::new();
     let waf_series: Vec<Series> = results
@@ -113,7 +113,8 @@ pub fn charts(results: &[VariantResult]) -> Vec<Chart> {
 }
 
 /// Charts of timed runs with a bandwidth log: write bandwidth and read latency (p99 per
-/// interval) over time (all variants), and for dm-zoned the free cache zones over time (all variants) and each disk's reclaim rate.
+/// interval) over time (all variants), and for dm-zoned the free cache zones over time (all
+/// variants) and each disk's reclaim rate.
 fn timed_charts(results: &[VariantResult]) -> Vec<Chart> {
     let mut out = Vec::new();
     const MB: f64 = 1e6;

@@ -107,9 +107,8 @@ fn spread_rows(s: &mut String, r: &VariantResult) {
         let total = x.total_waf.map(|t| format!(", total WAF {t:.3}")).unwrap_or_default();
         let timed = x.timed.map(|(w, ri)| format!(", write {}/s, read {ri:.0} IOPS", mb(w))).unwrap_or_default();
         let p99 = x.read_p99_ns.map(|p| format!(" (slowest reader's p99 {:.0} us)", p * 1e-3)).unwrap_or_default();
-        let timed = timed + &p99;
         // A row's WAF is 0 only without host writes (media bytes never fall below host bytes).
-        let _ = writeln!(s, "    {}: {}: device WAF {}{total}{timed} (drive history: {})", x.unknown, x.case, fmt_waf((x.waf > 0.0).then_some(x.waf)), x.history);
+        let _ = writeln!(s, "    {}: {}: device WAF {}{total}{timed}{p99} (drive history: {})", x.unknown, x.case, fmt_waf((x.waf > 0.0).then_some(x.waf)), x.history);
     }
 }
 
@@ -398,8 +397,8 @@ pub fn variants(results: &[VariantResult]) -> String {
             let base = &results[0];
             let _ = writeln!(s, "\n{:<20} {:>12} {:>12} {:>12} {:>12} {:>14}", "variant", "write BW", "read IOPS", "write vs 1st", "read vs 1st", "life vs 1st");
             for r in results {
-                let (w, ri) = timed_totals(r);
-                let (bw, bri) = timed_totals(base);
+                let (w, ri) = r.timed_totals();
+                let (bw, bri) = base.timed_totals();
                 // Life at equal host writes: the ratio of sustainable DWPD (inverse WAF ratio).
                 let life = match (r.sustainable_dwpd(), base.sustainable_dwpd()) {
                     // (A disk has no rated P/E cycles: 0 / 0.)
@@ -420,11 +419,6 @@ pub fn variants(results: &[VariantResult]) -> String {
         }
     }
     s
-}
-
-/// Measured-phase write bandwidth (bytes/s) and read IOPS summed over jobs.
-pub fn timed_totals(r: &VariantResult) -> (f64, f64) {
-    r.timed_totals()
 }
 
 /// A percentage with two decimals, "-" when undefined.

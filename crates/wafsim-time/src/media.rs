@@ -34,10 +34,12 @@
 //! before its channel transfer, a host read's and a GC read's after theirs, and a GC copy
 //! therefore twice (read out, programmed back), so under GC the datapath carries
 //! (2 WAF - 1) bytes per host byte written. It is booked like a channel (first gap that fits),
-//! with gaps kept down to one mapping unit's transfer: first come, first served, host reads
-//! with no priority over GC. A GC read frees its die when its array read ends, as without a
+//! with gaps kept down to one mapping unit's transfer. By default host reads go first: a read
+//! also books a lane of its own and waits only there (`datapath_host_reads_first`); otherwise
+//! first come, first served. A GC read frees its die when its array read ends, as without a
 //! datapath; GC work released all at once (background GC, no host program waiting) therefore
-//! books the datapath as far ahead as it reaches, and a host read arriving then waits behind it.
+//! books the datapath as far ahead as it reaches, and first come, first served, a host read
+//! arriving then waits behind it.
 //! (Holding the die until the datapath took the page was tried: with the dies' fair queueing
 //! blind to that wait, GC fell behind host writes under a saturating load and caught up later.)
 //!
@@ -408,11 +410,12 @@ impl Media {
         assert!(cfg.dies < 1 << Logged::DIE_BITS, "at most {} dies", (1u32 << Logged::DIE_BITS) - 1);
         let dp_nspb = if cfg.datapath_bytes_per_sec > 0.0 { 1e9 / cfg.datapath_bytes_per_sec } else { 0.0 };
         let dp_ns = |bytes: u64| (bytes as f64 * dp_nspb).round() as u64;
+        let dp_lane = || Channel::new(MIN_GAP_NS.min(dp_ns(cfg.mapping_unit as u64)));
         Media {
             dies: vec![Die { event_at: u64::MAX, ..Die::default() }; cfg.dies as usize],
             ch: vec![Channel::new(MIN_GAP_NS); cfg.channels as usize],
-            dp: (dp_nspb > 0.0).then(|| Channel::new(MIN_GAP_NS.min(dp_ns(cfg.mapping_unit as u64)))),
-            dp_reads: (dp_nspb > 0.0 && cfg.datapath_host_reads_first).then(|| Channel::new(MIN_GAP_NS.min(dp_ns(cfg.mapping_unit as u64)))),
+            dp: (dp_nspb > 0.0).then(dp_lane),
+            dp_reads: (dp_nspb > 0.0 && cfg.datapath_host_reads_first).then(dp_lane),
             ns_per_byte_dp: dp_nspb,
             program_dp: dp_ns(cfg.program_bytes()),
             program_dp_slc: dp_ns(cfg.slc_program_bytes()),
@@ -720,10 +723,11 @@ impl Media {
             c.prune(floor);
         }
         if let Some(dp) = &mut self.dp {
-            dp.prune(now.saturating_sub(self.program_xfer + self.program_dp));
-        }
-        if let Some(lane) = &mut self.dp_reads {
-            lane.prune(now.saturating_sub(self.program_xfer + self.program_dp));
+            let dp_floor = now.saturating_sub(self.program_xfer + self.program_dp);
+            dp.prune(dp_floor);
+            if let Some(lane) = &mut self.dp_reads {
+                lane.prune(dp_floor);
+            }
         }
     }
 
@@ -867,25 +871,24 @@ impl Media {
         // the array: the die is idle, and the read goes first (the program starts when it is
         // done; its data waits in the die's register).
         let before_program = matches!(d.cur.kind, Kind::HostProgram | Kind::GcProgram) && t < d.cur.start;
-        let array_start = if d.in_suspension && t < d.read_tail {
-            // Join the reads already running inside this suspension, or ahead of this program.
-            let s = d.read_tail;
-            d.read_tail += t_r;
-            let pushed = if d.cur.start >= s { d.read_tail.saturating_sub(d.cur.start) } else { t_r };
-            if d.cur.start >= s {
-                d.cur.start += pushed;
-            }
-            d.cur.end += pushed;
-            d.busy_end += pushed;
-            s
-        } else if before_program {
-            d.read_tail = t + t_r;
-            let pushed = d.read_tail.saturating_sub(d.cur.start);
-            d.cur.start += pushed;
+        let joins = d.in_suspension && t < d.read_tail;
+        let array_start = if joins || before_program {
+            // Join the reads already running inside a suspension or ahead of this program, or
+            // start the reads ahead of it.
+            let s = if joins { d.read_tail } else { t };
+            d.read_tail = s + t_r;
+            let pushed = if d.cur.start >= s {
+                // The program has not started: it starts once the reads are done.
+                let p = d.read_tail.saturating_sub(d.cur.start);
+                d.cur.start += p;
+                p
+            } else {
+                t_r
+            };
             d.cur.end += pushed;
             d.busy_end += pushed;
             d.in_suspension = true;
-            t
+            s
         } else if suspend && suspendable && d.cur.suspends < max_suspends {
             let s = t + suspend_ns;
             d.read_tail = s + t_r;
@@ -909,16 +912,13 @@ impl Media {
         self.busy.host_read_ns += t_r + xfer;
         let out = self.ch[ch].book(array_start + t_r, xfer) + xfer;
         let dpx = (bytes as f64 * self.ns_per_byte_dp).round() as u64;
-        let out = match (&mut self.dp_reads, &mut self.dp) {
-            // Host reads first: the read waits only for other host reads; its crossing is
-            // also booked with the rest, so program data and GC transfers booked after it
-            // see the capacity it took (a transfer already in progress is not waited for).
-            (Some(lane), Some(dp)) => {
-                self.busy.datapath_ns += dpx;
-                dp.book(out, dpx);
-                lane.book(out, dpx) + dpx
-            }
-            _ => self.through_datapath(out, dpx),
+        // Booked with the rest either way, so program data and GC transfers booked after the read
+        // see the capacity it took; host reads first, the read itself waits only for other host
+        // reads (a transfer already in progress is not waited for).
+        let shared = self.through_datapath(out, dpx);
+        let out = match &mut self.dp_reads {
+            Some(lane) => lane.book(out, dpx) + dpx,
+            None => shared,
         };
         self.schedule(die);
         out

@@ -209,18 +209,8 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
             let base_dwpd = e.results[0].sustainable_dwpd();
             let mut totals = Vec::new();
             for r in &e.results {
-                let mut w = 0.0;
-                let mut ri = 0.0;
-                let mut per_job: Vec<f64> = Vec::new();
-                for j in r.jobs.iter().filter(|j| j.measured) {
-                    if let Some(t) = &j.timing {
-                        w += t.write.bytes_per_sec;
-                        ri += t.read.iops;
-                        if t.write.ios > 0 {
-                            per_job.push(t.write.iops);
-                        }
-                    }
-                }
+                let (w, ri) = r.timed_totals();
+                let per_job: Vec<f64> = r.jobs.iter().filter(|j| j.measured).filter_map(|j| j.timing.as_ref()).filter(|t| t.write.ios > 0).map(|t| t.write.iops).collect();
                 totals.push((w, ri));
                 let show = |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |v| format!("{v:.digits$}"));
                 let range = if per_job.is_empty() {
