@@ -623,6 +623,7 @@ mod tests {
             gc_policy: GcPolicy::Greedy,
             gc_free_min: 2,
             gc_free_target: 2,
+            gc_age_classes: 1,
             placement: Placement::Fdp {
                 reclaim_groups: 1,
                 ruh_types: vec![RuhType::InitiallyIsolated, RuhType::PersistentlyIsolated],

@@ -51,6 +51,9 @@ impl fmt::Display for GcPolicy {
     }
 }
 
+/// Most GC age classes a device may keep ([`DeviceConfig::gc_age_classes`]).
+pub const MAX_GC_AGE_CLASSES: u32 = 8;
+
 /// Reclaim unit handle type (NVMe TP4146).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RuhType {
@@ -138,6 +141,14 @@ pub struct DeviceConfig {
     pub gc_free_min: u32,
     /// GC stops when the free pool holds this many erase units again (>= gc_free_min).
     pub gc_free_target: u32,
+    /// GC destinations by age, 1..=[`MAX_GC_AGE_CLASSES`]: 1 (the default) puts every GC copy
+    /// of a data set in one GC frontier; k > 1 keeps k GC frontiers per data set and sorts copies
+    /// by how often GC has moved them since the host wrote them (a copy out of a host unit goes
+    /// to class 1, out of class i to class i + 1, the last class keeps its own), so data that
+    /// survives GC again and again (cold) stops sharing units with data that survived once.
+    /// A data set is every GC destination's scope: the device (conventional, streams), the
+    /// initially isolated handles of a reclaim group, or one persistently isolated handle.
+    pub gc_age_classes: u32,
     /// How host writes are steered to write frontiers.
     pub placement: Placement,
     /// The namespaces in order: index i is a command's `ns` i (NVMe nsid i + 1).
@@ -266,6 +277,7 @@ impl DeviceConfig {
             gc_policy,
             gc_free_min: 2,
             gc_free_target: 2,
+            gc_age_classes: 1,
             placement: Placement::Conventional,
             namespaces: vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }],
             seed,
@@ -345,13 +357,17 @@ impl DeviceConfig {
                 Bytes(self.logical_bytes)
             ));
         }
+        let k = self.gc_age_classes;
+        if !(1..=MAX_GC_AGE_CLASSES).contains(&k) {
+            return invalid(format!("gc_age_classes {k}: expected 1..={MAX_GC_AGE_CLASSES} (1 = one GC destination per data set)"));
+        }
         let open_per_rg = match &self.placement {
-            Placement::Conventional => 2,
+            Placement::Conventional => 1 + k,
             Placement::Streams { streams } => {
                 if *streams == 0 || *streams > 65535 {
                     return invalid("streams: expected 1..=65535");
                 }
-                streams + 1
+                streams + k
             }
             Placement::Fdp { ruh_types, .. } => {
                 if ruh_types.is_empty() || ruh_types.len() > 65535 {
@@ -374,7 +390,7 @@ impl DeviceConfig {
                         }
                     }
                 }
-                ruh_types.len() as u32 + pi + u32::from(ii > 0)
+                ruh_types.len() as u32 + k * (pi + u32::from(ii > 0))
             }
         };
         if let Some(slc) = &self.slc_cache {

@@ -26,7 +26,7 @@ mod zoned;
 pub mod zns;
 pub mod zone;
 
-pub use config::{DeviceConfig, GcPolicy, Geometry, NamespaceConfig, Placement, RuhType, SlcCacheConfig};
+pub use config::{DeviceConfig, GcPolicy, Geometry, NamespaceConfig, Placement, RuhType, SlcCacheConfig, MAX_GC_AGE_CLASSES};
 pub use blockdev::{BlockDevice, MediaDevice};
 pub use counters::Counters;
 pub use device::Device;

@@ -31,6 +31,7 @@ fn device(policy: GcPolicy, (placement, slc_cache): (Placement, Option<SlcCacheC
         gc_policy: policy,
         gc_free_min: 2,
         gc_free_target: 3,
+        gc_age_classes: 1,
         placement,
         namespaces,
         seed: 11,

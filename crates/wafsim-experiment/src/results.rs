@@ -41,6 +41,9 @@ pub struct FrontierResult {
     pub gc_bytes: u64,
     /// Erase units erased that the frontier had written.
     pub erases: u64,
+    /// 0 for a host frontier; a GC frontier's age class (1 unless the drive sorts GC copies by
+    /// age: `gc_age_classes`).
+    pub age_class: u32,
 }
 
 /// Timed figures of one direction of a job.

@@ -515,6 +515,12 @@ pub struct DeviceSpec {
     pub gc_free_min: u32,
     /// GC stops once this many erase units are free (default: gc_free_min).
     pub gc_free_target: Option<u32>,
+    /// GC destinations by age (default 1): with k > 1, every GC destination (the device's,
+    /// the initially isolated handles' shared one, each persistently isolated handle's) becomes
+    /// k, and a copy goes to class min(times GC moved it, k), so data that survives GC often
+    /// stops sharing units with data that survived once. E.g. `gc_age_classes = 3`.
+    #[serde(default = "one")]
+    pub gc_age_classes: u32,
     /// `[device.fdp]`: Flexible Data Placement (reclaim groups and reclaim unit handles).
     pub fdp: Option<FdpSpec>,
     /// Legacy streams directive: number of streams (host frontiers); absent or 0 = off.

@@ -25,6 +25,7 @@ fn flash(bytes: u64, op: f64) -> Device {
         gc_policy: GcPolicy::Greedy,
         gc_free_min: 2,
         gc_free_target: 2,
+        gc_age_classes: 1,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "fs".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: 1,

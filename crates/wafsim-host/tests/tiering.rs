@@ -37,6 +37,7 @@ fn flash_unit(bytes: u64, unit: u32) -> Device {
         gc_policy: GcPolicy::Greedy,
         gc_free_min: 2,
         gc_free_target: 2,
+        gc_age_classes: 1,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig {
             name: "ns".into(),

@@ -192,6 +192,7 @@ pub fn variant(r: &VariantResult) -> Value {
             "mbmw": f.host_bytes + f.gc_bytes,
             "erases": f.erases,
             "mbe": f.erases * r.erase_unit_bytes,
+            "age_class": f.age_class,
         })).collect::<Vec<_>>(),
     });
     v["history"] = r.history.clone().into();
@@ -320,6 +321,7 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> Value {
         "open_frontiers": g.open_frontiers,
         "effective_alpha": num(g.effective_alpha()),
         "gc_policy": cfg.gc_policy.to_string(),
+        "gc_age_classes": cfg.gc_age_classes,
         "memory_bytes": g.memory_bytes(),
         "namespaces": cfg.namespaces.iter().map(|n| json!({"name": n.name, "size_bytes": n.size_bytes, "placement_handles": n.placement_handles})).collect::<Vec<_>>(),
     })

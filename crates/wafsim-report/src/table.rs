@@ -282,12 +282,16 @@ pub fn variants(results: &[VariantResult]) -> String {
             );
         }
         if r.placement.starts_with("fdp") || r.placement.starts_with("streams") {
+            let aged = r.frontiers.iter().any(|f| f.age_class > 1);
             for f in &r.frontiers {
-                let who = match (f.kind, f.ruh) {
+                let mut who = match (f.kind, f.ruh) {
                     ("host", Some(h)) => format!("RUH {h}"),
                     ("gc", Some(h)) => format!("RUH {h} GC"),
                     _ => "shared GC".to_string(),
                 };
+                if aged && f.age_class > 0 {
+                    who += &format!(" {}", f.age_class);
+                }
                 let _ = writeln!(
                     s,
                     "    {:<12} RG {} MBMW {:>12} (host {:>12}, GC {:>12}) MBE {:>12}",
@@ -468,6 +472,9 @@ pub fn device(cfg: &DeviceConfig, g: &Geometry) -> String {
         g.effective_alpha()
     );
     let _ = writeln!(s, "GC policy            {}", cfg.gc_policy);
+    if cfg.gc_age_classes > 1 {
+        let _ = writeln!(s, "GC age classes       {} (copies sorted by how often GC moved them; docs/model.md)", cfg.gc_age_classes);
+    }
     let _ = writeln!(s, "placement            {}", cfg.placement);
     if let Some(c) = &cfg.slc_cache {
         // An erase unit in SLC mode holds 1/bits of its data; the static part, always kept,

@@ -26,6 +26,7 @@ fn fdp_config() -> DeviceConfig {
         gc_policy: GcPolicy::Greedy,
         gc_free_min: 2,
         gc_free_target: 2,
+        gc_age_classes: 1,
         placement: Placement::Fdp {
             reclaim_groups: 2,
             ruh_types: vec![

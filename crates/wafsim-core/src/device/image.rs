@@ -180,7 +180,10 @@ impl Device {
 /// The configuration an image must match: everything but the seed, which only starts the GC's
 /// random state (the image carries that state), so a run with another seed may start from it.
 fn config_text(cfg: &DeviceConfig) -> String {
-    format!("{:?}", DeviceConfig { seed: 0, ..cfg.clone() })
+    let text = format!("{:?}", DeviceConfig { seed: 0, ..cfg.clone() });
+    // Images saved before GC age classes existed name no such field: the default (one class)
+    // is left out so they still load.
+    text.replace("gc_age_classes: 1, ", "")
 }
 
 impl Device {

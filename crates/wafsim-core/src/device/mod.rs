@@ -129,7 +129,7 @@ impl Device {
             rgs.push(ReclaimGroup { free, fifo: VecDeque::new(), bq_min: np + 1, sealed: 0, first_eu: first });
         }
 
-        let (frontiers, host_frontier, nruh) = placement::build_frontiers(&cfg.placement, rg_count);
+        let (frontiers, host_frontier, nruh) = placement::build_frontiers(&cfg.placement, rg_count, cfg.gc_age_classes);
 
         let mut ns_base = Vec::new();
         let mut ns_bytes = Vec::new();

@@ -32,6 +32,10 @@ pub struct Frontier {
     pub gc_dest: u32,
     /// Currently open erase unit, or `NIL`.
     pub unit: u32,
+    /// 0 for a host frontier; for a GC frontier, its age class 1..=`gc_age_classes`: how many
+    /// times GC has moved the data it receives since the host wrote it (the last class: at
+    /// least that many).
+    pub age_class: u32,
 }
 
 /// A logged FDP event (most recent [`EVENT_LOG_LEN`] are kept, counts are kept for all).
@@ -68,52 +72,56 @@ pub enum FdpEventKind {
 pub const EVENT_LOG_LEN: usize = 64;
 
 /// The frontiers of a placement mode and where GC copies of each go: `(frontiers, host
-/// frontier per (rg, ruh) or stream, handles per reclaim group)`. Conventional: one host and one
-/// GC frontier. Streams: one host frontier per stream and one shared GC frontier. FDP, per
-/// reclaim group: one host frontier per RUH; initially isolated RUHs share one GC frontier,
-/// persistently isolated ones get their own (so GC never mixes their data with others').
-pub(super) fn build_frontiers(placement: &Placement, rg_count: u32) -> (Vec<Frontier>, Vec<u32>, u32) {
+/// frontier per (rg, ruh) or stream, handles per reclaim group)`. Conventional: one host
+/// frontier and one GC chain. Streams: one host frontier per stream and one shared GC chain.
+/// FDP, per reclaim group: one host frontier per RUH; initially isolated RUHs share one GC
+/// chain, persistently isolated ones get their own (so GC never mixes their data with
+/// others'). A GC chain is `age_classes` GC frontiers: a host frontier's copies go to the
+/// chain's first, each class's copies to the next, the last class's to itself.
+pub(super) fn build_frontiers(placement: &Placement, rg_count: u32, age_classes: u32) -> (Vec<Frontier>, Vec<u32>, u32) {
+    debug_assert!(age_classes >= 1);
     let mut frontiers = Vec::new();
     let mut host_frontier = Vec::new();
+    // Appends a GC chain for `ruh` of `rg`; returns the index of its first class.
+    let chain = |frontiers: &mut Vec<Frontier>, rg: u32, ruh: u32, shared: bool| -> u32 {
+        let first = frontiers.len() as u32;
+        for c in 0..age_classes {
+            let next = first + (c + 1).min(age_classes - 1);
+            frontiers.push(Frontier { kind: FrontierKind::Gc { shared }, rg, ruh, gc_dest: next, unit: NIL, age_class: c + 1 });
+        }
+        first
+    };
+    let host = |rg: u32, ruh: u32, gc_dest: u32| Frontier { kind: FrontierKind::Host, rg, ruh, gc_dest, unit: NIL, age_class: 0 };
     let nruh;
     match placement {
         Placement::Conventional => {
             nruh = 1;
-            frontiers.push(Frontier { kind: FrontierKind::Host, rg: 0, ruh: 0, gc_dest: 1, unit: NIL });
-            frontiers.push(Frontier { kind: FrontierKind::Gc { shared: false }, rg: 0, ruh: 0, gc_dest: 1, unit: NIL });
+            frontiers.push(host(0, 0, 1));
+            chain(&mut frontiers, 0, 0, false);
             host_frontier.push(0);
         }
         Placement::Streams { streams } => {
             nruh = *streams;
             let gc = *streams;
             for s in 0..*streams {
-                frontiers.push(Frontier { kind: FrontierKind::Host, rg: 0, ruh: s, gc_dest: gc, unit: NIL });
+                frontiers.push(host(0, s, gc));
                 host_frontier.push(s);
             }
-            frontiers.push(Frontier { kind: FrontierKind::Gc { shared: true }, rg: 0, ruh: NIL, gc_dest: gc, unit: NIL });
+            chain(&mut frontiers, 0, NIL, true);
         }
         Placement::Fdp { ruh_types, .. } => {
             nruh = ruh_types.len() as u32;
             for r in 0..rg_count {
                 let any_ii = ruh_types.contains(&RuhType::InitiallyIsolated);
-                let shared_gc = if any_ii {
-                    let idx = frontiers.len() as u32;
-                    frontiers.push(Frontier { kind: FrontierKind::Gc { shared: true }, rg: r, ruh: NIL, gc_dest: idx, unit: NIL });
-                    idx
-                } else {
-                    NIL
-                };
+                let shared_gc = if any_ii { chain(&mut frontiers, r, NIL, true) } else { NIL };
                 for (h, t) in ruh_types.iter().enumerate() {
-                    let host = frontiers.len() as u32;
-                    host_frontier.push(host);
+                    let idx = frontiers.len() as u32;
+                    host_frontier.push(idx);
                     match t {
-                        RuhType::InitiallyIsolated => {
-                            frontiers.push(Frontier { kind: FrontierKind::Host, rg: r, ruh: h as u32, gc_dest: shared_gc, unit: NIL });
-                        }
+                        RuhType::InitiallyIsolated => frontiers.push(host(r, h as u32, shared_gc)),
                         RuhType::PersistentlyIsolated => {
-                            let own_gc = host + 1;
-                            frontiers.push(Frontier { kind: FrontierKind::Host, rg: r, ruh: h as u32, gc_dest: own_gc, unit: NIL });
-                            frontiers.push(Frontier { kind: FrontierKind::Gc { shared: false }, rg: r, ruh: h as u32, gc_dest: own_gc, unit: NIL });
+                            frontiers.push(host(r, h as u32, idx + 1));
+                            chain(&mut frontiers, r, h as u32, false);
                         }
                     }
                 }

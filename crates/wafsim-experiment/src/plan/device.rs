@@ -109,6 +109,7 @@ impl DeviceSpec {
             gc_policy,
             gc_free_min: self.gc_free_min,
             gc_free_target: self.gc_free_target.unwrap_or(self.gc_free_min),
+            gc_age_classes: self.gc_age_classes,
             placement,
             namespaces,
             seed: self.seed.unwrap_or(seed),
@@ -234,6 +235,7 @@ fn zns_namespaces(z: &ZnsConfig, namespaces: &[NamespaceSpec]) -> DeviceConfig {
         gc_policy: GcPolicy::Greedy,
         gc_free_min: 0,
         gc_free_target: 0,
+        gc_age_classes: 1,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig {
             name: namespaces.first().map_or("ns1".into(), |n| n.name.clone()),

@@ -113,6 +113,7 @@ pub(super) fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, 
                 host_bytes: c.host_units * mu,
                 gc_bytes: c.gc_units * mu,
                 erases: c.erases,
+                age_class: f.age_class,
             });
         }
         erase_counts.extend_from_slice(dev.erase_counts());

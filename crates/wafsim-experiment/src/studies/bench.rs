@@ -77,6 +77,7 @@ fn filled_device(cfg: &BenchConfig, progress: &mut impl FnMut(&str)) -> anyhow::
         gc_policy: cfg.gc_policy,
         gc_free_min: 2,
         gc_free_target: 2,
+        gc_age_classes: 1,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "bench".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: cfg.seed,
