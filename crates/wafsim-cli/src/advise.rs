@@ -20,6 +20,11 @@ pub struct AdviseArgs {
     /// (sets device.over_provisioning).
     #[arg(long, value_delimiter = ',')]
     op: Vec<f64>,
+    /// RUH types to cross the best assignments with, every handle of the drive of that type:
+    /// e.g. `--ruh-type ii,pi` (initially-isolated, persistently-isolated; sets
+    /// device.fdp.ruh_type). With --op, every OP x type.
+    #[arg(long, value_delimiter = ',', value_parser = parse_ruh_type)]
+    ruh_type: Vec<wafsim_core::RuhType>,
     /// Simulate every candidate assignment when there are at most this many; otherwise search
     /// greedily (docs/advisor.md).
     #[arg(long, default_value_t = 200)]
@@ -30,7 +35,7 @@ pub struct AdviseArgs {
     /// Search greedily even when exhaustive search would fit the limit.
     #[arg(long)]
     greedy: bool,
-    /// With --op: cross this many of the best assignments with the OPs (all, when the ranking
+    /// With --op or --ruh-type: cross this many of the best assignments with the OPs (all, when the ranking
     /// times the OPs fits --exhaustive-limit).
     #[arg(long, default_value_t = 3)]
     op_top: usize,
@@ -53,6 +58,7 @@ pub fn run_advise(a: AdviseArgs) -> Result<()> {
     let opts = AdviseOptions {
         handles: a.handles,
         ops: a.op.clone(),
+        ruh_types: a.ruh_type.clone(),
         exhaustive_limit: a.exhaustive_limit,
         max_evals: a.max_evals,
         op_top: a.op_top,
@@ -119,7 +125,7 @@ fn report(r: &AdviseResult, top: usize) -> String {
     };
     out += &format!("; {} simulations", r.search_evaluations);
     if r.evaluations > r.search_evaluations {
-        out += &format!(" (+{} across --op)", r.evaluations - r.search_evaluations);
+        out += &format!(" (+{} across --op / --ruh-type)", r.evaluations - r.search_evaluations);
     }
     out += &format!(" in {:.1} s\n", r.seconds);
     for n in &r.notes {
@@ -149,9 +155,17 @@ fn report(r: &AdviseResult, top: usize) -> String {
     let extra = r.one_per_stream_ruhs.map_or(String::new(), |n| format!(" ({n} RUHs)"));
     out += &format!("  vs one per stream   {}{extra}  WAF {:.3}: {}\n", r.one_per_stream.label, r.one_per_stream.waf, change(b.waf, r.one_per_stream.waf));
     if !r.op_rows.is_empty() {
-        out += "\nWAF by over-provisioning ((physical - logical) / logical):\n";
+        out += "\nWAF by over-provisioning ((physical - logical) / logical) and RUH type:\n";
         let mut head = vec!["assignment".to_string()];
-        head.extend(r.op_rows[0].points.iter().map(|p| format!("OP {:.2}", p.op)));
+        head.extend(r.op_rows[0].points.iter().map(|p| {
+            let t = p.ruh_type.map(|t| if t.starts_with('i') { "II" } else { "PI" });
+            match (p.op, t) {
+                (Some(o), Some(t)) => format!("OP {o:.2} {t}"),
+                (Some(o), None) => format!("OP {o:.2}"),
+                (None, Some(t)) => t.to_string(),
+                (None, None) => "WAF".to_string(),
+            }
+        }));
         let body: Vec<Vec<String>> = r.op_rows.iter().map(|o| std::iter::once(o.label.clone()).chain(o.points.iter().map(|p| format!("{:.3}", p.waf))).collect()).collect();
         let w: Vec<usize> = (0..head.len()).map(|i| body.iter().map(|x| x[i].len()).chain([head[i].len()]).max().unwrap_or(0)).collect();
         let fmt = |c: &[String]| c.iter().enumerate().map(|(i, s)| if i == 0 { format!("{s:<w$}", w = w[0]) } else { format!("{s:>w$}", w = w[i]) }).collect::<Vec<_>>().join("  ") + "\n";
@@ -161,4 +175,8 @@ fn report(r: &AdviseResult, top: usize) -> String {
         }
     }
     out
+}
+
+fn parse_ruh_type(s: &str) -> std::result::Result<wafsim_core::RuhType, String> {
+    s.parse()
 }

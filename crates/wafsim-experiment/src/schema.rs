@@ -1611,6 +1611,17 @@ pub struct ExperimentSpec {
     /// Poisson arrivals). Timed runs interleave by simulated time instead.
     #[serde(default)]
     pub interleave: InterleaveKind,
+    /// `[fio_env]`: `${NAME}` values for every fio job file of the experiment, below a
+    /// `[[phase.fio]]` entry's own `env` and above the process environment. A variant or an
+    /// unknown's case changes one with a dotted key, e.g. `fio_env.PLI = "0"`.
+    #[serde(default)]
+    pub fio_env: std::collections::BTreeMap<String, String>,
+    /// The scale a run uses when `--scale` is not given (and the catalog's), instead of the
+    /// largest power of ten that brings the drive to 10 GB: for an experiment whose answer
+    /// depends on what scaling changes (the mapping units per erase unit), e.g.
+    /// `default_scale = 1.0`.
+    #[serde(default)]
+    pub default_scale: Option<f64>,
     /// `[device]`: the drive.
     pub device: DeviceSpec,
     /// `[[namespace]]`: the namespaces (of the one drive, or each on its own with `layout =
@@ -1879,6 +1890,8 @@ impl ExperimentSpec {
             unknown: Vec::new(),
             layout: Layout::default(),
             interleave: InterleaveKind::default(),
+            fio_env: Default::default(),
+            default_scale: None,
             device,
             namespace: vec![namespace],
             workload: Vec::new(),

@@ -87,6 +87,31 @@ fn hot_and_cold_tenants_get_a_handle_each() {
 }
 
 #[test]
+fn ruh_types_are_crossed_and_only_separated_streams_feel_them() {
+    use wafsim_core::RuhType::{InitiallyIsolated as Ii, PersistentlyIsolated as Pi};
+    let p = write("hot-cold-types.toml", &hot_cold());
+    let o = AdviseOptions { ruh_types: vec![Ii, Pi], op_top: 1, exhaustive_limit: 8, ..opts(2) };
+    let r = advise(&p, &o, &|_| {}).unwrap();
+    // Baselines and the best assignment, each at both types: 3 rows x 2 simulations more.
+    assert_eq!(r.op_rows.len(), 3, "{:?}", r.op_rows);
+    assert_eq!(r.evaluations, r.search_evaluations + 6);
+    let row = |prefix: &str| r.op_rows.iter().find(|o| o.label.starts_with(prefix)).unwrap();
+    for o in &r.op_rows {
+        assert_eq!(o.points.iter().map(|p| (p.op, p.ruh_type)).collect::<Vec<_>>(), [(None, Some("initially-isolated")), (None, Some("persistently-isolated"))]);
+    }
+    // All streams on one handle: one host frontier and one GC frontier either way, so the
+    // type cannot matter: the same simulation, the same WAF.
+    let none = row("no placement");
+    assert_eq!(none.points[0].waf, none.points[1].waf);
+    // Hot and cold on their own handles: initially isolated handles mix their GC copies again,
+    // persistently isolated ones keep them apart, which is worth more at this OP.
+    let best = row("{hot1,hot2}{cold1,cold2}");
+    assert!(best.points[1].waf < 0.97 * best.points[0].waf, "{:?}", best.points);
+    // The experiment's own type (PI) reproduces the ranking's figure.
+    assert_eq!(best.points[1].waf, r.best().waf);
+}
+
+#[test]
 fn sequential_tenants_are_kept_apart_from_random_ones() {
     let doc = experiment(
         &[T("seq1", "128MiB", "sequential", 1, "512MiB"), T("seq2", "128MiB", "sequential", 1, "512MiB"), T("rnd1", "128MiB", "random", 1, "512MiB"), T("rnd2", "128MiB", "random", 1, "512MiB")],

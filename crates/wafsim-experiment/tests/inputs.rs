@@ -276,6 +276,35 @@ fn fio_command_line_form_runs_like_the_job_file() {
     assert!(format!("{e:#}").contains("args:") && format!("{e:#}").contains("rwmixread"), "{e:#}");
 }
 
+/// `[fio_env]` fills a job file's `${NAME}`s below a `[[phase.fio]]` entry's own `env`; a variant
+/// changes one with a dotted key. `default_scale` is the scale a run takes without `--scale`.
+#[test]
+fn experiment_wide_fio_env_and_default_scale() {
+    let d = dir("fio-env");
+    std::fs::write(d.join("j.fio"), "[w]\nrw=write\nbs=${BS}\nsize=${SIZE}\n").unwrap();
+    let doc = format!(
+        "{SMALL}[fio_env]\nBS = \"64k\"\nSIZE = \"8M\"\n{}[[variant]]\nname = \"a\"\n[[variant]]\nname = \"b\"\nfio_env.SIZE = \"4M\"\n",
+        fio_phase("j.fio")
+    );
+    let run_named = |doc: &str, name: &str| {
+        let mut v = parse_experiment(doc, "t.toml").unwrap().into_iter().find(|v| v.name == name).unwrap();
+        v.spec.base_dir = d.clone();
+        run_variant(&v, RunOptions::default(), &|_| {}).unwrap()
+    };
+    let a = run_named(&doc, "a");
+    assert_eq!((a.jobs[0].stats.write_bytes, a.jobs[0].stats.write_ios), (8 << 20, 128));
+    assert_eq!(run_named(&doc, "b").jobs[0].stats.write_bytes, 4 << 20);
+    // The entry's own env wins.
+    let own = doc.replace("namespace = \"ns1\"\n[[variant]]", "namespace = \"ns1\"\nenv = { SIZE = \"2M\" }\n[[variant]]");
+    assert_eq!(run_named(&own, "b").jobs[0].stats.write_bytes, 2 << 20);
+    // default_scale: taken when no --scale is given; out of range is refused with its name.
+    let vs = parse_experiment(&format!("default_scale = 0.25\n{doc}"), "t.toml").unwrap();
+    assert_eq!(wafsim_experiment::plan::scale::auto_scale_all(vs.iter().map(|v| &v.spec)).unwrap(), 0.25);
+    let vs = parse_experiment(&format!("default_scale = 2.0\n{doc}"), "t.toml").unwrap();
+    let e = wafsim_experiment::plan::scale::auto_scale_all(vs.iter().map(|v| &v.spec)).unwrap_err();
+    assert!(format!("{e:#}").contains("default_scale"), "{e:#}");
+}
+
 /// `fdp=1` on a drive without FDP fails, as fio fails there.
 #[test]
 fn fdp_jobs_on_a_drive_without_fdp_are_refused() {

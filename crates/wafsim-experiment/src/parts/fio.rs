@@ -73,7 +73,9 @@ pub fn load_fio_files(spec: &ExperimentSpec, phases: &[PhaseSpec], warnings: &mu
     for p in phases {
         let mut files = Vec::new();
         for f in &p.fio {
-            let env = |name: &str| f.env.get(name).cloned().or_else(|| std::env::var(name).ok());
+            let env = |name: &str| {
+                f.env.get(name).or_else(|| spec.fio_env.get(name)).cloned().or_else(|| std::env::var(name).ok())
+            };
             let mut file = match (&f.file, &f.args) {
                 (Some(file), None) => parse_job_file(&spec.base_dir.join(file), &env).map_err(|e| anyhow!("{e}"))?,
                 (None, Some(args)) => parse_job_args(args, &f.origin(), &env).map_err(|e| anyhow!("{e}"))?,

@@ -19,10 +19,16 @@ use wafsim_core::units::parse_bytes;
 /// of 128 KiB per zone (a zoned drive costs no memory per block, so capacity is no constraint).
 const MIN_AUTO_ZONE: f64 = 2.0 * 1024.0 * 1024.0;
 
-/// Default scale: the largest power of ten (<= 1) that brings the logical capacity to at most
-/// 10 GB; for a zoned drive, no smaller than keeps its zones at 2 MiB or more; 1 for a timed
+/// Default scale: the experiment's `default_scale` if it gives one; else the largest power of
+/// ten (<= 1) that brings the logical capacity to at most 10 GB; for a zoned drive, no smaller than keeps its zones at 2 MiB or more; 1 for a timed
 /// SMR disk.
 pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
+    if let Some(s) = spec.default_scale {
+        if !(s > 0.0 && s <= 1.0) {
+            bail!("default_scale = {s}: expected 0 < default_scale <= 1");
+        }
+        return Ok(s);
+    }
     // A timed disk: the head, its queue and its write cache do not scale, and a scaled run
     // (fio runtime scales too) would be as short as their transients; a disk's run costs time
     // per command, not memory per block, so run it at full size.

@@ -46,6 +46,11 @@ pub struct AdviseOptions {
     pub exhaustive_limit: usize,
     /// Greedy search: stop after this many simulations (baselines included).
     pub max_evals: usize,
+    /// RUH types to cross the best assignments with (every handle of the drive of that type:
+    /// `device.fdp.ruh_type`), e.g. both to ask whether persistently isolated handles pay for
+    /// their GC units at this OP; crossed with `ops` when both are given. Empty: the
+    /// experiment's types only.
+    pub ruh_types: Vec<wafsim_core::RuhType>,
     /// Assignments crossed with every OP of `ops` (the best few; all when the ranking times
     /// the OPs fits in `exhaustive_limit`).
     pub op_top: usize,
@@ -69,6 +74,7 @@ impl std::fmt::Debug for AdviseOptions {
         f.debug_struct("AdviseOptions")
             .field("handles", &self.handles)
             .field("ops", &self.ops)
+            .field("ruh_types", &self.ruh_types)
             .field("exhaustive_limit", &self.exhaustive_limit)
             .field("max_evals", &self.max_evals)
             .field("op_top", &self.op_top)
@@ -83,7 +89,7 @@ impl std::fmt::Debug for AdviseOptions {
 
 impl Default for AdviseOptions {
     fn default() -> Self {
-        AdviseOptions { handles: 2, ops: Vec::new(), exhaustive_limit: 200, max_evals: 300, op_top: 3, variant: None, jobs: None, scale: None, force_greedy: false, executor: None }
+        AdviseOptions { handles: 2, ops: Vec::new(), ruh_types: Vec::new(), exhaustive_limit: 200, max_evals: 300, op_top: 3, variant: None, jobs: None, scale: None, force_greedy: false, executor: None }
     }
 }
 
@@ -116,6 +122,8 @@ pub struct Candidate {
     pub op: Option<f64>,
     /// RUHs the drive gets (`device.fdp.ruhs`); `None`: the experiment's.
     pub ruhs: Option<u32>,
+    /// The type of every RUH (`device.fdp.ruh_type`); `None`: the experiment's.
+    pub ruh_type: Option<wafsim_core::RuhType>,
 }
 
 /// What one simulation measured.
@@ -148,8 +156,13 @@ pub struct Ranked {
 /// WAF of an assignment at one OP.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpPoint {
-    /// Over-provisioning ((physical - logical) / logical).
-    pub op: f64,
+    /// Over-provisioning ((physical - logical) / logical); `None`: the experiment's (only
+    /// RUH types are crossed).
+    pub op: Option<f64>,
+    /// The type of every RUH ("initially-isolated" or "persistently-isolated"); `None`: the
+    /// experiment's (only OPs are crossed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ruh_type: Option<&'static str>,
     /// Device WAF at that OP.
     pub waf: f64,
 }
@@ -476,6 +489,9 @@ impl Advisor {
         if let Some(op) = c.op {
             out.push(("device.over_provisioning".into(), toml::Value::Float(op)));
         }
+        if let Some(t) = c.ruh_type {
+            out.push(("device.fdp.ruh_type".into(), toml::Value::String(ruh_type_name(t).into())));
+        }
         Ok(out)
     }
 
@@ -675,7 +691,7 @@ impl Advisor {
         let first = self.evaluations;
         let spent = |adv: &Advisor| adv.evaluations - first;
         let mut cur = self.canonical(start);
-        let mut cur_e = self.evaluate(&[Candidate { assignment: cur.clone(), op: None, ruhs: None }], "greedy", progress)?.remove(0);
+        let mut cur_e = self.evaluate(&[Candidate { assignment: cur.clone(), op: None, ruhs: None, ruh_type: None }], "greedy", progress)?.remove(0);
         let mut evaluated = vec![(cur.clone(), cur_e.clone())];
         let (mut rounds, mut exhausted) = (0, false);
         loop {
@@ -691,7 +707,7 @@ impl Advisor {
                 break;
             }
             rounds += 1;
-            let cands: Vec<Candidate> = nb.iter().map(|a| Candidate { assignment: a.clone(), op: None, ruhs: None }).collect();
+            let cands: Vec<Candidate> = nb.iter().map(|a| Candidate { assignment: a.clone(), op: None, ruhs: None, ruh_type: None }).collect();
             let es = self.evaluate(&cands, "greedy", progress)?;
             evaluated.extend(nb.iter().cloned().zip(es.iter().cloned()));
             // Best improvement over everything seen (ties: the smaller assignment, so the
@@ -851,7 +867,7 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
     } else if s as u32 > n {
         notes.push(format!("one handle per stream uses RUHs 0..{} of the drive, more than --handles {n}", s - 1));
     }
-    let base_cands = vec![Candidate { assignment: none_a.clone(), op: None, ruhs: None }, Candidate { assignment: one_raw.clone(), op: None, ruhs: one_ruhs }];
+    let base_cands = vec![Candidate { assignment: none_a.clone(), op: None, ruhs: None, ruh_type: None }, Candidate { assignment: one_raw.clone(), op: None, ruhs: one_ruhs, ruh_type: None }];
     let base = adv.evaluate(&base_cands, "baselines", progress)?;
     let features = adv.features(&base[1])?;
     for (f, st) in features.iter().zip(&adv.streams) {
@@ -870,7 +886,7 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
     let all = if opts.force_greedy || count > opts.exhaustive_limit as u64 { None } else { adv.enumerate(opts.exhaustive_limit) };
     let search = match all {
         Some(all) => {
-            let cands: Vec<Candidate> = all.iter().map(|a| Candidate { assignment: a.clone(), op: None, ruhs: None }).collect();
+            let cands: Vec<Candidate> = all.iter().map(|a| Candidate { assignment: a.clone(), op: None, ruhs: None, ruh_type: None }).collect();
             let es = adv.evaluate(&cands, "exhaustive", progress)?;
             for (a, e) in all.iter().zip(&es) {
                 remember(&mut evaluated, a, e);
@@ -899,10 +915,14 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
     one_per_stream.label = adv.streams.iter().map(|st| format!("{{{}}}", st.name)).collect();
 
     let search_evaluations = adv.evaluations;
-    // OP crossing: the baselines and the best assignments (all of them when that is small).
+    // OP and RUH type crossing: the baselines and the best assignments (all of them when that
+    // is small), at every OP x type.
     let mut op_rows = Vec::new();
-    if !opts.ops.is_empty() {
-        let k = if ranking.len() * opts.ops.len() <= opts.exhaustive_limit { ranking.len() } else { opts.op_top.max(1).min(ranking.len()) };
+    let ops: Vec<Option<f64>> = if opts.ops.is_empty() { vec![None] } else { opts.ops.iter().map(|&o| Some(o)).collect() };
+    let types: Vec<Option<wafsim_core::RuhType>> = if opts.ruh_types.is_empty() { vec![None] } else { opts.ruh_types.iter().map(|&t| Some(t)).collect() };
+    let points: Vec<(Option<f64>, Option<wafsim_core::RuhType>)> = ops.iter().flat_map(|&o| types.iter().map(move |&t| (o, t))).collect();
+    if !opts.ops.is_empty() || !opts.ruh_types.is_empty() {
+        let k = if ranking.len() * points.len() <= opts.exhaustive_limit { ranking.len() } else { opts.op_top.max(1).min(ranking.len()) };
         let mut rows: Vec<(String, Assignment, Option<u32>)> = vec![(format!("no placement {}", no_placement.label), none_a.clone(), None), (format!("one per stream {}", one_per_stream.label), one_raw.clone(), one_ruhs)];
         // The baselines come first; an assignment equal to one of them is not repeated.
         let one_canon = if s as u32 <= n { Some(adv.canonical(&one_raw)) } else { None };
@@ -911,14 +931,18 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
         }
         let mut cands = Vec::new();
         for (_, a, r) in &rows {
-            for &op in &opts.ops {
-                cands.push(Candidate { assignment: a.clone(), op: Some(op), ruhs: *r });
+            for &(op, ruh_type) in &points {
+                cands.push(Candidate { assignment: a.clone(), op, ruhs: *r, ruh_type });
             }
         }
         let es = adv.evaluate(&cands, "op", progress)?;
         for (i, (label, _, _)) in rows.into_iter().enumerate() {
-            let points = opts.ops.iter().enumerate().map(|(j, &op)| OpPoint { op, waf: es[i * opts.ops.len() + j].waf }).collect();
-            op_rows.push(OpRow { label, points });
+            let row = points
+                .iter()
+                .enumerate()
+                .map(|(j, &(op, t))| OpPoint { op, ruh_type: t.map(ruh_type_name), waf: es[i * points.len() + j].waf })
+                .collect();
+            op_rows.push(OpRow { label, points: row });
         }
     }
     Ok(AdviseResult {
@@ -941,4 +965,12 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
         seconds: start.elapsed().as_secs_f64(),
         notes,
     })
+}
+
+/// A RUH type as `device.fdp.ruh_type` names it.
+fn ruh_type_name(t: wafsim_core::RuhType) -> &'static str {
+    match t {
+        wafsim_core::RuhType::InitiallyIsolated => "initially-isolated",
+        wafsim_core::RuhType::PersistentlyIsolated => "persistently-isolated",
+    }
 }
