@@ -121,6 +121,7 @@ source = "a test"
         results,
         published: toml::toml! { source = "a test" },
         random_interleave: Vec::new(),
+        written_random: false,
         unknowns: vs[0].spec.unknown.clone(),
     };
     let md = wafsim_experiment::studies::catalog::markdown(&[entry], &[Vec::new()], "test", "a test machine");

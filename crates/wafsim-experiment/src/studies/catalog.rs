@@ -49,6 +49,9 @@ pub struct Entry {
     /// Untimed entries: WAF per variant with `interleave = "random"`, one per seed of
     /// [`RANDOM_SEEDS`] (the spread between interleaving modes).
     pub random_interleave: Vec<Vec<f64>>,
+    /// Whether the experiment draws its turns at random (`interleave = "random"`): then
+    /// `random_interleave` holds the WAF with strict turns instead.
+    pub written_random: bool,
     /// The experiment's `[[unknown]]` tables; the results' `spread` rows are their cases, run.
     pub unknowns: Vec<UnknownSpec>,
 }
@@ -81,15 +84,21 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
     let several = |v: &crate::schema::Variant| {
         v.spec.phases().iter().any(|p| !p.fio.is_empty() || p.workload.len() + p.trace.len() + p.files.len() + p.kv.len() > 1)
     };
+    // An experiment that draws its turns at random is compared with strict turns instead.
+    use crate::schema::InterleaveKind;
+    let written_random = variants.iter().any(|v| v.spec.interleave == InterleaveKind::Random || v.spec.phases().iter().any(|p| p.interleave == Some(InterleaveKind::Random)));
     if !timed && variants.iter().any(several) {
-        for seed in RANDOM_SEEDS {
+        let (other, seeds) = if written_random { (InterleaveKind::RoundRobin, &RANDOM_SEEDS[..1]) } else { (InterleaveKind::Random, &RANDOM_SEEDS[..]) };
+        for &seed in seeds {
             let vs: Vec<_> = variants
                 .iter()
                 .cloned()
                 .map(|mut v| {
-                    v.spec.interleave = crate::schema::InterleaveKind::Random;
+                    v.spec.interleave = other;
                     v.spec.phase.iter_mut().for_each(|p| p.interleave = None);
-                    v.spec.seed = seed;
+                    if !written_random {
+                        v.spec.seed = seed;
+                    }
                     v
                 })
                 .collect();
@@ -107,6 +116,7 @@ pub fn run_entry(path: &Path) -> Result<Entry> {
         results,
         published: spec.published.clone().unwrap_or_default(),
         random_interleave,
+        written_random,
         unknowns,
     })
 }
@@ -183,7 +193,17 @@ pub fn markdown(entries: &[Entry], charts: &[Vec<String>], command: &str, machin
                 let _ = writeln!(s, "- {v}");
             }
         }
-        if e.random_interleave.iter().any(|v| !v.is_empty()) {
+        if e.written_random && e.random_interleave.iter().any(|v| !v.is_empty()) {
+            let _ = writeln!(
+                s,
+                "\nInterleaving of concurrent sources (untimed): each I/O's source drawn at random by weight (`interleave = \"random\"`, Poisson arrivals, as written, seed 1) vs strict weighted turns (`interleave = \"round-robin\"`):\n"
+            );
+            let _ = writeln!(s, "| variant | WAF random (as written) | WAF round-robin | change |");
+            let _ = writeln!(s, "|---|---:|---:|---:|");
+            for (r, v) in e.results.iter().zip(&e.random_interleave) {
+                let _ = writeln!(s, "| {} | {:.4} | {:.4} | {:+.1}% |", r.name, r.waf(), v[0], (v[0] / r.waf() - 1.0) * 100.0);
+            }
+        } else if e.random_interleave.iter().any(|v| !v.is_empty()) {
             let _ = writeln!(
                 s,
                 "\nInterleaving of concurrent sources (untimed): strict weighted turns (`interleave = \"round-robin\"`, the default, seed 1, as above) vs each I/O's source drawn at random by weight (`interleave = \"random\"`, Poisson arrivals), seeds {}:\n",
