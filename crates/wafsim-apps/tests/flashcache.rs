@@ -486,6 +486,7 @@ fn drive(logical: u64, eu: u64) -> wafsim_core::Device {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "cache".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: 1,

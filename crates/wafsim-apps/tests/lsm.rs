@@ -1033,6 +1033,7 @@ fn background_jobs_make_a_conventional_ssd_collect_garbage() {
             gc_free_min: 2,
             gc_free_target: 2,
             gc_age_classes: 1,
+            fdp_idle_handles_hold_units: false,
             placement: Placement::Conventional,
             namespaces: vec![NamespaceConfig { name: "fs".into(), size_bytes: ns, placement_handles: vec![0] }],
             seed: 1,

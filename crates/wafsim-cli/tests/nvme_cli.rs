@@ -47,6 +47,7 @@ fn state(writes: u64) -> DriveState {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: Placement::Fdp {
             reclaim_groups: 1,
             ruh_types: vec![RuhType::InitiallyIsolated, RuhType::InitiallyIsolated],

@@ -149,6 +149,11 @@ pub struct DeviceConfig {
     /// A data set is every GC destination's scope: the device (conventional, streams), the
     /// initially isolated handles of a reclaim group, or one persistently isolated handle.
     pub gc_age_classes: u32,
+    /// FDP: every reclaim unit handle of every reclaim group references a reclaim unit from the
+    /// start, as the specification has it, so a handle that is never written still holds an
+    /// erase unit out of the spare. `false` (the default so far): a handle takes its first unit
+    /// when first written. Ignored without FDP.
+    pub fdp_idle_handles_hold_units: bool,
     /// How host writes are steered to write frontiers.
     pub placement: Placement,
     /// The namespaces in order: index i is a command's `ns` i (NVMe nsid i + 1).
@@ -278,6 +283,7 @@ impl DeviceConfig {
             gc_free_min: 2,
             gc_free_target: 2,
             gc_age_classes: 1,
+            fdp_idle_handles_hold_units: false,
             placement: Placement::Conventional,
             namespaces: vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }],
             seed,

@@ -19,6 +19,7 @@ fn cfg(logical: u64, physical: u64, placement: Placement) -> DeviceConfig {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement,
         namespaces: vec![NamespaceConfig { name: "ns1".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: 1,

@@ -23,6 +23,7 @@ fn device(placement: Placement, handles: &[u16], ns_units: u64, eus: u32, np: u3
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: k,
+        fdp_idle_handles_hold_units: false,
         placement,
         namespaces,
         seed: 5,
@@ -155,4 +156,31 @@ fn a_drive_with_age_classes_continues_identically_from_its_image() {
     random_writes(&mut b, &mut rb, 5_000);
     assert_eq!(a.counters(), b.counters());
     assert_eq!(locations(&a, ns_units), locations(&b, ns_units));
+}
+
+#[test]
+fn idle_handles_hold_a_unit_each_when_asked() {
+    let types = vec![RuhType::InitiallyIsolated, RuhType::PersistentlyIsolated, RuhType::InitiallyIsolated, RuhType::InitiallyIsolated];
+    let placement = Placement::Fdp { reclaim_groups: 2, ruh_types: types };
+    let lazy = device(placement.clone(), &[0], 600, 64, 32, 1);
+    assert_eq!(lazy.free_units(), vec![32, 32], "a handle takes its first unit when written");
+    let mut cfg = lazy.config().clone();
+    cfg.fdp_idle_handles_hold_units = true;
+    let mut eager = Device::new(cfg.clone()).unwrap();
+    // Every handle of every group references a unit from the start; GC units stay lazy.
+    assert_eq!(eager.free_units(), vec![28, 28]);
+    for f in eager.frontiers() {
+        assert_eq!(f.unit != NIL, f.kind == FrontierKind::Host, "{f:?}");
+    }
+    // Its data and the image behave as any drive's.
+    let mut rng = Rng::new(4);
+    precondition(&mut eager);
+    random_writes(&mut eager, &mut rng, 3_000);
+    eager.check_invariants().unwrap();
+    let bytes = eager.save_image(Vec::new()).unwrap();
+    let mut back = Device::load_image(cfg, &bytes[..]).unwrap();
+    let mut rb = rng.clone();
+    random_writes(&mut eager, &mut rng, 2_000);
+    random_writes(&mut back, &mut rb, 2_000);
+    assert_eq!(eager.counters(), back.counters());
 }

@@ -21,6 +21,7 @@ fn multi_ns_device(placement: Placement, n_ns: u32, ns_units: u64, eus: u32, np:
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement,
         namespaces,
         seed: 3,

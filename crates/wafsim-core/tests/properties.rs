@@ -32,6 +32,7 @@ fn device(policy: GcPolicy, (placement, slc_cache): (Placement, Option<SlcCacheC
         gc_free_min: 2,
         gc_free_target: 3,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement,
         namespaces,
         seed: 11,

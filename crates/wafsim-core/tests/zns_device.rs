@@ -148,6 +148,7 @@ fn a_conventional_flash_namespace_refuses_zone_commands() {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "a".into(), size_bytes: 64 * MIB, placement_handles: vec![0] }],
         seed: 1,

@@ -643,6 +643,11 @@ pub struct FdpSpec {
     /// "initially-isolated" | "persistently-isolated", or a list with one type per RUH.
     #[serde(default)]
     pub ruh_type: Option<RuhTypeSpec>,
+    /// Every handle references a reclaim unit from the start, as the NVMe specification has
+    /// it (and FEMU's FDP model), so an idle handle still holds an erase unit of the spare
+    /// (default false: a handle takes its first unit when first written).
+    #[serde(default)]
+    pub idle_handles_hold_units: bool,
 }
 
 impl FdpSpec {

@@ -619,6 +619,7 @@ fn flash(bytes: u64, op: f64) -> Device {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: wafsim_core::Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "fs".into(), size_bytes: bytes, placement_handles: vec![0] }],
         seed: 1,

@@ -38,6 +38,7 @@ fn flash_unit(bytes: u64, unit: u32) -> Device {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig {
             name: "ns".into(),

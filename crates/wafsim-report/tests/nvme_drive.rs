@@ -27,6 +27,7 @@ fn fdp_config() -> DeviceConfig {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: Placement::Fdp {
             reclaim_groups: 2,
             ruh_types: vec![

@@ -183,7 +183,7 @@ fn config_text(cfg: &DeviceConfig) -> String {
     let text = format!("{:?}", DeviceConfig { seed: 0, ..cfg.clone() });
     // Images saved before GC age classes existed name no such field: the default (one class)
     // is left out so they still load.
-    text.replace("gc_age_classes: 1, ", "")
+    text.replace("gc_age_classes: 1, fdp_idle_handles_hold_units: false, ", "")
 }
 
 impl Device {

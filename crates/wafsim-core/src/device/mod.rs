@@ -143,12 +143,13 @@ impl Device {
             base += units;
         }
         let ns_starts = ns_base[1..].to_vec();
+        let open_all = cfg.fdp_idle_handles_hold_units && matches!(cfg.placement, crate::config::Placement::Fdp { .. });
         let counters = Counters {
             namespaces: vec![NsCounters::default(); cfg.namespaces.len()],
             frontiers: vec![FrontierCounters::default(); frontiers.len()],
             ..Default::default()
         };
-        Ok(Device {
+        let mut dev = Device {
             np,
             div: FastDiv::new(np),
             mu_shift: cfg.mapping_unit.trailing_zeros(),
@@ -184,7 +185,15 @@ impl Device {
             slc: cfg.slc_cache.map(|c| Box::new(pslc::SlcCache::new(c, np, cfg.mapping_unit, geo.namespace_units))),
             geo,
             cfg,
-        })
+        };
+        if open_all {
+            // The specification: every handle of every group references a reclaim unit.
+            let hosts = dev.host_frontier.clone();
+            for f in hosts {
+                dev.open_unit(f).map_err(|e| ConfigError::Invalid(format!("fdp: every handle's first reclaim unit: {e}")))?;
+            }
+        }
+        Ok(dev)
     }
 
     /// The configuration the device was built from.

@@ -110,6 +110,7 @@ impl DeviceSpec {
             gc_free_min: self.gc_free_min,
             gc_free_target: self.gc_free_target.unwrap_or(self.gc_free_min),
             gc_age_classes: self.gc_age_classes,
+            fdp_idle_handles_hold_units: self.fdp.as_ref().is_some_and(|f| f.idle_handles_hold_units),
             placement,
             namespaces,
             seed: self.seed.unwrap_or(seed),
@@ -236,6 +237,7 @@ fn zns_namespaces(z: &ZnsConfig, namespaces: &[NamespaceSpec]) -> DeviceConfig {
         gc_free_min: 0,
         gc_free_target: 0,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig {
             name: namespaces.first().map_or("ns1".into(), |n| n.name.clone()),

@@ -78,6 +78,7 @@ fn filled_device(cfg: &BenchConfig, progress: &mut impl FnMut(&str)) -> anyhow::
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement: Placement::Conventional,
         namespaces: vec![NamespaceConfig { name: "bench".into(), size_bytes: logical, placement_handles: vec![0] }],
         seed: cfg.seed,

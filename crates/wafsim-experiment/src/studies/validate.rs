@@ -178,6 +178,7 @@ pub fn sequential_writers_case(fdp: bool, scale: Scale, seed: u64) -> Case {
         gc_free_min: 2,
         gc_free_target: 2,
         gc_age_classes: 1,
+        fdp_idle_handles_hold_units: false,
         placement,
         namespaces,
         seed,
