@@ -15,6 +15,12 @@ pub enum GcPolicy {
     Fifo,
     /// Sample N sealed units uniformly, take the one with fewest valid units.
     DChoices(u32),
+    /// First the data set under the most pressure, then its unit with the fewest valid units:
+    /// a data set is what one write frontier chain holds (a reclaim unit handle's or stream's
+    /// host units with its own GC units; the GC units several handles share), its pressure the
+    /// sealed erase units it holds in the group. O(units) per victim. Without placement there
+    /// is one data set and this is greedy.
+    BusiestHandle,
 }
 
 impl std::str::FromStr for GcPolicy {
@@ -24,6 +30,7 @@ impl std::str::FromStr for GcPolicy {
             "greedy" => Ok(GcPolicy::Greedy),
             "cost-benefit" => Ok(GcPolicy::CostBenefit),
             "fifo" => Ok(GcPolicy::Fifo),
+            "busiest-handle" => Ok(GcPolicy::BusiestHandle),
             _ => {
                 if let Some(n) = s.strip_prefix("d-choices:") {
                     match n.parse::<u32>() {
@@ -32,7 +39,7 @@ impl std::str::FromStr for GcPolicy {
                     }
                 } else {
                     Err(format!(
-                        "gc_policy {s:?}: expected \"greedy\", \"cost-benefit\", \"fifo\" or \"d-choices:N\""
+                        "gc_policy {s:?}: expected \"greedy\", \"cost-benefit\", \"fifo\", \"d-choices:N\" or \"busiest-handle\""
                     ))
                 }
             }
@@ -47,6 +54,7 @@ impl fmt::Display for GcPolicy {
             GcPolicy::CostBenefit => write!(f, "cost-benefit"),
             GcPolicy::Fifo => write!(f, "fifo"),
             GcPolicy::DChoices(n) => write!(f, "d-choices:{n}"),
+            GcPolicy::BusiestHandle => write!(f, "busiest-handle"),
         }
     }
 }

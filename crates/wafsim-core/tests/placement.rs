@@ -178,3 +178,33 @@ fn media_log_programs_reads_and_erases() {
     let p = dev.lookup(0, 0).unwrap();
     assert!(dev.die_of(p) < 4);
 }
+
+/// `busiest-handle` takes its victim from the data set holding the most sealed units, even when
+/// another handle has an emptier one; greedy takes the emptiest unit of the group.
+#[test]
+fn busiest_handle_gc_takes_its_victim_from_the_fullest_handle() {
+    let pi = vec![RuhType::PersistentlyIsolated; 2];
+    for (policy, copies) in [(GcPolicy::Greedy, 0), (GcPolicy::BusiestHandle, 7)] {
+        let mut dev = multi_ns_device(fdp(pi.clone()), 2, 64, 32, 8, policy);
+        let w = |ns: u32, lba: u64| Io { op: Op::Write, ns, offset: lba * MU as u64, len: MU, pid: Pid::new(0, 0) };
+        // Handle 0: six sealed units of 8, one unit each overwritten once (7 valid each).
+        for l in 0..49 {
+            dev.submit(&w(0, l)).unwrap();
+        }
+        for l in (0..48).step_by(8) {
+            dev.submit(&w(0, l)).unwrap();
+        }
+        // Handle 1: two sealed units, the first wholly overwritten (0 valid).
+        for l in 0..9 {
+            dev.submit(&w(1, l)).unwrap();
+        }
+        for l in 0..8 {
+            dev.submit(&w(1, l)).unwrap();
+        }
+        assert_eq!(dev.counters().gc_units, 0);
+        let free = dev.free_units()[0];
+        assert_eq!(dev.background_gc(free + 1, 1).unwrap(), 1);
+        assert_eq!(dev.counters().gc_units, copies, "{policy}: GC copied {} units", dev.counters().gc_units);
+        dev.check_invariants().unwrap();
+    }
+}

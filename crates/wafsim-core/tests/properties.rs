@@ -42,7 +42,7 @@ fn device(policy: GcPolicy, (placement, slc_cache): (Placement, Option<SlcCacheC
 }
 
 fn policies() -> impl Strategy<Value = GcPolicy> {
-    prop_oneof![Just(GcPolicy::Greedy), Just(GcPolicy::Fifo), Just(GcPolicy::CostBenefit), Just(GcPolicy::DChoices(3))]
+    prop_oneof![Just(GcPolicy::Greedy), Just(GcPolicy::Fifo), Just(GcPolicy::CostBenefit), Just(GcPolicy::DChoices(3)), Just(GcPolicy::BusiestHandle)]
 }
 
 /// A client drive's pSLC cache on the test device: 4 static SLC units (of 5 mapping units) and a

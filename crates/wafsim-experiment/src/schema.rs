@@ -507,7 +507,7 @@ pub struct DeviceSpec {
     /// `[device.geometry]`: the NAND layout; sets the erase unit (and the raw capacity with
     /// `blocks_per_plane`), and the timing model needs it.
     pub geometry: Option<NandGeometry>,
-    /// "greedy" | "cost-benefit" | "fifo" | "d-choices:N"; default "greedy".
+    /// "greedy" | "cost-benefit" | "fifo" | "d-choices:N" | "busiest-handle"; default "greedy".
     #[serde(default = "default_gc_policy")]
     pub gc_policy: String,
     /// GC starts when a reclaim group has fewer free erase units than this (default 2).

@@ -107,6 +107,38 @@ impl Device {
                 }
                 best
             }
+            GcPolicy::BusiestHandle => {
+                // Data set of a unit: its writer's handle (a GC chain of one handle counts with
+                // it), or `nruh` for GC units several handles share.
+                let first = self.rgs[rg as usize].first_eu;
+                let sets = self.nruh as usize + 1;
+                let set = |d: &Device, u: u32| {
+                    let r = d.frontiers[d.owner[u as usize] as usize].ruh;
+                    if r == NIL { sets - 1 } else { r as usize }
+                };
+                let mut held = vec![0u32; sets];
+                let mut emptiest = vec![NIL; sets];
+                for u in first..first + self.geo.eus_per_rg {
+                    if self.state[u as usize] == SEALED {
+                        let k = set(self, u);
+                        held[k] += 1;
+                        if emptiest[k] == NIL || self.valid[u as usize] < self.valid[emptiest[k] as usize] {
+                            emptiest[k] = u;
+                        }
+                    }
+                }
+                // The busiest set that has something to reclaim (ties to the lower index); a
+                // set whose units are all full would free nothing, so it is passed over (FEMU
+                // falls back to global greedy likewise), and if every set is full, the emptiest.
+                let gain = |u: u32| u != NIL && self.valid[u as usize] < self.np;
+                match (0..sets).filter(|&k| gain(emptiest[k])).fold(None, |b: Option<usize>, k| match b {
+                    Some(b) if held[b] >= held[k] => Some(b),
+                    _ => Some(k),
+                }) {
+                    Some(k) => emptiest[k],
+                    None => emptiest.iter().copied().filter(|&u| u != NIL).min_by_key(|&u| self.valid[u as usize]).expect("sealed count says non-empty"),
+                }
+            }
             GcPolicy::DChoices(d) => {
                 let first = self.rgs[rg as usize].first_eu;
                 let n = self.geo.eus_per_rg as u64;
