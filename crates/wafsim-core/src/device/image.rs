@@ -181,8 +181,8 @@ impl Device {
 /// random state (the image carries that state), so a run with another seed may start from it.
 fn config_text(cfg: &DeviceConfig) -> String {
     let text = format!("{:?}", DeviceConfig { seed: 0, ..cfg.clone() });
-    // Images saved before GC age classes existed name no such field: the default (one class)
-    // is left out so they still load.
+    // Images saved before GC age classes and idle-handle units existed name neither field: their
+    // defaults (one class, idle handles hold nothing) are left out so those images still load.
     text.replace("gc_age_classes: 1, fdp_idle_handles_hold_units: false, ", "")
 }
 
