@@ -76,6 +76,9 @@ fn bad_input_gives_a_clear_error() {
     assert!(err.contains("gc_policy \"lru\"") && err.contains("d-choices:N"), "{err}");
     let (ok, _, err) = wafsim(&["run", "does/not/exist.toml"]);
     assert!(!ok && err.contains("cannot read"), "{err}");
+    // A sweep file given to `run` names the command that runs it.
+    let (ok, _, err) = wafsim(&["run", "experiments/sweeps/op.toml"]);
+    assert!(!ok && err.contains("sweep file") && err.contains("wafsim sweep experiments/sweeps/op.toml"), "{err}");
 }
 
 #[test]

@@ -43,6 +43,11 @@ pub type Check<'a> = &'a dyn Fn(&ExperimentSpec) -> Result<()>;
 /// Like [`load_variants`] from a string; `origin` names the source in error messages.
 pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Variant>> {
     let mut base: toml::Table = toml::from_str(text).map_err(|e| not_toml(origin, text, &e))?;
+    // A sweep file names a base experiment and axes: say which command runs it, not which
+    // experiment keys it lacks.
+    if base.contains_key("base") && !base.contains_key("device") {
+        bail!("{origin}: this is a sweep file (a base experiment and the points to run it at), not an experiment: run it with `wafsim sweep {origin}`, or run its base experiment with `wafsim run`");
+    }
     // Variants merge over the document as written and expand presets afterwards, so a variant
     // may name another preset (even another kind of drive) without inheriting the base's.
     let raw = base.clone();
