@@ -158,7 +158,7 @@ fn report(r: &AdviseResult, top: usize) -> String {
         out += "\nWAF by over-provisioning ((physical - logical) / logical) and RUH type:\n";
         let mut head = vec!["assignment".to_string()];
         head.extend(r.op_rows[0].points.iter().map(|p| {
-            let t = p.ruh_type.map(|t| if t.starts_with('i') { "II" } else { "PI" });
+            let t = p.ruh_type.map(|t| if t == wafsim_core::RuhType::InitiallyIsolated.name() { "II" } else { "PI" });
             match (p.op, t) {
                 (Some(o), Some(t)) => format!("OP {o:.2} {t}"),
                 (Some(o), None) => format!("OP {o:.2}"),

@@ -71,6 +71,17 @@ pub enum RuhType {
     PersistentlyIsolated,
 }
 
+impl RuhType {
+    /// The name experiment files give the type (`device.fdp.ruh_type`); [`str::parse`] reads
+    /// it back.
+    pub fn name(self) -> &'static str {
+        match self {
+            RuhType::InitiallyIsolated => "initially-isolated",
+            RuhType::PersistentlyIsolated => "persistently-isolated",
+        }
+    }
+}
+
 impl std::str::FromStr for RuhType {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {

@@ -143,7 +143,6 @@ impl Device {
             base += units;
         }
         let ns_starts = ns_base[1..].to_vec();
-        let open_all = cfg.fdp_idle_handles_hold_units && matches!(cfg.placement, crate::config::Placement::Fdp { .. });
         let counters = Counters {
             namespaces: vec![NsCounters::default(); cfg.namespaces.len()],
             frontiers: vec![FrontierCounters::default(); frontiers.len()],
@@ -186,7 +185,7 @@ impl Device {
             geo,
             cfg,
         };
-        if open_all {
+        if dev.cfg.fdp_idle_handles_hold_units && dev.is_fdp() {
             // The specification: every handle of every group references a reclaim unit.
             let hosts = dev.host_frontier.clone();
             for f in hosts {

@@ -20,8 +20,8 @@ use wafsim_core::units::parse_bytes;
 const MIN_AUTO_ZONE: f64 = 2.0 * 1024.0 * 1024.0;
 
 /// Default scale: the experiment's `default_scale` if it gives one; else the largest power of
-/// ten (<= 1) that brings the logical capacity to at most 10 GB; for a zoned drive, no smaller than keeps its zones at 2 MiB or more; 1 for a timed
-/// SMR disk.
+/// ten (<= 1) that brings the logical capacity to at most 10 GB; for a zoned drive, no smaller
+/// than keeps its zones at 2 MiB or more; 1 for a timed SMR disk.
 pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
     if let Some(s) = spec.default_scale {
         if !(s > 0.0 && s <= 1.0) {

@@ -343,7 +343,7 @@ impl Advisor {
             }
         }
         let ruh_types: Vec<String> = match &fdp.ruh_type {
-            None => vec!["initially-isolated".into(); fdp.ruhs as usize],
+            None => vec![wafsim_core::RuhType::InitiallyIsolated.name().into(); fdp.ruhs as usize],
             Some(RuhTypeSpec::One(t)) => vec![t.clone(); fdp.ruhs as usize],
             Some(RuhTypeSpec::PerRuh(l)) => l.clone(),
         };
@@ -481,7 +481,7 @@ impl Advisor {
             if matches!(self.spec.device.fdp.as_ref().and_then(|f| f.ruh_type.as_ref()), Some(RuhTypeSpec::PerRuh(_))) {
                 // A per-RUH type list must grow with the RUHs: the added ones take the last type.
                 let mut l = self.ruh_types.clone();
-                let last = l.last().cloned().unwrap_or_else(|| "initially-isolated".into());
+                let last = l.last().cloned().unwrap_or_else(|| wafsim_core::RuhType::InitiallyIsolated.name().into());
                 l.resize(r as usize, last);
                 out.push(("device.fdp.ruh_type".into(), toml::Value::Array(l.into_iter().map(toml::Value::String).collect())));
             }
@@ -490,7 +490,7 @@ impl Advisor {
             out.push(("device.over_provisioning".into(), toml::Value::Float(op)));
         }
         if let Some(t) = c.ruh_type {
-            out.push(("device.fdp.ruh_type".into(), toml::Value::String(ruh_type_name(t).into())));
+            out.push(("device.fdp.ruh_type".into(), toml::Value::String(t.name().into())));
         }
         Ok(out)
     }
@@ -940,7 +940,7 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
             let row = points
                 .iter()
                 .enumerate()
-                .map(|(j, &(op, t))| OpPoint { op, ruh_type: t.map(ruh_type_name), waf: es[i * points.len() + j].waf })
+                .map(|(j, &(op, t))| OpPoint { op, ruh_type: t.map(wafsim_core::RuhType::name), waf: es[i * points.len() + j].waf })
                 .collect();
             op_rows.push(OpRow { label, points: row });
         }
@@ -965,12 +965,4 @@ pub fn advise(path: &Path, opts: &AdviseOptions, progress: &(dyn Fn(AdviseProgre
         seconds: start.elapsed().as_secs_f64(),
         notes,
     })
-}
-
-/// A RUH type as `device.fdp.ruh_type` names it.
-fn ruh_type_name(t: wafsim_core::RuhType) -> &'static str {
-    match t {
-        wafsim_core::RuhType::InitiallyIsolated => "initially-isolated",
-        wafsim_core::RuhType::PersistentlyIsolated => "persistently-isolated",
-    }
 }
