@@ -8,9 +8,9 @@
 //! advance:
 //!
 //! - host programs, in buffer order, once their data has crossed the host link;
-//! - GC work (page reads, copy programs, erases) in the order the FTL logged it. A GC program
-//!   needs a program unit of copied data from any GC reads that have finished, not the reads
-//!   of one batch (work-conserving: no die waits for the slowest read of a victim);
+//! - GC work (page reads, copy programs, erases) in the order it was released to the die. A GC
+//!   program needs a program unit of copied data from any GC reads that have finished, not the
+//!   reads of one batch (work-conserving: no die waits for the slowest read of a victim);
 //! - when both kinds wait, the die shares its time between them by weighted fair queueing,
 //!   each kind weighted by the die time it has logged so far. Host writes therefore progress at
 //!   the rate GC lets them in the long run (WAF), without a whole victim's relocation running
@@ -21,8 +21,12 @@
 //! victim's work by the time the FTL takes the next one (the host program time between the two
 //! previous victims sets it). Firmware balances GC against host writes the same way, by free
 //! space rather than in bursts; without it, GC arrives in chunks as large as an erase unit and
-//! write latency tails would grow with the erase unit, i.e. with `--scale`. When no host program
-//! waits, all logged GC work is released (background GC uses idle dies).
+//! write latency tails would grow with the erase unit, i.e. with `--scale`. Within the backlog a
+//! copy program is released as soon as the reads that yield its data are, so reads run at most a
+//! program unit of data ahead of the copies (a controller's copy buffer), not a whole victim
+//! ahead: a victim's reads released together booked the channels and the datapath in bursts as
+//! long as the erase unit. When no host program waits, all logged GC work is released
+//! (background GC uses idle dies).
 //!
 //! Host programs into a pSLC write cache are host programs of a third of the data (a page on
 //! every plane, one bit per cell) taking the SLC program time; folds out of the cache are GC
@@ -239,9 +243,11 @@ struct Die {
     host_q: VecDeque<u64>,
     /// The current host program is an SLC-mode one.
     cur_slc: bool,
-    gc_q: VecDeque<GcOp>,
-    /// GC reads and erases in `gc_q` (always ready).
-    gc_unblocked: u32,
+    /// Queued GC work: reads and erases (always ready), and copy programs (their needs
+    /// increasing), each with its place in the order the work was given to the die.
+    gc_rw: VecDeque<(u64, GcOp)>,
+    gc_prog: VecDeque<(u64, u64)>,
+    gc_seq: u64,
     /// Die time logged per kind: the weights of the fair queueing.
     logged_host: u64,
     logged_gc: u64,
@@ -272,6 +278,17 @@ impl Logged {
         };
         debug_assert!(payload < 1 << (64 - Self::DIE_BITS - Self::KIND_BITS), "GC unit count fits");
         Logged(die as u64 | kind << Self::DIE_BITS | payload << (Self::DIE_BITS + Self::KIND_BITS))
+    }
+
+    /// An erase with its release condition: the GC read units logged before it (a read's and
+    /// a program's payload is their own field).
+    fn with_payload(die: u32, op: GcOp, payload: u64) -> Logged {
+        debug_assert!(matches!(op, GcOp::Erase));
+        Logged(Logged::new(die, op).0 | payload << (Self::DIE_BITS + Self::KIND_BITS))
+    }
+
+    fn payload(self) -> u64 {
+        self.0 >> (Self::DIE_BITS + Self::KIND_BITS)
     }
 
     fn die(self) -> u32 {
@@ -382,9 +399,12 @@ pub struct Media {
     power_wait: VecDeque<u32>,
     /// Host programs queued or in progress.
     host_programs: u64,
-    /// GC work logged by the FTL, not yet given to the dies, in log order; its die time.
+    /// GC work logged by the FTL, not yet given to the dies: page reads, and copy programs and
+    /// erases, each in log order; their die time; units of read data released to the dies.
     backlog: VecDeque<Logged>,
+    backlog_rest: VecDeque<Logged>,
     backlog_ns: u64,
+    released_units: u64,
     /// GC die time released per host program die time, and the release credit (die ns).
     pace: f64,
     credit: f64,
@@ -452,7 +472,9 @@ impl Media {
             power_wait: VecDeque::new(),
             host_programs: 0,
             backlog: VecDeque::new(),
+            backlog_rest: VecDeque::new(),
             backlog_ns: 0,
+            released_units: 0,
             pace: 0.0,
             credit: 0.0,
             host_ns_since_gc: 0,
@@ -529,22 +551,18 @@ impl Media {
         self.host_programs
     }
 
-    /// The first GC operation of `d`'s queue that may run now: reads and erases always; a copy
-    /// program once its data has been read. Needs grow along the queue, so only leading blocked
-    /// programs are skipped.
-    fn ready_gc(&self, d: usize) -> Option<usize> {
+    /// The first GC operation given to die `d` that may run now: reads and erases always; a
+    /// copy program once its data has been read (needs grow along the queue, so only the first
+    /// program can be ready). Returns the queue it heads: true for the programs.
+    fn ready_gc(&self, d: usize) -> Option<bool> {
         let die = &self.dies[d];
-        for (i, op) in die.gc_q.iter().enumerate() {
-            match *op {
-                GcOp::Program { need } if need > self.gc_read => {
-                    if die.gc_unblocked == 0 {
-                        return None;
-                    }
-                }
-                _ => return Some(i),
-            }
+        let prog = die.gc_prog.front().filter(|&&(_, need)| need <= self.gc_read);
+        match (die.gc_rw.front(), prog) {
+            (None, None) => None,
+            (Some(_), None) => Some(false),
+            (None, Some(_)) => Some(true),
+            (Some(&(r, _)), Some(&(p, _))) => Some(p < r),
         }
-        None
     }
 
     /// Whether a die may start a program now (a power token is free).
@@ -565,12 +583,9 @@ impl Media {
         }
     }
 
-    /// The first GC read or erase of `d`'s queue (what a die can do without a power token).
-    fn ready_gc_no_program(&self, d: usize) -> Option<usize> {
-        if self.dies[d].gc_unblocked == 0 {
-            return None;
-        }
-        self.dies[d].gc_q.iter().position(|op| !matches!(op, GcOp::Program { .. }))
+    /// The first GC read or erase given to die `d` (what a die can do without a power token).
+    fn ready_gc_no_program(&self, d: usize) -> Option<bool> {
+        (!self.dies[d].gc_rw.is_empty()).then_some(false)
     }
 
     /// Commit die `d`'s next operation at `t` (the die is free).
@@ -593,10 +608,14 @@ impl Media {
         };
         let ch = self.channel_of(d);
         let (kind, dur) = if take_gc {
-            let op = self.dies[di].gc_q.remove(gc.expect("chosen")).expect("in range");
+            let op = if gc.expect("chosen") {
+                let (_, need) = self.dies[di].gc_prog.pop_front().expect("ready program");
+                GcOp::Program { need }
+            } else {
+                self.dies[di].gc_rw.pop_front().expect("ready read or erase").1
+            };
             match op {
                 GcOp::Read { units } => {
-                    self.dies[di].gc_unblocked -= 1;
                     let done = t + self.t_read;
                     let out = self.ch[ch].book(done, self.page_xfer) + self.page_xfer;
                     let out = self.through_datapath(out, self.page_dp);
@@ -612,7 +631,6 @@ impl Media {
                     (Kind::GcProgram, self.t_prog)
                 }
                 GcOp::Erase => {
-                    self.dies[di].gc_unblocked -= 1;
                     self.busy.erase_ns += self.t_erase;
                     self.start(di, Kind::Erase, t, t + self.t_erase);
                     (Kind::Erase, self.t_erase)
@@ -701,8 +719,7 @@ impl Media {
             }
         }
         // With no read or erase queued, the queue holds only programs, the first needing least.
-        if die.gc_unblocked > 0
-            || (!programs_blocked && matches!(die.gc_q.front(), Some(GcOp::Program { need }) if *need <= self.gc_read))
+        if !die.gc_rw.is_empty() || (!programs_blocked && die.gc_prog.front().is_some_and(|&(_, need)| need <= self.gc_read))
         {
             next = next.min(die.busy_end);
         }
@@ -809,40 +826,65 @@ impl Media {
 
     fn log_gc(&mut self, die: u32, op: GcOp) {
         self.backlog_ns += self.gc_op_ns(op);
-        self.backlog.push_back(Logged::new(die, op));
+        match op {
+            GcOp::Read { .. } => self.backlog.push_back(Logged::new(die, op)),
+            // An erase waits for the reads logged before it (its victim's); a program for the
+            // reads that yield its data (its `need`).
+            GcOp::Erase => self.backlog_rest.push_back(Logged::with_payload(die, op, self.gc_logged)),
+            GcOp::Program { .. } => self.backlog_rest.push_back(Logged::new(die, op)),
+        }
         self.gc_in_command = true;
+    }
+
+    /// The backlog operation to release next: a copy program or erase as soon as the reads it
+    /// waits for are released, else the next read. So GC reads reach the dies just ahead of
+    /// the copies that take their data, as a controller's copy buffer lets them, instead of a
+    /// victim's reads all before its first copy (bursts of read data as long as an erase unit
+    /// on the channels and the datapath). Returns the queue: true for the rest.
+    fn next_release(&self) -> Option<bool> {
+        match (self.backlog_rest.front(), self.backlog.is_empty()) {
+            (None, true) => None,
+            (None, false) => Some(false),
+            (Some(l), reads_empty) => Some(reads_empty || l.payload() <= self.released_units),
+        }
     }
 
     /// Release as much backlog as the credit pays for (credit is not banked while there is
     /// nothing to release).
     fn release_paced(&mut self) {
         while self.credit > 0.0 {
-            let Some(op) = self.backlog.front().map(|l| l.op()) else {
+            let Some(rest) = self.next_release() else {
                 self.credit = 0.0;
                 return;
             };
-            self.credit -= self.gc_op_ns(op) as f64;
+            let l = if rest { self.backlog_rest.front() } else { self.backlog.front() };
+            self.credit -= self.gc_op_ns(l.expect("named by next_release").op()) as f64;
             self.release_gc(1);
         }
     }
 
-    /// Give the first `n` backlog operations to their dies.
+    /// Give the next `n` backlog operations (in [`Media::next_release`]'s order) to their dies.
     fn release_gc(&mut self, n: u64) {
         for _ in 0..n {
-            let Some(l) = self.backlog.pop_front() else { return };
+            let Some(rest) = self.next_release() else { return };
+            let l = if rest { self.backlog_rest.pop_front() } else { self.backlog.pop_front() }.expect("named by next_release");
             let (die, op) = (l.die(), l.op());
+            if let GcOp::Read { units } = op {
+                self.released_units += units as u64;
+            }
             let ns = self.gc_op_ns(op);
             self.backlog_ns -= ns;
             let d = &mut self.dies[die as usize];
-            d.gc_q.push_back(op);
+            d.gc_seq += 1;
             d.logged_gc += ns;
             match op {
                 GcOp::Program { need } => {
+                    d.gc_prog.push_back((d.gc_seq, need));
                     if need > self.gc_read {
                         self.blocked.push_back((need, die));
                     }
                 }
-                _ => d.gc_unblocked += 1,
+                _ => d.gc_rw.push_back((d.gc_seq, op)),
             }
             // A queued operation can only bring the die's event forward to when the die is
             // free; if it is already due by then, there is nothing to reschedule.
@@ -926,7 +968,7 @@ impl Media {
 
     /// No GC work (copies, folds, erases) is logged or queued on any die.
     pub fn gc_idle(&self) -> bool {
-        self.backlog.is_empty() && self.dies.iter().all(|d| d.gc_q.is_empty())
+        self.backlog.is_empty() && self.backlog_rest.is_empty() && self.dies.iter().all(|d| d.gc_rw.is_empty() && d.gc_prog.is_empty())
     }
 
     /// When the dies would finish the work queued so far if no more arrived (an estimate that
@@ -936,7 +978,8 @@ impl Media {
             .iter()
             .map(|d| {
                 let host: u64 = d.host_q.iter().map(|&r| if r & SLC_BIT != 0 { self.t_prog_slc } else { self.t_prog }).sum();
-                let queued: u64 = host + d.gc_q.iter().map(|&op| self.gc_op_ns(op)).sum::<u64>();
+                let gc: u64 = d.gc_rw.iter().map(|&(_, op)| self.gc_op_ns(op)).sum::<u64>() + d.gc_prog.len() as u64 * self.t_prog;
+                let queued: u64 = host + gc;
                 d.busy_end.max(self.now) + queued
             })
             .max()
@@ -948,7 +991,40 @@ impl Media {
 
 #[cfg(test)]
 mod tests {
-    use super::Channel;
+    use super::{Channel, GcOp, Media};
+    use crate::TimingConfig;
+
+    /// A victim's relocation as the FTL logs it (every page read, then the copies, then the
+    /// erase) reaches the dies with each copy right after the reads that yield its data.
+    #[test]
+    fn gc_reads_are_released_just_ahead_of_their_copies() {
+        let cfg = TimingConfig { erase_scale: 1.0, ..TimingConfig::plain_tlc(4, 4) };
+        let mut m = Media::new(&cfg);
+        let (upp, pages) = (cfg.units_per_page(), cfg.units_per_program() / cfg.units_per_page());
+        assert!(pages > 1);
+        let copies = 8;
+        for i in 0..copies * pages {
+            m.queue_gc_read(i % 4, upp);
+        }
+        for d in 0..copies {
+            m.queue_gc_program(d % 4);
+        }
+        m.queue_erase(0);
+        let mut order = String::new();
+        while let Some(rest) = m.next_release() {
+            let l = if rest { m.backlog_rest.front() } else { m.backlog.front() };
+            order.push(match l.unwrap().op() {
+                GcOp::Read { .. } => 'r',
+                GcOp::Program { .. } => 'P',
+                GcOp::Erase => 'E',
+            });
+            m.release_gc(1);
+        }
+        let expected = ("r".repeat(pages as usize) + "P").repeat(copies as usize) + "EEEE";
+        assert_eq!(order, expected, "one erase per die of the group, after every read");
+        assert_eq!(m.released_units, (copies * pages * upp) as u64);
+        assert!(m.backlog.is_empty() && m.backlog_rest.is_empty() && m.backlog_ns == 0);
+    }
 
     #[test]
     fn channel_books_gaps() {
