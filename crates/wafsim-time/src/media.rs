@@ -110,6 +110,9 @@ struct Channel {
     head: usize,
     /// Gaps shorter than this are closed (see [`MIN_GAP_NS`]).
     min_gap: u64,
+    /// No interval from `head` on ends before this (a lower bound: `prune` has nothing to do
+    /// before it, and can tell without reading the intervals).
+    first_end: u64,
 }
 
 /// Gaps shorter than this cannot hold any NAND transfer worth booking (a 4 KiB transfer at
@@ -121,11 +124,13 @@ const MAX_SCAN: usize = 256;
 
 impl Channel {
     fn new(min_gap: u64) -> Channel {
-        Channel { busy: Vec::new(), head: 0, min_gap }
+        Channel { busy: Vec::new(), head: 0, min_gap, first_end: u64::MAX }
     }
 
     /// Book `dur` ns at the first gap starting at or after `t`; returns the start.
     fn book(&mut self, t: u64, dur: u64) -> u64 {
+        // Every interval booked or extended here ends at or after t + dur.
+        self.first_end = self.first_end.min(t + dur);
         // Fast path: at or after the last booking.
         match self.busy.last_mut() {
             None => {
@@ -181,9 +186,13 @@ impl Channel {
 
     /// Forget intervals that ended by `now` (no later request starts before `now`).
     fn prune(&mut self, now: u64) {
+        if now < self.first_end {
+            return;
+        }
         while self.head < self.busy.len() && self.busy[self.head].1 <= now {
             self.head += 1;
         }
+        self.first_end = self.busy.get(self.head).map_or(u64::MAX, |&(_, e)| e);
         if self.head > 64 && self.head * 2 > self.busy.len() {
             self.busy.drain(..self.head);
             self.head = 0;
@@ -243,11 +252,14 @@ struct Die {
     host_q: VecDeque<u64>,
     /// The current host program is an SLC-mode one.
     cur_slc: bool,
-    /// Queued GC work: reads and erases (always ready), and copy programs (their needs
-    /// increasing), each with its place in the order the work was given to the die.
-    gc_rw: VecDeque<(u64, GcOp)>,
-    gc_prog: VecDeque<(u64, u64)>,
-    gc_seq: u64,
+    /// Queued GC work: reads and erases (always ready), each with the number of programs given
+    /// to the die before it, and copy programs' needs (increasing); programs given to the die
+    /// and taken by it so far. (The die's GC queue can hold a long backlog: its entries are
+    /// kept to 8 bytes.)
+    gc_rw: VecDeque<Queued>,
+    gc_prog: VecDeque<u64>,
+    progs_in: u64,
+    progs_out: u64,
     /// Die time logged per kind: the weights of the fair queueing.
     logged_host: u64,
     logged_gc: u64,
@@ -301,6 +313,40 @@ impl Logged {
             0 => GcOp::Read { units: payload as u32 },
             1 => GcOp::Program { need: payload },
             _ => GcOp::Erase,
+        }
+    }
+}
+
+/// A GC read or erase in a die's queue and the number of copy programs given to the die before
+/// it, packed in 8 bytes.
+#[derive(Debug, Clone, Copy)]
+struct Queued(u64);
+
+impl Queued {
+    const UNIT_BITS: u32 = 23;
+
+    fn new(programs_before: u64, op: GcOp) -> Queued {
+        let low = match op {
+            GcOp::Read { units } => {
+                debug_assert!(units < 1 << Self::UNIT_BITS, "a page's units fit");
+                units as u64
+            }
+            GcOp::Erase => 1 << Self::UNIT_BITS,
+            GcOp::Program { .. } => unreachable!("programs queue apart"),
+        };
+        debug_assert!(programs_before < 1 << (63 - Self::UNIT_BITS));
+        Queued(programs_before << (Self::UNIT_BITS + 1) | low)
+    }
+
+    fn programs_before(self) -> u64 {
+        self.0 >> (Self::UNIT_BITS + 1)
+    }
+
+    fn op(self) -> GcOp {
+        if self.0 & (1 << Self::UNIT_BITS) != 0 {
+            GcOp::Erase
+        } else {
+            GcOp::Read { units: (self.0 & ((1 << Self::UNIT_BITS) - 1)) as u32 }
         }
     }
 }
@@ -556,12 +602,13 @@ impl Media {
     /// program can be ready). Returns the queue it heads: true for the programs.
     fn ready_gc(&self, d: usize) -> Option<bool> {
         let die = &self.dies[d];
-        let prog = die.gc_prog.front().filter(|&&(_, need)| need <= self.gc_read);
+        let prog = die.gc_prog.front().is_some_and(|&need| need <= self.gc_read);
         match (die.gc_rw.front(), prog) {
-            (None, None) => None,
-            (Some(_), None) => Some(false),
-            (None, Some(_)) => Some(true),
-            (Some(&(r, _)), Some(&(p, _))) => Some(p < r),
+            (None, false) => None,
+            (Some(_), false) => Some(false),
+            (None, true) => Some(true),
+            // The first program was given before the first read or erase.
+            (Some(q), true) => Some(die.progs_out < q.programs_before()),
         }
     }
 
@@ -609,10 +656,11 @@ impl Media {
         let ch = self.channel_of(d);
         let (kind, dur) = if take_gc {
             let op = if gc.expect("chosen") {
-                let (_, need) = self.dies[di].gc_prog.pop_front().expect("ready program");
+                let need = self.dies[di].gc_prog.pop_front().expect("ready program");
+                self.dies[di].progs_out += 1;
                 GcOp::Program { need }
             } else {
-                self.dies[di].gc_rw.pop_front().expect("ready read or erase").1
+                self.dies[di].gc_rw.pop_front().expect("ready read or erase").op()
             };
             match op {
                 GcOp::Read { units } => {
@@ -719,7 +767,7 @@ impl Media {
             }
         }
         // With no read or erase queued, the queue holds only programs, the first needing least.
-        if !die.gc_rw.is_empty() || (!programs_blocked && die.gc_prog.front().is_some_and(|&(_, need)| need <= self.gc_read))
+        if !die.gc_rw.is_empty() || (!programs_blocked && die.gc_prog.front().is_some_and(|&need| need <= self.gc_read))
         {
             next = next.min(die.busy_end);
         }
@@ -875,16 +923,16 @@ impl Media {
             let ns = self.gc_op_ns(op);
             self.backlog_ns -= ns;
             let d = &mut self.dies[die as usize];
-            d.gc_seq += 1;
             d.logged_gc += ns;
             match op {
                 GcOp::Program { need } => {
-                    d.gc_prog.push_back((d.gc_seq, need));
+                    d.gc_prog.push_back(need);
+                    d.progs_in += 1;
                     if need > self.gc_read {
                         self.blocked.push_back((need, die));
                     }
                 }
-                _ => d.gc_rw.push_back((d.gc_seq, op)),
+                _ => d.gc_rw.push_back(Queued::new(d.progs_in, op)),
             }
             // A queued operation can only bring the die's event forward to when the die is
             // free; if it is already due by then, there is nothing to reschedule.
@@ -978,7 +1026,7 @@ impl Media {
             .iter()
             .map(|d| {
                 let host: u64 = d.host_q.iter().map(|&r| if r & SLC_BIT != 0 { self.t_prog_slc } else { self.t_prog }).sum();
-                let gc: u64 = d.gc_rw.iter().map(|&(_, op)| self.gc_op_ns(op)).sum::<u64>() + d.gc_prog.len() as u64 * self.t_prog;
+                let gc: u64 = d.gc_rw.iter().map(|&q| self.gc_op_ns(q.op())).sum::<u64>() + d.gc_prog.len() as u64 * self.t_prog;
                 let queued: u64 = host + gc;
                 d.busy_end.max(self.now) + queued
             })
@@ -1024,6 +1072,16 @@ mod tests {
         assert_eq!(order, expected, "one erase per die of the group, after every read");
         assert_eq!(m.released_units, (copies * pages * upp) as u64);
         assert!(m.backlog.is_empty() && m.backlog_rest.is_empty() && m.backlog_ns == 0);
+    }
+
+    #[test]
+    fn queued_gc_work_packs_its_order_and_operation() {
+        use super::Queued;
+        for (before, op) in [(0, GcOp::Read { units: 1 }), (5, GcOp::Erase), ((1 << 40) - 1, GcOp::Read { units: (1 << 23) - 1 })] {
+            let q = Queued::new(before, op);
+            assert_eq!(q.programs_before(), before);
+            assert_eq!(format!("{:?}", q.op()), format!("{op:?}"));
+        }
     }
 
     #[test]
