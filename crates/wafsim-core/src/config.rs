@@ -170,8 +170,8 @@ pub struct DeviceConfig {
     pub gc_age_classes: u32,
     /// FDP: every reclaim unit handle of every reclaim group references a reclaim unit from the
     /// start, as the specification has it, so a handle that is never written still holds an
-    /// erase unit out of the spare. `false` (the default so far): a handle takes its first unit
-    /// when first written. Ignored without FDP.
+    /// erase unit out of the spare (experiment files' default). `false`: a handle takes its
+    /// first unit when first written. Ignored without FDP.
     pub fdp_idle_handles_hold_units: bool,
     /// How host writes are steered to write frontiers.
     pub placement: Placement,

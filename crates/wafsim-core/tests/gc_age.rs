@@ -184,3 +184,18 @@ fn idle_handles_hold_a_unit_each_when_asked() {
     random_writes(&mut back, &mut rb, 2_000);
     assert_eq!(eager.counters(), back.counters());
 }
+
+/// An FDP image saved with idle handles holding nothing (wafsim's default before the
+/// specification's rule became it) is refused by a drive whose handles hold units, with the
+/// setting that loads it named; with that setting it loads.
+#[test]
+fn an_image_with_empty_idle_handles_names_the_setting_that_loads_it() {
+    let placement = Placement::Fdp { reclaim_groups: 1, ruh_types: vec![RuhType::InitiallyIsolated; 4] };
+    let lazy = device(placement, &[0], 600, 64, 32, 1);
+    let bytes = lazy.save_image(Vec::new()).unwrap();
+    let mut eager = lazy.config().clone();
+    eager.fdp_idle_handles_hold_units = true;
+    let err = Device::load_image(eager, &bytes[..]).err().expect("another configuration").to_string();
+    assert!(err.contains("idle_handles_hold_units = false"), "{err}");
+    Device::load_image(lazy.config().clone(), &bytes[..]).unwrap();
+}

@@ -645,8 +645,9 @@ pub struct FdpSpec {
     pub ruh_type: Option<RuhTypeSpec>,
     /// Every handle references a reclaim unit from the start, as the NVMe specification has
     /// it (and FEMU's FDP model), so an idle handle still holds an erase unit of the spare
-    /// (default false: a handle takes its first unit when first written).
-    #[serde(default)]
+    /// (default true; false: a handle takes its first unit when first written, wafsim's
+    /// behaviour before this became the default).
+    #[serde(default = "yes")]
     pub idle_handles_hold_units: bool,
 }
 

@@ -335,19 +335,29 @@ fn fdp_hostile_mixes_follow_the_gc_destinations() {
         v.name = format!("{n}@{op}");
         v
     };
+    // One handle for all streams, the other seven holding no unit (as no placement holds none).
+    let mut one_lazy = {
+        let fdp = toml::Table::from_iter([("idle_handles_hold_units".to_string(), toml::Value::Boolean(false))]);
+        let set = toml::Table::from_iter([("device".to_string(), toml::Value::Table(toml::Table::from_iter([("fdp".to_string(), toml::Value::Table(fdp))])))]);
+        wafsim_experiment::plan::variant_with(&pick("one-handle"), &set).unwrap()
+    };
+    one_lazy.name = "one-handle, idle handles empty".into();
     let mut half = pick("fdp-ii");
     scale_spec(&mut half.spec, 0.5).unwrap();
     half.name = "fdp-ii@1/2".into();
-    let vs = vec![pick("no-placement"), pick("one-handle"), pick("fdp-ii"), pick("fdp-pi"), op("fdp-ii", 0.03), op("fdp-pi", 0.03), half];
+    let vs = vec![pick("no-placement"), pick("one-handle"), one_lazy, pick("fdp-ii"), pick("fdp-pi"), op("fdp-ii", 0.03), op("fdp-pi", 0.03), half];
     let rs: Vec<VariantResult> = run_variants(&vs, RunOptions::default(), &|_, _| {}).into_iter().map(|r| r.unwrap()).collect();
     let get = |n: &str| rs.iter().find(|r| r.name == n).unwrap_or_else(|| panic!("variant {n}"));
     for r in &rs {
         eprintln!("{}: WAF {:.4}", r.name, r.waf());
     }
-    // Every stream through one handle is the drive without placement: one host frontier and
-    // one GC frontier either way, the same writes in the same order.
-    assert_eq!(get("one-handle").counters.media_units(), get("no-placement").counters.media_units());
-    assert_eq!(get("one-handle").counters.gc_units, get("no-placement").counters.gc_units);
+    // Every stream through one handle is the drive without placement when the idle handles
+    // hold nothing: one host frontier and one GC frontier either way, the same writes in the
+    // same order. Holding a unit each (the default), the seven idle handles take spare away.
+    let lazy = get("one-handle, idle handles empty");
+    assert_eq!(lazy.counters.media_units(), get("no-placement").counters.media_units());
+    assert_eq!(lazy.counters.gc_units, get("no-placement").counters.gc_units);
+    assert!(get("one-handle").counters.gc_units > lazy.counters.gc_units);
     // Persistently isolated handles never move data into a shared unit; initially isolated
     // ones do, and only their GC frontier receives copies.
     assert_eq!(get("fdp-pi").counters.fdp_events.media_reallocated, 0);

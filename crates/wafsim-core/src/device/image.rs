@@ -88,7 +88,14 @@ impl Device {
     /// the saved device would have from there on.
     pub fn load_image<R: Read>(cfg: DeviceConfig, input: R) -> Result<Device, ImageError> {
         let mut d = Device::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
-        let mut r = ImageReader::with_config(input, IMAGE_KIND, &config_text(&d.cfg))?;
+        let conf = config_text(&d.cfg);
+        let mut r = ImageReader::with_config(input, IMAGE_KIND, &conf).map_err(|e| match e {
+            // The one setting whose default changed after images existed: say how to load one.
+            ImageError::Config(why) if conf.contains("fdp_idle_handles_hold_units: true") => ImageError::Config(format!(
+                "{why} (an FDP image saved before idle handles held reclaim units by default loads with [device.fdp] idle_handles_hold_units = false)"
+            )),
+            e => e,
+        })?;
         let (l2p, p2l, e) = (d.l2p.len() as u64, d.p2l.len() as u64, d.valid.len() as u64);
         r.section(b"MAP ", 4 * (l2p + p2l))?;
         r.u32s(&mut d.l2p)?;

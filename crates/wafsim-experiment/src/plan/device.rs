@@ -110,7 +110,8 @@ impl DeviceSpec {
             gc_free_min: self.gc_free_min,
             gc_free_target: self.gc_free_target.unwrap_or(self.gc_free_min),
             gc_age_classes: self.gc_age_classes,
-            fdp_idle_handles_hold_units: self.fdp.as_ref().is_some_and(|f| f.idle_handles_hold_units),
+            // Only an FDP drive has handles (a conventional one keeps the field false, as its images do).
+            fdp_idle_handles_hold_units: self.fdp.as_ref().is_some_and(|f| f.enabled && f.idle_handles_hold_units),
             placement,
             namespaces,
             seed: self.seed.unwrap_or(seed),
