@@ -29,7 +29,9 @@ fn experiment(tenants: &[T], fdp: &str) -> String {
     s
 }
 
-const PI8: &str = "[device.fdp]\nenabled = true\nruhs = 8\nruh_type = \"persistently-isolated\"";
+// The drives here are tiny (256 erase units): eight handles holding a unit each from the start
+// would take a fifth of the spare, and the tests are about the search, so idle handles hold none.
+const PI8: &str = "[device.fdp]\nenabled = true\nruhs = 8\nruh_type = \"persistently-isolated\"\nidle_handles_hold_units = false";
 
 fn write(name: &str, text: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("wafsim-advise-{}", std::process::id()));
@@ -174,7 +176,7 @@ fn candidates_are_set_partitions_and_mixed_types_label_them() {
     // Two initially isolated handles and one persistently isolated: a group on the PI handle
     // differs from the same group on an II handle.
     let mixed = six.with_file_name("mixed.toml");
-    let doc = std::fs::read_to_string(&six).unwrap().replace(PI8, "[device.fdp]\nenabled = true\nruhs = 3\nruh_type = [\"ii\", \"ii\", \"pi\"]");
+    let doc = std::fs::read_to_string(&six).unwrap().replace(PI8, "[device.fdp]\nenabled = true\nruhs = 3\nruh_type = [\"ii\", \"ii\", \"pi\"]\nidle_handles_hold_units = false");
     std::fs::write(&mixed, doc).unwrap();
     let adv = Advisor::new(&mixed, &opts(3)).unwrap();
     assert!(adv.mixed_types());

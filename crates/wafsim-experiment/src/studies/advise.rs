@@ -489,6 +489,11 @@ impl Advisor {
         if let Some(op) = c.op {
             out.push(("device.over_provisioning".into(), toml::Value::Float(op)));
         }
+        if c.assignment.windows(2).all(|w| w[0] == w[1]) {
+            // Every stream through one handle is the drive without placement, whose other
+            // handles do not exist to hold reclaim units: as `wafsim run` with FDP off.
+            out.push(("device.fdp.idle_handles_hold_units".into(), toml::Value::Boolean(false)));
+        }
         if let Some(t) = c.ruh_type {
             out.push(("device.fdp.ruh_type".into(), toml::Value::String(t.name().into())));
         }
