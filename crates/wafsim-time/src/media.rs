@@ -573,7 +573,7 @@ impl Media {
                 self.host_programs -= 1;
                 self.released += if die.cur_slc { self.program_bytes_slc } else { self.program_bytes };
                 if self.host_programs == 0 {
-                    self.release_gc(u64::MAX);
+                    self.release_all();
                 }
             }
             self.programming -= 1;
@@ -858,7 +858,7 @@ impl Media {
             self.host_ns_since_gc = 0;
         }
         if self.host_programs == 0 {
-            self.release_gc(u64::MAX);
+            self.release_all();
         } else {
             self.release_paced();
         }
@@ -901,45 +901,50 @@ impl Media {
     /// nothing to release).
     fn release_paced(&mut self) {
         while self.credit > 0.0 {
-            let Some(rest) = self.next_release() else {
-                self.credit = 0.0;
-                return;
-            };
-            let l = if rest { self.backlog_rest.front() } else { self.backlog.front() };
-            self.credit -= self.gc_op_ns(l.expect("named by next_release").op()) as f64;
-            self.release_gc(1);
+            match self.release_next() {
+                Some(ns) => self.credit -= ns as f64,
+                None => {
+                    self.credit = 0.0;
+                    return;
+                }
+            }
         }
     }
 
-    /// Give the next `n` backlog operations (in [`Media::next_release`]'s order) to their dies.
-    fn release_gc(&mut self, n: u64) {
-        for _ in 0..n {
-            let Some(rest) = self.next_release() else { return };
-            let l = if rest { self.backlog_rest.pop_front() } else { self.backlog.pop_front() }.expect("named by next_release");
-            let (die, op) = (l.die(), l.op());
-            if let GcOp::Read { units } = op {
-                self.released_units += units as u64;
-            }
-            let ns = self.gc_op_ns(op);
-            self.backlog_ns -= ns;
-            let d = &mut self.dies[die as usize];
-            d.logged_gc += ns;
-            match op {
-                GcOp::Program { need } => {
-                    d.gc_prog.push_back(need);
-                    d.progs_in += 1;
-                    if need > self.gc_read {
-                        self.blocked.push_back((need, die));
-                    }
-                }
-                _ => d.gc_rw.push_back(Queued::new(d.progs_in, op)),
-            }
-            // A queued operation can only bring the die's event forward to when the die is
-            // free; if it is already due by then, there is nothing to reschedule.
-            if d.event_at > d.busy_end.max(self.now) {
-                self.schedule(die);
-            }
+    /// Give the whole backlog to the dies.
+    fn release_all(&mut self) {
+        while self.release_next().is_some() {}
+    }
+
+    /// Give the next backlog operation (in [`Media::next_release`]'s order) to its die; its die
+    /// time, or None when the backlog is empty.
+    fn release_next(&mut self) -> Option<u64> {
+        let rest = self.next_release()?;
+        let l = if rest { self.backlog_rest.pop_front() } else { self.backlog.pop_front() }.expect("named by next_release");
+        let (die, op) = (l.die(), l.op());
+        if let GcOp::Read { units } = op {
+            self.released_units += units as u64;
         }
+        let ns = self.gc_op_ns(op);
+        self.backlog_ns -= ns;
+        let d = &mut self.dies[die as usize];
+        d.logged_gc += ns;
+        match op {
+            GcOp::Program { need } => {
+                d.gc_prog.push_back(need);
+                d.progs_in += 1;
+                if need > self.gc_read {
+                    self.blocked.push_back((need, die));
+                }
+            }
+            _ => d.gc_rw.push_back(Queued::new(d.progs_in, op)),
+        }
+        // A queued operation can only bring the die's event forward to when the die is
+        // free; if it is already due by then, there is nothing to reschedule.
+        if d.event_at > d.busy_end.max(self.now) {
+            self.schedule(die);
+        }
+        Some(ns)
     }
 
     /// Read `bytes` of a page of type `page_type` (0 = LSB) from `die`, arriving at `t` (no
@@ -1066,7 +1071,7 @@ mod tests {
                 GcOp::Program { .. } => 'P',
                 GcOp::Erase => 'E',
             });
-            m.release_gc(1);
+            m.release_next();
         }
         let expected = ("r".repeat(pages as usize) + "P").repeat(copies as usize) + "EEEE";
         assert_eq!(order, expected, "one erase per die of the group, after every read");
