@@ -91,7 +91,7 @@ impl Device {
         let conf = config_text(&d.cfg);
         let mut r = ImageReader::with_config(input, IMAGE_KIND, &conf).map_err(|e| match e {
             // The one setting whose default changed after images existed: say how to load one.
-            ImageError::Config(why) if conf.contains("fdp_idle_handles_hold_units: true") => ImageError::Config(format!(
+            ImageError::Config(why) if d.cfg.fdp_idle_handles_hold_units && d.is_fdp() => ImageError::Config(format!(
                 "{why} (an FDP image saved before idle handles held reclaim units by default loads with [device.fdp] idle_handles_hold_units = false)"
             )),
             e => e,
