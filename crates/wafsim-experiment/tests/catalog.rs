@@ -220,11 +220,11 @@ fn steady_state_at_two_scales(doc: &str, p99_tol: f64) {
     for (x, y) in a[0].jobs.iter().zip(&b[0].jobs).filter(|(x, _)| x.measured) {
         let (x, y) = (x.timing.unwrap().write, y.timing.unwrap().write);
         // GC is paced (docs/model.md, "GC pacing"), so the tail no longer grows with the erase
-        // unit's chunk of relocation work; measured p99 1.08 / 1.06 ms at 1/1000 / 1/500 with
-        // seed 1 (1.30 / 1.43 ms unpaced). With the datapath 1.38 / 1.38 ms (1.41 ms at 1/100):
-        // GC reads are released a program unit ahead of the copies that take their data
-        // (docs/model.md, "Controller datapath"); released a victim's worth at a time before
-        // its copies, they gave 1.44 / 1.63 ms (+13%).
+        // unit's chunk of relocation work; measured p99 1.09 / 1.09 ms at 1/1000 / 1/500 with
+        // seed 1 (1.30 / 1.43 ms unpaced). With the datapath 1.34 / 1.42 ms: GC reads are
+        // released a program unit ahead of the copies that take their data (docs/model.md,
+        // "Controller datapath"); released a victim's worth at a time before its copies, they
+        // gave 1.44 / 1.63 ms (+13%).
         for (what, u, v, tol) in [("mean", x.lat_mean_ns, y.lat_mean_ns, 0.05), ("p99", x.lat_p99_ns as f64, y.lat_p99_ns as f64, p99_tol)] {
             eprintln!("write latency {what}: {u:.0} vs {v:.0} ns");
             assert!((u - v).abs() / u < tol, "write latency {what}: {u} vs {v}");

@@ -111,6 +111,13 @@ pub struct TimingConfig {
     /// timing model erases a real block (full tBERS) each time the fractions add up to one:
     /// erase time per byte and per operation stay those of the real drive.
     pub erase_scale: f64,
+    /// Reclaimed blocks per die that may await their erase while the die still programs host
+    /// data (0 = no limit). A drive hands the host only erased blocks, and its free pool is
+    /// what lets host writes run ahead of reclaim: past this many, a die does GC work only
+    /// until an erase has run. Flash FTLs take the device's free-pool minimum (`gc_free_min`
+    /// erase units, one block per die each at full scale); ZNS drives have no device free
+    /// pool (0).
+    pub erase_lag_blocks: u32,
 }
 
 impl TimingConfig {
@@ -149,8 +156,9 @@ pub const IDLE_NS: u64 = 100_000;
 impl TimingConfig {
     /// A plain TLC drive of `dies` dies on `channels` channels, for benchmarks and tests: the
     /// TLC NAND defaults, 16 KiB pages on 4 planes, 1600 MT/s channels, PCIe 4.0 x4, a 64 MiB
-    /// write buffer, 4 KiB mapping units, one reclaim group, and no suspend, controller
-    /// overheads, datapath limit, power budget or background GC. Change fields with struct update syntax.
+    /// write buffer, 4 KiB mapping units, one reclaim group, an erase lag of 2 blocks per die
+    /// (the FTL's default free pool), and no suspend, controller overheads, datapath limit,
+    /// power budget or background GC. Change fields with struct update syntax.
     pub fn plain_tlc(dies: u32, channels: u32) -> TimingConfig {
         TimingConfig {
             nand: NandTiming::preset("tlc").expect("the tlc preset exists"),
@@ -178,6 +186,7 @@ impl TimingConfig {
             erase_scale: 1.0,
             mapping_unit: 4096,
             background_gc_free: 0,
+            erase_lag_blocks: 2,
         }
     }
 

@@ -217,3 +217,28 @@ fn reads_go_ahead_of_buffered_programs() {
     assert!(lat_s < lat16 && lat_u <= lat_s);
     assert!(w_s >= w_u, "fewer suspends never slow writes more");
 }
+
+/// A saturating random writer after a sequential fill, on dies with no power budget (nothing
+/// but the dies binds): WAF climbs from 1 to its steady value, and GC must keep up with it.
+/// The work still owed to the dies when the last write completes stays a small fraction of
+/// the run. (Weighing host and GC by the die time logged since the start, GC's share lagged
+/// its demand and the owed work grew for as long as the run went on: 5.6% of the run here.)
+#[test]
+fn gc_keeps_up_with_a_saturating_writer_after_a_fill() {
+    let t = cfg(16, 4, 1.6e9);
+    assert_eq!(t.max_active_programs, 0, "no power budget");
+    let mut dev = device(&t, 96, 0.07);
+    let ns = dev.namespace_bytes(0);
+    for off in (0..ns).step_by(128 * 1024) {
+        dev.submit(&Io { op: Op::Write, ns: 0, offset: off, len: (128 * 1024).min((ns - off) as u32), pid: Pid::NONE }).unwrap();
+    }
+    let mut tl = Timeline::new(t, &mut dev);
+    let w = synthetic(ns, Pattern::Random(Distribution::Uniform), 4096, ns * 3, 7);
+    let r = run(&mut dev, &mut tl, vec![job("w", w, 64, 0)]).unwrap();
+    let c = dev.counters();
+    let waf = c.media_units() as f64 / c.host_units as f64;
+    let owed = (r.drained_ns - r.end_ns) as f64 / (r.end_ns - r.start_ns) as f64;
+    eprintln!("WAF {waf:.2}, {:.3} s simulated, GC owed at the end {:.2}% of it", (r.end_ns - r.start_ns) as f64 * 1e-9, owed * 100.0);
+    assert!(waf > 3.0, "the run reaches a GC-heavy steady state (WAF {waf})");
+    assert!(owed < 0.01, "GC owed at the end: {:.2}% of the run", owed * 100.0);
+}

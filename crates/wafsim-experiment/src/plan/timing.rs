@@ -119,6 +119,7 @@ pub fn timing_config_zns(spec: &ExperimentSpec, z: &ZnsConfig) -> Result<Option<
     }
     tc.reclaim_groups = tc.dies / width;
     tc.background_gc_free = 0;
+    // erase_lag_blocks stays 0: a ZNS drive keeps no free pool of its own (the host resets zones).
     let stripe = tc.units_per_program() as u64 * width as u64;
     if z.blocks_per_erase_unit() % stripe != 0 {
         bail!(
@@ -209,6 +210,7 @@ pub fn timing_config(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Option
         bail!("timing: {} dies do not split evenly into {} reclaim groups", tc.dies, geo.reclaim_groups);
     }
     tc.reclaim_groups = geo.reclaim_groups;
+    tc.erase_lag_blocks = cfg.gc_free_min;
     tc.background_gc_free = spec.timing.as_ref().and_then(|t| t.background_gc_free).unwrap_or(cfg.gc_free_target + 2);
     let t = spec.timing.as_ref().expect("timing on");
     let upp = tc.units_per_program() as u64 * tc.dies_per_rg() as u64;
@@ -294,6 +296,8 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
         // A scaled erase unit is this fraction of a real one: the media erases a real block
         // (full tBERS) once per 1/erase_scale reclaimed units.
         erase_scale: spec.erase_scale,
+        // Set by the drive kind (the FTL's free pool; none on ZNS).
+        erase_lag_blocks: 0,
     };
     if tc.page_bytes < mapping_unit as u64 {
         bail!("timing: page size {} B is below the mapping unit {} B", tc.page_bytes, mapping_unit);
