@@ -12,7 +12,8 @@ use wafsim_experiment::studies::bench::BenchConfig;
 /// most one).
 #[derive(Args)]
 pub struct BenchArgs {
-    /// Print JSON (keys media_writes_per_sec, host_writes_per_sec, waf, bytes_per_mapping_unit).
+    /// Print JSON (keys media_writes_per_sec, host_writes_per_sec, waf, bytes_per_mapping_unit,
+    /// and the machine's limit: limit_updates_per_sec, ratio_to_limit, cpu).
     #[arg(long)]
     json: bool,
     /// log2 of the number of 4 KiB mapping units (26 = 256 GiB logical).
@@ -278,6 +279,12 @@ fn ftl(json: bool, units_log2: u32, op: f64, gc_policy: String, fills: f64) -> R
                 "gc_policy": gc_policy.to_string(),
                 "over_provisioning": op,
                 "measured_seconds": r.seconds,
+                "limit_updates_per_sec": r.limit.updates_per_sec,
+                "limit_prefetch_distance": r.limit.prefetch_distance,
+                "probe_bytes_per_mapping_unit": r.limit.bytes as f64 / r.mapping_units as f64,
+                "probe_runs_updates_per_sec": r.probe_runs,
+                "ratio_to_limit": r.ratio_to_limit(),
+                "cpu": cpu_model(),
             }))?
         );
     } else {
@@ -293,6 +300,23 @@ fn ftl(json: bool, units_log2: u32, op: f64, gc_policy: String, fills: f64) -> R
         println!("WAF                   {:.3}", r.waf);
         println!("memory per mapping unit {:.2} B", r.bytes_per_mapping_unit);
         println!("measured over         {:.1} s on one thread", r.seconds);
+        println!(
+            "machine limit         {:.1} M random updates/s over the same {:.2} B per unit (best prefetch distance {}; runs before / after {:.1} / {:.1} M)",
+            r.limit.updates_per_sec / 1e6,
+            r.limit.bytes as f64 / r.mapping_units as f64,
+            r.limit.prefetch_distance,
+            r.probe_runs[0] / 1e6,
+            r.probe_runs[1] / 1e6
+        );
+        println!("ratio to the limit    {:.2} ({})", r.ratio_to_limit(), cpu_model());
     }
     Ok(())
+}
+
+/// The CPU's model name as the kernel reports it ("unknown" where it does not).
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string()))
+        .unwrap_or_else(|| "unknown".into())
 }

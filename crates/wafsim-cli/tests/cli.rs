@@ -90,6 +90,15 @@ fn bench_small_reports_json_keys() {
         assert!(v[k].as_f64().unwrap() > 0.0, "{k}");
     }
     assert!(v["bytes_per_mapping_unit"].as_f64().unwrap() <= 9.0);
+    // The machine's limit is measured over the simulator's own footprint (the probe's table
+    // holds whole 4-byte entries: at most 4 B less in all), and the ratio is the two rates'.
+    let units = v["mapping_units"].as_f64().unwrap();
+    let (sim, probe) = (v["bytes_per_mapping_unit"].as_f64().unwrap(), v["probe_bytes_per_mapping_unit"].as_f64().unwrap());
+    assert!(probe <= sim && (sim - probe) * units < 4.0, "footprints {sim} vs {probe} B per unit");
+    let (media, limit) = (v["media_writes_per_sec"].as_f64().unwrap(), v["limit_updates_per_sec"].as_f64().unwrap());
+    assert!(limit > 0.0 && v["probe_runs_updates_per_sec"].as_array().unwrap().len() == 2);
+    assert!((v["ratio_to_limit"].as_f64().unwrap() - media / limit).abs() < 1e-9 * media / limit);
+    assert!(!v["cpu"].as_str().unwrap().is_empty());
 }
 
 #[test]

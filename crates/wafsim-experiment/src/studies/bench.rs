@@ -55,6 +55,19 @@ pub struct BenchResult {
     pub bytes_per_mapping_unit: f64,
     /// Wall-clock seconds of the measured writes.
     pub seconds: f64,
+    /// This machine's limit for the access pattern (see [`super::probe`]): the better of the
+    /// probe runs just before and just after the measured writes, over the simulator's own
+    /// footprint (its `bytes` are the maps' and tables' memory).
+    pub limit: super::probe::ProbeResult,
+    /// Updates per second of the probe runs before and after the measured writes.
+    pub probe_runs: [f64; 2],
+}
+
+impl BenchResult {
+    /// Media writes per second over the machine's limit.
+    pub fn ratio_to_limit(&self) -> f64 {
+        self.media_writes_per_sec / self.limit.updates_per_sec
+    }
 }
 
 const MU: u32 = 4096;
@@ -115,12 +128,21 @@ pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::R
     let mut random = |dev: &mut Device, n: u64| random_writes(dev, &mut rng, units, n, &mut batch);
     progress("warm-up (random writes)");
     random(&mut dev, (cfg.warmup_fills * units as f64) as u64)?;
+    // The probe runs just before and just after the measured writes, over a table as large
+    // as the simulator's maps and tables, so both meet the same machine state.
+    progress("memory probe");
+    let mut table = super::probe::ProbeTable::new(mem);
+    let probe_updates = (units / 2).clamp(1 << 20, 1 << 25);
+    let first = table.best(probe_updates, cfg.seed);
     progress("measure (random writes)");
     let before = dev.counters().clone();
     let t0 = Instant::now();
     random(&mut dev, (cfg.measure_fills * units as f64) as u64)?;
     let secs = t0.elapsed().as_secs_f64();
     let d = dev.counters().delta(&before);
+    progress("memory probe");
+    let second = table.best(probe_updates, cfg.seed);
+    let limit = if second.updates_per_sec > first.updates_per_sec { second } else { first };
     Ok(BenchResult {
         mapping_units: units,
         erase_units: dev.geometry().erase_units,
@@ -129,6 +151,8 @@ pub fn run_bench(cfg: &BenchConfig, mut progress: impl FnMut(&str)) -> anyhow::R
         waf: d.media_units() as f64 / d.host_units as f64,
         bytes_per_mapping_unit: mem as f64 / units as f64,
         seconds: secs,
+        limit,
+        probe_runs: [first.updates_per_sec, second.updates_per_sec],
     })
 }
 

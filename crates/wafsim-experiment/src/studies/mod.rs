@@ -6,6 +6,7 @@ pub mod advise;
 pub mod bench;
 pub mod catalog;
 pub mod datasheet;
+pub mod probe;
 pub mod spread;
 pub mod sweep;
 pub mod validate;
