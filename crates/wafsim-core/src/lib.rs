@@ -18,6 +18,7 @@ pub mod io;
 pub mod media_op;
 pub mod pipeline;
 pub mod plain;
+pub mod prefetch;
 pub mod rng;
 pub mod smr;
 pub mod theory;

@@ -840,7 +840,7 @@ impl Media {
         // floor, so intervals ending before it never change one), and bookings search from the
         // lists' ends: every PRUNE_EVERY calls is enough.
         self.advances = self.advances.wrapping_add(1);
-        if self.advances % PRUNE_EVERY != 0 {
+        if !self.advances.is_multiple_of(PRUNE_EVERY) {
             return;
         }
         let floor = now.saturating_sub(self.program_xfer);

@@ -36,6 +36,7 @@ use crate::config::{ConfigError, DeviceConfig, GcPolicy, Geometry};
 use crate::counters::{Counters, FrontierCounters, NsCounters};
 use crate::fastdiv::FastDiv;
 use crate::io::{Io, Op};
+use crate::prefetch::prefetch;
 use crate::rng::Rng;
 use std::collections::VecDeque;
 
@@ -288,19 +289,6 @@ impl Device {
     pub fn unit_owner(&self, u: u32) -> u32 {
         self.owner[u as usize]
     }
-}
-
-#[inline(always)]
-fn prefetch(v: &[u32], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if i < v.len() {
-        // SAFETY: the pointer is in bounds; prefetch has no architectural effect.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(v.as_ptr().add(i) as *const i8);
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
 }
 
 impl crate::blockdev::BlockDevice for Device {

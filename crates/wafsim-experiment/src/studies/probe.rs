@@ -10,6 +10,7 @@
 //! reach on this machine; the bench reports its media writes per second as a ratio to it.
 
 use std::time::Instant;
+use wafsim_core::prefetch::prefetch;
 use wafsim_core::Rng;
 
 /// Prefetch distances tried, in updates ahead (0: no prefetch).
@@ -61,7 +62,7 @@ impl ProbeTable {
             }
         } else {
             for _ in 0..updates {
-                prefetch(t.as_ptr().wrapping_add(ahead.below(n) as usize));
+                prefetch(t, ahead.below(n) as usize);
                 let i = now.below(n) as usize;
                 t[i] = t[i].wrapping_add(1);
             }
@@ -89,20 +90,6 @@ impl ProbeTable {
 /// A table of `bytes` and the best rate over the prefetch distances, `updates` each.
 pub fn run_probe(bytes: u64, updates: u64, seed: u64) -> ProbeResult {
     ProbeTable::new(bytes).best(updates, seed)
-}
-
-/// Ask the CPU to bring the cache line holding `p` in (a hint: it never faults, and the
-/// pointer is never dereferenced).
-#[inline(always)]
-fn prefetch(p: *const u32) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `_mm_prefetch` only hints the cache; it reads no memory and cannot fault, and SSE
-    // is part of the x86_64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 #[cfg(test)]
