@@ -126,10 +126,10 @@ fn report(r: &AdviseResult, top: usize) -> String {
     // Name only the axes the run crossed.
     let points = r.op_rows.first().map_or(&[][..], |row| &row.points[..]);
     let (by_op, by_type) = (points.iter().any(|p| p.op.is_some()), points.iter().any(|p| p.ruh_type.is_some()));
-    let axes = match (by_op, by_type) {
-        (true, true) => "--op / --ruh-type",
-        (false, true) => "--ruh-type",
-        _ => "--op",
+    let (axes, by_what) = match (by_op, by_type) {
+        (true, true) => ("--op / --ruh-type", "over-provisioning ((physical - logical) / logical) and RUH type"),
+        (false, true) => ("--ruh-type", "RUH type"),
+        _ => ("--op", "over-provisioning ((physical - logical) / logical)"),
     };
     out += &format!("; {} simulations", r.search_evaluations);
     if r.evaluations > r.search_evaluations {
@@ -163,11 +163,7 @@ fn report(r: &AdviseResult, top: usize) -> String {
     let extra = r.one_per_stream_ruhs.map_or(String::new(), |n| format!(" ({n} RUHs)"));
     out += &format!("  vs one per stream   {}{extra}  WAF {:.3}: {}\n", r.one_per_stream.label, r.one_per_stream.waf, change(b.waf, r.one_per_stream.waf));
     if !r.op_rows.is_empty() {
-        out += match (by_op, by_type) {
-            (true, true) => "\nWAF by over-provisioning ((physical - logical) / logical) and RUH type:\n",
-            (false, true) => "\nWAF by RUH type:\n",
-            _ => "\nWAF by over-provisioning ((physical - logical) / logical):\n",
-        };
+        out += &format!("\nWAF by {by_what}:\n");
         let mut head = vec!["assignment".to_string()];
         head.extend(r.op_rows[0].points.iter().map(|p| {
             let t = p.ruh_type.map(|t| if t == wafsim_core::RuhType::InitiallyIsolated.name() { "II" } else { "PI" });

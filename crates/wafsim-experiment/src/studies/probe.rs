@@ -16,7 +16,7 @@ use wafsim_core::Rng;
 /// Prefetch distances tried, in updates ahead (0: no prefetch).
 pub const PREFETCH_DISTANCES: [usize; 6] = [0, 16, 32, 64, 128, 256];
 
-/// What [`run_probe`] measured.
+/// What [`ProbeTable::best`] measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProbeResult {
     /// Bytes of the table the updates went to (the footprint it was asked for, rounded down to
@@ -85,11 +85,6 @@ impl ProbeTable {
         }
         best
     }
-}
-
-/// A table of `bytes` and the best rate over the prefetch distances, `updates` each.
-pub fn run_probe(bytes: u64, updates: u64, seed: u64) -> ProbeResult {
-    ProbeTable::new(bytes).best(updates, seed)
 }
 
 #[cfg(test)]
