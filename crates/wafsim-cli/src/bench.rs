@@ -1,6 +1,7 @@
 //! `wafsim bench`: how fast the simulator runs. One function per mode, chosen by flag: the FTL
 //! alone (the default), the timing model (--timed), the host layers (--host), the application
-//! models (--apps), the NBD server under fio (--nbd) and drive images (--image). Each prints a text report, or JSON with
+//! models (--apps), the NBD server under fio (--nbd), drive images (--image) and a full-size drive
+//! (--drive). Each prints a text report, or JSON with
 //! --json (progress lines go to stderr only without --json).
 
 use anyhow::{bail, Result};
@@ -8,7 +9,7 @@ use clap::Args;
 use wafsim_core::GcPolicy;
 use wafsim_experiment::studies::bench::BenchConfig;
 
-/// The flags of `wafsim bench`; --timed, --host, --apps, --nbd and --image pick the mode (at
+/// The flags of `wafsim bench`; --timed, --host, --apps, --nbd, --image and --drive pick the mode (at
 /// most one).
 #[derive(Args)]
 pub struct BenchArgs {
@@ -59,6 +60,17 @@ pub struct BenchArgs {
     /// `wafsim bench --image /tmp --units-log2 28`.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["host", "timed", "apps", "nbd"])]
     image: Option<std::path::PathBuf>,
+    /// A drive at its full size: a preset's name, a device file or an experiment's [device],
+    /// built and preconditioned (every LBA written once, sequentially: `[history] kind =
+    /// "sequential"`); wall time of each step, peak memory and huge-page backing. With --image
+    /// DIR also saved there and loaded back. E.g. `wafsim bench --drive enterprise-tlc-7.68tb`
+    /// (15 GiB of memory).
+    #[arg(long, value_name = "PRESET|FILE", conflicts_with_all = ["host", "timed", "apps", "nbd"])]
+    drive: Option<std::path::PathBuf>,
+    /// Ask the kernel for transparent huge pages for the maps (on by default; "off" to
+    /// compare). A hint: results are the same either way.
+    #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
+    huge_pages: String,
     /// --nbd: seconds per round and server.
     #[arg(long, default_value_t = 10, requires = "nbd")]
     seconds: u32,
@@ -75,6 +87,7 @@ pub struct BenchArgs {
 
 /// Run the mode the flags pick.
 pub fn run_bench(a: BenchArgs) -> Result<()> {
+    wafsim_core::hugepage::set_enabled(a.huge_pages == "on");
     if a.apps {
         apps(a.json, a.rounds, a.ops_per_round, a.case)
     } else if a.nbd {
@@ -84,6 +97,8 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
     } else if a.timed {
         let datapath = a.datapath.as_deref().map_or(Ok(0.0), |v| wafsim_experiment::plan::timing::parse_rate("--datapath", v))?;
         timed(a.json, a.units_log2, a.fills, datapath)
+    } else if let Some(drive) = a.drive {
+        full_drive(a.json, &drive, a.image.as_deref())
     } else if let Some(dir) = a.image {
         image(a.json, &dir, a.units_log2, a.op, a.gc_policy)
     } else {
@@ -249,6 +264,45 @@ fn image(json: bool, dir: &std::path::Path, units_log2: u32, op: f64, gc_policy:
         println!("drive image of {} mapping units of 4 KiB, aged by one drive write of random writes: {:.2} GB", r.mapping_units, gb(r.image_bytes as f64));
         println!("save   {:.2} s ({:.2} GB/s), then fsync {:.2} s", r.save_seconds, gb(r.save_bytes_per_sec), r.sync_seconds);
         println!("load   {:.2} s ({:.2} GB/s); the loaded drive matches", r.load_seconds, gb(r.load_bytes_per_sec));
+    }
+    Ok(())
+}
+
+/// --drive: a full-size drive built, preconditioned and (with --image) saved and loaded.
+fn full_drive(json: bool, file: &std::path::Path, image_dir: Option<&std::path::Path>) -> Result<()> {
+    let (spec, origin) = crate::device_spec(file)?;
+    if spec.device.is_zoned() {
+        bail!("bench --drive {origin}: a zoned drive (the bench preconditions a flash drive's conventional namespaces)");
+    }
+    let cfg = spec.device.to_config(&spec.namespace, spec.seed).map_err(|e| anyhow::anyhow!("bench --drive {origin}: {e:#}"))?;
+    let r = wafsim_experiment::studies::bench_drive::run_drive_bench(cfg, image_dir, |step| {
+        if !json {
+            eprintln!("bench --drive: {step}");
+        }
+    })?;
+    if r.image.as_ref().is_some_and(|i| !i.identical) {
+        bail!("bench --drive: the loaded drive differs from the saved one");
+    }
+    if json {
+        let mut v = serde_json::to_value(&r)?;
+        v["drive"] = origin.into();
+        v["cpu"] = cpu_model().into();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let opt_gib = |b: Option<u64>| b.map_or("unknown".to_string(), |b| format!("{:.2} GiB", gib(b)));
+    println!("{origin}: {:.3} TB logical, {} mapping units, {:.2} GiB of tables ({})", r.logical_bytes as f64 / 1e12, r.mapping_units, gib(r.table_bytes), cpu_model());
+    println!("build          {:.2} s", r.build_seconds);
+    println!("precondition   {:.2} s (sequential fill of every LBA, {:.1} M units/s, WAF {:.3})", r.precondition_seconds, r.mapping_units as f64 / r.precondition_seconds / 1e6, r.precondition_waf);
+    println!("total          {:.2} s", r.build_seconds + r.precondition_seconds);
+    println!("peak memory    {} (VmHWM)", opt_gib(r.peak_rss_bytes));
+    println!("huge pages     {} of the process's memory (transparent huge pages: {})", opt_gib(r.huge_page_bytes), r.thp_mode.as_deref().unwrap_or("unknown"));
+    if let Some(i) = &r.image {
+        let gbs = |s: f64| i.image_bytes as f64 / s / 1e9;
+        println!("image          {:.2} GB", i.image_bytes as f64 / 1e9);
+        println!("save           {:.2} s ({:.2} GB/s), then fsync {:.2} s", i.save_seconds, gbs(i.save_seconds), i.sync_seconds);
+        println!("load           {:.2} s ({:.2} GB/s); the loaded drive matches", i.load_seconds, gbs(i.load_seconds));
     }
     Ok(())
 }

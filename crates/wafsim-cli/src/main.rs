@@ -156,12 +156,7 @@ fn real_main() -> Result<()> {
 /// `wafsim device show`: the figures derived from a device file, an experiment's [device] or a
 /// preset; a zoned drive prints its zone figures only.
 fn device_show(file: &Path, json: bool) -> Result<()> {
-    let (text, origin) = if !file.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == file) {
-        (format!("[device]\npreset = {:?}\n", file.display().to_string()), format!("preset {}", file.display()))
-    } else {
-        (wafsim_workload::input::read_text(file).map_err(|e| wafsim_experiment::load::presets::unreadable(file, e))?, file.display().to_string())
-    };
-    let spec = wafsim_experiment::parse_experiment(&text, &origin)?.remove(0).spec;
+    let (spec, origin) = device_spec(file)?;
     let ns = spec.namespace.first().map_or("ns1", |n| n.name.as_str());
     match spec.device.zoned_config(&spec.namespace).with_context(|| origin.clone())? {
         Some(DriveConfig::Zns(z)) if json => println!("{}", serde_json::to_string_pretty(&wafsim_report::json::zns_device(&z, ns))?),
@@ -181,6 +176,17 @@ fn device_show(file: &Path, json: bool) -> Result<()> {
         print!("{}", wafsim_report::table::device(&cfg, &geo));
     }
     Ok(())
+}
+
+/// The experiment of a device file, an experiment's [device] or a preset's name, and where it
+/// came from (for messages).
+pub(crate) fn device_spec(file: &Path) -> Result<(wafsim_experiment::schema::ExperimentSpec, String)> {
+    let (text, origin) = if !file.exists() && wafsim_experiment::load::presets::PRESETS.iter().any(|(n, _)| Path::new(n) == file) {
+        (format!("[device]\npreset = {:?}\n", file.display().to_string()), format!("preset {}", file.display()))
+    } else {
+        (wafsim_workload::input::read_text(file).map_err(|e| wafsim_experiment::load::presets::unreadable(file, e))?, file.display().to_string())
+    };
+    Ok((wafsim_experiment::parse_experiment(&text, &origin)?.remove(0).spec, origin))
 }
 
 /// `wafsim device presets`: each built-in preset with the first line of its description.

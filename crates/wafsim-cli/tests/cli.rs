@@ -102,6 +102,25 @@ fn bench_small_reports_json_keys() {
 }
 
 #[test]
+fn bench_drive_fills_a_device_file_and_reloads_its_image() {
+    let dir = std::env::temp_dir().join(format!("wafsim-cli-drive-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("small.toml");
+    std::fs::write(&f, "[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.1\nerase_unit = \"1MiB\"\n").unwrap();
+    let (ok, out, err) = wafsim(&["bench", "--json", "--drive", f.to_str().unwrap(), "--image", dir.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["mapping_units"], 65536, "256 MiB of 4 KiB units, each written once");
+    assert_eq!(v["precondition_waf"], 1.0);
+    assert_eq!(v["image"]["identical"], true);
+    assert!(v["image"]["image_bytes"].as_u64().unwrap() > 4 * 65536);
+    assert!(std::fs::read_dir(&dir).unwrap().all(|e| !e.unwrap().file_name().to_string_lossy().ends_with(".img")), "the image file is removed");
+    // A zoned drive has no fill to measure: refused with the reason.
+    let (ok, _, err) = wafsim(&["bench", "--drive", "zns-zn540"]);
+    assert!(!ok && err.contains("zoned"), "{err}");
+}
+
+#[test]
 fn fio_like_json_timeseries_plots_and_warnings() {
     let dir = std::env::temp_dir().join(format!("wafsim-cli-out-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -13,6 +13,7 @@ pub mod counters;
 pub mod device;
 pub mod error;
 pub mod fastdiv;
+pub mod hugepage;
 pub mod image;
 pub mod io;
 pub mod media_op;

@@ -30,16 +30,47 @@ impl Device {
             return self.write_cached(io, first, count);
         }
         let f = self.count_host_write(io, count);
-        for lba in first..first + count {
-            let ppa = self.next_slot(f)?;
-            let old = self.l2p[lba as usize];
-            if old != NIL {
-                self.invalidate(old);
+        let end = first + count;
+        let mut lba = first;
+        while lba < end {
+            // A run of the write that fits in the frontier's open unit takes its slots at once:
+            // what next_slot does unit by unit, for a whole fill or sequential stream at memory
+            // speed. Exact: opening a unit (and GC) happens only between runs, and inside one the
+            // invalidations come in the same order (the open unit is never in a GC bucket).
+            let u = self.frontiers[f as usize].unit;
+            let room = if u == NIL { 0 } else { self.np - self.wp[u as usize] };
+            if room == 0 {
+                let ppa = self.next_slot(f)?;
+                self.map_host_unit(lba, ppa);
+                lba += 1;
+                continue;
             }
-            self.l2p[lba as usize] = ppa;
-            self.p2l[ppa as usize] = lba;
+            let n = room.min(end - lba);
+            let w = self.wp[u as usize];
+            self.wp[u as usize] = w + n;
+            self.valid[u as usize] += n;
+            self.clock += n as u64;
+            if self.media.is_some() {
+                self.log_programs(f, u, w, w + n);
+            }
+            let base = u * self.np + w;
+            for i in 0..n {
+                self.map_host_unit(lba + i, base + i);
+            }
+            lba += n;
         }
         Ok(())
+    }
+
+    /// Map `lba` to the fresh physical unit `ppa`, invalidating its old copy.
+    #[inline(always)]
+    fn map_host_unit(&mut self, lba: u32, ppa: u32) {
+        let old = self.l2p[lba as usize];
+        if old != NIL {
+            self.invalidate(old);
+        }
+        self.l2p[lba as usize] = ppa;
+        self.p2l[ppa as usize] = lba;
     }
 
     /// Count a host write of `count` mapping units (drive, namespace, frontier); its frontier.

@@ -4,6 +4,7 @@
 
 pub mod advise;
 pub mod bench;
+pub mod bench_drive;
 pub mod catalog;
 pub mod datasheet;
 pub mod probe;

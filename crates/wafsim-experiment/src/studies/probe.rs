@@ -35,7 +35,7 @@ pub struct ProbeTable(Vec<u32>);
 impl ProbeTable {
     /// Allocate and touch a table of `bytes`.
     pub fn new(bytes: u64) -> ProbeTable {
-        ProbeTable(vec![1u32; (bytes / 4).max(1) as usize])
+        ProbeTable(wafsim_core::hugepage::table((bytes / 4).max(1) as usize, 1u32))
     }
 
     /// Bytes of the table.

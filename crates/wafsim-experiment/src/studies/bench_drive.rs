@@ -1,0 +1,175 @@
+//! `wafsim bench --drive`: a drive at its full size (a 7.68 TB preset holds 15 GiB of maps),
+//! built and preconditioned the way `[history] kind = "sequential"` does it (every LBA written
+//! once, sequentially); the wall time of each step, the process's peak memory and how much of it
+//! the kernel backed with huge pages; optionally the drive saved to an image and loaded back.
+
+use anyhow::Context;
+use std::time::Instant;
+use wafsim_core::{Counters, Device, DeviceConfig, Rng};
+
+/// Figures measured by [`run_drive_bench`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DriveBenchResult {
+    /// Logical bytes of the drive's namespaces.
+    pub logical_bytes: u64,
+    /// Mapping units the namespaces export (written once each by the precondition).
+    pub mapping_units: u64,
+    /// Memory of the maps and per-unit tables, from the geometry (`wafsim device show`).
+    pub table_bytes: u64,
+    /// Seconds to build the empty drive (allocate and initialise its tables).
+    pub build_seconds: f64,
+    /// Seconds of the sequential fill of every LBA.
+    pub precondition_seconds: f64,
+    /// WAF of the fill (1 unless GC ran: a drive with too little spare space).
+    pub precondition_waf: f64,
+    /// Peak resident memory of the process (VmHWM), bytes; None where /proc is missing.
+    pub peak_rss_bytes: Option<u64>,
+    /// Anonymous memory backed by transparent huge pages after the fill, bytes.
+    pub huge_page_bytes: Option<u64>,
+    /// The kernel's transparent huge page setting (`always`, `madvise` or `never`).
+    pub thp_mode: Option<String>,
+    /// The image saved and loaded back, when asked for.
+    pub image: Option<DriveImageTimes>,
+}
+
+/// Saving and loading the full-size drive.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DriveImageTimes {
+    /// Bytes of the image file.
+    pub image_bytes: u64,
+    /// Seconds to write it (buffered writes, flushed, not yet synced).
+    pub save_seconds: f64,
+    /// Seconds of the fsync that follows.
+    pub sync_seconds: f64,
+    /// Seconds to load it into a new drive, after the saved drive is released (so the file is
+    /// read from the page cache only as far as memory left room for it).
+    pub load_seconds: f64,
+    /// The loaded drive's counters and 4,096 sampled mappings equal the saved drive's.
+    pub identical: bool,
+}
+
+/// Build the drive of `cfg`, precondition it, and with `image_dir` save it there and load it
+/// back (the file is removed). `progress` gets each step's name.
+pub fn run_drive_bench(cfg: DeviceConfig, image_dir: Option<&std::path::Path>, mut progress: impl FnMut(&str)) -> anyhow::Result<DriveBenchResult> {
+    let geo = cfg.geometry()?;
+    progress(&format!("build ({:.2} GiB of tables)", geo.memory_bytes() as f64 / (1u64 << 30) as f64));
+    let t0 = Instant::now();
+    let mut dev = Device::new(cfg)?;
+    let build_seconds = t0.elapsed().as_secs_f64();
+    progress("precondition (sequential fill of every LBA)");
+    let t1 = Instant::now();
+    crate::drives::precondition(&mut dev)?;
+    let precondition_seconds = t1.elapsed().as_secs_f64();
+    let c = dev.counters();
+    let precondition_waf = c.media_units() as f64 / c.host_units.max(1) as f64;
+    let logical_bytes = (0..dev.namespace_count()).map(|ns| dev.namespace_bytes(ns)).sum();
+    let huge_page_bytes = proc_kib("/proc/self/smaps_rollup", "AnonHugePages:");
+    let image = match image_dir {
+        None => None,
+        Some(dir) => Some(save_and_load(dev, dir, &mut progress)?),
+    };
+    Ok(DriveBenchResult {
+        logical_bytes,
+        mapping_units: geo.namespace_units,
+        table_bytes: geo.memory_bytes(),
+        build_seconds,
+        precondition_seconds,
+        precondition_waf,
+        peak_rss_bytes: proc_kib("/proc/self/status", "VmHWM:"),
+        huge_page_bytes,
+        thp_mode: thp_mode(),
+        image,
+    })
+}
+
+/// Save `dev` to a file in `dir`, release it, load the file into a new drive and compare.
+/// Only one drive is in memory at a time: a full-size one would not fit twice.
+fn save_and_load(dev: Device, dir: &std::path::Path, progress: &mut impl FnMut(&str)) -> anyhow::Result<DriveImageTimes> {
+    let path = dir.join(format!("wafsim-bench-drive-{}.img", std::process::id()));
+    progress(&format!("save {}", path.display()));
+    let t0 = Instant::now();
+    let file = std::fs::File::create(&path).with_context(|| format!("bench --drive: cannot create {}", path.display()))?;
+    let saved = dev.save_image(std::io::BufWriter::with_capacity(1 << 20, file));
+    let file = match saved.with_context(|| format!("bench --drive: writing {}", path.display())).and_then(|w| w.into_inner().map_err(|e| e.into_error().into())) {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = std::fs::remove_file(&path);
+            return Err(e);
+        }
+    };
+    let save_seconds = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    file.sync_all()?;
+    let sync_seconds = t1.elapsed().as_secs_f64();
+    let image_bytes = file.metadata()?.len();
+    drop(file);
+    let (counters, samples) = fingerprint(&dev);
+    let cfg = dev.config().clone();
+    drop(dev);
+    progress("load");
+    let t2 = Instant::now();
+    let loaded = std::fs::File::open(&path).map_err(anyhow::Error::from).and_then(|f| Ok(Device::load_image(cfg, std::io::BufReader::with_capacity(1 << 20, f))?));
+    let load_seconds = t2.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(&path);
+    let loaded = loaded.with_context(|| format!("bench --drive: loading {}", path.display()))?;
+    let identical = fingerprint(&loaded) == (counters, samples);
+    Ok(DriveImageTimes { image_bytes, save_seconds, sync_seconds, load_seconds, identical })
+}
+
+/// The drive's counters and where 4,096 random LBAs (a fixed sample) live.
+fn fingerprint(dev: &Device) -> (Counters, Vec<Option<u32>>) {
+    let mut rng = Rng::new(0x1A6E);
+    let mu = dev.config().mapping_unit as u64;
+    let samples = (0..4096)
+        .map(|_| {
+            let ns = rng.below(dev.namespace_count() as u64) as u32;
+            let units = dev.namespace_bytes(ns) / mu;
+            dev.lookup(ns, rng.below(units.max(1)) * mu)
+        })
+        .collect();
+    (dev.counters().clone(), samples)
+}
+
+/// A `Key:   N kB` line of a /proc file, in bytes.
+fn proc_kib(path: &str, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line[key.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The bracketed choice of /sys/kernel/mm/transparent_hugepage/enabled.
+fn thp_mode() -> Option<String> {
+    let text = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
+    let start = text.find('[')? + 1;
+    let end = start + text[start..].find(']')?;
+    Some(text[start..end].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wafsim_core::{GcPolicy, NamespaceConfig, Placement};
+
+    #[test]
+    fn a_small_drive_is_filled_once_and_its_image_loads_identical() {
+        let mut cfg = DeviceConfig::single_namespace(64, 256, 4096, 0.1, GcPolicy::Greedy, 3);
+        cfg.namespaces = vec![
+            NamespaceConfig { name: "a".into(), size_bytes: cfg.logical_bytes / 2, placement_handles: vec![0] },
+            NamespaceConfig { name: "b".into(), size_bytes: cfg.logical_bytes / 2, placement_handles: vec![0] },
+        ];
+        cfg.placement = Placement::Conventional;
+        let dir = std::env::temp_dir();
+        let r = run_drive_bench(cfg.clone(), Some(&dir), |_| {}).unwrap();
+        let geo = cfg.geometry().unwrap();
+        assert_eq!(r.mapping_units, geo.namespace_units);
+        assert_eq!(r.logical_bytes, geo.namespace_units * 4096);
+        assert_eq!(r.precondition_waf, 1.0, "a fill of a drive with spare space copies nothing");
+        let image = r.image.unwrap();
+        assert!(image.identical);
+        assert!(image.image_bytes > 4 * geo.physical_units());
+        if cfg!(target_os = "linux") {
+            assert!(r.peak_rss_bytes.unwrap() > 0);
+        }
+    }
+}
