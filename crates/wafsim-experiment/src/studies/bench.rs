@@ -870,22 +870,12 @@ pub struct ImageBenchResult {
 /// Drive images: the benchmark's device filled and aged by `cfg.warmup_fills` of random
 /// writes, saved to a file in `dir` and loaded back into a new drive; the file is removed.
 pub fn run_image_bench(cfg: &BenchConfig, dir: &std::path::Path, mut progress: impl FnMut(&str)) -> anyhow::Result<ImageBenchResult> {
-    use anyhow::Context;
     let (mut dev, units) = filled_device(cfg, &mut progress)?;
     progress("age (random writes)");
     random_writes(&mut dev, &mut Rng::new(cfg.seed), units, (cfg.warmup_fills * units as f64) as u64, &mut Vec::with_capacity(4096))?;
     let path = dir.join(format!("wafsim-bench-{}.img", std::process::id()));
     progress(&format!("save {}", path.display()));
-    let t0 = Instant::now();
-    let file = std::fs::File::create(&path).with_context(|| format!("bench --image: cannot create {}", path.display()))?;
-    let file = dev.save_image(std::io::BufWriter::with_capacity(1 << 20, file)).with_context(|| format!("bench --image: writing {}", path.display()))?;
-    let file = file.into_inner().map_err(|e| e.into_error())?;
-    let save_seconds = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    file.sync_all()?;
-    let sync_seconds = t1.elapsed().as_secs_f64();
-    let image_bytes = file.metadata()?.len();
-    drop(file);
+    let (image_bytes, save_seconds, sync_seconds) = super::bench_drive::save_timed(&dev, &path, "bench --image")?;
     progress("load");
     let t2 = Instant::now();
     let loaded = Device::load_image(dev.config().clone(), std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&path)?));

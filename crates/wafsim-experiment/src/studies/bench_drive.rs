@@ -87,22 +87,7 @@ pub fn run_drive_bench(cfg: DeviceConfig, image_dir: Option<&std::path::Path>, m
 fn save_and_load(dev: Device, dir: &std::path::Path, progress: &mut impl FnMut(&str)) -> anyhow::Result<DriveImageTimes> {
     let path = dir.join(format!("wafsim-bench-drive-{}.img", std::process::id()));
     progress(&format!("save {}", path.display()));
-    let t0 = Instant::now();
-    let file = std::fs::File::create(&path).with_context(|| format!("bench --drive: cannot create {}", path.display()))?;
-    let saved = dev.save_image(std::io::BufWriter::with_capacity(1 << 20, file));
-    let file = match saved.with_context(|| format!("bench --drive: writing {}", path.display())).and_then(|w| w.into_inner().map_err(|e| e.into_error().into())) {
-        Ok(f) => f,
-        Err(e) => {
-            let _ = std::fs::remove_file(&path);
-            return Err(e);
-        }
-    };
-    let save_seconds = t0.elapsed().as_secs_f64();
-    let t1 = Instant::now();
-    file.sync_all()?;
-    let sync_seconds = t1.elapsed().as_secs_f64();
-    let image_bytes = file.metadata()?.len();
-    drop(file);
+    let (image_bytes, save_seconds, sync_seconds) = save_timed(&dev, &path, "bench --drive")?;
     let (counters, samples) = fingerprint(&dev);
     let cfg = dev.config().clone();
     drop(dev);
@@ -114,6 +99,23 @@ fn save_and_load(dev: Device, dir: &std::path::Path, progress: &mut impl FnMut(&
     let loaded = loaded.with_context(|| format!("bench --drive: loading {}", path.display()))?;
     let identical = fingerprint(&loaded) == (counters, samples);
     Ok(DriveImageTimes { image_bytes, save_seconds, sync_seconds, load_seconds, identical })
+}
+
+/// Save `dev` as an image at `path`: its bytes, the seconds of the buffered writes and of the
+/// fsync after them. The file is removed if saving fails.
+pub(crate) fn save_timed(dev: &Device, path: &std::path::Path, what: &str) -> anyhow::Result<(u64, f64, f64)> {
+    let t0 = Instant::now();
+    let saved = std::fs::File::create(path)
+        .with_context(|| format!("{what}: cannot create {}", path.display()))
+        .and_then(|file| dev.save_image(std::io::BufWriter::with_capacity(1 << 20, file)).with_context(|| format!("{what}: writing {}", path.display())))
+        .and_then(|w| w.into_inner().map_err(|e| e.into_error().into()));
+    let file = saved.inspect_err(|_| {
+        let _ = std::fs::remove_file(path);
+    })?;
+    let save_seconds = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    file.sync_all()?;
+    Ok((file.metadata()?.len(), save_seconds, t1.elapsed().as_secs_f64()))
 }
 
 /// The drive's counters and where 4,096 random LBAs (a fixed sample) live.
