@@ -52,6 +52,14 @@ pub struct DriveImageTimes {
 /// back (the file is removed). `progress` gets each step's name.
 pub fn run_drive_bench(cfg: DeviceConfig, image_dir: Option<&std::path::Path>, mut progress: impl FnMut(&str)) -> anyhow::Result<DriveBenchResult> {
     let geo = cfg.geometry()?;
+    // Refused before allocating: a failed allocation of the maps would abort the process.
+    if let Some((have, of)) = crate::run::memory_available() {
+        let need = geo.memory_bytes() + (64 << 20);
+        if need > have {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            anyhow::bail!("bench --drive: the drive needs at least {:.1} GiB of memory for its mapping tables, this machine has {:.1} GiB ({of})", gib(need), gib(have));
+        }
+    }
     progress(&format!("build ({:.2} GiB of tables)", geo.memory_bytes() as f64 / (1u64 << 30) as f64));
     let t0 = Instant::now();
     let mut dev = Device::new(cfg)?;
