@@ -877,16 +877,8 @@ pub fn run_image_bench(cfg: &BenchConfig, dir: &std::path::Path, mut progress: i
     progress(&format!("save {}", path.display()));
     let (image_bytes, save_seconds, sync_seconds) = super::bench_drive::save_timed(&dev, &path, "bench --image")?;
     progress("load");
-    let t2 = Instant::now();
-    let loaded = Device::load_image(dev.config().clone(), std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&path)?));
-    let load_seconds = t2.elapsed().as_secs_f64();
-    let _ = std::fs::remove_file(&path);
-    let loaded = loaded?;
-    let mut rng = Rng::new(cfg.seed ^ 0x1A6E);
-    let identical = loaded.counters() == dev.counters() && (0..4096).all(|_| {
-        let off = rng.below(units) * MU as u64;
-        loaded.lookup(0, off) == dev.lookup(0, off)
-    });
+    let (loaded, load_seconds) = super::bench_drive::load_timed(dev.config().clone(), &path, "bench --image")?;
+    let identical = super::bench_drive::fingerprint(&loaded) == super::bench_drive::fingerprint(&dev);
     Ok(ImageBenchResult {
         mapping_units: units,
         image_bytes,

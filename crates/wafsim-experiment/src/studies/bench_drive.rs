@@ -100,11 +100,7 @@ fn save_and_load(dev: Device, dir: &std::path::Path, progress: &mut impl FnMut(&
     let cfg = dev.config().clone();
     drop(dev);
     progress("load");
-    let t2 = Instant::now();
-    let loaded = std::fs::File::open(&path).map_err(anyhow::Error::from).and_then(|f| Ok(Device::load_image(cfg, std::io::BufReader::with_capacity(1 << 20, f))?));
-    let load_seconds = t2.elapsed().as_secs_f64();
-    let _ = std::fs::remove_file(&path);
-    let loaded = loaded.with_context(|| format!("bench --drive: loading {}", path.display()))?;
+    let (loaded, load_seconds) = load_timed(cfg, &path, "bench --drive")?;
     let identical = fingerprint(&loaded) == (counters, samples);
     Ok(DriveImageTimes { image_bytes, save_seconds, sync_seconds, load_seconds, identical })
 }
@@ -126,8 +122,19 @@ pub(crate) fn save_timed(dev: &Device, path: &std::path::Path, what: &str) -> an
     Ok((file.metadata()?.len(), save_seconds, t1.elapsed().as_secs_f64()))
 }
 
-/// The drive's counters and where 4,096 random LBAs (a fixed sample) live.
-fn fingerprint(dev: &Device) -> (Counters, Vec<Option<u32>>) {
+/// Load the image at `path` into a new drive of `cfg`, and the seconds it took; the file is
+/// removed either way.
+pub(crate) fn load_timed(cfg: DeviceConfig, path: &std::path::Path, what: &str) -> anyhow::Result<(Device, f64)> {
+    let t0 = Instant::now();
+    let loaded = std::fs::File::open(path).map_err(anyhow::Error::from).and_then(|f| Ok(Device::load_image(cfg, std::io::BufReader::with_capacity(1 << 20, f))?));
+    let load_seconds = t0.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(path);
+    Ok((loaded.with_context(|| format!("{what}: loading {}", path.display()))?, load_seconds))
+}
+
+/// The drive's counters and where 4,096 random LBAs (a fixed sample) live: a saved drive and
+/// the drive loaded from its image must agree on it.
+pub(crate) fn fingerprint(dev: &Device) -> (Counters, Vec<Option<u32>>) {
     let mut rng = Rng::new(0x1A6E);
     let mu = dev.config().mapping_unit as u64;
     let samples = (0..4096)
