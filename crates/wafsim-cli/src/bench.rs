@@ -254,18 +254,32 @@ fn image(json: bool, dir: &std::path::Path, units_log2: u32, op: f64, gc_policy:
             eprintln!("bench --image: {phase}");
         }
     })?;
-    if !r.identical {
+    if !r.times.identical {
         bail!("bench --image: the loaded drive differs from the saved one");
     }
     if json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+        let mut v = serde_json::to_value(&r)?;
+        v["cpu"] = cpu_model().into();
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        let gb = |b: f64| b / 1e9;
-        println!("drive image of {} mapping units of 4 KiB, aged by one drive write of random writes: {:.2} GB", r.mapping_units, gb(r.image_bytes as f64));
-        println!("save   {:.2} s ({:.2} GB/s), then fsync {:.2} s", r.save_seconds, gb(r.save_bytes_per_sec), r.sync_seconds);
-        println!("load   {:.2} s ({:.2} GB/s); the loaded drive matches", r.load_seconds, gb(r.load_bytes_per_sec));
+        println!("drive image of {} mapping units of 4 KiB, aged by one drive write of random writes: {:.2} GB ({})", r.mapping_units, r.times.image_bytes as f64 / 1e9, cpu_model());
+        print_image_times(&r.times);
     }
     Ok(())
+}
+
+/// The save and load lines of `--image` and `--drive --image`.
+fn print_image_times(i: &wafsim_experiment::studies::bench_drive::DriveImageTimes) {
+    let gbs = |s: f64| i.image_bytes as f64 / s / 1e9;
+    println!("save           {:.2} s ({:.2} GB/s), then fsync {:.2} s", i.save_seconds, gbs(i.save_seconds), i.sync_seconds);
+    println!("build          {:.2} s (the empty drive the image is loaded into, after the saved one is released)", i.build_seconds);
+    println!("load           {:.2} s ({:.2} GB/s, in place); the loaded drive matches", i.load_seconds, gbs(i.load_seconds));
+    println!(
+        "limit          {:.2} GB/s (this machine's memory copy, {} threads): ratio {:.2}",
+        i.copy_limit_bytes_per_sec / 1e9,
+        wafsim_core::hugepage::workers(),
+        i.load_ratio_to_limit()
+    );
 }
 
 /// --drive: a full-size drive built, preconditioned and (with --image) saved and loaded.
@@ -299,10 +313,8 @@ fn full_drive(json: bool, file: &std::path::Path, image_dir: Option<&std::path::
     println!("peak memory    {} (VmHWM)", opt_gib(r.peak_rss_bytes));
     println!("huge pages     {} of the process's memory (transparent huge pages: {})", opt_gib(r.huge_page_bytes), r.thp_mode.as_deref().unwrap_or("unknown"));
     if let Some(i) = &r.image {
-        let gbs = |s: f64| i.image_bytes as f64 / s / 1e9;
         println!("image          {:.2} GB", i.image_bytes as f64 / 1e9);
-        println!("save           {:.2} s ({:.2} GB/s), then fsync {:.2} s", i.save_seconds, gbs(i.save_seconds), i.sync_seconds);
-        println!("load           {:.2} s ({:.2} GB/s); the loaded drive matches", i.load_seconds, gbs(i.load_seconds));
+        print_image_times(i);
     }
     Ok(())
 }

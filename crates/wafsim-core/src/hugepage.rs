@@ -29,7 +29,7 @@ pub fn enabled() -> bool {
 const MIN_ADVISED_BYTES: usize = 4 << 20;
 
 /// Huge page size the advice aligns to (x86_64 and aarch64 with 4 KiB base pages).
-const HUGE_PAGE: usize = 2 << 20;
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
 /// A table of `len` copies of `value`, its memory advised for huge pages before the first
 /// touch. The same as `vec![value; len]` in every respect but speed.
@@ -45,7 +45,7 @@ pub fn table<T: Copy + Send>(len: usize, value: T) -> Vec<T> {
     // The first touch is the kernel zeroing every page (15 GiB for a 7.68 TB drive, most of
     // building one); page faults on distinct pages run in parallel, so large tables are
     // filled by a few threads. The contents do not depend on how the work is split.
-    let threads = if bytes < MIN_PARALLEL_BYTES { 1 } else { std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_FILL_THREADS) };
+    let threads = if bytes < MIN_PARALLEL_BYTES { 1 } else { workers() };
     let spare = &mut v.spare_capacity_mut()[..len];
     if threads <= 1 {
         spare.iter_mut().for_each(|x| {
@@ -69,11 +69,32 @@ pub fn table<T: Copy + Send>(len: usize, value: T) -> Vec<T> {
     v
 }
 
-/// Tables at least this large are filled by several threads.
-const MIN_PARALLEL_BYTES: usize = 64 << 20;
+/// A table of `len` zeros whose memory is advised for huge pages and left untouched: for a
+/// table that is about to be overwritten whole (a drive image's maps), so its pages are faulted
+/// in by what writes it, once, instead of being filled first.
+///
+/// ```
+/// assert_eq!(wafsim_core::hugepage::untouched(3), vec![0u32; 3]);
+/// ```
+pub fn untouched(len: usize) -> Vec<u32> {
+    // Zeros are allocated zeroed (calloc): a large allocation is fresh memory the kernel
+    // zeroes on first touch, so nothing is written here.
+    let mut v = vec![0u32; len];
+    advise(v.as_mut_ptr().cast::<u8>(), len * 4);
+    v
+}
 
-/// At most this many threads fill a table (the page-zeroing bandwidth saturates beyond).
-const MAX_FILL_THREADS: usize = 8;
+/// Tables (and image arrays) at least this large are handled by several threads.
+pub(crate) const MIN_PARALLEL_BYTES: usize = 64 << 20;
+
+/// At most this many threads share such work (the page-zeroing and copying bandwidth
+/// saturates beyond).
+const MAX_THREADS: usize = 8;
+
+/// How many threads share work on a large table: one per core, at most eight.
+pub fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS)
+}
 
 /// Ask for huge pages over the whole 2 MiB pages inside `[ptr, ptr + bytes)`; whether it was
 /// granted shows in `/proc/self/smaps` (AnonHugePages), which the bench reports.
@@ -112,6 +133,7 @@ mod tests {
         let big = table(MIN_PARALLEL_BYTES / 4 + 3, 9u32);
         assert_eq!(big.len(), MIN_PARALLEL_BYTES / 4 + 3);
         assert!(big.iter().all(|&x| x == 9), "every part a filling thread wrote");
+        assert_eq!(untouched(MIN_ADVISED_BYTES / 4 + 1), vec![0u32; MIN_ADVISED_BYTES / 4 + 1]);
         let small = table(10, 1u64);
         assert_eq!(small, vec![1u64; 10]);
         assert!(table::<u32>(0, 0).is_empty());

@@ -240,7 +240,7 @@ impl Kept {
     pub fn restore(&mut self, drive: &Arc<LiveDrive>) -> Result<Restored, String> {
         let path = self.dir.join(SNAPSHOT);
         let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut r = ImageReader::new(BufReader::with_capacity(1 << 20, file), "serve").map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut r = ImageReader::new(wafsim_core::image::FileReader::new(file), "serve").map_err(|e| format!("{}: {e}", path.display()))?;
         let meta = (|| {
             let len = r.any_section(b"META")?;
             if len > 1 << 16 {

@@ -5,7 +5,7 @@
 //! layout of the timing model) is rebuilt from the configuration, which must be the one the
 //! image was saved from.
 
-use super::{Device, FdpEvent, FdpEventKind, FrontierKind, ReclaimGroup, NIL};
+use super::{Device, FdpEvent, FdpEventKind, FrontierKind, Maps, ReclaimGroup, NIL};
 use crate::config::DeviceConfig;
 use crate::image::{counters_from_words, counters_words, ImageError, ImageReader, ImageWriter};
 use crate::rng::Rng;
@@ -87,7 +87,12 @@ impl Device {
     /// [`Device::save_image`] from a device of the same configuration): it behaves exactly as
     /// the saved device would have from there on.
     pub fn load_image<R: Read>(cfg: DeviceConfig, input: R) -> Result<Device, ImageError> {
-        let mut d = Device::new(cfg).map_err(|e| ImageError::Config(e.to_string()))?;
+        Device::load_image_over(cfg, Maps::ForImage, input)
+    }
+
+    /// [`Device::load_image`] with the maps' memory given (`maps`).
+    fn load_image_over<R: Read>(cfg: DeviceConfig, maps: Maps, input: R) -> Result<Device, ImageError> {
+        let mut d = Device::build(cfg, maps).map_err(|e| ImageError::Config(e.to_string()))?;
         let conf = config_text(&d.cfg);
         let mut r = ImageReader::with_config(input, IMAGE_KIND, &conf).map_err(|e| match e {
             // The one setting whose default changed after images existed: say how to load one.
@@ -243,13 +248,11 @@ impl crate::image::SavesImage for Device {
     fn save_image_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         self.save_image(out).map(drop)
     }
-    /// The mapping tables are released before the image's device is built, so a full-size drive
-    /// (15 GiB of tables for 7.68 TB) never exists twice in memory.
+    /// The image is read into this device's own mapping tables, so a full-size drive (15 GiB
+    /// of tables for 7.68 TB) never exists twice in memory, and the load faults in no memory.
     fn load_image_from(&mut self, input: &mut dyn std::io::Read) -> Result<(), ImageError> {
-        let cfg = self.cfg.clone();
-        self.l2p = Vec::new();
-        self.p2l = Vec::new();
-        *self = Device::load_image(cfg, input)?;
+        let maps = Maps::Reused { l2p: std::mem::take(&mut self.l2p), p2l: std::mem::take(&mut self.p2l) };
+        *self = Device::load_image_over(self.cfg.clone(), maps, input)?;
         Ok(())
     }
 }

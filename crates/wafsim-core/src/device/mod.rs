@@ -110,9 +110,42 @@ pub struct Device {
     /// The pSLC write cache, if the configuration has one.
     slc: Option<Box<pslc::SlcCache>>,
 }
+/// What a new device's L2P and P2L hold.
+pub(crate) enum Maps {
+    /// Every entry unmapped: a fresh drive.
+    Empty,
+    /// A drive image overwrites them whole, so filling them first would only double the cost
+    /// of a large load: zeros never touched (the image's bytes fault them in)...
+    ForImage,
+    /// ...or the tables of a device of the same configuration that the image replaces, in
+    /// memory already (a load in place: no page is faulted in at all).
+    Reused {
+        /// Its L2P.
+        l2p: Vec<u32>,
+        /// Its P2L.
+        p2l: Vec<u32>,
+    },
+}
+
+impl Maps {
+    /// The L2P and P2L of `l2p` and `p2l` entries.
+    fn tables(self, l2p: usize, p2l: usize) -> (Vec<u32>, Vec<u32>) {
+        match self {
+            Maps::Empty => (crate::hugepage::table(l2p, NIL), crate::hugepage::table(p2l, NIL)),
+            Maps::Reused { l2p: a, p2l: b } if a.len() == l2p && b.len() == p2l => (a, b),
+            Maps::ForImage | Maps::Reused { .. } => (crate::hugepage::untouched(l2p), crate::hugepage::untouched(p2l)),
+        }
+    }
+}
+
 impl Device {
     /// Build an empty (all unmapped, all erase units free) device.
     pub fn new(cfg: DeviceConfig) -> Result<Device, ConfigError> {
+        Device::build(cfg, Maps::Empty)
+    }
+
+    /// Build a device whose maps are `maps`: empty, or left for a drive image to fill.
+    pub(crate) fn build(cfg: DeviceConfig, maps: Maps) -> Result<Device, ConfigError> {
         let geo = cfg.geometry()?;
         let np = geo.units_per_eu;
         let e = geo.erase_units as usize;
@@ -149,14 +182,15 @@ impl Device {
             frontiers: vec![FrontierCounters::default(); frontiers.len()],
             ..Default::default()
         };
+        let (l2p, p2l) = maps.tables(geo.namespace_units as usize, phys);
         let mut dev = Device {
             np,
             div: FastDiv::new(np),
             mu_shift: cfg.mapping_unit.trailing_zeros(),
             greedy: cfg.gc_policy == GcPolicy::Greedy,
             fifo: cfg.gc_policy == GcPolicy::Fifo,
-            l2p: crate::hugepage::table(geo.namespace_units as usize, NIL),
-            p2l: crate::hugepage::table(phys, NIL),
+            l2p,
+            p2l,
             valid: vec![0; e],
             wp: vec![0; e],
             state: vec![FREE; e],

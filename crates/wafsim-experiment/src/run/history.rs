@@ -37,7 +37,7 @@ pub fn prepare(spec: &ExperimentSpec, stack: &mut Stack) -> Result<String> {
             HistoryKind::Image => {
                 let path = crate::drives::image_path(&spec.base_dir.join(history.image.as_deref().unwrap_or_default()), d, n);
                 let file = std::fs::File::open(&path).with_context(|| format!("{}: cannot open the drive image {}", hctx(), path.display()))?;
-                dev.model_mut().device_mut().load_image_from(&mut std::io::BufReader::with_capacity(1 << 20, file)).with_context(|| format!("{}: {}", hctx(), path.display()))?;
+                dev.model_mut().device_mut().load_image_from(&mut wafsim_core::image::FileReader::new(file)).with_context(|| format!("{}: {}", hctx(), path.display()))?;
             }
         }
     }

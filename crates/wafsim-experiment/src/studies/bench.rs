@@ -851,42 +851,30 @@ pub fn run_apps_bench(rounds: u32, ops_per_round: u64, only: Option<&str>, mut p
 pub struct ImageBenchResult {
     /// Mapping units of the logical capacity.
     pub mapping_units: u64,
-    /// Bytes of the image file.
-    pub image_bytes: u64,
-    /// Seconds to write the image (buffered writes, flushed, not yet synced).
-    pub save_seconds: f64,
-    /// Seconds of the fsync that follows (the disk's share).
-    pub sync_seconds: f64,
-    /// Seconds to load the image into a new drive (the file is likely in the page cache).
-    pub load_seconds: f64,
-    /// Image bytes per second of `save_seconds`.
+    /// Save, load and their check.
+    #[serde(flatten)]
+    pub times: super::bench_drive::DriveImageTimes,
+    /// Image bytes per second of the save.
     pub save_bytes_per_sec: f64,
-    /// Image bytes per second of `load_seconds`.
+    /// Image bytes per second of the load.
     pub load_bytes_per_sec: f64,
-    /// The loaded drive's counters equal the saved one's, and so does a sample of its mapping.
-    pub identical: bool,
+    /// The load's speed as a share of the machine's copy speed.
+    pub load_ratio_to_limit: f64,
 }
 
 /// Drive images: the benchmark's device filled and aged by `cfg.warmup_fills` of random
-/// writes, saved to a file in `dir` and loaded back into a new drive; the file is removed.
+/// writes, saved to a file in `dir`, released, and loaded back into a new drive; the file is
+/// removed.
 pub fn run_image_bench(cfg: &BenchConfig, dir: &std::path::Path, mut progress: impl FnMut(&str)) -> anyhow::Result<ImageBenchResult> {
     let (mut dev, units) = filled_device(cfg, &mut progress)?;
     progress("age (random writes)");
     random_writes(&mut dev, &mut Rng::new(cfg.seed), units, (cfg.warmup_fills * units as f64) as u64, &mut Vec::with_capacity(4096))?;
-    let path = dir.join(format!("wafsim-bench-{}.img", std::process::id()));
-    progress(&format!("save {}", path.display()));
-    let (image_bytes, save_seconds, sync_seconds) = super::bench_drive::save_timed(&dev, &path, "bench --image")?;
-    progress("load");
-    let (loaded, load_seconds) = super::bench_drive::load_timed(dev.config().clone(), &path, "bench --image")?;
-    let identical = super::bench_drive::fingerprint(&loaded) == super::bench_drive::fingerprint(&dev);
+    let times = super::bench_drive::save_and_load(dev, dir, "bench --image", &mut progress)?;
     Ok(ImageBenchResult {
         mapping_units: units,
-        image_bytes,
-        save_seconds,
-        sync_seconds,
-        load_seconds,
-        save_bytes_per_sec: image_bytes as f64 / save_seconds,
-        load_bytes_per_sec: image_bytes as f64 / load_seconds,
-        identical,
+        save_bytes_per_sec: times.image_bytes as f64 / times.save_seconds,
+        load_bytes_per_sec: times.image_bytes as f64 / times.load_seconds,
+        load_ratio_to_limit: times.load_ratio_to_limit(),
+        times,
     })
 }

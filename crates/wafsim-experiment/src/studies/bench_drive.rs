@@ -5,6 +5,7 @@
 
 use anyhow::Context;
 use std::time::Instant;
+use wafsim_core::image::{FileReader, SavesImage};
 use wafsim_core::{Counters, Device, DeviceConfig, Rng};
 
 /// Figures measured by [`run_drive_bench`].
@@ -41,11 +42,26 @@ pub struct DriveImageTimes {
     pub save_seconds: f64,
     /// Seconds of the fsync that follows.
     pub sync_seconds: f64,
-    /// Seconds to load it into a new drive, after the saved drive is released (so the file is
-    /// read from the page cache only as far as memory left room for it).
+    /// Seconds to build the empty drive the image is loaded into, after the saved drive is
+    /// released.
+    pub build_seconds: f64,
+    /// Seconds to load the image into that drive, in place, as `[history] image` and a
+    /// restarted `wafsim serve` do (the file is read from the page cache only as far as memory
+    /// left room for it).
     pub load_seconds: f64,
     /// The loaded drive's counters and 4,096 sampled mappings equal the saved drive's.
     pub identical: bool,
+    /// The limit a load from the page cache runs against (itself a copy): bytes per second
+    /// this machine copies between two buffers already in memory, with as many threads as a
+    /// load uses, measured after the load.
+    pub copy_limit_bytes_per_sec: f64,
+}
+
+impl DriveImageTimes {
+    /// The load's speed as a share of the machine's copy speed.
+    pub fn load_ratio_to_limit(&self) -> f64 {
+        self.image_bytes as f64 / self.load_seconds / self.copy_limit_bytes_per_sec
+    }
 }
 
 /// Build the drive of `cfg`, precondition it, and with `image_dir` save it there and load it
@@ -74,7 +90,7 @@ pub fn run_drive_bench(cfg: DeviceConfig, image_dir: Option<&std::path::Path>, m
     let huge_page_bytes = proc_kib("/proc/self/smaps_rollup", "AnonHugePages:");
     let image = match image_dir {
         None => None,
-        Some(dir) => Some(save_and_load(dev, dir, &mut progress)?),
+        Some(dir) => Some(save_and_load(dev, dir, "bench --drive", &mut progress)?),
     };
     Ok(DriveBenchResult {
         logical_bytes,
@@ -90,19 +106,45 @@ pub fn run_drive_bench(cfg: DeviceConfig, image_dir: Option<&std::path::Path>, m
     })
 }
 
-/// Save `dev` to a file in `dir`, release it, load the file into a new drive and compare.
-/// Only one drive is in memory at a time: a full-size one would not fit twice.
-fn save_and_load(dev: Device, dir: &std::path::Path, progress: &mut impl FnMut(&str)) -> anyhow::Result<DriveImageTimes> {
-    let path = dir.join(format!("wafsim-bench-drive-{}.img", std::process::id()));
+/// Save `dev` to a file in `dir`, release it, load the file into a new drive and compare;
+/// then measure the machine's copy speed. Only one drive is in memory at a time: a full-size
+/// one would not fit twice. `what` names the bench in errors and the file.
+pub(crate) fn save_and_load(dev: Device, dir: &std::path::Path, what: &str, progress: &mut impl FnMut(&str)) -> anyhow::Result<DriveImageTimes> {
+    let path = dir.join(format!("wafsim-{}-{}.img", what.replace(['-', ' '], ""), std::process::id()));
     progress(&format!("save {}", path.display()));
-    let (image_bytes, save_seconds, sync_seconds) = save_timed(&dev, &path, "bench --drive")?;
-    let (counters, samples) = fingerprint(&dev);
+    let (image_bytes, save_seconds, sync_seconds) = save_timed(&dev, &path, what)?;
+    let saved = fingerprint(&dev);
     let cfg = dev.config().clone();
     drop(dev);
     progress("load");
-    let (loaded, load_seconds) = load_timed(cfg, &path, "bench --drive")?;
-    let identical = fingerprint(&loaded) == (counters, samples);
-    Ok(DriveImageTimes { image_bytes, save_seconds, sync_seconds, load_seconds, identical })
+    let (loaded, build_seconds, load_seconds) = load_timed(cfg, &path, what)?;
+    let identical = fingerprint(&loaded) == saved;
+    drop(loaded);
+    progress("copy speed (the limit of a load)");
+    let copy_limit_bytes_per_sec = copy_limit((image_bytes as usize).min(COPY_BYTES));
+    Ok(DriveImageTimes { image_bytes, save_seconds, sync_seconds, build_seconds, load_seconds, identical, copy_limit_bytes_per_sec })
+}
+
+/// Bytes each buffer of the copy reference holds at most (far beyond the caches).
+const COPY_BYTES: usize = 512 << 20;
+
+/// Bytes per second copied from one buffer to another, both in memory already and on huge
+/// pages like the maps, split among the threads a load uses; the best of three copies.
+fn copy_limit(bytes: usize) -> f64 {
+    let from = wafsim_core::hugepage::table(bytes.max(1), 1u8);
+    let mut to = wafsim_core::hugepage::table(bytes.max(1), 0u8);
+    let step = from.len().div_ceil(wafsim_core::hugepage::workers());
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            std::thread::scope(|s| {
+                for (d, f) in to.chunks_mut(step).zip(from.chunks(step)) {
+                    s.spawn(move || d.copy_from_slice(f));
+                }
+            });
+            from.len() as f64 / t.elapsed().as_secs_f64()
+        })
+        .fold(0.0, f64::max)
 }
 
 /// Save `dev` as an image at `path`: its bytes, the seconds of the buffered writes and of the
@@ -122,14 +164,22 @@ pub(crate) fn save_timed(dev: &Device, path: &std::path::Path, what: &str) -> an
     Ok((file.metadata()?.len(), save_seconds, t1.elapsed().as_secs_f64()))
 }
 
-/// Load the image at `path` into a new drive of `cfg`, and the seconds it took; the file is
-/// removed either way.
-pub(crate) fn load_timed(cfg: DeviceConfig, path: &std::path::Path, what: &str) -> anyhow::Result<(Device, f64)> {
+/// Build an empty drive of `cfg`, then load the image at `path` into it in place (as
+/// `[history] image` and a restarted `wafsim serve` do): the drive and the seconds of each step.
+/// The file is removed either way.
+pub(crate) fn load_timed(cfg: DeviceConfig, path: &std::path::Path, what: &str) -> anyhow::Result<(Device, f64, f64)> {
     let t0 = Instant::now();
-    let loaded = std::fs::File::open(path).map_err(anyhow::Error::from).and_then(|f| Ok(Device::load_image(cfg, std::io::BufReader::with_capacity(1 << 20, f))?));
-    let load_seconds = t0.elapsed().as_secs_f64();
+    let built = Device::new(cfg);
+    let build_seconds = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let loaded = built.map_err(anyhow::Error::from).and_then(|mut dev| {
+        let file = std::fs::File::open(path)?;
+        dev.load_image_from(&mut FileReader::new(file))?;
+        Ok(dev)
+    });
+    let load_seconds = t1.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(path);
-    Ok((loaded.with_context(|| format!("{what}: loading {}", path.display()))?, load_seconds))
+    Ok((loaded.with_context(|| format!("{what}: loading {}", path.display()))?, build_seconds, load_seconds))
 }
 
 /// The drive's counters and where 4,096 random LBAs (a fixed sample) live: a saved drive and
