@@ -116,8 +116,8 @@ impl FileReader {
     }
 }
 
-/// `out.len()` bytes of `file` at `pos`, a chunk at a time: one read of hundreds of megabytes
-/// runs at a fraction of the speed of 1 MiB reads (measured: the kernel's copy is slower).
+/// `out.len()` bytes of `file` at `pos`, 1 MiB at a time, as images are written (one read of a
+/// whole part measured no faster: 0.43 s against 0.40 s for a 268 MB map).
 #[cfg(unix)]
 fn read_chunks_at(file: &std::fs::File, out: &mut [u8], pos: u64) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
@@ -306,8 +306,9 @@ impl<W: Write> ImageWriter<W> {
         self.words(v)
     }
 
-    /// Words in 1 MiB chunks (one write of hundreds of megabytes is slower): on a little-endian
-    /// machine straight from memory, else converted.
+    /// Words in 1 MiB chunks (writing a whole map at once, its checksum in parallel, measured
+    /// 3-4 times slower into the page cache): on a little-endian machine straight from memory,
+    /// else converted.
     fn words<T: Word>(&mut self, v: &[T]) -> io::Result<()> {
         if cfg!(target_endian = "little") {
             // SAFETY: a slice of u32 or u64 is readable as its bytes (u8 has no alignment and
