@@ -62,6 +62,7 @@ fn checksum(h: &mut crc32fast::Hasher, b: &[u8]) {
 /// a large array (a drive's maps) by several threads at once, each reading its part of the
 /// file into its part of the destination (positional reads). The destination's first touch
 /// (the kernel zeroing fresh pages) and the copy out of the page cache then run on every core.
+/// A file that cannot be read at positions (a pipe, a FIFO, `/dev/stdin`) is read in order.
 ///
 /// ```
 /// use wafsim_core::{config::DeviceConfig, image::FileReader, Device, GcPolicy};
@@ -81,13 +82,16 @@ pub struct FileReader {
     /// The buffer's unread bytes are `buf[at..end]`.
     at: usize,
     end: usize,
+    /// A regular file: read at positions, large arrays by several threads.
+    positional: bool,
 }
 
 #[cfg(unix)]
 impl FileReader {
     /// Read `file` from its start.
     pub fn new(file: std::fs::File) -> FileReader {
-        FileReader { file, pos: 0, buf: vec![0; CHUNK_BYTES], at: 0, end: 0 }
+        let positional = file.metadata().is_ok_and(|m| m.is_file());
+        FileReader { file, pos: 0, buf: vec![0; CHUNK_BYTES], at: 0, end: 0, positional }
     }
 
     /// `out.len()` bytes at `pos`, or an error (an unexpected end when the file is shorter).
@@ -134,6 +138,9 @@ impl Read for FileReader {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         use std::os::unix::fs::FileExt;
         if self.at == self.end && out.len() >= self.buf.len() {
+            if !self.positional {
+                return (&self.file).read(out);
+            }
             // Large: straight into `out`, whole; near the end of the file, what there is.
             let n = (out.len() as u64).min(self.file.metadata()?.len().saturating_sub(self.pos)) as usize;
             self.read_exact_at(&mut out[..n], self.pos)?;
@@ -141,7 +148,7 @@ impl Read for FileReader {
             return Ok(n);
         }
         if self.at == self.end {
-            let got = self.file.read_at(&mut self.buf, self.pos)?;
+            let got = if self.positional { self.file.read_at(&mut self.buf, self.pos)? } else { (&self.file).read(&mut self.buf)? };
             (self.at, self.end, self.pos) = (0, got, self.pos + got as u64);
         }
         let n = out.len().min(self.end - self.at);
@@ -731,6 +738,19 @@ mod tests {
 
     /// A nested image round-trips inside its section; a wrong section length or a cut file is
     /// told apart, and the enclosing checksum covers the nested bytes.
+    /// The arrays and the value of an image `a_file_reader_...` wrote, read back from `input`.
+    fn small_big_seven(input: impl Read, small: usize, big: usize) -> Result<(Vec<u64>, Vec<u32>, u64), ImageError> {
+        let mut r = ImageReader::new(input, "test")?;
+        let (mut s, mut b) = (vec![0u64; small], crate::hugepage::untouched(big));
+        r.section(b"SMAL", 8 * small as u64)?;
+        r.u64s(&mut s)?;
+        r.section(b"BIG ", 4 * big as u64)?;
+        r.u32s(&mut b)?;
+        let x = r.u64()?;
+        r.finish()?;
+        Ok((s, b, x))
+    }
+
     #[test]
     fn a_file_reader_reads_large_arrays_in_parts_and_small_ones_buffered() {
         // Large enough to be read and checked by several threads (on a machine with more than
@@ -745,36 +765,25 @@ mod tests {
         w.u64(7).unwrap();
         let image = w.finish().unwrap();
         let path = std::env::temp_dir().join(format!("wafsim-filereader-{}.img", std::process::id()));
-        std::fs::write(&path, &image).unwrap();
-        let read = |len: usize| -> Result<(Vec<u64>, Vec<u32>, u64), ImageError> {
-            std::fs::write(&path, &image[..len]).unwrap();
-            let mut r = ImageReader::new(FileReader::new(std::fs::File::open(&path).unwrap()), "test")?;
-            let (mut s, mut b) = (vec![0u64; small.len()], crate::hugepage::untouched(big.len()));
-            r.section(b"SMAL", 8 * s.len() as u64)?;
-            r.u64s(&mut s)?;
-            r.section(b"BIG ", 4 * b.len() as u64)?;
-            r.u32s(&mut b)?;
-            let x = r.u64()?;
-            r.finish()?;
-            Ok((s, b, x))
+        let from_file = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            small_big_seven(FileReader::new(std::fs::File::open(&path).unwrap()), small.len(), big.len())
         };
-        let (s, b, x) = read(image.len()).unwrap();
+        let (s, b, x) = from_file(&image).unwrap();
         assert!(s == small && b == big && x == 7, "the bytes written come back");
         // Cut inside the large array and inside the trailer: both are a truncated image.
-        assert!(matches!(read(image.len() / 2), Err(ImageError::Truncated)));
-        assert!(matches!(read(image.len() - 3), Err(ImageError::Truncated)));
+        assert!(matches!(from_file(&image[..image.len() / 2]), Err(ImageError::Truncated)));
+        assert!(matches!(from_file(&image[..image.len() - 3]), Err(ImageError::Truncated)));
         let mut bad = image.clone();
         bad[image.len() / 2] ^= 1;
-        std::fs::write(&path, &bad).unwrap();
-        let mut r = ImageReader::new(FileReader::new(std::fs::File::open(&path).unwrap()), "test").unwrap();
-        let (mut s, mut b) = (vec![0u64; small.len()], vec![0u32; big.len()]);
-        r.section(b"SMAL", 8 * s.len() as u64).unwrap();
-        r.u64s(&mut s).unwrap();
-        r.section(b"BIG ", 4 * b.len() as u64).unwrap();
-        r.u32s(&mut b).unwrap();
-        r.u64().unwrap();
-        assert!(matches!(r.finish(), Err(ImageError::Checksum { .. })), "a flipped bit in the large array is caught");
+        assert!(matches!(from_file(&bad), Err(ImageError::Checksum { .. })), "a flipped bit in the large array is caught");
         std::fs::remove_file(&path).unwrap();
+        // A pipe cannot be read at positions: the same image comes through it in order.
+        let (from, mut to) = std::io::pipe().unwrap();
+        let writer = std::thread::spawn(move || to.write_all(&image));
+        let (s, b, x) = small_big_seven(FileReader::new(std::fs::File::from(std::os::fd::OwnedFd::from(from))), small.len(), big.len()).unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(s == small && b == big && x == 7, "the bytes written come back through a pipe");
     }
 
     #[test]
