@@ -278,7 +278,7 @@ fn print_image_times(i: &wafsim_experiment::studies::bench_drive::DriveImageTime
         "limit          {:.2} GB/s (this machine's memory copy, {} threads): ratio {:.2}",
         i.copy_limit_bytes_per_sec / 1e9,
         wafsim_core::hugepage::workers(),
-        i.load_ratio_to_limit()
+        i.load_ratio_to_limit
     );
 }
 

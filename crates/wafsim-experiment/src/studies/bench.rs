@@ -858,8 +858,6 @@ pub struct ImageBenchResult {
     pub save_bytes_per_sec: f64,
     /// Image bytes per second of the load.
     pub load_bytes_per_sec: f64,
-    /// The load's speed as a share of the machine's copy speed.
-    pub load_ratio_to_limit: f64,
 }
 
 /// Drive images: the benchmark's device filled and aged by `cfg.warmup_fills` of random
@@ -874,7 +872,6 @@ pub fn run_image_bench(cfg: &BenchConfig, dir: &std::path::Path, mut progress: i
         mapping_units: units,
         save_bytes_per_sec: times.image_bytes as f64 / times.save_seconds,
         load_bytes_per_sec: times.image_bytes as f64 / times.load_seconds,
-        load_ratio_to_limit: times.load_ratio_to_limit(),
         times,
     })
 }

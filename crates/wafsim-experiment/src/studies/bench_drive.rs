@@ -55,13 +55,8 @@ pub struct DriveImageTimes {
     /// this machine copies between two buffers already in memory, with as many threads as a
     /// load uses, measured after the load.
     pub copy_limit_bytes_per_sec: f64,
-}
-
-impl DriveImageTimes {
-    /// The load's speed as a share of the machine's copy speed.
-    pub fn load_ratio_to_limit(&self) -> f64 {
-        self.image_bytes as f64 / self.load_seconds / self.copy_limit_bytes_per_sec
-    }
+    /// The load's speed as a share of that copy speed.
+    pub load_ratio_to_limit: f64,
 }
 
 /// Build the drive of `cfg`, precondition it, and with `image_dir` save it there and load it
@@ -122,7 +117,8 @@ pub(crate) fn save_and_load(dev: Device, dir: &std::path::Path, what: &str, prog
     drop(loaded);
     progress("copy speed (the limit of a load)");
     let copy_limit_bytes_per_sec = copy_limit((image_bytes as usize).min(COPY_BYTES));
-    Ok(DriveImageTimes { image_bytes, save_seconds, sync_seconds, build_seconds, load_seconds, identical, copy_limit_bytes_per_sec })
+    let load_ratio_to_limit = image_bytes as f64 / load_seconds / copy_limit_bytes_per_sec;
+    Ok(DriveImageTimes { image_bytes, save_seconds, sync_seconds, build_seconds, load_seconds, identical, copy_limit_bytes_per_sec, load_ratio_to_limit })
 }
 
 /// Bytes each buffer of the copy reference holds at most (far beyond the caches).
