@@ -132,11 +132,9 @@ impl Maps {
     fn tables(self, l2p: usize, p2l: usize) -> (Vec<u32>, Vec<u32>) {
         match self {
             Maps::Empty => (crate::hugepage::table(l2p, NIL), crate::hugepage::table(p2l, NIL)),
-            Maps::Reused { l2p: a, p2l: b } => {
-                assert!(a.len() == l2p && b.len() == p2l, "maps reused by a device of another geometry");
-                (a, b)
-            }
-            Maps::ForImage => (crate::hugepage::untouched(l2p), crate::hugepage::untouched(p2l)),
+            Maps::Reused { l2p: a, p2l: b } if a.len() == l2p && b.len() == p2l => (a, b),
+            // A device whose earlier load failed gave its maps away (they are empty): new ones.
+            Maps::ForImage | Maps::Reused { .. } => (crate::hugepage::untouched(l2p), crate::hugepage::untouched(p2l)),
         }
     }
 }
