@@ -1,8 +1,9 @@
 //! The `wafsim` command line: argument parsing and wiring only. Each command is one function,
-//! in its own module where it is more than a screen (run, zone, catalog, bench, serve, nvme,
-//! sweep, advise); `real_main` only dispatches.
+//! in its own module where it is more than a screen (run, zone, catalog, bench, serve, attach,
+//! nvme, sweep, advise); `real_main` only dispatches.
 
 mod advise;
+mod attach;
 mod bench;
 mod bench_nbd;
 mod catalog;
@@ -72,6 +73,12 @@ enum Cmd {
     ///
     /// Example: wafsim feed experiments/kv/four-aerospike.toml --variant shared-fdp --skip-reads
     Feed(feed::FeedArgs),
+    /// A simulated drive's namespaces and placement handles as Linux block devices (FUSE +
+    /// loop), optionally with file systems on them, for real software; reports the drive's WAF
+    /// over the window a command ran. Needs root.
+    ///
+    /// Example: wafsim attach experiments/real/drive.toml --variant fdp --fs xfs -- fio job.fio
+    Attach(attach::AttachArgs),
     /// A simulated drive's log pages as nvme-cli prints them (smart-log, ocp smart-add-log,
     /// fdp configs|usage|stats|events|status), from a running `wafsim serve` or a saved state.
     ///
@@ -147,6 +154,7 @@ fn real_main() -> Result<()> {
         Cmd::Validate(a) => run_validate(a),
         Cmd::Serve(a) => serve::run_serve(a),
         Cmd::Feed(a) => feed::run_feed(a),
+        Cmd::Attach(a) => attach::run_attach(a),
         Cmd::Nvme(a) => nvme::run_nvme(a),
         Cmd::Waf(a) => nvme::run_waf(a),
         Cmd::Bench(a) => bench::run_bench(a),

@@ -238,6 +238,34 @@ where
     }
 }
 
+/// Answer `wafsim nvme ... --server ADDR` (host:port or unix:PATH) and `STOP` on a thread of
+/// its own, for as long as the process runs.
+pub(crate) fn spawn_control(addr: &str, drive: &Arc<LiveDrive>, started: Instant, stop: &Arc<AtomicBool>) -> Result<()> {
+    let (drive, stop) = (drive.clone(), stop.clone());
+    if let Some(path) = addr.strip_prefix("unix:") {
+        let _ = std::fs::remove_file(path);
+        let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--control {addr}: cannot listen there"))?;
+        std::thread::spawn(move || {
+            let t = |s: &std::os::unix::net::UnixStream| {
+                let _ = s.set_read_timeout(Some(CONTROL_TIMEOUT));
+                let _ = s.set_write_timeout(Some(CONTROL_TIMEOUT));
+            };
+            control_loop(l.incoming(), t, drive, started, stop)
+        });
+    } else {
+        let l = TcpListener::bind(addr).with_context(|| format!("--control {addr}: cannot listen there"))?;
+        warn_exposure("the control socket", l.local_addr());
+        std::thread::spawn(move || {
+            let t = |s: &std::net::TcpStream| {
+                let _ = s.set_read_timeout(Some(CONTROL_TIMEOUT));
+                let _ = s.set_write_timeout(Some(CONTROL_TIMEOUT));
+            };
+            control_loop(l.incoming(), t, drive, started, stop)
+        });
+    }
+    Ok(())
+}
+
 /// Write the drive state file whole (aside, synced, renamed): a reader or a crash never leaves
 /// half a document.
 fn write_state(path: &Path, drive: &LiveDrive, started: Instant) -> Result<()> {
@@ -255,19 +283,19 @@ fn warn_exposure(what: &str, addr: std::io::Result<std::net::SocketAddr>) {
 }
 
 /// Where the drive comes from: kept in --backing, or the experiment's start.
-fn start_drive(args: &ServeArgs, v: &wafsim_experiment::Variant, drive: &Arc<LiveDrive>, kept: Option<&mut Kept>) -> Result<String> {
+pub(crate) fn start_drive(precondition: bool, v: &wafsim_experiment::Variant, drive: &Arc<LiveDrive>, kept: Option<&mut Kept>) -> Result<String> {
     if let Some(k) = kept {
         if k.has_drive() {
             let r = k.restore(drive).map_err(|e| anyhow!(e))?;
             let mut said = format!("continued from {} ({} command(s) replayed from the journal", k.dir().display(), r.replayed);
             said += if r.torn { "; its last record was cut short by the crash and dropped)" } else { ")" };
-            if args.precondition || v.spec.history.is_some() {
+            if precondition || v.spec.history.is_some() {
                 said += "; --precondition and [history] apply to a new drive only";
             }
             return Ok(said);
         }
     }
-    if args.precondition {
+    if precondition {
         drive.precondition().map_err(|e| anyhow!(e))?;
         return Ok("sequential fill (--precondition)".into());
     }
@@ -308,7 +336,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         }
         None => None,
     };
-    let history = start_drive(&args, &v, &drive, kept.as_mut())?;
+    let history = start_drive(args.precondition, &v, &drive, kept.as_mut())?;
     let mut checkpoint_cost = Duration::ZERO;
     if let Some(k) = &mut kept {
         // The drive as it starts is the first checkpoint; the journal follows it.
@@ -363,28 +391,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     // Control socket.
     let ctl = control_addr(&args)?;
     if let Some(addr) = &ctl {
-        let (drive, stop) = (drive.clone(), stop.clone());
-        if let Some(path) = addr.strip_prefix("unix:") {
-            let _ = std::fs::remove_file(path);
-            let l = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--control {addr}: cannot listen there"))?;
-            std::thread::spawn(move || {
-                let t = |s: &std::os::unix::net::UnixStream| {
-                    let _ = s.set_read_timeout(Some(CONTROL_TIMEOUT));
-                    let _ = s.set_write_timeout(Some(CONTROL_TIMEOUT));
-                };
-                control_loop(l.incoming(), t, drive, started, stop)
-            });
-        } else {
-            let l = TcpListener::bind(addr).with_context(|| format!("--control {addr}: cannot listen there"))?;
-            warn_exposure("the control socket", l.local_addr());
-            std::thread::spawn(move || {
-                let t = |s: &std::net::TcpStream| {
-                    let _ = s.set_read_timeout(Some(CONTROL_TIMEOUT));
-                    let _ = s.set_write_timeout(Some(CONTROL_TIMEOUT));
-                };
-                control_loop(l.incoming(), t, drive, started, stop)
-            });
-        }
+        spawn_control(addr, &drive, started, &stop)?;
     }
 
     // NBD server.
