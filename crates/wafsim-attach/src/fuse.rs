@@ -100,7 +100,7 @@ fn errno(e: &ExportError) -> Errno {
 /// `offset .. offset + len` checked as the NBD server checks a request before an export sees
 /// it: aligned, and (for writes) inside the export.
 fn check(offset: u64, len: u64, size: u64) -> Result<(), Errno> {
-    if offset % ALIGN != 0 || len % ALIGN != 0 {
+    if !offset.is_multiple_of(ALIGN) || !len.is_multiple_of(ALIGN) {
         return Err(Errno::EINVAL);
     }
     match offset.checked_add(len) {

@@ -61,6 +61,9 @@ pub struct Spec {
     pub exports: Vec<(String, Arc<dyn Export>, Option<FsSpec>)>,
     /// Where file systems are mounted (`DIR/EXPORT`); default the runtime directory's `mnt`.
     pub mount_root: Option<PathBuf>,
+    /// The block devices' logical block size (512, 1024, 2048 or 4096): what the file systems
+    /// align their writes to, as an NVMe drive's LBA format.
+    pub sector_size: u32,
 }
 
 /// One attached export.
@@ -119,6 +122,9 @@ impl Attachment {
                 return Err(Error::Tool(format!("export {n:?}: not usable as a file name")));
             }
         }
+        if ![512, 1024, 2048, 4096].contains(&spec.sector_size) {
+            return Err(Error::Tool(format!("sector size {}: a loop device takes 512, 1024, 2048 or 4096", spec.sector_size)));
+        }
         let (record, lock) = Record::claim(&spec.name, note)?;
         let mut a = Attachment { record, session: None, attached: Vec::new(), _lock: lock };
         match a.build(spec) {
@@ -148,12 +154,12 @@ impl Attachment {
         self.session = Some(session);
         for (name, _, fs) in spec.exports {
             let file = files.join(&name);
-            let device = system::loop_attach(&file)?;
+            let device = system::loop_attach(&file, spec.sector_size)?;
             self.record.devices.push(device.clone());
             self.record.save()?;
             let mut at = Attached { export: name.clone(), device: device.clone(), mount: None, fs: None };
             if let Some(f) = fs {
-                system::mkfs(f.kind, &device, &f.mkfs_options)?;
+                system::mkfs(f.kind, &device, &f.mkfs_options).map_err(|e| Error::Tool(format!("export {name} ({}): {e}", device.display())))?;
                 let dir = spec.mount_root.clone().unwrap_or_else(|| self.record.dir().join("mnt")).join(&name);
                 std::fs::create_dir_all(&dir).map_err(|e| Error::Tool(format!("{}: {e}", dir.display())))?;
                 if system::is_mount_point(&dir) {

@@ -14,7 +14,9 @@ pub(crate) fn run(cmd: &mut Command) -> Result<String, Error> {
     let out = cmd.output().map_err(|e| Error::Tool(format!("{what}: cannot run it: {e}")))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let err = err.trim();
+        // The cause, not the usage text some tools print after it.
+        let lines: Vec<&str> = err.trim().lines().collect();
+        let err = if lines.len() > 3 { format!("{} [...]", lines[..3].join("\n")) } else { lines.join("\n") };
         return Err(Error::Tool(format!("{what} failed ({}){}", out.status, if err.is_empty() { String::new() } else { format!(": {err}") })));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
@@ -31,9 +33,10 @@ pub(crate) fn tool(name: &str, package: &str) -> Result<PathBuf, Error> {
     find_tool(name).ok_or_else(|| Error::Missing(format!("`{name}` is not installed (Debian/Ubuntu: apt-get install {package})")))
 }
 
-/// Attach a loop device to `file`; its path (`/dev/loopN`).
-pub fn loop_attach(file: &Path) -> Result<PathBuf, Error> {
-    let out = run(Command::new(tool("losetup", "util-linux")?).arg("--find").arg("--show").arg(file))?;
+/// Attach a loop device with logical blocks of `sector_size` bytes to `file`; its path
+/// (`/dev/loopN`).
+pub fn loop_attach(file: &Path, sector_size: u32) -> Result<PathBuf, Error> {
+    let out = run(Command::new(tool("losetup", "util-linux")?).arg("--find").arg("--show").arg("--sector-size").arg(sector_size.to_string()).arg(file))?;
     Ok(PathBuf::from(out))
 }
 

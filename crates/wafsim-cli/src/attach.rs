@@ -52,6 +52,12 @@ pub struct AttachArgs {
     /// /run/wafsim/attach/NAME/mnt/EXPORT).
     #[arg(long, value_name = "DIR")]
     pub mount_root: Option<PathBuf>,
+    /// The block devices' logical block size in bytes (512, 1024, 2048, 4096), as a drive's LBA
+    /// format: file systems align their writes to it. Default: the drive's mapping unit (at
+    /// most 4096), so every write covers whole mapping units, as on a drive formatted 4Kn; 512
+    /// gives a 512e drive, where sub-4 KiB writes cost whole mapping units.
+    #[arg(long, value_name = "BYTES")]
+    pub sector_size: Option<u32>,
     /// The attachment's name: one attachment per name at a time; a crashed one's leftovers are
     /// cleaned by the next attach of the same name.
     #[arg(long, default_value = "wafsim")]
@@ -181,7 +187,8 @@ pub fn run_attach(args: AttachArgs) -> Result<()> {
     }
     let mut note = |s: &str| eprintln!("wafsim attach: {s}");
     let t0 = Instant::now();
-    let mut att = Attachment::start(Spec { name: args.name.clone(), exports, mount_root: args.mount_root.clone() }, &mut note).map_err(|e| anyhow!(e))?;
+    let sector_size = args.sector_size.unwrap_or_else(|| drive.lock().stack.cfg.mapping_unit.clamp(512, 4096));
+    let mut att = Attachment::start(Spec { name: args.name.clone(), exports, mount_root: args.mount_root.clone(), sector_size }, &mut note).map_err(|e| anyhow!(e))?;
     let setup = t0.elapsed();
     let ctl = match args.control.as_deref() {
         Some("none") => None,
@@ -298,9 +305,10 @@ fn report(args: &AttachArgs, window: &str, before: &Mark, after: &Mark, devices:
     for (d, (b, a)) in before.drives.iter().zip(&after.drives).enumerate() {
         let c = a.counters.to_core().delta(&b.counters.to_core());
         let mu = a.mapping_unit as u64;
-        let waf = (c.host_units > 0).then(|| c.media_units() as f64 / c.host_units as f64);
+        // Bytes over bytes, as `wafsim waf` computes it from nvme-cli's counters (HBMW/MBMW).
+        let waf = (c.host_write_bytes > 0).then(|| (c.media_units() * mu) as f64 / c.host_write_bytes as f64);
         let w = waf.map_or("n/a (no host writes)".to_string(), |w| format!("{w:.4}"));
-        eprintln!("  drive {d}: WAF {w}: host {} bytes written, media {} bytes ({} host + {} GC + {} padding units of {mu} bytes), {} bytes trimmed, {} erases", c.host_write_bytes, c.media_units() * mu, c.host_units, c.gc_units, c.pad_units, c.trim_bytes, c.erases);
+        eprintln!("  drive {d}: WAF {w} (media bytes / host bytes): host {} bytes written, media {} bytes ({} host + {} GC + {} padding units of {mu} bytes), {} bytes trimmed, {} erases", c.host_write_bytes, c.media_units() * mu, c.host_units, c.gc_units, c.pad_units, c.trim_bytes, c.erases);
         drives_json.push(serde_json::json!({
             "drive": d, "waf": waf, "host_write_bytes": c.host_write_bytes, "host_units": c.host_units,
             "gc_units": c.gc_units, "pad_units": c.pad_units, "media_bytes": c.media_units() * mu,

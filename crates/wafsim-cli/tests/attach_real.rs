@@ -1,0 +1,250 @@
+//! `wafsim attach` with the real thing: Linux's FUSE, loop devices, ext4, XFS and Btrfs, fio
+//! with verification and RocksDB's db_bench, on a simulated drive.
+//!
+//! These need root, /dev/fuse, /dev/loop-control and the tools (fio, mkfs.xfs, mkfs.btrfs,
+//! db_bench: Debian's fio, xfsprogs, btrfs-progs, rocksdb-tools). Where one is missing they skip
+//! with a message saying what; with `WAFSIM_REQUIRE_REAL_STACKS=1` (as `.ci/run` sets) a skip is
+//! a failure. The refusal without root is checked everywhere.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{repo, tmpdir};
+
+const DRIVE: &str = "experiments/real/drive.toml";
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_wafsim")
+}
+
+fn is_root() -> bool {
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+fn on_path(tool: &str) -> bool {
+    std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).chain(["/usr/sbin", "/sbin"].map(PathBuf::from)).any(|d| d.join(tool).is_file())
+}
+
+/// Whether this machine can run the real stack with `tools`; what is missing is printed (and
+/// fails the test under WAFSIM_REQUIRE_REAL_STACKS=1).
+fn ready(tools: &[&str]) -> bool {
+    let mut missing = Vec::new();
+    if !is_root() {
+        missing.push("root".to_string());
+    }
+    if std::fs::OpenOptions::new().read(true).write(true).open("/dev/fuse").is_err() {
+        missing.push("/dev/fuse (modprobe fuse)".into());
+    }
+    if !Path::new("/dev/loop-control").exists() {
+        missing.push("/dev/loop-control (modprobe loop)".into());
+    }
+    for t in tools {
+        if !on_path(t) {
+            missing.push(format!("`{t}`"));
+        }
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let msg = format!("real-stack test skipped: missing {}", missing.join(", "));
+    if std::env::var("WAFSIM_REQUIRE_REAL_STACKS").is_ok_and(|v| v == "1") {
+        panic!("{msg} (WAFSIM_REQUIRE_REAL_STACKS=1 makes this a failure; .ci/run installs fio xfsprogs btrfs-progs rocksdb-tools)");
+    }
+    eprintln!("{msg}");
+    false
+}
+
+/// A unique attachment name per test and process.
+fn name(tag: &str) -> String {
+    format!("test-{tag}-{}", std::process::id())
+}
+
+/// Loop devices and mounts an attachment named `name` left behind.
+fn leftovers(name: &str) -> Vec<String> {
+    let dir = format!("/run/wafsim/attach/{name}/");
+    let mut v: Vec<String> = String::from_utf8_lossy(&Command::new("losetup").arg("-a").output().unwrap().stdout).lines().filter(|l| l.contains(&dir)).map(String::from).collect();
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    v.extend(mi.lines().filter(|l| l.contains(&dir) || l.contains(dir.trim_end_matches('/'))).map(String::from));
+    v
+}
+
+/// `wafsim attach ARGS -- sh -c SCRIPT` from the repository root; its window as JSON, stderr.
+fn attach(name: &str, args: &[&str], script: &str) -> (serde_json::Value, String) {
+    let dir = tmpdir(name);
+    let json = dir.join("window.json");
+    let mut cmd = Command::new(bin());
+    cmd.current_dir(repo()).arg("attach").args(args).arg("--name").arg(name).arg("--json").arg(&json).args(["--", "sh", "-c", script]);
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "wafsim attach {args:?} failed:\n{err}\nstdout:\n{}", String::from_utf8_lossy(&out.stdout));
+    assert!(leftovers(name).is_empty(), "left behind: {:?}", leftovers(name));
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (j, err)
+}
+
+/// The drives' host bytes against the bytes the loop devices wrote, over the same window.
+fn host_vs_loop(j: &serde_json::Value) -> (u64, u64) {
+    let host: u64 = j["drives"].as_array().unwrap().iter().map(|d| d["host_write_bytes"].as_u64().unwrap()).sum();
+    let looped: u64 = j["devices"].as_array().unwrap().iter().map(|d| d["write_bytes"].as_u64().unwrap()).sum();
+    (host, looped)
+}
+
+fn within_1pct(a: u64, b: u64) -> bool {
+    (a as f64 - b as f64).abs() <= 0.01 * b as f64
+}
+
+#[test]
+fn xfs_on_an_fdp_namespace_returns_what_fio_wrote_and_the_drive_counts_what_the_device_wrote() {
+    if !ready(&["fio", "mkfs.xfs"]) {
+        return;
+    }
+    // Random 4 KiB and sequential 128 KiB writers with crc32c verification, direct I/O.
+    let script = "fio --output-format=terse --directory=$WAFSIM_MNT_DB --direct=1 --verify=crc32c --do_verify=1 --verify_fatal=1 \
+                  --name=rand --rw=randwrite --bs=4k --size=48m --name=seq --rw=write --bs=128k --size=48m >/dev/null";
+    let (j, err) = attach(&name("xfs"), &[DRIVE, "--variant", "fdp", "--fs", "xfs"], script);
+    let (host, looped) = host_vs_loop(&j);
+    assert!(looped >= 96 << 20, "the devices wrote {looped} bytes, less than fio's 96 MiB\n{err}");
+    assert!(within_1pct(host, looped), "drive host bytes {host} vs loop device bytes {looped}\n{err}");
+    assert!(err.contains("db -> /dev/loop") && err.contains("xfs mounted at"), "{err}");
+}
+
+#[test]
+fn ext4_and_btrfs_carry_verified_data() {
+    if !ready(&["fio", "mkfs.ext4", "mkfs.btrfs"]) {
+        return;
+    }
+    let script = "fio --output-format=terse --direct=1 --verify=crc32c --do_verify=1 --verify_fatal=1 --rw=randwrite --bs=16k --size=24m \
+                  --name=a --directory=$WAFSIM_MNT_WAL --name=b --directory=$WAFSIM_MNT_DB >/dev/null";
+    let (j, err) = attach(&name("ext4btrfs"), &[DRIVE, "--variant", "no-fdp", "--fs", "wal=ext4,db=btrfs"], script);
+    assert!(err.contains("ext4 mounted at") && err.contains("btrfs mounted at"), "{err}");
+    let (host, looped) = host_vs_loop(&j);
+    assert!(looped >= 48 << 20, "{looped}\n{err}");
+    // ext4 zeroes its inode tables in the background after mounting (write-zeroes requests,
+    // which the loop device counts as writes and the drive as deallocations): not compared.
+    assert!(host >= 48 << 20 && host <= looped, "drive host bytes {host} vs loop device bytes {looped}\n{err}");
+}
+
+#[test]
+fn db_bench_with_its_wal_on_one_namespace_and_its_tables_on_another() {
+    if !ready(&["db_bench", "mkfs.xfs"]) {
+        return;
+    }
+    let script = "db_bench --benchmarks=fillrandom,overwrite --num=150000 --value_size=400 --compression_type=none \
+                  --db=$WAFSIM_MNT_DB/db --wal_dir=$WAFSIM_MNT_WAL/wal --seed=1 >/dev/null";
+    let (j, err) = attach(&name("dbbench"), &[DRIVE, "--variant", "dedicated", "--fs", "xfs"], script);
+    let (host, looped) = host_vs_loop(&j);
+    assert!(within_1pct(host, looped), "drive host bytes {host} vs loop device bytes {looped}\n{err}");
+    let devs = j["devices"].as_array().unwrap();
+    let (wal, db) = (devs[0]["write_bytes"].as_u64().unwrap(), devs[1]["write_bytes"].as_u64().unwrap());
+    // 300,000 puts of ~420 bytes: the WAL holds each once; the tables at least once (flushes).
+    assert!(wal >= 300_000 * 400 && db >= 300_000 * 400 / 2, "wal {wal}, db {db}\n{err}");
+    // Dedicated drives: the WAL's drive saw the WAL's bytes only.
+    let drives = j["drives"].as_array().unwrap();
+    assert_eq!(drives.len(), 2);
+    assert!(within_1pct(drives[0]["host_write_bytes"].as_u64().unwrap(), wal), "{j}");
+}
+
+#[test]
+fn a_placement_handle_export_writes_the_same_namespace() {
+    if !ready(&["dd"]) {
+        return;
+    }
+    let dir = tmpdir("handles");
+    let exp = dir.join("two-handles.toml");
+    std::fs::write(
+        &exp,
+        "name = \"two handles\"\nseed = 1\nprecondition = false\n[device]\ncapacity = \"256MiB\"\nraw_capacity = \"288MiB\"\nerase_unit = \"1MiB\"\n\
+         [device.fdp]\nenabled = true\nruhs = 2\n[[namespace]]\nname = \"ns\"\nsize = \"256MiB\"\nplacement_handles = [0, 1]\n",
+    )
+    .unwrap();
+    // 8 MiB through handle 1, read back through the namespace's plain export.
+    let script = "dd if=/dev/urandom of=$WAFSIM_DEV_NS_1 bs=1M count=8 oflag=direct status=none && \
+                  cmp -n 8388608 $WAFSIM_DEV_NS_1 $WAFSIM_DEV_NS";
+    let states = dir.join("states");
+    let (j, err) = attach(&name("handles"), &[exp.to_str().unwrap(), "--export", "ns,ns@1", "--states", states.to_str().unwrap()], script);
+    assert_eq!(j["drives"][0]["host_write_bytes"].as_u64().unwrap(), 8 << 20, "{err}");
+    // The drive's FDP statistics say the same (what `wafsim waf` reads).
+    let out = Command::new(bin()).args(["waf", "--json"]).arg(states.join("drive0-before.json")).arg(states.join("drive0-after.json")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let w: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(w["host_bytes"].as_u64(), Some(8 << 20), "{w}");
+}
+
+/// Start an attachment that stays up (no command); returns it once it says it is attached.
+fn start_detached(name: &str) -> std::process::Child {
+    let mut child = Command::new(bin()).current_dir(repo()).args(["attach", DRIVE, "--fs", "xfs", "--name", name]).stderr(Stdio::piped()).spawn().unwrap();
+    let mut r = BufReader::new(child.stderr.take().unwrap());
+    let t0 = Instant::now();
+    let mut all = String::new();
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap() == 0 {
+            panic!("wafsim attach ended before attaching:\n{all}");
+        }
+        all += &line;
+        if line.contains("attached; Ctrl-C") {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "not attached after 60 s:\n{all}");
+    }
+    // Keep draining stderr so the process never blocks on it.
+    std::thread::spawn(move || std::io::copy(&mut r, &mut std::io::sink()));
+    child
+}
+
+#[test]
+fn sigterm_takes_everything_down() {
+    if !ready(&["mkfs.xfs"]) {
+        return;
+    }
+    let n = name("sigterm");
+    let child = start_detached(&n);
+    assert!(!leftovers(&n).is_empty(), "nothing attached?");
+    // SAFETY: a pid we spawned.
+    Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert!(leftovers(&n).is_empty(), "left behind: {:?}", leftovers(&n));
+}
+
+#[test]
+fn a_killed_attachment_is_cleaned_by_the_next_of_its_name() {
+    if !ready(&["mkfs.xfs"]) {
+        return;
+    }
+    let n = name("kill9");
+    let mut child = start_detached(&n);
+    // A second attachment of the same name is refused while the first runs.
+    let busy = Command::new(bin()).current_dir(repo()).args(["attach", DRIVE, "--name", &n, "--", "true"]).output().unwrap();
+    assert!(!busy.status.success());
+    assert!(String::from_utf8_lossy(&busy.stderr).contains("is running (pid"), "{}", String::from_utf8_lossy(&busy.stderr));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = leftovers(&n);
+    assert!(left.iter().any(|l| l.contains("/dev/loop")), "kill -9 should leave loop devices behind: {left:?}");
+    let (_, err) = attach(&n, &[DRIVE, "--fs", "xfs"], "true");
+    assert!(err.contains("ended without taking down its devices; cleaning up") && err.contains("detached /dev/loop"), "{err}");
+}
+
+#[test]
+fn without_root_it_refuses_and_says_what_is_missing() {
+    let mut cmd = if is_root() {
+        if !on_path("setpriv") {
+            eprintln!("skipped: root, and no setpriv (util-linux) to drop it");
+            return;
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()]);
+        c
+    } else {
+        Command::new(bin())
+    };
+    let out = cmd.current_dir(repo()).args(["attach", DRIVE, "--name", &name("noroot"), "--", "true"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs root") && err.contains("sudo"), "{err}");
+}
