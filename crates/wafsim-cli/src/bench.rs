@@ -54,6 +54,13 @@ pub struct BenchArgs {
     /// Needs fio (and nbdkit for the comparison) installed.
     #[arg(long, conflicts_with_all = ["host", "timed", "apps"])]
     nbd: bool,
+    /// The real-stack path: fio on XFS on a loop device (direct I/O; 4 KiB random writes at
+    /// iodepth 16, 128 KiB sequential writes at iodepth 4) through `wafsim attach`'s
+    /// in-process FUSE file, through `wafsim serve` + nbdfuse, and through `nbdkit memory` +
+    /// nbdfuse, alternating rounds; GC active on the simulated drives. Needs root, fio,
+    /// nbdfuse (libnbd-bin), xfsprogs, and nbdkit for the reference.
+    #[arg(long, conflicts_with_all = ["host", "timed", "apps", "nbd"])]
+    attach: bool,
     /// Drive images: the FTL bench's drive (--units-log2, --op, --gc-policy) filled and aged
     /// by one drive write of random 4 KiB writes, saved to a file in DIR and loaded back; save,
     /// fsync and load times, bytes per second, and whether the loaded drive matches. E.g.
@@ -71,10 +78,10 @@ pub struct BenchArgs {
     /// compare). A hint: results are the same either way.
     #[arg(long, value_name = "on|off", default_value = "on", value_parser = ["on", "off"])]
     huge_pages: String,
-    /// --nbd: seconds per round and server.
-    #[arg(long, default_value_t = 10, requires = "nbd")]
+    /// --nbd, --attach: seconds per round and server (and job).
+    #[arg(long, default_value_t = 10)]
     seconds: u32,
-    /// --host, --apps, --nbd: measured rounds (per case).
+    /// --host, --apps, --nbd, --attach: measured rounds (per case).
     #[arg(long, default_value_t = 5)]
     rounds: u32,
     /// --apps: application operations per round.
@@ -92,6 +99,8 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
         apps(a.json, a.rounds, a.ops_per_round, a.case)
     } else if a.nbd {
         nbd(a.json, a.rounds, a.seconds)
+    } else if a.attach {
+        attach(a.json, a.rounds, a.seconds)
     } else if a.host {
         host(a.json, a.rounds, a.writes_per_round)
     } else if a.timed {
@@ -133,6 +142,49 @@ fn apps(json: bool, rounds: u32, ops_per_round: u64, case: Option<String>) -> Re
             );
         }
     }
+    Ok(())
+}
+
+/// --attach: the real-stack path through three chains, medians and ratios to nbdkit's.
+fn attach(json: bool, rounds: u32, seconds: u32) -> Result<()> {
+    use crate::bench_attach::JOBS;
+    let r = crate::bench_attach::run(rounds, seconds, |line| {
+        if !json {
+            eprintln!("bench --attach: {line}");
+        }
+    })?;
+    let reference = r.chains.iter().position(|c| c.name.starts_with("nbdkit"));
+    if json {
+        let chains: Vec<serde_json::Value> = r
+            .chains
+            .iter()
+            .map(|c| {
+                let jobs: Vec<serde_json::Value> = JOBS
+                    .iter()
+                    .enumerate()
+                    .map(|(j, job)| {
+                        let (iops, bw) = c.median(j);
+                        let ratio = reference.map(|k| iops / r.chains[k].median(j).0);
+                        serde_json::json!({ "job": job.name, "median_iops": iops, "median_bytes_per_sec": bw, "ratio_to_nbdkit": ratio, "rounds_iops": c.rounds[j].iter().map(|x| x.0).collect::<Vec<_>>() })
+                    })
+                    .collect();
+                serde_json::json!({ "chain": c.name, "jobs": jobs })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({ "seconds_per_round": r.seconds, "rounds": rounds, "attach_drive_waf": r.waf, "chains": chains, "cpu": cpu_model() }))?);
+        return Ok(());
+    }
+    println!("Real-stack path: fio on XFS on a loop device, direct I/O; {rounds} alternating rounds of {seconds} s per chain and job; medians");
+    for (j, job) in JOBS.iter().enumerate() {
+        println!("  {}:", job.name);
+        for c in &r.chains {
+            let (iops, bw) = c.median(j);
+            let ratio = reference.map_or(String::new(), |k| format!(", {:.2} of nbdkit's chain", iops / r.chains[k].median(j).0));
+            println!("    {:<36} {iops:>9.0} IOPS {:>8.1} MB/s{ratio}", c.name, bw / 1e6);
+        }
+    }
+    println!("  the attached drive's WAF over the rounds: {:.3} (GC active)", r.waf);
+    println!("  cpu: {}", cpu_model());
     Ok(())
 }
 

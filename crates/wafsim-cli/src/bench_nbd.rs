@@ -73,10 +73,11 @@ fn wait_for(port: u16) -> Result<()> {
 }
 
 /// `nbdkit memory` on a free loopback port (killed on drop).
-struct Nbdkit(Child, u16);
+pub(crate) struct Nbdkit(Child, pub(crate) u16);
 
 impl Nbdkit {
-    fn start(bytes: u64) -> Result<Option<Nbdkit>> {
+    /// Started and listening, or None when nbdkit is not installed.
+    pub(crate) fn start(bytes: u64) -> Result<Option<Nbdkit>> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let child = match Command::new("nbdkit")
             .args(["-f", "--exit-with-parent", "-i", "127.0.0.1", "-p"])

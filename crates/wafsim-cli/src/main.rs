@@ -5,6 +5,7 @@
 mod advise;
 mod attach;
 mod bench;
+mod bench_attach;
 mod bench_nbd;
 mod catalog;
 mod feed;
