@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# RocksDB's own db_bench (Debian rocksdb-tools 7.8.3) on a simulated drive, through real Linux
+# file systems: the WAL and the tables on one namespace, on two namespaces without placement, on
+# two namespaces with one FDP reclaim unit handle each, and on two dedicated drives
+# (experiments/real/drive.toml). Each run reports the drive's WAF over two named windows, from
+# the drive's own counters:
+#   "run"       from after mkfs and mount until the file systems are unmounted (fill + overwrite);
+#   "overwrite" the overwrite phase alone, the database already full (sync before and after;
+#               `wafsim waf` over the drive states read from the control socket).
+#
+# Usage (as root): experiments/real/rocksdb.sh [options]
+#   --fs "xfs ext4 btrfs"              file systems (default: xfs)
+#   --layouts "one-namespace no-fdp fdp dedicated"   (default: all four)
+#   --compaction "leveled universal"   db_bench --compaction_style 0 / 1 (default: leveled)
+#   --discard "none mount fstrim"      no discard (the mount default), -o discard, or fstrim
+#                                      every 10 s during the run (default: none)
+#   --num N                            keys (default 3000000; values of 400 bytes, so about
+#                                      1.2 GB of user data on a 3.5 GiB namespace)
+#   --scale S                          the drive at scale S of the 1.92 TB preset (default the
+#                                      experiment's 0.002; XFS needs 300 MB per namespace, so
+#                                      below 0.001 use ext4 or Btrfs)
+#   --out FILE                         results as TSV (default: stdout only)
+#   --wafsim PATH                      the wafsim binary (default: target/release/wafsim)
+#
+# Configuration: db_bench's defaults (RocksDB 7.8.3: 64 MiB write buffers, level-0 trigger 4,
+# 10x level multiplier, buffered I/O) with compression off (the values are random bytes) and
+# seed 1; the mkfs tools' defaults (they discard the whole device first); the drive fresh.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+FS="xfs"; LAYOUTS="one-namespace no-fdp fdp dedicated"; COMPACTION="leveled"; DISCARD="none"
+NUM=3000000; OUT=""; WAFSIM="target/release/wafsim"; SCALE=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --fs) FS="$2"; shift 2 ;;
+        --layouts) LAYOUTS="$2"; shift 2 ;;
+        --compaction) COMPACTION="$2"; shift 2 ;;
+        --discard) DISCARD="$2"; shift 2 ;;
+        --num) NUM="$2"; shift 2 ;;
+        --out) OUT="$2"; shift 2 ;;
+        --scale) SCALE="$2"; shift 2 ;;
+        --wafsim) WAFSIM="$2"; shift 2 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        *) echo "rocksdb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ -x "$WAFSIM" ] || { echo "rocksdb.sh: $WAFSIM not found: cargo build --release first, or --wafsim PATH" >&2; exit 2; }
+command -v db_bench >/dev/null || { echo "rocksdb.sh: db_bench not found (apt-get install rocksdb-tools)" >&2; exit 2; }
+WAFSIM="$(realpath "$WAFSIM")"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+header="scale	fs	layout	compaction	discard	keys	user_bytes	wal_device_bytes	db_device_bytes	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
+echo "$header"
+[ -n "$OUT" ] && echo "$header" > "$OUT"
+
+for fs in $FS; do for layout in $LAYOUTS; do for comp in $COMPACTION; do for disc in $DISCARD; do
+    case "$comp" in leveled) style=0 ;; universal) style=1 ;; *) echo "unknown compaction $comp" >&2; exit 2 ;; esac
+    mount_opts=""; [ "$disc" = mount ] && mount_opts="discard"
+    if [ "$layout" = one-namespace ]; then
+        exports="db"; wal='$WAFSIM_MNT_DB/wal'
+    else
+        exports="wal,db"; wal='$WAFSIM_MNT_WAL/wal'
+    fi
+    drives="0"; [ "$layout" = dedicated ] && drives="0 1"
+    common="--num=$NUM --value_size=400 --compression_type=none --seed=1 --compaction_style=$style --db=\$WAFSIM_MNT_DB/db --wal_dir=$wal --statistics=0"
+    # The inner script: fill, sync, capture, overwrite, sync, capture; fstrim every 10 s when asked.
+    cat > "$work/run.sh" <<EOF
+set -e
+# Each drive's state document from the control socket ("STATE N"), as \`wafsim waf\` reads it.
+cap() { for d in $drives; do python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1].removeprefix("unix:"))
+s.sendall(("STATE %s\\n" % sys.argv[2]).encode()); out = b""
+while (b := s.recv(65536)): out += b
+sys.stdout.write(out.decode())' "\$WAFSIM_CONTROL" \$d > "\$1-drive\$d.json"; done; }
+if [ "$disc" = fstrim ]; then
+    ( while sleep 10; do for m in \$(env | sed -n 's/^WAFSIM_MNT_[A-Z0-9_]*=//p'); do fstrim "\$m" || true; done; done ) &
+    trimmer=\$!
+fi
+db_bench --benchmarks=fillrandom $common > "$work/fill.txt"
+sync; cap "$work/before.json"
+db_bench --benchmarks=overwrite --use_existing_db=1 $common > "$work/overwrite.txt"
+sync; cap "$work/after.json"
+[ -n "\${trimmer:-}" ] && kill \$trimmer
+for d in $drives; do "$WAFSIM" waf "$work/before.json-drive\$d.json" "$work/after.json-drive\$d.json" --json > "$work/overwrite-waf\$d.json"; done
+EOF
+    rm -f "$work"/*.json
+    args=(attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs "$fs" --name rocksdb-sh --json "$work/window.json")
+    [ -n "$mount_opts" ] && args+=(--mount-options "$mount_opts")
+    [ -n "$SCALE" ] && args+=(--scale "$SCALE")
+    echo "rocksdb.sh: $fs $layout $comp discard=$disc ..." >&2
+    "$WAFSIM" "${args[@]}" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
+    row="${SCALE:-0.002}	$(python3 - "$work" "$fs" "$layout" "$comp" "$disc" "$NUM" <<'PY'
+import json, sys, re
+work, fs, layout, comp, disc, num = sys.argv[1:]
+w = json.load(open(f"{work}/window.json"))
+import glob
+ow = [json.load(open(f)) for f in sorted(glob.glob(f"{work}/overwrite-waf*.json"))]
+o = {"host_bytes": sum(x["host_bytes"] for x in ow), "media_bytes": sum(x["media_bytes"] for x in ow)}
+o["waf"] = o["media_bytes"] / o["host_bytes"]
+host = sum(d["host_write_bytes"] for d in w["drives"])
+media = sum(d["media_bytes"] for d in w["drives"])
+dev = {d["export"]: d["write_bytes"] for d in w["devices"]}
+user = 2 * int(num) * (400 + 16)   # fill + overwrite: keys of 16 bytes, values of 400
+print("\t".join(map(str, [fs, layout, comp, disc, num, user, dev.get("wal", 0), dev.get("db", 0), host, media,
+    f"{media / host:.4f}" if host else "n/a", o["host_bytes"], o["media_bytes"], f"{o['waf']:.4f}", f"{w['seconds']:.0f}"])))
+PY
+)"
+    echo "$row"
+    [ -n "$OUT" ] && echo "$row" >> "$OUT"
+done; done; done; done
