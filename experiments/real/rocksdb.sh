@@ -14,6 +14,10 @@
 #   --compaction "leveled universal"   db_bench --compaction_style 0 / 1 (default: leveled)
 #   --discard "none mount fstrim"      no discard (the mount default), -o discard, or fstrim
 #                                      every 10 s during the run (default: none)
+#   --history "fresh filled"           the drive's history before mkfs: fresh, and mkfs discards
+#                                      it (the tools' default); or filled, every LBA written once
+#                                      (--precondition) and mkfs told not to discard, so the
+#                                      drive holds it all valid until overwritten (default: fresh)
 #   --num N                            keys (default 3000000; values of 400 bytes, so about
 #                                      1.2 GB of user data on a 3.5 GiB namespace)
 #   --scale S                          the drive at scale S of the 1.92 TB preset (default the
@@ -24,15 +28,16 @@
 #
 # Configuration: db_bench's defaults (RocksDB 7.8.3: 64 MiB write buffers, level-0 trigger 4,
 # 10x level multiplier, buffered I/O) with compression off (the values are random bytes) and
-# seed 1; the mkfs tools' defaults (they discard the whole device first); the drive fresh.
+# seed 1; the mkfs tools' defaults (they discard the whole device first) unless --history filled.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-FS="xfs"; LAYOUTS="one-namespace no-fdp fdp dedicated"; COMPACTION="leveled"; DISCARD="none"
+HISTORY="fresh"; FS="xfs"; LAYOUTS="one-namespace no-fdp fdp dedicated"; COMPACTION="leveled"; DISCARD="none"
 NUM=3000000; OUT=""; WAFSIM="target/release/wafsim"; SCALE=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --fs) FS="$2"; shift 2 ;;
+        --history) HISTORY="$2"; shift 2 ;;
         --layouts) LAYOUTS="$2"; shift 2 ;;
         --compaction) COMPACTION="$2"; shift 2 ;;
         --discard) DISCARD="$2"; shift 2 ;;
@@ -40,7 +45,7 @@ while [ $# -gt 0 ]; do
         --out) OUT="$2"; shift 2 ;;
         --scale) SCALE="$2"; shift 2 ;;
         --wafsim) WAFSIM="$2"; shift 2 ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "rocksdb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -50,11 +55,11 @@ WAFSIM="$(realpath "$WAFSIM")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-header="scale	fs	layout	compaction	discard	keys	user_bytes	wal_device_bytes	db_device_bytes	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
+header="scale	history	fs	layout	compaction	discard	keys	user_bytes	wal_device_bytes	db_device_bytes	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
 echo "$header"
 [ -n "$OUT" ] && echo "$header" > "$OUT"
 
-for fs in $FS; do for layout in $LAYOUTS; do for comp in $COMPACTION; do for disc in $DISCARD; do
+for hist in $HISTORY; do for fs in $FS; do for layout in $LAYOUTS; do for comp in $COMPACTION; do for disc in $DISCARD; do
     case "$comp" in leveled) style=0 ;; universal) style=1 ;; *) echo "unknown compaction $comp" >&2; exit 2 ;; esac
     mount_opts=""; [ "$disc" = mount ] && mount_opts="discard"
     if [ "$layout" = one-namespace ]; then
@@ -67,13 +72,8 @@ for fs in $FS; do for layout in $LAYOUTS; do for comp in $COMPACTION; do for dis
     # The inner script: fill, sync, capture, overwrite, sync, capture; fstrim every 10 s when asked.
     cat > "$work/run.sh" <<EOF
 set -e
-# Each drive's state document from the control socket ("STATE N"), as \`wafsim waf\` reads it.
-cap() { for d in $drives; do python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1].removeprefix("unix:"))
-s.sendall(("STATE %s\\n" % sys.argv[2]).encode()); out = b""
-while (b := s.recv(65536)): out += b
-sys.stdout.write(out.decode())' "\$WAFSIM_CONTROL" \$d > "\$1-drive\$d.json"; done; }
+# Each drive's state document from the control socket, as \`wafsim waf\` reads it.
+cap() { for d in $drives; do python3 "$PWD/experiments/real/drive-state.py" "\$WAFSIM_CONTROL" \$d "\$1-drive\$d.json"; done; }
 if [ "$disc" = fstrim ]; then
     ( while sleep 10; do for m in \$(env | sed -n 's/^WAFSIM_MNT_[A-Z0-9_]*=//p'); do fstrim "\$m" || true; done; done ) &
     trimmer=\$!
@@ -89,9 +89,14 @@ EOF
     args=(attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs "$fs" --name rocksdb-sh --json "$work/window.json")
     [ -n "$mount_opts" ] && args+=(--mount-options "$mount_opts")
     [ -n "$SCALE" ] && args+=(--scale "$SCALE")
-    echo "rocksdb.sh: $fs $layout $comp discard=$disc ..." >&2
+    case "$hist" in
+        fresh) ;;
+        filled) args+=(--precondition --mkfs-options "$([ "$fs" = ext4 ] && echo "-E nodiscard" || echo "-K")") ;;
+        *) echo "unknown history $hist (fresh, filled)" >&2; exit 2 ;;
+    esac
+    echo "rocksdb.sh: $hist $fs $layout $comp discard=$disc ..." >&2
     "$WAFSIM" "${args[@]}" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
-    row="${SCALE:-0.002}	$(python3 - "$work" "$fs" "$layout" "$comp" "$disc" "$NUM" <<'PY'
+    row="${SCALE:-0.002}	$hist	$(python3 - "$work" "$fs" "$layout" "$comp" "$disc" "$NUM" <<'PY'
 import json, sys, re
 work, fs, layout, comp, disc, num = sys.argv[1:]
 w = json.load(open(f"{work}/window.json"))
@@ -109,4 +114,4 @@ PY
 )"
     echo "$row"
     [ -n "$OUT" ] && echo "$row" >> "$OUT"
-done; done; done; done
+done; done; done; done; done

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Four real RocksDB instances (Debian rocksdb-tools 7.8.3 db_bench), one per namespace, each on
+# its own XFS, running at once on one simulated drive: without placement, with one FDP reclaim
+# unit handle per namespace, and on four dedicated drives (experiments/real/four-namespaces.toml;
+# reference section 4's shape with RocksDB as the database, since Aerospike does not run here).
+# The instances differ as section 4's do, in how they write: values of 256, 512, 1024 and 2048
+# bytes, the same user bytes each (about 40% of a namespace), so they write at different rates
+# and their data ages differently. Each fills its database (fillrandom), then overwrites every
+# key once (overwrite); the drive's WAF is reported over two named windows from its counters:
+#   "run"        from after mkfs and mount until the file systems are unmounted;
+#   "overwrite"  from when all four have filled (each waits for the others; sync) until all four
+#                have overwritten (sync).
+#
+# Usage (as root): experiments/real/four-rocksdb.sh [--layouts "no-fdp fdp dedicated"]
+#                  [--bytes B] [--out FILE] [--wafsim PATH]
+#   --bytes B   user bytes per instance (default 800000000)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+LAYOUTS="no-fdp fdp dedicated"; BYTES=800000000; OUT=""; WAFSIM="target/release/wafsim"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --layouts) LAYOUTS="$2"; shift 2 ;;
+        --bytes) BYTES="$2"; shift 2 ;;
+        --out) OUT="$2"; shift 2 ;;
+        --wafsim) WAFSIM="$2"; shift 2 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+        *) echo "four-rocksdb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+[ -x "$WAFSIM" ] || { echo "four-rocksdb.sh: $WAFSIM not found: cargo build --release first, or --wafsim PATH" >&2; exit 2; }
+command -v db_bench >/dev/null || { echo "four-rocksdb.sh: db_bench not found (apt-get install rocksdb-tools)" >&2; exit 2; }
+WAFSIM="$(realpath "$WAFSIM")"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+header="layout	bytes_per_instance	device_bytes_db1	device_bytes_db2	device_bytes_db3	device_bytes_db4	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
+echo "$header"
+[ -n "$OUT" ] && echo "$header" > "$OUT"
+
+for layout in $LAYOUTS; do
+    drives="0"; [ "$layout" = dedicated ] && drives="0 1 2 3"
+    cat > "$work/run.sh" <<EOF
+set -e
+cap() { for d in $drives; do python3 "$PWD/experiments/real/drive-state.py" "\$WAFSIM_CONTROL" \$d "\$1-drive\$d.json"; done; }
+# One instance: fill, wait for all four to have filled, overwrite.
+instance() {
+    i=\$1; value=\$2; dir=\$3
+    num=\$(( $BYTES / (value + 16) ))
+    common="--num=\$num --value_size=\$value --compression_type=none --seed=\$i --db=\$dir/db --statistics=0"
+    db_bench --benchmarks=fillrandom \$common > "$work/fill\$i.txt"
+    touch "$work/filled\$i"
+    while [ \$(ls "$work"/filled* | wc -l) -lt 4 ] || [ ! -e "$work/go" ]; do sleep 0.2; done
+    db_bench --benchmarks=overwrite --use_existing_db=1 \$common > "$work/overwrite\$i.txt"
+}
+instance 1 256 "\$WAFSIM_MNT_DB1" & p1=\$!
+instance 2 512 "\$WAFSIM_MNT_DB2" & p2=\$!
+instance 3 1024 "\$WAFSIM_MNT_DB3" & p3=\$!
+instance 4 2048 "\$WAFSIM_MNT_DB4" & p4=\$!
+while [ \$(ls "$work"/filled* 2>/dev/null | wc -l) -lt 4 ]; do sleep 0.2; done
+sync; cap "$work/before.json"; touch "$work/go"
+wait \$p1 \$p2 \$p3 \$p4
+sync; cap "$work/after.json"
+for d in $drives; do "$WAFSIM" waf "$work/before.json-drive\$d.json" "$work/after.json-drive\$d.json" --json > "$work/overwrite-waf\$d.json"; done
+EOF
+    rm -f "$work"/*.json "$work"/filled* "$work"/go
+    echo "four-rocksdb.sh: $layout ..." >&2
+    "$WAFSIM" attach experiments/real/four-namespaces.toml --variant "$layout" --fs xfs --name four-rocksdb --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
+    row="$(python3 - "$work" "$layout" "$BYTES" <<'PY'
+import glob, json, sys
+work, layout, nbytes = sys.argv[1:]
+w = json.load(open(f"{work}/window.json"))
+ow = [json.load(open(f)) for f in sorted(glob.glob(f"{work}/overwrite-waf*.json"))]
+oh, om = sum(x["host_bytes"] for x in ow), sum(x["media_bytes"] for x in ow)
+host = sum(d["host_write_bytes"] for d in w["drives"])
+media = sum(d["media_bytes"] for d in w["drives"])
+dev = [d["write_bytes"] for d in w["devices"]]
+print("\t".join(map(str, [layout, nbytes, *dev, host, media, f"{media / host:.4f}", oh, om, f"{om / oh:.4f}", f"{w['seconds']:.0f}"])))
+PY
+)"
+    echo "$row"
+    [ -n "$OUT" ] && echo "$row" >> "$OUT"
+done
