@@ -36,7 +36,7 @@ trap 'rm -rf "$work"' EXIT
 
 header="layout	bytes_per_instance	device_bytes_db1	device_bytes_db2	device_bytes_db3	device_bytes_db4	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
 echo "$header"
-[ -n "$OUT" ] && echo "$header" > "$OUT"
+if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
 for layout in $LAYOUTS; do
     drives="0"; [ "$layout" = dedicated ] && drives="0 1 2 3"
@@ -79,5 +79,5 @@ print("\t".join(map(str, [layout, nbytes, *dev, host, media, f"{media / host:.4f
 PY
 )"
     echo "$row"
-    [ -n "$OUT" ] && echo "$row" >> "$OUT"
+    if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done

@@ -57,7 +57,7 @@ trap 'rm -rf "$work"' EXIT
 
 header="scale	history	fs	layout	compaction	discard	keys	user_bytes	wal_device_bytes	db_device_bytes	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
 echo "$header"
-[ -n "$OUT" ] && echo "$header" > "$OUT"
+if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
 for hist in $HISTORY; do for fs in $FS; do for layout in $LAYOUTS; do for comp in $COMPACTION; do for disc in $DISCARD; do
     case "$comp" in leveled) style=0 ;; universal) style=1 ;; *) echo "unknown compaction $comp" >&2; exit 2 ;; esac
@@ -113,5 +113,5 @@ print("\t".join(map(str, [fs, layout, comp, disc, num, user, dev.get("wal", 0), 
 PY
 )"
     echo "$row"
-    [ -n "$OUT" ] && echo "$row" >> "$OUT"
+    if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done; done; done; done; done

@@ -248,3 +248,66 @@ fn without_root_it_refuses_and_says_what_is_missing() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("needs root") && err.contains("sudo"), "{err}");
 }
+
+/// Run one of experiments/real's scripts with `args`; its TSV output (header and rows).
+fn script(name: &str, args: &[&str]) -> Vec<Vec<String>> {
+    let out = Command::new("bash").current_dir(repo()).arg(format!("experiments/real/{name}")).args(args).args(["--wafsim", bin()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{name} {args:?} failed:\n{err}");
+    String::from_utf8_lossy(&out.stdout).lines().map(|l| l.split('\t').map(String::from).collect()).collect()
+}
+
+/// A column of a script's row by its header name.
+fn col<'a>(t: &'a [Vec<String>], row: usize, name: &str) -> &'a str {
+    let i = t[0].iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name} in {:?}", t[0]));
+    &t[row][i]
+}
+
+#[test]
+fn the_rocksdb_script_runs_at_small_scale_and_reports_both_windows() {
+    if !ready(&["db_bench", "mkfs.xfs", "python3"]) {
+        return;
+    }
+    let t = script("rocksdb.sh", &["--num", "20000", "--layouts", "fdp", "--history", "filled"]);
+    assert_eq!(t.len(), 2, "{t:?}");
+    assert_eq!((col(&t, 1, "history"), col(&t, 1, "layout")), ("filled", "fdp"));
+    let run: f64 = col(&t, 1, "run_waf").parse().unwrap();
+    let over: f64 = col(&t, 1, "overwrite_waf").parse().unwrap();
+    assert!(run >= 1.0 && over >= 1.0, "{t:?}");
+    // The run window holds the overwrite window.
+    let (rh, oh): (u64, u64) = (col(&t, 1, "run_host_bytes").parse().unwrap(), col(&t, 1, "overwrite_host_bytes").parse().unwrap());
+    assert!(oh > 0 && oh < rh, "{t:?}");
+}
+
+#[test]
+fn the_four_instance_script_runs_at_small_scale() {
+    if !ready(&["db_bench", "mkfs.xfs", "python3"]) {
+        return;
+    }
+    let t = script("four-rocksdb.sh", &["--bytes", "8000000", "--layouts", "dedicated"]);
+    assert_eq!(t.len(), 2, "{t:?}");
+    for i in 1..=4 {
+        let b: u64 = col(&t, 1, &format!("device_bytes_db{i}")).parse().unwrap();
+        assert!(b >= 8_000_000, "instance {i} wrote {b} bytes: {t:?}");
+    }
+}
+
+#[test]
+fn the_wiredtiger_script_runs_wtperf_at_small_scale() {
+    if !ready(&["mkfs.xfs", "python3", "cmake"]) {
+        return;
+    }
+    // The build (about 3 minutes) is .ci/run's to do once per machine; here it is reused.
+    let cache = std::env::var("WAFSIM_CACHE").map(PathBuf::from).unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cache/wafsim"));
+    if !cache.join("wiredtiger-11.3.1/.built").exists() && !std::env::var("WAFSIM_REQUIRE_REAL_STACKS").is_ok_and(|v| v == "1") {
+        eprintln!("skipped: WiredTiger is not built in {} (experiments/real/build-wiredtiger.sh builds it)", cache.display());
+        return;
+    }
+    let t = script("wiredtiger.sh", &["--records", "50000", "--seconds", "3", "--layouts", "fdp"]);
+    assert_eq!(t.len(), 2, "{t:?}");
+    let (wal, db): (u64, u64) = (col(&t, 1, "wal_device_bytes").parse().unwrap(), col(&t, 1, "db_device_bytes").parse().unwrap());
+    // 50,000 records of ~440 bytes in each of two tables: the journal and the tables hold them.
+    assert!(wal >= 2 * 50_000 * 440 && db >= 50_000 * 440, "{t:?}");
+    let u: u64 = col(&t, 1, "update_host_bytes").parse().unwrap();
+    assert!(u > 0, "the update phase wrote nothing: {t:?}");
+}
