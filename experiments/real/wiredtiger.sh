@@ -11,8 +11,11 @@
 # index, MongoDB's connection settings: journal on, checkpoints every 60 s): a populate of
 # --records records of 40-byte keys and --value-size values, then --seconds of 50% reads and 50%
 # updates (pareto skew 20) by 2 + 2 threads. What differs from the runners, and why: the cache
-# is 256 MiB (theirs is 16 GB for 500 M records: the same small cache-to-data ratio here), no
-# compression (wtperf's values compress to nothing, which would leave the drive idle).
+# is 256 MiB (theirs is 16 GB for 500 M records: a small cache-to-data ratio here too); no
+# compression (wtperf's values compress to nothing, which would leave the drive idle); a
+# checkpoint also after 256 MB of journal instead of 2 GB (the journal's namespace is 640 MB
+# at this scale: a 2 GB trigger fills it, and WiredTiger panics on ENOSPC). 1,500,000 records
+# in each of the two tables are about 1.3 GB, 40% of the tables' namespace.
 # The drive's WAF is reported over "run" (populate and updates, from after mkfs and mount to
 # after unmount) and "updates" (the update phase alone; sync before and after).
 #
@@ -21,7 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-LAYOUTS="one-namespace no-fdp fdp dedicated"; RECORDS=4000000; VALUE=400; SECONDS_RUN=120
+LAYOUTS="one-namespace no-fdp fdp dedicated"; RECORDS=1500000; VALUE=400; SECONDS_RUN=120
 OUT=""; WAFSIM="target/release/wafsim"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -35,13 +38,13 @@ while [ $# -gt 0 ]; do
         *) echo "wiredtiger.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-[ -x "$WAFSIM" ] || { echo "wiredtiger.sh: $WAFSIM not found: cargo build --release first, or --wafsim PATH" >&2; exit 2; }
-WAFSIM="$(realpath "$WAFSIM")"
+. experiments/real/lib.sh
+WAFSIM="$(real_wafsim "$WAFSIM")"
 WTPERF="$(experiments/real/build-wiredtiger.sh)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-header="layout	records	value_size	update_seconds	wal_device_bytes	db_device_bytes	run_host_bytes	run_media_bytes	run_waf	update_host_bytes	update_media_bytes	update_waf	seconds"
+header="layout	records	value_size	update_seconds	$(window_header wal_device_bytes,db_device_bytes update)"
 echo "$header"
 if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
@@ -51,37 +54,24 @@ for layout in $LAYOUTS; do
     else
         exports="wal,db"; journal='$WAFSIM_MNT_WAL/journal'
     fi
-    drives="0"; [ "$layout" = dedicated ] && drives="0 1"
-    conn="cache_size=256MB,checkpoint=(wait=60,log_size=2GB),session_max=20000,log=(enabled=true,path=\$J),eviction=(threads_max=2)"
+    drives="$(layout_drives "$layout" 2)"
+    conn="cache_size=256MB,checkpoint=(wait=60,log_size=256MB),session_max=20000,log=(enabled=true,path=\$J),eviction=(threads_max=2)"
     # Quotes escaped: the options are pasted into a double-quoted argument of the inner script.
     common='table_config=\"type=file\",table_count=2,key_sz=40,compression=\"none\",sess_config=\"isolation=snapshot\"'",value_sz=$VALUE"
     cat > "$work/run.sh" <<EOF
 set -e
-cap() { for d in $drives; do python3 "$PWD/experiments/real/drive-state.py" "\$WAFSIM_CONTROL" \$d "\$1-drive\$d.json"; done; }
+$(cap_function "$drives")
 J="$journal"; mkdir -p "\$J"
 H="\$WAFSIM_MNT_DB/home"; mkdir -p "\$H"
 "$WTPERF" -h "\$H" -o "conn_config=\"$conn\",$common,create=true,icount=$RECORDS,populate_threads=1,run_time=0,report_interval=0" > "$work/populate.txt" 2>&1
 sync; cap "$work/before.json"
 "$WTPERF" -h "\$H" -o "conn_config=\"$conn\",$common,create=false,pareto=20,run_time=$SECONDS_RUN,report_interval=0,threads=((count=2,reads=1),(count=2,updates=1))" > "$work/run.txt" 2>&1
 sync; cap "$work/after.json"
-for d in $drives; do "$WAFSIM" waf "$work/before.json-drive\$d.json" "$work/after.json-drive\$d.json" --json > "$work/update-waf\$d.json"; done
 EOF
     rm -f "$work"/*.json
     echo "wiredtiger.sh: $layout ..." >&2
     "$WAFSIM" attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs xfs --name wiredtiger-sh --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" "$work"/*.txt >&2; exit 1; }
-    row="$(python3 - "$work" "$layout" "$RECORDS" "$VALUE" "$SECONDS_RUN" <<'PY'
-import glob, json, sys
-work, layout, records, value, secs = sys.argv[1:]
-w = json.load(open(f"{work}/window.json"))
-ow = [json.load(open(f)) for f in sorted(glob.glob(f"{work}/update-waf*.json"))]
-oh, om = sum(x["host_bytes"] for x in ow), sum(x["media_bytes"] for x in ow)
-host = sum(d["host_write_bytes"] for d in w["drives"])
-media = sum(d["media_bytes"] for d in w["drives"])
-dev = {d["export"]: d["write_bytes"] for d in w["devices"]}
-print("\t".join(map(str, [layout, records, value, secs, dev.get("wal", 0), dev.get("db", 0), host, media,
-    f"{media / host:.4f}", oh, om, f"{om / oh:.4f}", f"{w['seconds']:.0f}"])))
-PY
-)"
+    row="$layout	$RECORDS	$VALUE	$SECONDS_RUN	$(window_columns "$work" wal,db)"
     echo "$row"
     if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done

@@ -311,3 +311,17 @@ fn the_wiredtiger_script_runs_wtperf_at_small_scale() {
     let u: u64 = col(&t, 1, "update_host_bytes").parse().unwrap();
     assert!(u > 0, "the update phase wrote nothing: {t:?}");
 }
+
+#[test]
+fn the_postgres_script_runs_pgbench_at_small_scale() {
+    if !ready(&["pgbench", "mkfs.xfs", "python3", "runuser"]) {
+        return;
+    }
+    let t = script("postgres.sh", &["--pgbench-scale", "2", "--seconds", "3", "--layouts", "no-fdp"]);
+    assert_eq!(t.len(), 2, "{t:?}");
+    let txns: u64 = col(&t, 1, "transactions").parse().unwrap();
+    assert!(txns > 0, "{t:?}");
+    let (wal, db): (u64, u64) = (col(&t, 1, "wal_device_bytes").parse().unwrap(), col(&t, 1, "db_device_bytes").parse().unwrap());
+    // pg_wal is on the WAL's namespace, the tables on the other.
+    assert!(wal > 16 << 20 && db > 16 << 20, "{t:?}");
+}

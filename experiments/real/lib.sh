@@ -1,0 +1,57 @@
+# What the scripts of experiments/real share (sourced, not run). Each script attaches the drive,
+# runs the software in an inner script that captures the drive's state around its measured
+# phase, and prints one TSV row per run from `wafsim attach --json` and `wafsim waf`.
+
+# The wafsim binary, checked and made absolute (inner scripts run elsewhere).
+real_wafsim() {
+    [ -x "$1" ] || { echo "$(basename "$0"): $1 not found: cargo build --release first, or --wafsim PATH" >&2; exit 2; }
+    realpath "$1"
+}
+
+# The drives of a layout of experiments/real/drive.toml or four-namespaces.toml ("0", or one
+# per namespace when dedicated).
+layout_drives() {
+    local layout="$1" namespaces="$2"
+    if [ "$layout" = dedicated ]; then seq -s ' ' 0 $((namespaces - 1)); else echo 0; fi
+}
+
+# The shell function an inner script uses to save each drive's state to PREFIX-driveN.json.
+# Args: the drives (as layout_drives prints them).
+cap_function() {
+    echo "cap() { for d in $1; do python3 \"$PWD/experiments/real/drive-state.py\" \"\$WAFSIM_CONTROL\" \$d \"\$1-drive\$d.json\"; done; }"
+}
+
+# The measured columns of a run, tab-separated: bytes each block device wrote (in the order of
+# EXPORTS, comma-separated), the drives' host and media bytes and WAF over the attachment's
+# window, the same over the phase (summed over the drives), and the window's seconds.
+# Args: work dir, exports. The phase's captures are WORK/before.json-driveN.json and
+# WORK/after.json-driveN.json (cap_function).
+window_columns() {
+    python3 - "$1" "$2" <<'PY'
+import glob, json, sys
+work, exports = sys.argv[1], sys.argv[2].split(",")
+w = json.load(open(f"{work}/window.json"))
+# The phase from the drive states captured around it, exactly as the drive counts (`wafsim waf`
+# on the same files agrees: exactly through FDP statistics, to 512,000 bytes per capture
+# through SMART data units).
+def media(c):
+    return c["host_units"] + c["gc_units"] + c["pad_units"] + c.get("fold_units", 0) - c.get("uncounted_slc_units", 0)
+oh = om = 0
+for b in sorted(glob.glob(f"{work}/before.json-drive*.json")):
+    before, after = json.load(open(b)), json.load(open(b.replace("before.json", "after.json")))
+    oh += after["counters"]["host_write_bytes"] - before["counters"]["host_write_bytes"]
+    om += (media(after["counters"]) - media(before["counters"])) * after["mapping_unit"]
+host = sum(d["host_write_bytes"] for d in w["drives"])
+media = sum(d["media_bytes"] for d in w["drives"])
+dev = {d["export"]: d["write_bytes"] for d in w["devices"]}
+cols = [dev.get(e, 0) for e in exports]
+cols += [host, media, f"{media / host:.4f}" if host else "n/a", oh, om, f"{om / oh:.4f}" if oh else "n/a", f"{w['seconds']:.0f}"]
+print("\t".join(map(str, cols)))
+PY
+}
+
+# The header of window_columns' columns. Args: device column names (comma-separated), phase name.
+window_header() {
+    local devs="${1//,/	}"
+    echo "$devs	run_host_bytes	run_media_bytes	run_waf	${2}_host_bytes	${2}_media_bytes	${2}_waf	seconds"
+}
