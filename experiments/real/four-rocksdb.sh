@@ -28,21 +28,21 @@ while [ $# -gt 0 ]; do
         *) echo "four-rocksdb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-[ -x "$WAFSIM" ] || { echo "four-rocksdb.sh: $WAFSIM not found: cargo build --release first, or --wafsim PATH" >&2; exit 2; }
+. experiments/real/lib.sh
+WAFSIM="$(real_wafsim "$WAFSIM")"
 command -v db_bench >/dev/null || { echo "four-rocksdb.sh: db_bench not found (apt-get install rocksdb-tools)" >&2; exit 2; }
-WAFSIM="$(realpath "$WAFSIM")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-header="layout	bytes_per_instance	device_bytes_db1	device_bytes_db2	device_bytes_db3	device_bytes_db4	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
+header="layout	bytes_per_instance	$(window_header device_bytes_db1,device_bytes_db2,device_bytes_db3,device_bytes_db4 overwrite)"
 echo "$header"
 if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
 for layout in $LAYOUTS; do
-    drives="0"; [ "$layout" = dedicated ] && drives="0 1 2 3"
+    drives="$(layout_drives "$layout" 4)"
     cat > "$work/run.sh" <<EOF
 set -e
-cap() { for d in $drives; do python3 "$PWD/experiments/real/drive-state.py" "\$WAFSIM_CONTROL" \$d "\$1-drive\$d.json"; done; }
+$(cap_function "$drives")
 # One instance: fill, wait for all four to have filled, overwrite.
 instance() {
     i=\$1; value=\$2; dir=\$3
@@ -61,23 +61,11 @@ while [ \$(ls "$work"/filled* 2>/dev/null | wc -l) -lt 4 ]; do sleep 0.2; done
 sync; cap "$work/before.json"; touch "$work/go"
 wait \$p1 \$p2 \$p3 \$p4
 sync; cap "$work/after.json"
-for d in $drives; do "$WAFSIM" waf "$work/before.json-drive\$d.json" "$work/after.json-drive\$d.json" --json > "$work/overwrite-waf\$d.json"; done
 EOF
     rm -f "$work"/*.json "$work"/filled* "$work"/go
     echo "four-rocksdb.sh: $layout ..." >&2
     "$WAFSIM" attach experiments/real/four-namespaces.toml --variant "$layout" --fs xfs --name four-rocksdb --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
-    row="$(python3 - "$work" "$layout" "$BYTES" <<'PY'
-import glob, json, sys
-work, layout, nbytes = sys.argv[1:]
-w = json.load(open(f"{work}/window.json"))
-ow = [json.load(open(f)) for f in sorted(glob.glob(f"{work}/overwrite-waf*.json"))]
-oh, om = sum(x["host_bytes"] for x in ow), sum(x["media_bytes"] for x in ow)
-host = sum(d["host_write_bytes"] for d in w["drives"])
-media = sum(d["media_bytes"] for d in w["drives"])
-dev = [d["write_bytes"] for d in w["devices"]]
-print("\t".join(map(str, [layout, nbytes, *dev, host, media, f"{media / host:.4f}", oh, om, f"{om / oh:.4f}", f"{w['seconds']:.0f}"])))
-PY
-)"
+    row="$layout	$BYTES	$(window_columns "$work" db1,db2,db3,db4)"
     echo "$row"
     if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done

@@ -49,13 +49,13 @@ while [ $# -gt 0 ]; do
         *) echo "rocksdb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-[ -x "$WAFSIM" ] || { echo "rocksdb.sh: $WAFSIM not found: cargo build --release first, or --wafsim PATH" >&2; exit 2; }
+. experiments/real/lib.sh
+WAFSIM="$(real_wafsim "$WAFSIM")"
 command -v db_bench >/dev/null || { echo "rocksdb.sh: db_bench not found (apt-get install rocksdb-tools)" >&2; exit 2; }
-WAFSIM="$(realpath "$WAFSIM")"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-header="scale	history	fs	layout	compaction	discard	keys	user_bytes	wal_device_bytes	db_device_bytes	run_host_bytes	run_media_bytes	run_waf	overwrite_host_bytes	overwrite_media_bytes	overwrite_waf	seconds"
+header="scale	history	fs	layout	compaction	discard	keys	user_bytes	$(window_header wal_device_bytes,db_device_bytes overwrite)"
 echo "$header"
 if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
@@ -67,13 +67,12 @@ for hist in $HISTORY; do for fs in $FS; do for layout in $LAYOUTS; do for comp i
     else
         exports="wal,db"; wal='$WAFSIM_MNT_WAL/wal'
     fi
-    drives="0"; [ "$layout" = dedicated ] && drives="0 1"
+    drives="$(layout_drives "$layout" 2)"
     common="--num=$NUM --value_size=400 --compression_type=none --seed=1 --compaction_style=$style --db=\$WAFSIM_MNT_DB/db --wal_dir=$wal --statistics=0"
     # The inner script: fill, sync, capture, overwrite, sync, capture; fstrim every 10 s when asked.
     cat > "$work/run.sh" <<EOF
 set -e
-# Each drive's state document from the control socket, as \`wafsim waf\` reads it.
-cap() { for d in $drives; do python3 "$PWD/experiments/real/drive-state.py" "\$WAFSIM_CONTROL" \$d "\$1-drive\$d.json"; done; }
+$(cap_function "$drives")
 if [ "$disc" = fstrim ]; then
     ( while sleep 10; do for m in \$(env | sed -n 's/^WAFSIM_MNT_[A-Z0-9_]*=//p'); do fstrim "\$m" || true; done; done ) &
     trimmer=\$!
@@ -82,8 +81,7 @@ db_bench --benchmarks=fillrandom $common > "$work/fill.txt"
 sync; cap "$work/before.json"
 db_bench --benchmarks=overwrite --use_existing_db=1 $common > "$work/overwrite.txt"
 sync; cap "$work/after.json"
-[ -n "\${trimmer:-}" ] && kill \$trimmer
-for d in $drives; do "$WAFSIM" waf "$work/before.json-drive\$d.json" "$work/after.json-drive\$d.json" --json > "$work/overwrite-waf\$d.json"; done
+if [ -n "\${trimmer:-}" ]; then kill \$trimmer; fi
 EOF
     rm -f "$work"/*.json
     args=(attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs "$fs" --name rocksdb-sh --json "$work/window.json")
@@ -96,22 +94,8 @@ EOF
     esac
     echo "rocksdb.sh: $hist $fs $layout $comp discard=$disc ..." >&2
     "$WAFSIM" "${args[@]}" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
-    row="${SCALE:-0.002}	$hist	$(python3 - "$work" "$fs" "$layout" "$comp" "$disc" "$NUM" <<'PY'
-import json, sys, re
-work, fs, layout, comp, disc, num = sys.argv[1:]
-w = json.load(open(f"{work}/window.json"))
-import glob
-ow = [json.load(open(f)) for f in sorted(glob.glob(f"{work}/overwrite-waf*.json"))]
-o = {"host_bytes": sum(x["host_bytes"] for x in ow), "media_bytes": sum(x["media_bytes"] for x in ow)}
-o["waf"] = o["media_bytes"] / o["host_bytes"]
-host = sum(d["host_write_bytes"] for d in w["drives"])
-media = sum(d["media_bytes"] for d in w["drives"])
-dev = {d["export"]: d["write_bytes"] for d in w["devices"]}
-user = 2 * int(num) * (400 + 16)   # fill + overwrite: keys of 16 bytes, values of 400
-print("\t".join(map(str, [fs, layout, comp, disc, num, user, dev.get("wal", 0), dev.get("db", 0), host, media,
-    f"{media / host:.4f}" if host else "n/a", o["host_bytes"], o["media_bytes"], f"{o['waf']:.4f}", f"{w['seconds']:.0f}"])))
-PY
-)"
+    # User bytes: fill and overwrite, each key (16 bytes) with its value (400 bytes) once.
+    row="${SCALE:-0.002}	$hist	$fs	$layout	$comp	$disc	$NUM	$((2 * NUM * 416))	$(window_columns "$work" wal,db)"
     echo "$row"
     if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done; done; done; done; done

@@ -147,6 +147,13 @@ pub fn run_attach(args: AttachArgs) -> Result<()> {
     let v = load_variant(file, &args.which)?;
     wafsim_experiment::run::check_variant_memory(&v)?;
     let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
+    if let Some(i) = stack.target().zones.iter().position(Option::is_some) {
+        bail!(
+            "{}: namespace {:?} is zoned: a loop device is never a zoned block device, so attach cannot carry zones (real zoned file systems need a kernel with CONFIG_BLK_DEV_ZONED and a zoned device, e.g. a guest kernel under qemu); attach a conventional or FDP drive, or put dm-zoned in front ([host] layer = \"dm-zoned\")",
+            file.display(),
+            v.spec.namespace.get(i).map_or("?", |n| n.name.as_str())
+        );
+    }
     let n_drives = stack.devices.len();
     let timing = if args.pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };
     let drive = LiveDrive::new(stack).map_err(|e| anyhow!("{}: {e}", file.display()))?;

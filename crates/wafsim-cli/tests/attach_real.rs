@@ -325,3 +325,11 @@ fn the_postgres_script_runs_pgbench_at_small_scale() {
     // pg_wal is on the WAL's namespace, the tables on the other.
     assert!(wal > 16 << 20 && db > 16 << 20, "{t:?}");
 }
+
+#[test]
+fn a_zoned_drive_is_refused_with_why() {
+    let out = Command::new(bin()).current_dir(repo()).args(["attach", "experiments/zoned-fio/zns.toml", "--name", &name("zoned"), "--", "true"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is zoned: a loop device is never a zoned block device") && err.contains("dm-zoned"), "{err}");
+}
