@@ -12,16 +12,19 @@
 #                have overwritten (sync).
 #
 # Usage (as root): experiments/real/four-rocksdb.sh [--layouts "no-fdp fdp dedicated"]
-#                  [--bytes B] [--out FILE] [--wafsim PATH]
+#                  [--history fresh|filled] [--bytes B] [--out FILE] [--wafsim PATH]
+#   --history   fresh: mkfs discards the fresh drive (the tools' default); filled: every LBA
+#               written once first and mkfs told not to discard (default: fresh)
 #   --bytes B   user bytes per instance (default 800000000)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-LAYOUTS="no-fdp fdp dedicated"; BYTES=800000000; OUT=""; WAFSIM="target/release/wafsim"
+LAYOUTS="no-fdp fdp dedicated"; HISTORY=fresh; BYTES=800000000; OUT=""; WAFSIM="target/release/wafsim"
 while [ $# -gt 0 ]; do
     case "$1" in
         --layouts) LAYOUTS="$2"; shift 2 ;;
         --bytes) BYTES="$2"; shift 2 ;;
+        --history) HISTORY="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
         --wafsim) WAFSIM="$2"; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
@@ -34,7 +37,7 @@ command -v db_bench >/dev/null || { echo "four-rocksdb.sh: db_bench not found (a
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-header="layout	bytes_per_instance	$(window_header device_bytes_db1,device_bytes_db2,device_bytes_db3,device_bytes_db4 overwrite)"
+header="history	layout	bytes_per_instance	$(window_header device_bytes_db1,device_bytes_db2,device_bytes_db3,device_bytes_db4 overwrite)"
 echo "$header"
 if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
@@ -64,8 +67,9 @@ sync; cap "$work/after.json"
 EOF
     rm -f "$work"/*.json "$work"/filled* "$work"/go
     echo "four-rocksdb.sh: $layout ..." >&2
-    "$WAFSIM" attach experiments/real/four-namespaces.toml --variant "$layout" --fs xfs --name four-rocksdb --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
-    row="$layout	$BYTES	$(window_columns "$work" db1,db2,db3,db4)"
+    history_args "$HISTORY" xfs
+    "$WAFSIM" attach experiments/real/four-namespaces.toml --variant "$layout" --fs xfs --name four-rocksdb "${HIST_ARGS[@]}" --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
+    row="$HISTORY	$layout	$BYTES	$(window_columns "$work" db1,db2,db3,db4)"
     echo "$row"
     if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done

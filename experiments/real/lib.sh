@@ -55,3 +55,15 @@ window_header() {
     local devs="${1//,/	}"
     echo "$devs	run_host_bytes	run_media_bytes	run_waf	${2}_host_bytes	${2}_media_bytes	${2}_waf	seconds"
 }
+
+# The attach options of a drive history, in HIST_ARGS: fresh (mkfs discards the fresh drive,
+# the tools' default) or filled (every LBA written once, `--precondition`, and mkfs told not to
+# discard, so the drive holds it all valid until the file system overwrites it).
+# Args: history, file system.
+history_args() {
+    case "$1" in
+        fresh) HIST_ARGS=() ;;
+        filled) HIST_ARGS=(--precondition --mkfs-options "$([ "$2" = ext4 ] && echo "-E nodiscard" || echo "-K")") ;;
+        *) echo "$(basename "$0"): unknown history $1 (fresh, filled)" >&2; exit 2 ;;
+    esac
+}

@@ -12,16 +12,19 @@
 # alone; CHECKPOINT and sync before and after).
 #
 # Usage (as root): experiments/real/postgres.sh [--layouts "one-namespace no-fdp fdp dedicated"]
-#                  [--pgbench-scale N] [--seconds S] [--out FILE] [--wafsim PATH]
+#                  [--history fresh|filled] [--pgbench-scale N] [--seconds S] [--out FILE] [--wafsim PATH]
+#   --history   fresh (default): mkfs discards the fresh drive; filled: every LBA written once
+#               first and mkfs told not to discard
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-LAYOUTS="one-namespace no-fdp fdp dedicated"; PGSCALE=80; SECONDS_RUN=120; OUT=""; WAFSIM="target/release/wafsim"
+LAYOUTS="one-namespace no-fdp fdp dedicated"; PGSCALE=80; SECONDS_RUN=120; OUT=""; WAFSIM="target/release/wafsim"; HISTORY=fresh
 while [ $# -gt 0 ]; do
     case "$1" in
         --layouts) LAYOUTS="$2"; shift 2 ;;
         --pgbench-scale) PGSCALE="$2"; shift 2 ;;
         --seconds) SECONDS_RUN="$2"; shift 2 ;;
+        --history) HISTORY="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
         --wafsim) WAFSIM="$2"; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
@@ -37,7 +40,7 @@ work="$(mktemp -d)"
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 
-header="layout	pgbench_scale	seconds_run	transactions	$(window_header wal_device_bytes,db_device_bytes txn)"
+header="history	layout	pgbench_scale	seconds_run	transactions	$(window_header wal_device_bytes,db_device_bytes txn)"
 echo "$header"
 if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
@@ -67,9 +70,10 @@ trap - EXIT
 EOF
     rm -f "$work"/*.json
     echo "postgres.sh: $layout ..." >&2
-    "$WAFSIM" attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs xfs --name postgres-sh --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; tail -20 "$work"/*.txt "$work/postgres.log" >&2 || true; exit 1; }
+    history_args "$HISTORY" xfs
+    "$WAFSIM" attach experiments/real/drive.toml --variant "$layout" "${HIST_ARGS[@]}" --export "$exports" --fs xfs --name postgres-sh --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; tail -20 "$work"/*.txt "$work/postgres.log" >&2 || true; exit 1; }
     txns="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.txt")"
-    row="$layout	$PGSCALE	$SECONDS_RUN	${txns:-?}	$(window_columns "$work" wal,db)"
+    row="$HISTORY	$layout	$PGSCALE	$SECONDS_RUN	${txns:-?}	$(window_columns "$work" wal,db)"
     echo "$row"
     if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done

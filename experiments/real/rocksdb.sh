@@ -87,11 +87,7 @@ EOF
     args=(attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs "$fs" --name rocksdb-sh --json "$work/window.json")
     [ -n "$mount_opts" ] && args+=(--mount-options "$mount_opts")
     [ -n "$SCALE" ] && args+=(--scale "$SCALE")
-    case "$hist" in
-        fresh) ;;
-        filled) args+=(--precondition --mkfs-options "$([ "$fs" = ext4 ] && echo "-E nodiscard" || echo "-K")") ;;
-        *) echo "unknown history $hist (fresh, filled)" >&2; exit 2 ;;
-    esac
+    history_args "$hist" "$fs"; args+=("${HIST_ARGS[@]}")
     echo "rocksdb.sh: $hist $fs $layout $comp discard=$disc ..." >&2
     "$WAFSIM" "${args[@]}" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
     # User bytes: fill and overwrite, each key (16 bytes) with its value (400 bytes) once.

@@ -20,18 +20,21 @@
 # after unmount) and "updates" (the update phase alone; sync before and after).
 #
 # Usage (as root): experiments/real/wiredtiger.sh [--layouts "one-namespace no-fdp fdp dedicated"]
-#                  [--records N] [--value-size B] [--seconds S] [--out FILE] [--wafsim PATH]
+#                  [--history fresh|filled] [--records N] [--value-size B] [--seconds S] [--out FILE] [--wafsim PATH]
+#   --history   fresh (default): mkfs discards the fresh drive; filled: every LBA written once
+#               first and mkfs told not to discard
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 LAYOUTS="one-namespace no-fdp fdp dedicated"; RECORDS=1500000; VALUE=400; SECONDS_RUN=120
-OUT=""; WAFSIM="target/release/wafsim"
+OUT=""; WAFSIM="target/release/wafsim"; HISTORY=fresh
 while [ $# -gt 0 ]; do
     case "$1" in
         --layouts) LAYOUTS="$2"; shift 2 ;;
         --records) RECORDS="$2"; shift 2 ;;
         --value-size) VALUE="$2"; shift 2 ;;
         --seconds) SECONDS_RUN="$2"; shift 2 ;;
+        --history) HISTORY="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
         --wafsim) WAFSIM="$2"; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
@@ -44,7 +47,7 @@ WTPERF="$(experiments/real/build-wiredtiger.sh)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-header="layout	records	value_size	update_seconds	$(window_header wal_device_bytes,db_device_bytes update)"
+header="history	layout	records	value_size	update_seconds	$(window_header wal_device_bytes,db_device_bytes update)"
 echo "$header"
 if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
 
@@ -70,8 +73,9 @@ sync; cap "$work/after.json"
 EOF
     rm -f "$work"/*.json
     echo "wiredtiger.sh: $layout ..." >&2
-    "$WAFSIM" attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs xfs --name wiredtiger-sh --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" "$work"/*.txt >&2; exit 1; }
-    row="$layout	$RECORDS	$VALUE	$SECONDS_RUN	$(window_columns "$work" wal,db)"
+    history_args "$HISTORY" xfs
+    "$WAFSIM" attach experiments/real/drive.toml --variant "$layout" "${HIST_ARGS[@]}" --export "$exports" --fs xfs --name wiredtiger-sh --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" "$work"/*.txt >&2; exit 1; }
+    row="$HISTORY	$layout	$RECORDS	$VALUE	$SECONDS_RUN	$(window_columns "$work" wal,db)"
     echo "$row"
     if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
 done
