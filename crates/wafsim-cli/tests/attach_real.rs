@@ -333,3 +333,14 @@ fn a_zoned_drive_is_refused_with_why() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("is zoned: a loop device is never a zoned block device") && err.contains("dm-zoned"), "{err}");
 }
+
+#[test]
+fn a_paced_attachment_carries_every_write() {
+    if !ready(&["dd"]) {
+        return;
+    }
+    // The wiring: paced exports behind the loop device carry every write (the pacing itself is
+    // checked against the timing model by serve_pace.rs).
+    let (j, err) = attach(&name("paced"), &["experiments/live/paced.toml", "--pace"], "dd if=/dev/zero of=$WAFSIM_DEV_SSD bs=4k count=1024 oflag=direct status=none");
+    assert_eq!(j["drives"][0]["host_write_bytes"].as_u64(), Some(4 << 20), "{err}");
+}
