@@ -39,8 +39,13 @@ def media(c):
 oh = om = 0
 for b in sorted(glob.glob(f"{work}/before.json-drive*.json")):
     before, after = json.load(open(b)), json.load(open(b.replace("before.json", "after.json")))
-    oh += after["counters"]["host_write_bytes"] - before["counters"]["host_write_bytes"]
-    om += (media(after["counters"]) - media(before["counters"])) * after["mapping_unit"]
+    h = after["counters"]["host_write_bytes"] - before["counters"]["host_write_bytes"]
+    m = (media(after["counters"]) - media(before["counters"])) * after["mapping_unit"]
+    oh, om = oh + h, om + m
+    # Per drive on stderr (the row sums the drives of a dedicated layout).
+    d = b.rsplit("drive", 1)[1].removesuffix(".json")
+    run = w["drives"][int(d)]
+    print(f"  drive {d}: run WAF {run['media_bytes'] / max(run['host_write_bytes'], 1):.4f}, phase WAF {m / max(h, 1):.4f} ({h} host bytes)", file=sys.stderr)
 host = sum(d["host_write_bytes"] for d in w["drives"])
 media = sum(d["media_bytes"] for d in w["drives"])
 dev = {d["export"]: d["write_bytes"] for d in w["devices"]}
