@@ -232,18 +232,30 @@ fn a_killed_attachment_is_cleaned_by_the_next_of_its_name() {
 
 #[test]
 fn without_root_it_refuses_and_says_what_is_missing() {
+    // The binary and the experiment are copied where an unprivileged user can reach them (a
+    // clone under /root is not).
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("wafsim-noroot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (exe, exp) = (dir.join("wafsim"), dir.join("drive.toml"));
+    std::fs::copy(bin(), &exe).unwrap();
+    std::fs::copy(repo().join(DRIVE), &exp).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exp, std::fs::Permissions::from_mode(0o644)).unwrap();
     let mut cmd = if is_root() {
         if !on_path("setpriv") {
             eprintln!("skipped: root, and no setpriv (util-linux) to drop it");
             return;
         }
         let mut c = Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin()]);
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(&exe);
         c
     } else {
-        Command::new(bin())
+        Command::new(&exe)
     };
-    let out = cmd.current_dir(repo()).args(["attach", DRIVE, "--name", &name("noroot"), "--", "true"]).output().unwrap();
+    let out = cmd.current_dir(&dir).args(["attach", "drive.toml", "--name", &name("noroot"), "--", "true"]).output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("needs root") && err.contains("sudo"), "{err}");
