@@ -9,12 +9,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_attach::{Attachment, BlockStat, FsKind, FsSpec, Spec};
-use wafsim_nbd::pace::{self, Pacer};
-use wafsim_nbd::sim::{self, Backing, LiveDrive};
+use wafsim_nbd::sim::{Backing, LiveDrive};
 use wafsim_nbd::Exports;
 use wafsim_report::nvme::drive::DriveState;
 
-use crate::serve::{drive_state, load_variant, spawn_control, start_drive, ServedVariant};
+use crate::serve::{build_drives, drive_exports, drive_state, load_variant, spawn_control, start_drive, ServedVariant};
 
 /// Attach a simulated drive's namespaces (and `NAME@K` placement handles) as Linux block
 /// devices (/dev/loopN over a FUSE file this process serves), optionally make and mount a file
@@ -145,8 +144,7 @@ pub fn run_attach(args: AttachArgs) -> Result<()> {
     }
     let file = args.file.as_ref().expect("clap: a file unless --cleanup");
     let v = load_variant(file, &args.which)?;
-    wafsim_experiment::run::check_variant_memory(&v)?;
-    let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
+    let (stack, timing) = build_drives(file, &v, args.pace)?;
     if let Some(i) = stack.target().zones.iter().position(Option::is_some) {
         bail!(
             "{}: namespace {:?} is zoned: a loop device is never a zoned block device, so attach cannot carry zones (real zoned file systems need a kernel with CONFIG_BLK_DEV_ZONED and a zoned device, e.g. a guest kernel under qemu); attach a conventional or FDP drive, or put dm-zoned in front ([host] layer = \"dm-zoned\")",
@@ -155,7 +153,6 @@ pub fn run_attach(args: AttachArgs) -> Result<()> {
         );
     }
     let n_drives = stack.devices.len();
-    let timing = if args.pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };
     let drive = LiveDrive::new(stack).map_err(|e| anyhow!("{}: {e}", file.display()))?;
 
     // Which exports, checked before anything is set up.
@@ -168,15 +165,7 @@ pub fn run_attach(args: AttachArgs) -> Result<()> {
     wafsim_attach::preflight(&fs.iter().flatten().copied().collect::<Vec<_>>()).map_err(|e| anyhow!(e))?;
 
     let history = start_drive(args.precondition, &v, &drive, None)?;
-    let pacer = match timing {
-        Some(configs) => Some(Pacer::new(drive.clone(), configs, pace::namespace_queues(&v.spec)).map_err(|e| anyhow!(e))?),
-        None => None,
-    };
-    let map = match &pacer {
-        Some(p) => pace::paced_exports(p, Backing::Memory),
-        None => sim::exports(&drive, Backing::Memory),
-    }
-    .map_err(|e| anyhow!(e))?;
+    let (pacer, map) = drive_exports(&drive, timing, &v.spec, Backing::Memory)?;
     let mut exports = Vec::new();
     for (name, fs) in names.iter().zip(&fs) {
         let e = map.resolve(name).ok_or_else(|| {

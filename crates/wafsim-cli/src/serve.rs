@@ -14,7 +14,10 @@ use wafsim_experiment::plan::scale::{auto_scale_all, scale_spec};
 use wafsim_nbd::pace::{self, Pacer};
 use wafsim_nbd::persist::{Ident, Kept};
 use wafsim_nbd::sim::{self, Backing, LiveDrive};
-use wafsim_nbd::{Config, Server};
+use wafsim_experiment::drives::Stack;
+use wafsim_experiment::schema::ExperimentSpec;
+use wafsim_nbd::{Config, ExportMap, Server};
+use wafsim_time::TimingConfig;
 use wafsim_report::nvme::drive::DriveState;
 
 /// Serve a simulated drive over NBD (fixed newstyle handshake): one export per namespace of
@@ -306,6 +309,31 @@ pub(crate) fn start_drive(precondition: bool, v: &wafsim_experiment::Variant, dr
     Ok("fresh (every LBA unmapped)".into())
 }
 
+/// A served variant's drives, built after its memory is checked (refused before allocating
+/// rather than killed by the allocator), with the timing configurations `pace` needs (checked
+/// here, before a possibly long precondition): what `serve` and `attach` serve.
+pub(crate) fn build_drives(file: &Path, v: &wafsim_experiment::Variant, pace: bool) -> Result<(Stack, Option<Vec<TimingConfig>>)> {
+    wafsim_experiment::run::check_variant_memory(v)?;
+    let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
+    let timing = if pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };
+    Ok((stack, timing))
+}
+
+/// The exports of a drive whose history has run: paced from now on when `timing` is given
+/// (the timelines start after the history, which is untimed as in `wafsim run`), else untimed.
+pub(crate) fn drive_exports(drive: &Arc<LiveDrive>, timing: Option<Vec<TimingConfig>>, spec: &ExperimentSpec, backing: Backing<'_>) -> Result<(Option<Arc<Pacer>>, ExportMap)> {
+    let pacer = match timing {
+        Some(configs) => Some(Pacer::new(drive.clone(), configs, pace::namespace_queues(spec)).map_err(|e| anyhow!(e))?),
+        None => None,
+    };
+    let exports = match &pacer {
+        Some(p) => pace::paced_exports(p, backing),
+        None => sim::exports(drive, backing),
+    }
+    .map_err(|e| anyhow!(e))?;
+    Ok((pacer, exports))
+}
+
 /// `wafsim serve`.
 pub fn run_serve(args: ServeArgs) -> Result<()> {
     if let Some(addr) = &args.stop {
@@ -313,11 +341,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
     }
     let v = load(&args)?;
     let file = args.file.as_ref().expect("clap: a file unless --stop");
-    // Refused before allocating rather than killed by the allocator.
-    wafsim_experiment::run::check_variant_memory(&v)?;
-    let stack = wafsim_experiment::run::build_stack(&v.spec).with_context(|| format!("variant {:?}", v.name))?;
-    // Checked before the (possibly long) precondition.
-    let timing = if args.pace { Some(pace::timing_configs(&v.spec, &stack).map_err(|e| anyhow!("{}, variant {:?}: {e}", file.display(), v.name))?) } else { None };
+    let (stack, timing) = build_drives(file, &v, args.pace)?;
     let drive = LiveDrive::new(stack).map_err(|e| anyhow!("{}: {e}", file.display()))?;
     let mut kept = match &args.backing {
         Some(dir) => {
@@ -356,16 +380,7 @@ pub fn run_serve(args: ServeArgs) -> Result<()> {
         Some(dir) => Backing::Dir(dir),
         None => Backing::Memory,
     };
-    // The timelines start after the precondition, which is untimed as in `wafsim run`.
-    let pacer = match timing {
-        Some(configs) => Some(Pacer::new(drive.clone(), configs, pace::namespace_queues(&v.spec)).map_err(|e| anyhow!(e))?),
-        None => None,
-    };
-    let exports = match &pacer {
-        Some(p) => pace::paced_exports(p, backing),
-        None => sim::exports(&drive, backing),
-    }
-    .map_err(|e| anyhow!(e))?;
+    let (pacer, exports) = drive_exports(&drive, timing, &v.spec, backing)?;
     let list: Vec<(String, String)> = wafsim_nbd::Exports::list(&exports);
     let config = Config { max_connections: args.max_connections as usize, handshake_timeout: Some(Duration::from_secs(args.handshake_timeout)), ..Config::default() };
     let server = Arc::new(Server::new(exports, config));
