@@ -193,7 +193,7 @@ impl Attachment {
         let mut first = None;
         for a in &mut self.attached {
             if let Some(dir) = a.mount.take() {
-                if let Err(e) = umount_patiently(&dir) {
+                if let Err(e) = umount_patiently(&dir, 30) {
                     first.get_or_insert(e);
                     a.mount = Some(dir);
                 }
@@ -215,7 +215,7 @@ impl Attachment {
         for dev in std::mem::take(&mut self.record.devices).into_iter().rev() {
             // A file system mounted by hand on the device: unmounted, or the loop device cannot go.
             for m in system::mounts_of(&dev) {
-                if let Err(e) = umount_patiently(&m) {
+                if let Err(e) = umount_patiently(&m, 30) {
                     first.get_or_insert(e);
                 }
             }
@@ -225,23 +225,17 @@ impl Attachment {
         }
         self.record.save()?;
         if let Some(s) = self.session.take() {
-            let files = self.record.files_dir();
             // A loop device detached a moment ago may still hold its file briefly.
-            let mut unmounted = false;
-            for _ in 0..50 {
-                if system::umount(&files, false).is_ok() || !system::is_mount_point(&files) {
-                    unmounted = true;
-                    break;
+            match umount_patiently(&self.record.files_dir(), 50) {
+                Ok(()) => {
+                    let _ = s.join();
                 }
-                std::thread::sleep(std::time::Duration::from_millis(100));
-            }
-            if unmounted {
-                let _ = s.join();
-            } else {
-                // Still held (a device someone keeps open): detach it now, end with the process.
-                let _ = system::umount(&files, true);
-                first.get_or_insert(Error::Tool(format!("{} was busy and is unmounted lazily: something still held a device", files.display())));
-                std::mem::forget(s);
+                Err(e) => {
+                    // Still held (a device someone keeps open): unmounted lazily, the session
+                    // ends with the process.
+                    first.get_or_insert(e);
+                    std::mem::forget(s);
+                }
             }
         }
         self.record.fuse = None;
@@ -263,11 +257,11 @@ impl Drop for Attachment {
     }
 }
 
-/// Unmount `dir`, retrying for a few seconds while it is busy (a process still closing files),
-/// then lazily.
-fn umount_patiently(dir: &Path) -> Result<(), Error> {
+/// Unmount `dir`, retrying every 100 ms up to `tries` times while it is busy (a process still
+/// closing files, a loop device letting go of its file), then lazily.
+fn umount_patiently(dir: &Path, tries: u32) -> Result<(), Error> {
     let mut last = None;
-    for _ in 0..30 {
+    for _ in 0..tries {
         match system::umount(dir, false) {
             Ok(()) => return Ok(()),
             Err(e) => last = Some(e),

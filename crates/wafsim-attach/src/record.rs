@@ -74,12 +74,7 @@ impl Record {
 
     /// Everything is down: the record goes (the directory stays, with its lock).
     pub(crate) fn remove(&mut self) -> Result<(), Error> {
-        let p = Record::path(&self.dir);
-        match std::fs::remove_file(&p) {
-            Ok(()) => Ok(()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(e) => Err(Error::Tool(format!("{}: {e}", p.display()))),
-        }
+        remove_record(&self.dir)
     }
 
     fn load(dir: &Path) -> Option<Record> {
@@ -154,10 +149,16 @@ fn clean_locked(dir: &Path, note: &mut dyn FnMut(&str)) -> Result<(), Error> {
         system::umount(&files, true)?;
         note(&format!("unmounted the FUSE file system at {}", files.display()));
     }
-    match std::fs::remove_file(Record::path(dir)) {
+    remove_record(dir)
+}
+
+/// Remove `dir`'s record; none there is fine.
+fn remove_record(dir: &Path) -> Result<(), Error> {
+    let p = Record::path(dir);
+    match std::fs::remove_file(&p) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::Tool(format!("{}: {e}", Record::path(dir).display()))),
+        Err(e) => Err(Error::Tool(format!("{}: {e}", p.display()))),
     }
 }
 
