@@ -20,26 +20,21 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 LAYOUTS="no-fdp fdp dedicated"; HISTORY=fresh; BYTES=800000000; OUT=""; WAFSIM="target/release/wafsim"
+. experiments/real/lib.sh
 while [ $# -gt 0 ]; do
+    common_option "$1" "${2:-}" && { shift 2; continue; }
     case "$1" in
-        --layouts) LAYOUTS="$2"; shift 2 ;;
         --bytes) BYTES="$2"; shift 2 ;;
-        --history) HISTORY="$2"; shift 2 ;;
-        --out) OUT="$2"; shift 2 ;;
-        --wafsim) WAFSIM="$2"; shift 2 ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "four-rocksdb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-. experiments/real/lib.sh
 WAFSIM="$(real_wafsim "$WAFSIM")"
 command -v db_bench >/dev/null || { echo "four-rocksdb.sh: db_bench not found (apt-get install rocksdb-tools)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 header="history	layout	bytes_per_instance	$(window_header device_bytes_db1,device_bytes_db2,device_bytes_db3,device_bytes_db4 overwrite)"
-echo "$header"
-if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
+emit "$header" new
 
 for layout in $LAYOUTS; do
     drives="$(layout_drives "$layout" 4)"
@@ -68,8 +63,7 @@ EOF
     rm -f "$work"/*.json "$work"/filled* "$work"/go
     echo "four-rocksdb.sh: $layout ..." >&2
     history_args "$HISTORY" xfs
-    "$WAFSIM" attach experiments/real/four-namespaces.toml --variant "$layout" --fs xfs --name four-rocksdb "${HIST_ARGS[@]}" --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
+    attach_run "$work" experiments/real/four-namespaces.toml --variant "$layout" --fs xfs --name four-rocksdb "${HIST_ARGS[@]}" --json "$work/window.json" -- sh "$work/run.sh"
     row="$HISTORY	$layout	$BYTES	$(window_columns "$work" db1,db2,db3,db4)"
-    echo "$row"
-    if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
+    emit "$row"
 done

@@ -1,6 +1,40 @@
 # What the scripts of experiments/real share (sourced, not run). Each script attaches the drive,
 # runs the software in an inner script that captures the drive's state around its measured
-# phase, and prints one TSV row per run from `wafsim attach --json` and `wafsim waf`.
+# phase, and prints one TSV row per run from `wafsim attach --json` and those captures.
+
+# The options every script takes, into LAYOUTS, HISTORY, OUT and WAFSIM (-h prints the
+# script's header comment). Fails when $1 is not one of them.
+common_option() {
+    case "$1" in
+        --layouts) LAYOUTS="$2" ;;
+        --history) HISTORY="$2" ;;
+        --out) OUT="$2" ;;
+        --wafsim) WAFSIM="$2" ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
+        *) return 1 ;;
+    esac
+}
+
+# Print a TSV line and append it to OUT when one is given ("new" as $2: start OUT anew).
+emit() {
+    echo "$1"
+    if [ -n "$OUT" ]; then
+        if [ "${2:-}" = new ]; then echo "$1" > "$OUT"; else echo "$1" >> "$OUT"; fi
+    fi
+}
+
+# Where a layout of experiments/real/drive.toml puts the log (WAL, journal, pg_wal) beside the
+# data: EXPORTS to attach, and LOG_MNT, the log's mount point as the inner script names it.
+log_layout() {
+    if [ "$1" = one-namespace ]; then EXPORTS="db"; LOG_MNT='$WAFSIM_MNT_DB'; else EXPORTS="wal,db"; LOG_MNT='$WAFSIM_MNT_WAL'; fi
+}
+
+# `wafsim attach` with the given arguments (WORK first), its stderr kept in WORK/attach.err and
+# shown, with the ends of the inner script's outputs (WORK/*.txt, WORK/*.log), when it fails.
+attach_run() {
+    local work="$1"; shift
+    "$WAFSIM" attach "$@" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; tail -n 20 "$work"/*.txt "$work"/*.log >&2 2>/dev/null || true; exit 1; }
+}
 
 # The wafsim binary, checked and made absolute (inner scripts run elsewhere).
 real_wafsim() {

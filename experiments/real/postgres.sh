@@ -19,19 +19,15 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 LAYOUTS="one-namespace no-fdp fdp dedicated"; PGSCALE=80; SECONDS_RUN=120; OUT=""; WAFSIM="target/release/wafsim"; HISTORY=fresh
+. experiments/real/lib.sh
 while [ $# -gt 0 ]; do
+    common_option "$1" "${2:-}" && { shift 2; continue; }
     case "$1" in
-        --layouts) LAYOUTS="$2"; shift 2 ;;
         --pgbench-scale) PGSCALE="$2"; shift 2 ;;
         --seconds) SECONDS_RUN="$2"; shift 2 ;;
-        --history) HISTORY="$2"; shift 2 ;;
-        --out) OUT="$2"; shift 2 ;;
-        --wafsim) WAFSIM="$2"; shift 2 ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "postgres.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-. experiments/real/lib.sh
 WAFSIM="$(real_wafsim "$WAFSIM")"
 PGBIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 [ -x "$PGBIN/postgres" ] || { echo "postgres.sh: PostgreSQL's server not found (apt-get install postgresql)" >&2; exit 2; }
@@ -41,15 +37,10 @@ chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 
 header="history	layout	pgbench_scale	seconds_run	transactions	$(window_header wal_device_bytes,db_device_bytes txn)"
-echo "$header"
-if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
+emit "$header" new
 
 for layout in $LAYOUTS; do
-    if [ "$layout" = one-namespace ]; then
-        exports="db"; waldir='$WAFSIM_MNT_DB/pg_wal'
-    else
-        exports="wal,db"; waldir='$WAFSIM_MNT_WAL/pg_wal'
-    fi
+    log_layout "$layout"; waldir="$LOG_MNT/pg_wal"
     drives="$(layout_drives "$layout" 2)"
     cat > "$work/run.sh" <<EOF
 set -e
@@ -71,9 +62,8 @@ EOF
     rm -f "$work"/*.json
     echo "postgres.sh: $layout ..." >&2
     history_args "$HISTORY" xfs
-    "$WAFSIM" attach experiments/real/drive.toml --variant "$layout" "${HIST_ARGS[@]}" --export "$exports" --fs xfs --name postgres-sh --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; tail -20 "$work"/*.txt "$work/postgres.log" >&2 || true; exit 1; }
+    attach_run "$work" experiments/real/drive.toml --variant "$layout" "${HIST_ARGS[@]}" --export "$EXPORTS" --fs xfs --name postgres-sh --json "$work/window.json" -- sh "$work/run.sh"
     txns="$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$work/pgbench.txt")"
     row="$HISTORY	$layout	$PGSCALE	$SECONDS_RUN	${txns:-?}	$(window_columns "$work" wal,db)"
-    echo "$row"
-    if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
+    emit "$row"
 done

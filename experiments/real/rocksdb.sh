@@ -34,39 +34,30 @@ cd "$(dirname "$0")/../.."
 
 HISTORY="fresh"; FS="xfs"; LAYOUTS="one-namespace no-fdp fdp dedicated"; COMPACTION="leveled"; DISCARD="none"
 NUM=3000000; OUT=""; WAFSIM="target/release/wafsim"; SCALE=""
+. experiments/real/lib.sh
 while [ $# -gt 0 ]; do
+    common_option "$1" "${2:-}" && { shift 2; continue; }
     case "$1" in
         --fs) FS="$2"; shift 2 ;;
-        --history) HISTORY="$2"; shift 2 ;;
-        --layouts) LAYOUTS="$2"; shift 2 ;;
         --compaction) COMPACTION="$2"; shift 2 ;;
         --discard) DISCARD="$2"; shift 2 ;;
         --num) NUM="$2"; shift 2 ;;
-        --out) OUT="$2"; shift 2 ;;
         --scale) SCALE="$2"; shift 2 ;;
-        --wafsim) WAFSIM="$2"; shift 2 ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "rocksdb.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-. experiments/real/lib.sh
 WAFSIM="$(real_wafsim "$WAFSIM")"
 command -v db_bench >/dev/null || { echo "rocksdb.sh: db_bench not found (apt-get install rocksdb-tools)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 header="scale	history	fs	layout	compaction	discard	keys	user_bytes	$(window_header wal_device_bytes,db_device_bytes overwrite)"
-echo "$header"
-if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
+emit "$header" new
 
 for hist in $HISTORY; do for fs in $FS; do for layout in $LAYOUTS; do for comp in $COMPACTION; do for disc in $DISCARD; do
     case "$comp" in leveled) style=0 ;; universal) style=1 ;; *) echo "unknown compaction $comp" >&2; exit 2 ;; esac
     mount_opts=""; [ "$disc" = mount ] && mount_opts="discard"
-    if [ "$layout" = one-namespace ]; then
-        exports="db"; wal='$WAFSIM_MNT_DB/wal'
-    else
-        exports="wal,db"; wal='$WAFSIM_MNT_WAL/wal'
-    fi
+    log_layout "$layout"; wal="$LOG_MNT/wal"
     drives="$(layout_drives "$layout" 2)"
     common="--num=$NUM --value_size=400 --compression_type=none --seed=1 --compaction_style=$style --db=\$WAFSIM_MNT_DB/db --wal_dir=$wal --statistics=0"
     # The inner script: fill, sync, capture, overwrite, sync, capture; fstrim every 10 s when asked.
@@ -84,14 +75,13 @@ sync; cap "$work/after.json"
 if [ -n "\${trimmer:-}" ]; then kill \$trimmer; fi
 EOF
     rm -f "$work"/*.json
-    args=(attach experiments/real/drive.toml --variant "$layout" --export "$exports" --fs "$fs" --name rocksdb-sh --json "$work/window.json")
+    args=(experiments/real/drive.toml --variant "$layout" --export "$EXPORTS" --fs "$fs" --name rocksdb-sh --json "$work/window.json")
     [ -n "$mount_opts" ] && args+=(--mount-options "$mount_opts")
     [ -n "$SCALE" ] && args+=(--scale "$SCALE")
     history_args "$hist" "$fs"; args+=("${HIST_ARGS[@]}")
     echo "rocksdb.sh: $hist $fs $layout $comp discard=$disc ..." >&2
-    "$WAFSIM" "${args[@]}" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" >&2; exit 1; }
+    attach_run "$work" "${args[@]}" -- sh "$work/run.sh"
     # User bytes: fill and overwrite, each key (16 bytes) with its value (400 bytes) once.
     row="${SCALE:-0.002}	$hist	$fs	$layout	$comp	$disc	$NUM	$((2 * NUM * 416))	$(window_columns "$work" wal,db)"
-    echo "$row"
-    if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
+    emit "$row"
 done; done; done; done; done

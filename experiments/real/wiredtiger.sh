@@ -28,35 +28,26 @@ cd "$(dirname "$0")/../.."
 
 LAYOUTS="one-namespace no-fdp fdp dedicated"; RECORDS=1500000; VALUE=400; SECONDS_RUN=120
 OUT=""; WAFSIM="target/release/wafsim"; HISTORY=fresh
+. experiments/real/lib.sh
 while [ $# -gt 0 ]; do
+    common_option "$1" "${2:-}" && { shift 2; continue; }
     case "$1" in
-        --layouts) LAYOUTS="$2"; shift 2 ;;
         --records) RECORDS="$2"; shift 2 ;;
         --value-size) VALUE="$2"; shift 2 ;;
         --seconds) SECONDS_RUN="$2"; shift 2 ;;
-        --history) HISTORY="$2"; shift 2 ;;
-        --out) OUT="$2"; shift 2 ;;
-        --wafsim) WAFSIM="$2"; shift 2 ;;
-        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
         *) echo "wiredtiger.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-. experiments/real/lib.sh
 WAFSIM="$(real_wafsim "$WAFSIM")"
 WTPERF="$(experiments/real/build-wiredtiger.sh)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 header="history	layout	records	value_size	update_seconds	$(window_header wal_device_bytes,db_device_bytes update)"
-echo "$header"
-if [ -n "$OUT" ]; then echo "$header" > "$OUT"; fi
+emit "$header" new
 
 for layout in $LAYOUTS; do
-    if [ "$layout" = one-namespace ]; then
-        exports="db"; journal='$WAFSIM_MNT_DB/journal'
-    else
-        exports="wal,db"; journal='$WAFSIM_MNT_WAL/journal'
-    fi
+    log_layout "$layout"; journal="$LOG_MNT/journal"
     drives="$(layout_drives "$layout" 2)"
     conn="cache_size=256MB,checkpoint=(wait=60,log_size=256MB),session_max=20000,log=(enabled=true,path=\$J),eviction=(threads_max=2)"
     # Quotes escaped: the options are pasted into a double-quoted argument of the inner script.
@@ -74,8 +65,7 @@ EOF
     rm -f "$work"/*.json
     echo "wiredtiger.sh: $layout ..." >&2
     history_args "$HISTORY" xfs
-    "$WAFSIM" attach experiments/real/drive.toml --variant "$layout" "${HIST_ARGS[@]}" --export "$exports" --fs xfs --name wiredtiger-sh --json "$work/window.json" -- sh "$work/run.sh" 2> "$work/attach.err" || { cat "$work/attach.err" "$work"/*.txt >&2; exit 1; }
+    attach_run "$work" experiments/real/drive.toml --variant "$layout" "${HIST_ARGS[@]}" --export "$EXPORTS" --fs xfs --name wiredtiger-sh --json "$work/window.json" -- sh "$work/run.sh"
     row="$HISTORY	$layout	$RECORDS	$VALUE	$SECONDS_RUN	$(window_columns "$work" wal,db)"
-    echo "$row"
-    if [ -n "$OUT" ]; then echo "$row" >> "$OUT"; fi
+    emit "$row"
 done
