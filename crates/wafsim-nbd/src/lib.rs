@@ -34,6 +34,7 @@ pub mod client;
 pub mod export;
 pub mod feed;
 pub mod file;
+pub mod journal;
 pub mod mem;
 pub mod pace;
 pub mod persist;

@@ -33,12 +33,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use wafsim_core::image::{ImageReader, ImageWriter};
-use wafsim_core::{Io, Op, Pid};
-
+use crate::journal::{decode, journal_path, Journal, JOURNAL_MAGIC, RECORD};
 use crate::sim::LiveDrive;
 
-const JOURNAL_MAGIC: [u8; 8] = *b"WAFSJRN1";
-const RECORD: usize = 32;
 const SNAPSHOT: &str = "drive.snap";
 
 /// Who a kept drive belongs to: a restarted server must serve the same drive.
@@ -76,71 +73,6 @@ pub struct Kept {
     /// The journal the next checkpoint starts.
     next_gen: u64,
     journaled: bool,
-}
-
-/// The open journal commands are appended to (inside the drive's lock, so in run order).
-pub struct Journal {
-    /// Shared, so a sync can run outside the drive's lock.
-    file: Arc<File>,
-    buf: Vec<u8>,
-    /// Records appended since it was opened.
-    pub records: u64,
-}
-
-impl Journal {
-    fn create(path: &Path, gen: u64) -> io::Result<Journal> {
-        let mut file = OpenOptions::new().write(true).create(true).truncate(true).open(path)?;
-        let mut h = JOURNAL_MAGIC.to_vec();
-        h.extend_from_slice(&gen.to_le_bytes());
-        file.write_all(&h)?;
-        Ok(Journal { file: Arc::new(file), buf: Vec::with_capacity(RECORD), records: 0 })
-    }
-
-    /// Append one command (written to the file now: a killed process loses none).
-    pub fn append(&mut self, io: &Io) -> io::Result<()> {
-        let op = match io.op {
-            Op::Write => 0u8,
-            Op::Read => 1,
-            Op::Trim => 2,
-            other => return Err(io::Error::other(format!("journal: {other:?} is not served over NBD"))),
-        };
-        self.buf.clear();
-        self.buf.extend_from_slice(&[op, 0, 0, 0]);
-        self.buf.extend_from_slice(&io.ns.to_le_bytes());
-        self.buf.extend_from_slice(&io.offset.to_le_bytes());
-        self.buf.extend_from_slice(&io.len.to_le_bytes());
-        self.buf.extend_from_slice(&io.pid.0.to_le_bytes());
-        self.buf.extend_from_slice(&[0; 4]);
-        let crc = crc32fast::hash(&self.buf);
-        self.buf.extend_from_slice(&crc.to_le_bytes());
-        (&*self.file).write_all(&self.buf)?;
-        self.records += 1;
-        Ok(())
-    }
-
-    /// The journal's file, to sync it without holding the drive's lock.
-    pub(crate) fn file(&self) -> Arc<File> {
-        self.file.clone()
-    }
-}
-
-/// One record back, or None if it is damaged.
-fn decode(r: &[u8; RECORD]) -> Option<Io> {
-    if crc32fast::hash(&r[..28]) != u32::from_le_bytes(r[28..32].try_into().ok()?) {
-        return None;
-    }
-    let op = match r[0] {
-        0 => Op::Write,
-        1 => Op::Read,
-        2 => Op::Trim,
-        _ => return None,
-    };
-    let word = |a: usize| u32::from_le_bytes(r[a..a + 4].try_into().expect("4 bytes"));
-    Some(Io { op, ns: word(4), offset: u64::from_le_bytes(r[8..16].try_into().expect("8 bytes")), len: word(16), pid: Pid(word(20)) })
-}
-
-fn journal_path(dir: &Path, gen: u64) -> PathBuf {
-    dir.join(format!("journal.{gen}"))
 }
 
 /// Write `bytes` to `path` so that a crash leaves either the old file or the new one: aside,

@@ -25,7 +25,7 @@ use wafsim_core::{Io, Op, Pid};
 use wafsim_experiment::drives::Stack;
 
 use crate::export::{Export, ExportError, ExportMap};
-use crate::persist::Journal;
+use crate::journal::Journal;
 use crate::proto::BlockSizes;
 use crate::{FileExport, MemExport};
 

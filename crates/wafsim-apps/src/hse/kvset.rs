@@ -18,7 +18,7 @@ use wafsim_core::pipeline::{FileId, FileOp};
 
 use super::config::HseConfig;
 use super::policy::{mblock_group, BlockKind, MediaClass, MclassPolicy, Role};
-use super::tree::HseCounters;
+use super::counters::HseCounters;
 
 /// The value length of a tombstone.
 pub(crate) const TOMB: u32 = u32::MAX;

@@ -37,6 +37,7 @@
 //! metadata logs are not written.
 
 pub mod config;
+pub mod counters;
 pub mod kvset;
 pub mod policy;
 pub mod sched;
