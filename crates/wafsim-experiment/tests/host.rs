@@ -48,7 +48,7 @@ fn dm_zoned_specs_that_cannot_work_are_refused_with_the_reason() {
     assert!(err(doc(smr, "layer = \"dm-zoned\"\ndisks = 0", "")).contains("at least one disk"));
     // Timed with a cache device: the cache's rates are required.
     assert!(err(doc(smr, "layer = \"dm-zoned\"\ncache_size = \"1TB\"", "[timing]\nenabled = true\n")).contains("[timing.cache]"));
-    assert!(err(doc(smr, "layer = \"dm-zoned\"\ndisk_zones = 10", "")).contains("host.disk_zones = 10"));
+    assert!(err(doc(smr, "layer = \"dm-zoned\"\ndisk_zones = 10", "")).contains("host.dm-zoned.disk_zones = 10"));
 }
 
 /// Layers stack: a conventional file system on the dm-zoned target. The file system writes what
@@ -122,9 +122,9 @@ fn dm_zoned_in_time_plateau_then_disk_bound() {
     let mut steady = Vec::new();
     for v in experiment("dm-zoned/timed.toml").into_iter().filter(|v| v.name == "cache+2" || v.name == "cache+4") {
         let mut v = v;
-        let disks = v.spec.host.as_ref().unwrap().disks as f64;
-        v.spec.host.as_mut().unwrap().cache_size = Some("4GiB".into());
-        v.spec.host.as_mut().unwrap().disk_zones = Some(600);
+        let disks = v.spec.host.as_ref().unwrap().dm_zoned.disks as f64;
+        v.spec.host.as_mut().unwrap().dm_zoned.cache_size = Some("4GiB".into());
+        v.spec.host.as_mut().unwrap().dm_zoned.disk_zones = Some(600);
         v.spec.phase[0].fio[0].args = Some("--name=w --rw=write --bs=1m --iodepth=8 --numjobs=8 --size=3g --offset_increment=3g".into());
         let r = run_at(v, 1.0).unwrap();
         assert_eq!(r.counters.host_write_bytes, 24 << 30);

@@ -58,7 +58,8 @@ fn mkfs_trim_erases_the_history_and_says_so() {
 }
 
 /// Settings where they mean nothing are refused: mkfs_trim = false on a zoned file system (it
-/// resets its zones), mkfs_trim or discard on a store that writes its namespace raw.
+/// resets its zones), mkfs_trim or discard on a store that writes its namespace raw (given flat;
+/// in `[phase.kv.fs]` they are noted as without effect).
 #[test]
 fn trim_settings_where_they_mean_nothing_are_refused() {
     let zoned = "[device]\nkind = \"zns\"\n[device.zones]\nzones = 16\nzone_size = \"16MiB\"\nzone_capacity = \"12MiB\"\nerase_units_per_zone = 3\nmax_open = 8\n\
@@ -71,5 +72,10 @@ fn trim_settings_where_they_mean_nothing_are_refused() {
         let e = format!("{:#}", parse_experiment(&kv, "t.toml").and_then(|mut v| run_variant(&v.remove(0), RunOptions::default(), &|_| {})).unwrap_err());
         let field = key.split(' ').next().unwrap();
         assert!(e.contains(&format!("{field}: a setting of store = \"lsm\"")), "{e}");
+        // In the file system's sub-table (where a variant that switched stores leaves it), the
+        // setting is noted as without effect.
+        let kv = kv.replace(&format!("{key}\n"), &format!("[phase.kv.fs]\n{key}\n"));
+        let notes = parse_experiment(&kv, "t.toml").unwrap().remove(0).spec.notes;
+        assert!(notes.iter().any(|n| n.contains("[phase.kv.fs] has no effect with store = \"log-structured\"")), "{notes:?}");
     }
 }

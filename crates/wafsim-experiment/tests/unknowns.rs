@@ -99,7 +99,7 @@ why = "not published"
 central = "size-tiered"
 [[unknown.case]]
 label = "leveled"
-set = { "phase.0.kv.0.compaction" = "leveled" }
+set = { "phase.0.kv.0.lsm.compaction" = "leveled" }
 [published]
 source = "a test"
 "#;

@@ -44,7 +44,7 @@ impl DmZonedDrive {
     /// dm-zoned over `disks` copies of the SMR disk `disk`, with a plain cache device of
     /// `cache_bytes` or none.
     pub fn new(disk: SmrConfig, disks: u32, cache_bytes: Option<u64>, reserved_zones: u32) -> Result<DmZonedDrive> {
-        let cache = cache_bytes.map(|b| PlainDevice::new(b, disk.block_size).map_err(|e| anyhow!("host.cache_size: {e}"))).transpose()?;
+        let cache = cache_bytes.map(|b| PlainDevice::new(b, disk.block_size).map_err(|e| anyhow!("host.dm-zoned.cache_size: {e}"))).transpose()?;
         let disks = (0..disks).map(|_| SmrDevice::new(disk.clone()).map_err(|e| anyhow!("{e}"))).collect::<Result<Vec<_>>>()?;
         let dev = DmZonedDevice::new(cache, disks, &DmZonedConfig::with_reserved(reserved_zones)).map_err(|e| anyhow!("[host] dm-zoned: {e} (a scaled run shrinks the zones, not dm-zoned's metadata per zone: a larger --scale may help)"))?;
         Ok(DmZonedDrive { dev: dev.with_counting_unit(disk.block_size as u64), clock: Clock::Off })

@@ -21,7 +21,7 @@ impl TieringDrive {
     /// unit.
     pub fn new(hot: DeviceConfig, cold: DeviceConfig, extent_bytes: u64) -> Result<TieringDrive> {
         let unit = cold.mapping_unit as u64;
-        let hot = Device::new(hot).map_err(|e| anyhow!("host.hot: {e}"))?;
+        let hot = Device::new(hot).map_err(|e| anyhow!("host.tiering.hot: {e}"))?;
         let cold = Device::new(cold).map_err(|e| anyhow!("{e}"))?;
         let cfg = TieringConfig { extent_bytes, ..TieringConfig::default() };
         let dev = TieringDevice::new(hot, cold, &cfg).map_err(|e| anyhow!("[host] tiering: {e}"))?;
@@ -45,7 +45,7 @@ impl DriveModel for TieringDrive {
         "hot/cold tiering over two flash drives"
     }
     fn describe(&self, spec: &ExperimentSpec, cfg: &DeviceConfig) -> Option<(String, String)> {
-        let hot = spec.host.as_ref().and_then(|h| h.hot.as_deref()).unwrap_or("?");
+        let hot = spec.host.as_ref().and_then(|h| h.tiering.hot.as_deref()).unwrap_or("?");
         Some((format!("tiering (hot {hot})"), format!("{} (both drives) + migration (host)", cfg.gc_policy)))
     }
     fn logical_bytes(&self) -> u64 {

@@ -53,7 +53,10 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     let raw = base.clone();
     // Validate the base document on its own first; parsed from the text (not the table) when
     // no preset is involved, so errors carry line numbers.
-    let spec: ExperimentSpec = if presets::expand(&mut base).with_context(|| origin.to_string())? {
+    // Flat keys that moved into sub-tables are moved first (then the table is what is read).
+    let moved = crate::schema::moved::move_flat_keys(&mut base).with_context(|| origin.to_string())?;
+    let from_table = base != raw;
+    let spec: ExperimentSpec = if presets::expand(&mut base).with_context(|| origin.to_string())? || from_table {
         toml::Value::Table(base.clone()).try_into().map_err(|e| anyhow!("{origin}: {e}"))?
     } else {
         toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?
@@ -67,10 +70,13 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     if spec.variant.is_empty() {
         let mut spec = spec;
         spec.notes = spec.ignored_settings();
+        spec.notes.extend(moved);
         spec.variant_name = "default".into();
         spec.single_writer = spec.single_fio_writer();
         let mut doc = raw;
         doc.remove("variant");
+        // The document kept is the moved one, as a variant's (its notes were taken above).
+        crate::schema::moved::move_flat_keys(&mut doc)?;
         let v = Variant { name: "default".into(), spec, doc };
         check(&v.spec).with_context(|| format!("{origin}"))?;
         return Ok(vec![v]);
@@ -94,33 +100,40 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
         let mut over = over.clone();
         over.remove("name");
         merge(&mut doc, &over);
-        let spec = resolve(doc.clone(), &name, check).with_context(|| format!("{origin}: variant {name:?}"))?;
+        let spec = resolve(&mut doc, &name, check, Vec::new()).with_context(|| format!("{origin}: variant {name:?}"))?;
         out.push(Variant { name, spec, doc });
     }
     Ok(out)
 }
 
-/// A variant's document with presets expanded, deserialized and checked.
-fn resolve(mut doc: toml::Table, name: &str, check: Check) -> Result<ExperimentSpec> {
+/// A variant's document with its flat keys moved into their sub-tables (in place: the document
+/// a variant keeps is the moved one), then with presets expanded, deserialized and checked.
+/// `notes`: notes of the overrides that made it.
+fn resolve(doc: &mut toml::Table, name: &str, check: Check, mut notes: Vec<String>) -> Result<ExperimentSpec> {
+    notes.extend(crate::schema::moved::move_flat_keys(doc)?);
+    let mut doc = doc.clone();
     presets::expand(&mut doc)?;
     let mut spec: ExperimentSpec = toml::Value::Table(doc).try_into()?;
     spec.variant_name = name.to_string();
     check(&spec)?;
     spec.notes = spec.ignored_settings();
+    spec.notes.extend(notes);
     Ok(spec)
 }
 
 /// Variant `v` with the keys of `set` overridden (dotted paths into the variant's resolved
-/// document, as sweep points give them: `history.kind`, `phase.0.kv.0.mkfs_trim`), resolved and
+/// document, as sweep points give them: `history.kind`, `phase.0.kv.0.fs.mkfs_trim`), resolved and
 /// checked again; the same base directory. Errors name the key.
 pub fn variant_with(v: &Variant, set: &toml::Table, check: Check) -> Result<Variant> {
     let mut doc = v.doc.clone();
     let mut flat = Vec::new();
     overrides::flatten("", set, &mut flat);
+    let mut notes = Vec::new();
     for (key, value) in &flat {
-        overrides::set_path(&mut doc, key, value).with_context(|| key.clone())?;
+        let path = crate::schema::moved::override_path(&doc, key, &mut notes).with_context(|| key.clone())?;
+        overrides::set_path(&mut doc, &path, value).with_context(|| key.clone())?;
     }
-    let mut spec = resolve(doc.clone(), &v.name, check)?;
+    let mut spec = resolve(&mut doc, &v.name, check, notes)?;
     spec.base_dir = v.spec.base_dir.clone();
     spec.single_writer = v.spec.single_writer;
     Ok(Variant { name: v.name.clone(), spec, doc })

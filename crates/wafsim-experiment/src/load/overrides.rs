@@ -1,5 +1,5 @@
 //! Overrides of an experiment document's keys by dotted path (`device.over_provisioning`,
-//! `phase.0.kv.0.mkfs_trim`): what sweep points and the cases of an unknown change.
+//! `phase.0.kv.0.fs.mkfs_trim`): what sweep points and the cases of an unknown change.
 
 use crate::schema::merge;
 use anyhow::{anyhow, bail, Result};

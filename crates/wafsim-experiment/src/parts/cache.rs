@@ -97,24 +97,24 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, base_dir: &std::path::P
     }
     let fdp = matches!(target.cfg.placement, Placement::Fdp { .. });
     let handles = target.cfg.namespaces[g as usize].placement_handles.len();
-    let placement = match k.placement {
+    let placement = match k.flash_cache.placement {
         Some(true) if handles < 2 => bail!("{}: placement = true needs at least two placement handles on namespace {:?} (placement_handles = [0, 1, 2]: Navy keeps index 0 as the default, BigHash takes 1, BlockCache 2)", ctx(), k.namespace),
         Some(p) => p,
         None => fdp && handles >= 2,
     };
-    let flat = match k.requests.as_deref().unwrap_or("kvcache") {
+    let flat = match k.flash_cache.requests.as_deref().unwrap_or("kvcache") {
         "kvcache" => false,
         "flat-kvcache" => true,
         other => bail!("{}: requests {other:?}: expected \"kvcache\" (shaped like the kvcache_202210 traces) or \"flat-kvcache\" (CacheBench's flat_kvcache_reg)", ctx()),
     };
-    if k.trace.is_some() && (k.requests.is_some() || k.zipf.is_some() || k.footprint.is_some()) {
+    if k.flash_cache.trace.is_some() && (k.flash_cache.requests.is_some() || k.flash_cache.zipf.is_some() || k.flash_cache.footprint.is_some()) {
         bail!("{}: trace replays a file; requests, zipf and footprint shape generated requests: give one or the other", ctx());
     }
-    let mut cfg = FlashCacheConfig { ns, namespace_bytes: ns_bytes, trim_evicted_regions: k.trim, ..FlashCacheConfig::default() };
-    if let Some(c) = &k.cache_size {
+    let mut cfg = FlashCacheConfig { ns, namespace_bytes: ns_bytes, trim_evicted_regions: k.flash_cache.trim, ..FlashCacheConfig::default() };
+    if let Some(c) = &k.flash_cache.cache_size {
         cfg.cache_size = cache_size(c).with_context(ctx)?;
     }
-    if let Some(p) = k.bighash_pct {
+    if let Some(p) = k.flash_cache.bighash_pct {
         cfg.bighash_pct = p;
     }
     cfg.region_bytes = scaled_region(NAVY_REGION, k.scale);
@@ -123,7 +123,7 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, base_dir: &std::path::P
     // gets region and bucket data in the proportion a full-scale one does.
     cfg.spread_region_writes = true;
     cfg.max_io_bytes = scaled_piece(cfg.max_io_bytes, k.scale);
-    cfg.eviction = match k.region_eviction.unwrap_or(RegionOrder::Fifo) {
+    cfg.eviction = match k.flash_cache.region_eviction.unwrap_or(RegionOrder::Fifo) {
         RegionOrder::Lru => RegionEviction::Lru,
         RegionOrder::Fifo => RegionEviction::Fifo,
     };
@@ -132,32 +132,32 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, base_dir: &std::path::P
         cfg.bighash_pid = Pid::new(0, bh);
         cfg.blockcache_pid = Pid::new(0, bc);
     }
-    cfg.reinsertion_hits = k.reinsertion_hits.unwrap_or(1);
-    cfg.admission_retention_secs = k.admission_retention.unwrap_or(7200);
-    let rate = k.ops_per_sec.unwrap_or(PUBLISHED_OPS_PER_SEC);
+    cfg.reinsertion_hits = k.flash_cache.reinsertion_hits.unwrap_or(1);
+    cfg.admission_retention_secs = k.flash_cache.admission_retention.unwrap_or(7200);
+    let rate = k.flash_cache.ops_per_sec.unwrap_or(PUBLISHED_OPS_PER_SEC);
     if !(rate.is_finite() && rate > 0.0) {
         bail!("{}: ops_per_sec {rate}: expected a positive rate", ctx());
     }
     cfg.ops_per_sec = rate * k.scale;
-    cfg.lookaside = k.lookaside.unwrap_or(flat);
+    cfg.lookaside = k.flash_cache.lookaside.unwrap_or(flat);
     cfg.key_size_in_key = !flat;
     let cache_bytes = wafsim_apps::flashcache::Layout::new(&cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?.cache_bytes;
-    cfg.dram_bytes = match &k.dram {
+    cfg.dram_bytes = match &k.flash_cache.dram {
         Some(d) => dram_bytes(d, cache_bytes).with_context(ctx)?,
         None => (cache_bytes as f64 * PUBLISHED_DRAM_SHARE) as u64,
     };
     let cache = FlashCache::new(cfg.clone()).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
     let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
-    let requests: Box<dyn KvSource> = if let Some(path) = &k.trace {
+    let requests: Box<dyn KvSource> = if let Some(path) = &k.flash_cache.trace {
         Box::new(wafsim_workload::kvtrace::KvTrace::open(&base_dir.join(path)).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
     } else {
         let base = if flat { CacheGenConfig::default() } else { CacheGenConfig::kvcache_202210() };
-        let footprint = k.footprint.unwrap_or(if flat { 2.0 } else { KVCACHE_FOOTPRINT });
+        let footprint = k.flash_cache.footprint.unwrap_or(if flat { 2.0 } else { KVCACHE_FOOTPRINT });
         if !(footprint.is_finite() && footprint > 0.0) {
             bail!("{}: footprint {footprint}: expected a positive multiple of the cache", ctx());
         }
         let mut gen = base.with_footprint((cache_bytes as f64 * footprint) as u64);
-        if let Some(z) = k.zipf {
+        if let Some(z) = k.flash_cache.zipf {
             gen.popularity = if z == 0.0 { Popularity::Uniform } else { Popularity::Zipfian { exponent: z } };
         }
         if limit.is_none() {

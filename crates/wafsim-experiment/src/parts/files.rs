@@ -4,7 +4,7 @@
 //! and what it sent down, so results show the file system's own write amplification.
 
 use super::part::{Label, Part, PartTiming, Target};
-use crate::schema::{size, BtrfsDiscardMode, FileDelete, FileSize, FilesSpec, FsKind, Victim, ZonePlacement};
+use crate::schema::{size, BtrfsDiscardMode, FileDelete, FileSize, FilesSpec, FsKind, FsSpec, Victim, ZonePlacement};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::pipeline::{Chain, Script};
@@ -58,72 +58,33 @@ fn mean_write(groups: &[FileGroup]) -> f64 {
 /// Which file system to make on a namespace, and its options (`[[phase.files]]`, or a store's
 /// in `[[phase.kv]]`).
 pub struct FsChoice<'a> {
-    /// Conventional or zoned.
+    /// Conventional, zoned or Btrfs.
     pub filesystem: FsKind,
-    pub discard: bool,
-    /// mkfs trims the whole namespace (None: the default, yes).
-    pub mkfs_trim: Option<bool>,
-    pub chunk: &'a str,
-    /// Full-scale spacing of the groups' first allocation goals (None: the file system's 1 GiB).
-    pub group_spacing: Option<&'a str>,
-    pub victim: Victim,
-    pub streams: u32,
-    pub gc_free_zones: Option<u32>,
-    pub btrfs_discard: Option<BtrfsDiscardMode>,
-    pub zone_placement: Option<ZonePlacement>,
-    pub bg_reclaim_threshold: Option<u32>,
-    pub fs_write_rate: Option<&'a str>,
+    /// Its options (the entry's `fs` sub-table).
+    pub fs: &'a FsSpec,
     /// The run's scale: a Btrfs-like file system's chunks and clock shrink with it.
     pub scale: f64,
 }
 
 impl<'a> FsChoice<'a> {
     fn of_files(f: &'a FilesSpec) -> Self {
-        FsChoice {
-            filesystem: f.filesystem,
-            discard: f.discard,
-            mkfs_trim: f.mkfs_trim,
-            chunk: &f.chunk,
-            group_spacing: f.group_spacing.as_deref(),
-            victim: f.victim,
-            streams: f.streams,
-            gc_free_zones: f.gc_free_zones,
-            btrfs_discard: f.btrfs_discard,
-            zone_placement: f.zone_placement,
-            bg_reclaim_threshold: f.bg_reclaim_threshold,
-            fs_write_rate: f.fs_write_rate.as_deref(),
-            scale: f.scale,
-        }
+        FsChoice { filesystem: f.filesystem, fs: &f.fs, scale: f.scale }
     }
 
     /// The choice of a store's `[[phase.kv]]` entry, with `filesystem` in place of its own.
     pub fn of_kv(k: &'a crate::schema::KvSpec, filesystem: FsKind) -> Self {
-        FsChoice {
-            filesystem,
-            discard: k.discard,
-            mkfs_trim: k.mkfs_trim,
-            chunk: &k.chunk,
-            group_spacing: k.group_spacing.as_deref(),
-            victim: k.victim,
-            streams: k.streams,
-            gc_free_zones: k.gc_free_zones,
-            btrfs_discard: k.btrfs_discard,
-            zone_placement: k.zone_placement,
-            bg_reclaim_threshold: k.bg_reclaim_threshold,
-            fs_write_rate: k.fs_write_rate.as_deref(),
-            scale: k.scale,
-        }
+        FsChoice { filesystem, fs: &k.fs, scale: k.scale }
     }
 
     /// Settings of the other file systems given to this one.
     fn check_btrfs_fields(&self) -> Result<()> {
         let btrfs = self.filesystem == FsKind::Btrfs;
-        for (name, set) in [("btrfs_discard", self.btrfs_discard.is_some()), ("zone_placement", self.zone_placement.is_some()), ("bg_reclaim_threshold", self.bg_reclaim_threshold.is_some()), ("fs_write_rate", self.fs_write_rate.is_some())] {
+        for (name, set) in [("btrfs_discard", self.fs.btrfs_discard.is_some()), ("zone_placement", self.fs.zone_placement.is_some()), ("bg_reclaim_threshold", self.fs.bg_reclaim_threshold.is_some()), ("fs_write_rate", self.fs.fs_write_rate.is_some())] {
             if set && !btrfs {
                 bail!("{name}: a setting of filesystem = \"btrfs\", not of filesystem = \"{}\"", self.filesystem);
             }
         }
-        if btrfs && self.discard {
+        if btrfs && self.fs.discard {
             bail!("discard: filesystem = \"btrfs\" takes btrfs_discard = \"async\" (Linux 6.2+ default), \"sync\" or \"none\" instead");
         }
         Ok(())
@@ -140,7 +101,7 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             let fs = make_btrfs(c, target, g, ns, ns_bytes)?;
             // mkfs.btrfs trims a conventional device unless -K, and resets every zone of a
             // zoned one.
-            if target.zones_of(g).is_some() || crate::schema::mkfs_trims(c.filesystem, c.mkfs_trim) {
+            if target.zones_of(g).is_some() || crate::schema::mkfs_trims(c.filesystem, c.fs.mkfs_trim) {
                 mkfs = fs.mkfs_ios();
             }
             Box::new(fs)
@@ -160,8 +121,8 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             let full = ConvFsConfig::new(ns, ns_bytes);
             let block = full.block_bytes as u64;
             let shrink = |b: u64| ((b as f64 * c.scale.min(1.0)) as u64 / block * block).max(block);
-            let chunk = shrink(size("chunk", c.chunk)?);
-            let spread = match c.group_spacing {
+            let chunk = shrink(size("chunk", &c.fs.chunk)?);
+            let spread = match c.fs.group_spacing.as_deref() {
                 // 0: every group starts at the namespace's start.
                 Some(g) => match size("group_spacing", g)? {
                     0 => 0,
@@ -169,8 +130,8 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
                 },
                 None => shrink(full.group_spread_bytes),
             };
-            let fs = ConvFs::new(ConvFsConfig { discard: c.discard, chunk_bytes: chunk, group_spread_bytes: spread, ..full }).map_err(|e| anyhow!("{e}"))?;
-            if crate::schema::mkfs_trims(c.filesystem, c.mkfs_trim) {
+            let fs = ConvFs::new(ConvFsConfig { discard: c.fs.discard, chunk_bytes: chunk, group_spread_bytes: spread, ..full }).map_err(|e| anyhow!("{e}"))?;
+            if crate::schema::mkfs_trims(c.filesystem, c.fs.mkfs_trim) {
                 // mkfs.ext4, mkfs.xfs and mkfs.btrfs discard the whole device first unless told not to.
                 let mut off = 0;
                 while off < ns_bytes {
@@ -182,7 +143,7 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             Box::new(fs)
         }
         FsKind::Zoned => {
-            if c.mkfs_trim == Some(false) {
+            if c.fs.mkfs_trim == Some(false) {
                 bail!("mkfs_trim = false: a zoned file system resets every zone it will write at mkfs (a sequential zone is written from its start), so it cannot keep what a zone held; mkfs_trim is a setting of filesystem = \"conventional\"");
             }
             let Some(z) = target.zones_of(g) else {
@@ -194,12 +155,12 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             };
             let mut zc = ZonedFsConfig::new(ns, z.zones, z.zone_size, z.zone_capacity, budget);
             zc.first_zone = z.conventional_zones;
-            zc.streams = c.streams;
-            zc.victim = match c.victim {
+            zc.streams = c.fs.streams;
+            zc.victim = match c.fs.victim {
                 Victim::Greedy => GcVictim::Greedy,
                 Victim::CostBenefit => GcVictim::CostBenefit,
             };
-            if let Some(low) = c.gc_free_zones {
+            if let Some(low) = c.fs.gc_free_zones {
                 zc.gc_low_zones = low;
                 zc.gc_high_zones = low + (z.zones / 100).max(2);
             }
@@ -231,7 +192,7 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
     let s = c.scale.min(1.0);
     let mut cfg = match target.zones_of(g) {
         Some(z) => {
-            if c.mkfs_trim == Some(false) {
+            if c.fs.mkfs_trim == Some(false) {
                 bail!("mkfs_trim = false: mkfs.btrfs resets every zone of a zoned device (it cannot keep what a zone held)");
             }
             if z.conventional_zones > 0 {
@@ -242,23 +203,23 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
                 bail!("filesystem = \"btrfs\": the device allows {active} open or active zones; Linux refuses to mount zoned Btrfs with fewer than 8 (BTRFS_MIN_ACTIVE_ZONES)");
             }
             let mut cfg = BtrfsConfig::zoned(ns, z.zones as u64 * z.zone_size, z.zone_size, z.zone_capacity, active);
-            cfg.placement = match c.zone_placement.unwrap_or_default() {
+            cfg.placement = match c.fs.zone_placement.unwrap_or_default() {
                 ZonePlacement::Upstream => BtrfsPlacement::Upstream,
                 ZonePlacement::Directory => BtrfsPlacement::PerGroup,
             };
-            if let Some(t) = c.bg_reclaim_threshold {
+            if let Some(t) = c.fs.bg_reclaim_threshold {
                 if !(1..=100).contains(&t) {
                     bail!("bg_reclaim_threshold {t}: expected a percentage from 1 to 100");
                 }
                 cfg.bg_reclaim_threshold = t;
             }
-            if c.btrfs_discard.is_some() {
+            if c.fs.btrfs_discard.is_some() {
                 bail!("btrfs_discard: zoned Btrfs resets zones instead of discarding (btrfs_check_mountopts_zoned); a setting of a conventional namespace");
             }
             cfg
         }
         None => {
-            if c.zone_placement.is_some() || c.bg_reclaim_threshold.is_some() {
+            if c.fs.zone_placement.is_some() || c.fs.bg_reclaim_threshold.is_some() {
                 bail!("zone_placement and bg_reclaim_threshold: settings of btrfs on a zoned namespace");
             }
             // Chunk sizes as mkfs picks them for the full-scale device (the metadata chunk is
@@ -269,7 +230,7 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
             let shrink = |b: u64| ((b as f64 * s) as u64 / mib * mib).max(mib);
             cfg.data_chunk_bytes = shrink(full.data_chunk_bytes);
             cfg.meta_chunk_bytes = shrink(full.meta_chunk_bytes);
-            cfg.discard = match c.btrfs_discard.unwrap_or_default() {
+            cfg.discard = match c.fs.btrfs_discard.unwrap_or_default() {
                 BtrfsDiscardMode::Async => BtrfsDiscard::Async,
                 BtrfsDiscardMode::Sync => BtrfsDiscard::Sync,
                 BtrfsDiscardMode::None => BtrfsDiscard::None,
@@ -277,7 +238,7 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
             cfg
         }
     };
-    let rate = match c.fs_write_rate {
+    let rate = match c.fs.fs_write_rate.as_deref() {
         Some(r) => crate::plan::timing::parse_rate("fs_write_rate", r)?,
         None => cfg.write_rate as f64,
     };

@@ -25,7 +25,7 @@ use wafsim_host::fs::{FileSystem, FsSource, MediaClassFs, MpoolConfig, MpoolFs};
 fn hse_config(k: &KvSpec, staging: bool) -> Result<HseConfig> {
     let mut cfg = HseConfig::default();
     crate::parts::wiredtiger::store_clock(k, &mut cfg.ops_per_sec, &mut cfg.dur_intvl_ms)?;
-    if let Some(p) = &k.mclass_policy {
+    if let Some(p) = &k.hse.mclass_policy {
         cfg.policy = MclassPolicy::from_name(p).ok_or_else(|| anyhow!("mclass_policy {p:?}: expected \"capacity_only\" (HSE 1.9's default), \"staging_only\", \"staging_max_capacity\" or \"staging_min_capacity\""))?;
         if !staging && cfg.policy != MclassPolicy::CapacityOnly {
             // HSE forces capacity_only when the mpool has no staging class (cn_open).
@@ -66,11 +66,11 @@ fn records_for(cfg: &HseConfig, bytes: u64, share: f64, record_bytes: u64) -> u6
 pub fn hse_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&dyn Fn(f64, u64) -> u64, u64) -> Result<Box<dyn KvSource>>, parts: &mut Vec<Part>, group: u32) -> Result<()> {
     let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
     let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { return Ok(()) };
-    let cfg = hse_config(k, k.staging_namespace.is_some()).with_context(ctx)?;
+    let cfg = hse_config(k, k.hse.staging_namespace.is_some()).with_context(ctx)?;
     let (cap_fs, mut mkfs) = class_fs(k, target, g, ns, ns_bytes, cfg.mblock_bytes).with_context(ctx)?;
     let room = target.room(g, ns_bytes);
     let zoned = target.zones_of(g).is_some();
-    let fs: Box<dyn FileSystem> = match &k.staging_namespace {
+    let fs: Box<dyn FileSystem> = match &k.hse.staging_namespace {
         None => cap_fs,
         Some(st) => {
             let (sg, sns, sbytes) = crate::parts::lsm::staging_target(k, st, target).with_context(ctx)?;
@@ -91,7 +91,7 @@ pub fn hse_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&dy
     let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(HseFiles::new(kv, hse), fs))]);
     let workload = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
     let under = if zoned { "zoned file system" } else { "mpool" };
-    let staged = if k.staging_namespace.is_some() { " + staging" } else { "" };
+    let staged = if k.hse.staging_namespace.is_some() { " + staging" } else { "" };
     parts.push(Part {
         source: budgeted(Box::new(inner), limit),
         weight: 1,

@@ -16,64 +16,26 @@ use wafsim_workload::ycsb::{Ycsb, YcsbConfig, YcsbPhases};
 /// Default queue depth of a key-value workload in timed runs.
 const DEFAULT_IODEPTH: u32 = 8;
 
-/// Settings that belong to some stores only, set on another one: named.
-fn check_store_fields(k: &KvSpec) -> Result<()> {
-    const LS: KvStore = KvStore::LogStructured;
-    const LSM: KvStore = KvStore::Lsm;
-    const CACHE: KvStore = KvStore::FlashCache;
-    const WT: KvStore = KvStore::WiredTiger;
-    const HSE: KvStore = KvStore::Hse;
-    let fields: [(&str, bool, &[KvStore]); 41] = [
-        ("write_block", k.write_block.is_some(), &[LS]),
-        ("defrag_lwm", k.defrag_lwm.is_some(), &[LS]),
-        ("rate", k.rate.is_some(), &[LS, WT, HSE]),
-        ("runtime", k.runtime.is_some(), &[LS]),
-        ("defrag_sleep", k.defrag_sleep.is_some(), &[LS]),
-        ("post_write_queue", k.post_write_queue.is_some(), &[LS]),
-        ("flush_max_ms", k.flush_max_ms.is_some(), &[LS]),
-        ("device_write_bw", k.device_write_bw.is_some(), &[LS]),
-        ("max_write_cache", k.max_write_cache.is_some(), &[LS]),
-        ("stop_writes_avail_pct", k.stop_writes_avail_pct.is_some(), &[LS]),
-        ("stop_writes_used_pct", k.stop_writes_used_pct.is_some(), &[LS]),
-        ("trim", k.trim, &[LS, CACHE]),
-        ("fill", k.fill.is_some(), &[LS, LSM, WT, HSE]),
-        ("compaction", k.compaction.is_some(), &[LSM]),
-        ("memtable", k.memtable.is_some(), &[LSM]),
-        ("staging_namespace", k.staging_namespace.is_some(), &[LSM, HSE]),
-        ("mclass_policy", k.mclass_policy.is_some(), &[HSE]),
-        ("staging_levels", k.staging_levels.is_some(), &[LSM]),
-        ("file_groups", k.file_groups.is_some(), &[LSM]),
-        // A log-structured store and a cache write their namespace raw.
-        ("filesystem", k.filesystem != FsKind::Conventional, &[LSM, WT]),
-        ("discard", k.discard, &[LSM, WT]),
-        ("mkfs_trim", k.mkfs_trim.is_some(), &[LSM, WT]),
-        ("cache_size", k.cache_size.is_some(), &[CACHE]),
-        ("bighash_pct", k.bighash_pct.is_some(), &[CACHE]),
-        ("placement", k.placement.is_some(), &[CACHE]),
-        ("footprint", k.footprint.is_some(), &[CACHE]),
-        ("zipf", k.zipf.is_some(), &[CACHE]),
-        ("region_eviction", k.region_eviction.is_some(), &[CACHE]),
-        ("warehouses", k.warehouses.is_some(), &[LS, LSM]),
-        ("dram", k.dram.is_some(), &[CACHE]),
-        ("reinsertion_hits", k.reinsertion_hits.is_some(), &[CACHE]),
-        ("admission_retention", k.admission_retention.is_some(), &[CACHE]),
-        ("ops_per_sec", k.ops_per_sec.is_some(), &[CACHE]),
-        ("requests", k.requests.is_some(), &[CACHE]),
-        ("trace", k.trace.is_some(), &[CACHE]),
-        ("lookaside", k.lookaside.is_some(), &[CACHE]),
-        ("wt_cache", k.wt_cache.is_some(), &[WT]),
-        ("compression", k.compression.is_some(), &[WT]),
-        ("journal", k.journal.is_some(), &[WT]),
-        ("replica_set", k.replica_set.is_some(), &[WT]),
-        ("oplog_size", k.oplog_size.is_some(), &[WT]),
+/// Keys of the entry itself that some stores do not read, given to one of those: named. (A
+/// store's own settings are in its sub-table, which the other stores leave alone.)
+fn check_entry_keys(k: &KvSpec) -> Result<()> {
+    use KvStore::{Hse, LogStructured, Lsm, WiredTiger};
+    let readers: [(&str, bool, &[KvStore]); 3] = [
+        ("rate", k.rate.is_some(), &[LogStructured, WiredTiger, Hse]),
+        ("fill", k.fill.is_some(), &[LogStructured, Lsm, WiredTiger, Hse]),
+        ("warehouses", k.warehouses.is_some(), &[LogStructured, Lsm]),
     ];
-    for (field, set, stores) in fields {
+    for (field, set, stores) in readers {
         if set && !stores.contains(&k.store) {
             let of: Vec<String> = stores.iter().map(|s| format!("store = \"{s}\"")).collect();
             bail!("{field}: a setting of {}, not of store = \"{}\"", of.join(" or "), k.store);
         }
     }
-    if k.store == CACHE && k.workload == KvWorkload::Tpcc {
+    if k.filesystem != FsKind::Conventional && !k.store.chooses_file_system() {
+        let of: Vec<String> = KvStore::ALL.iter().filter(|s| s.chooses_file_system()).map(|s| format!("store = \"{s}\"")).collect();
+        bail!("filesystem: a setting of {}, not of store = \"{}\"", of.join(" or "), k.store);
+    }
+    if k.store == KvStore::FlashCache && k.workload == KvWorkload::Tpcc {
         bail!("workload \"{}\": a flash cache runs the CacheBench-like generator (workload = \"cachebench\", the default for this store)", k.workload);
     }
     Ok(())
@@ -112,7 +74,7 @@ pub fn kv_parts(
     for (i, k) in kvs.iter().enumerate() {
         let ctx = || format!("[[phase.kv]] #{} on {}", i + 1, k.namespace);
         let Some((g, ns, ns_bytes)) = target.find(&k.namespace) else { continue };
-        check_store_fields(k).with_context(ctx)?;
+        check_entry_keys(k).with_context(ctx)?;
         match k.store {
             KvStore::LogStructured => {}
             KvStore::Lsm => {
@@ -145,7 +107,7 @@ pub fn kv_parts(
             .with_context(ctx)?;
         let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
         let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.data_blocks() as f64 * share) as u64;
-        let until = k.runtime.as_deref().map(|r| runtime_ns(r, k.scale)).transpose().with_context(ctx)?;
+        let until = k.log_structured.runtime.as_deref().map(|r| runtime_ns(r, k.scale)).transpose().with_context(ctx)?;
         let requests = requests(k, limit.is_some() || until.is_some(), seed(i, g), ns_bytes, records).with_context(ctx)?;
         let mean_io = store.config().write_block_bytes as f64;
         // The store's row: the clients' record bytes over what it wrote to its namespace.
@@ -180,15 +142,15 @@ pub fn kv_parts(
 /// period (the free space a store uses up between two evaluations). What cannot keep its
 /// full-scale proportion is said in `notes`.
 fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, notes: &mut Vec<String>) -> Result<LsKvConfig> {
-    let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
-    if let Some(w) = &k.write_block {
+    let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.log_structured.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
+    if let Some(w) = &k.log_structured.write_block {
         let b = size("write_block", w)?;
         if b == 0 || b > u32::MAX as u64 {
             bail!("write_block {w:?}: expected a size up to 2 GiB");
         }
         cfg.write_block_bytes = b as u32;
     }
-    if let Some(l) = k.defrag_lwm {
+    if let Some(l) = k.log_structured.defrag_lwm {
         cfg.defrag_lwm_pct = l;
     }
     if let Some(r) = k.rate {
@@ -197,14 +159,14 @@ fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, no
         }
         cfg.client_ops_per_sec = r;
     }
-    if let Some(d) = &k.defrag_sleep {
+    if let Some(d) = &k.log_structured.defrag_sleep {
         let ns = crate::plan::timing::parse_duration_ns(d).map_err(|e| anyhow!("defrag_sleep: {e}"))?;
         cfg.defrag_sleep_us = u32::try_from(ns / 1000).map_err(|_| anyhow!("defrag_sleep {d:?}: at most 4294 s"))?;
     }
-    if let Some(f) = k.flush_max_ms {
+    if let Some(f) = k.log_structured.flush_max_ms {
         cfg.flush_max_ms = f;
     }
-    for (name, v, slot) in [("stop_writes_avail_pct", k.stop_writes_avail_pct, &mut cfg.stop_writes_avail_pct), ("stop_writes_used_pct", k.stop_writes_used_pct, &mut cfg.stop_writes_used_pct)] {
+    for (name, v, slot) in [("stop_writes_avail_pct", k.log_structured.stop_writes_avail_pct, &mut cfg.stop_writes_avail_pct), ("stop_writes_used_pct", k.log_structured.stop_writes_used_pct, &mut cfg.stop_writes_used_pct)] {
         if let Some(p) = v {
             if p > 100 {
                 bail!("{name} {p}: expected a percent, 0 to 100");
@@ -212,22 +174,22 @@ fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, no
             *slot = p;
         }
     }
-    if let Some(b) = &k.device_write_bw {
+    if let Some(b) = &k.log_structured.device_write_bw {
         let bw = size("device_write_bw", b)?;
         if bw == 0 {
             bail!("device_write_bw {b:?}: expected bytes per second, e.g. \"400MB\" (leave it out for a drive that takes writes at once)");
         }
         cfg.device_write_bytes_per_sec = bw as f64;
     }
-    if let Some(c) = &k.max_write_cache {
+    if let Some(c) = &k.log_structured.max_write_cache {
         cfg.max_write_cache_bytes = size("max_write_cache", c)?;
     }
-    if k.max_write_cache.is_some() && k.device_write_bw.is_none() {
+    if k.log_structured.max_write_cache.is_some() && k.log_structured.device_write_bw.is_none() {
         notes.push(format!("store on {}: max_write_cache acts only with device_write_bw (without it the drive takes writes at once and nothing queues)", k.namespace));
     }
     let s = k.scale;
     let wbs = cfg.write_block_bytes as u64;
-    let pwq = k.post_write_queue.unwrap_or(cfg.post_write_queue_blocks);
+    let pwq = k.log_structured.post_write_queue.unwrap_or(cfg.post_write_queue_blocks);
     cfg.post_write_queue_blocks = if pwq == 0 { 0 } else { ((pwq as f64 * s).round() as u32).max(1) };
     cfg.header_bytes = (((cfg.header_bytes as f64 * s) as u64).div_ceil(wbs) * wbs).max(wbs);
     cfg.stop_writes_period_ms = ((cfg.stop_writes_period_ms as f64 * s).round() as u32).max(1);

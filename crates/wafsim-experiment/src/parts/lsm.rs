@@ -17,24 +17,24 @@ use wafsim_host::fs::{FileSystem, FsSource, MediaClassFs};
 
 /// The store's configuration from `k`: the engine's defaults, then the spec's settings.
 fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
-    let mut cfg = match k.compaction.unwrap_or_default() {
+    let mut cfg = match k.lsm.compaction.unwrap_or_default() {
         Compaction::SizeTiered => LsmConfig::cassandra(),
         Compaction::Leveled => LsmConfig::rocksdb(),
     };
-    if let Some(m) = &k.memtable {
+    if let Some(m) = &k.lsm.memtable {
         cfg.memtable_bytes = size("memtable", m)?;
     }
     scale_sizes(&mut cfg, k.scale);
     // The data directory: group 1 (the log's is 0).
-    cfg.table_group = match k.file_groups.unwrap_or_default() {
+    cfg.table_group = match k.lsm.file_groups.unwrap_or_default() {
         FileGroups::Directory => Some(1),
         FileGroups::Job => None,
     };
     cfg.read_ios = k.read_ios;
     cfg.capacity_bytes = capacity_bytes;
-    if k.staging_namespace.is_some() {
-        cfg.staging_levels = Some(k.staging_levels.unwrap_or(1));
-    } else if k.staging_levels.is_some() {
+    if k.lsm.staging_namespace.is_some() {
+        cfg.staging_levels = Some(k.lsm.staging_levels.unwrap_or(1));
+    } else if k.lsm.staging_levels.is_some() {
         bail!("staging_levels needs a staging_namespace");
     }
     Ok(cfg)
@@ -78,7 +78,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
     let choice = FsChoice::of_kv(k, k.filesystem);
     let (main_fs, mut mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
     let mut capacity = target.room(g, ns_bytes);
-    let fs: Box<dyn FileSystem> = match &k.staging_namespace {
+    let fs: Box<dyn FileSystem> = match &k.lsm.staging_namespace {
         None => main_fs,
         Some(st) => {
             let (sg, sns, sbytes) = staging_target(k, st, target).with_context(ctx)?;
@@ -103,7 +103,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
     let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(LsmFiles::new(kv, store), fs))]);
     let workload = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
     let label = Label { name: format!("kv{} (lsm {what}, {workload})", i + 1), namespace: k.namespace.clone() };
-    let staged = if k.staging_namespace.is_some() { " + staging" } else { "" };
+    let staged = if k.lsm.staging_namespace.is_some() { " + staging" } else { "" };
     parts.push(Part {
         source: budgeted(Box::new(inner), limit),
         weight: 1,

@@ -17,27 +17,27 @@ use wafsim_host::fs::FsSource;
 fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
     let mut cfg = WtConfig::default();
     store_clock(k, &mut cfg.ops_per_sec, &mut cfg.journal_flush_ms)?;
-    if let Some(c) = k.compression {
+    if let Some(c) = k.wiredtiger.compression {
         if !(c > 0.0 && c <= 1.0) {
             bail!("compression {c}: expected compressed over raw bytes, above 0 and at most 1");
         }
         cfg.compression_ratio = c;
     }
-    cfg.journal = k.journal.unwrap_or(true);
+    cfg.journal = k.wiredtiger.journal.unwrap_or(true);
     // A scaled run's journal files shrink with the namespace: a removed file's blocks stay
     // mapped on the drive (no trim) until the file system reuses them, so a full-size file
     // would hold the scale's inverse more of the namespace than at full scale.
     let s = k.scale.min(1.0);
     cfg.journal_file_bytes = ((cfg.journal_file_bytes as f64 * s) as u64).max(cfg.fs_block_bytes);
-    cfg.cache_bytes = match k.wt_cache.as_deref() {
+    cfg.cache_bytes = match k.wiredtiger.wt_cache.as_deref() {
         None => ns_bytes / 20,
         Some(c) => bytes_or_share("wt_cache", c, ns_bytes)?,
     };
     if k.workload == KvWorkload::Tpcc {
         cfg.layout = Layout::Tpcc;
     }
-    if k.replica_set.unwrap_or(k.workload == KvWorkload::Tpcc) {
-        cfg.oplog_bytes = Some(match k.oplog_size.as_deref() {
+    if k.wiredtiger.replica_set.unwrap_or(k.workload == KvWorkload::Tpcc) {
+        cfg.oplog_bytes = Some(match k.wiredtiger.oplog_size.as_deref() {
             // MongoDB's default (WiredTiger on Linux): 5% of free space at first start, within
             // 990 MB and 50 GB.
             None => {
@@ -48,7 +48,7 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
         if cfg.oplog_bytes == Some(0) {
             bail!("oplog_size: the oplog must hold at least one byte");
         }
-    } else if k.oplog_size.is_some() {
+    } else if k.wiredtiger.oplog_size.is_some() {
         bail!("oplog_size: a replica set's setting (replica_set = true)");
     }
     if cfg.cache_bytes == 0 {

@@ -315,11 +315,11 @@ fn preset_spec(spec: &ExperimentSpec, name: &str, ns: &str, what: &str) -> Resul
 /// The hot drive of a tiering layer: preset `name` as one namespace of its whole capacity, at
 /// the experiment's scale.
 pub fn hot_device(spec: &crate::schema::ExperimentSpec, name: &str) -> Result<wafsim_core::DeviceConfig> {
-    let s = preset_spec(spec, name, "hot", "host.hot")?;
+    let s = preset_spec(spec, name, "hot", "host.tiering.hot")?;
     if s.device.is_zoned() {
-        bail!("host.hot: preset {name:?} is a zoned drive (a tiering drive must be a flash drive)");
+        bail!("host.tiering.hot: preset {name:?} is a zoned drive (a tiering drive must be a flash drive)");
     }
-    s.device.to_config(&s.namespace, spec.seed).with_context(|| format!("host.hot {name:?}"))
+    s.device.to_config(&s.namespace, spec.seed).with_context(|| format!("host.tiering.hot {name:?}"))
 }
 
 /// The drive of a namespace that names its own (`[[namespace]] device = PRESET`), and the

@@ -92,23 +92,23 @@ pub fn drive_configs(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<Dr
     // The host layer's spec is checked when the experiment is parsed (`ExperimentSpec::validate`).
     match spec.host.as_ref().map(|h| (h, h.layer)) {
         Some((h, HostLayer::Tiering)) => {
-            let hot = crate::plan::device::hot_device(spec, h.hot.as_deref().expect("validated: tiering names its hot drive"))?;
-            let extent_bytes = h.extent.as_deref().map_or(Ok(1 << 20), |e| crate::schema::size("host.extent", e))?;
+            let hot = crate::plan::device::hot_device(spec, h.tiering.hot.as_deref().expect("validated: tiering names its hot drive"))?;
+            let extent_bytes = h.tiering.extent.as_deref().map_or(Ok(1 << 20), |e| crate::schema::size("host.tiering.extent", e))?;
             return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
         }
         Some((h, HostLayer::DmZoned)) => {
             let Some(DriveConfig::Smr(mut disk)) = spec.device.zoned_config(&spec.main_namespaces())? else {
                 unreachable!("validated: dm-zoned runs over an SMR drive")
             };
-            if let Some(n) = h.disk_zones {
+            if let Some(n) = h.dm_zoned.disk_zones {
                 if n > disk.zones || n <= disk.conventional_zones {
-                    bail!("host.disk_zones = {n}: expected more than the disk's {} conventional zones and at most its {} zones", disk.conventional_zones, disk.zones);
+                    bail!("host.dm-zoned.disk_zones = {n}: expected more than the disk's {} conventional zones and at most its {} zones", disk.conventional_zones, disk.zones);
                 }
                 disk.zones = n;
             }
             // "none" (or no key): single-device mode, the disks' conventional zones are the cache.
-            let cache_bytes = h.cache_size.as_deref().filter(|c| *c != "none").map(|c| crate::schema::size("host.cache_size", c)).transpose()?;
-            return Ok(vec![DriveConfig::DmZoned { disk, disks: h.disks, cache_bytes, reserved_zones: h.reserved_zones }]);
+            let cache_bytes = h.dm_zoned.cache_size.as_deref().filter(|c| *c != "none").map(|c| crate::schema::size("host.dm-zoned.cache_size", c)).transpose()?;
+            return Ok(vec![DriveConfig::DmZoned { disk, disks: h.dm_zoned.disks, cache_bytes, reserved_zones: h.dm_zoned.reserved_zones }]);
         }
         _ => {}
     }

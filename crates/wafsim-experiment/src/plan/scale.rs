@@ -164,8 +164,8 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, 4096)?;
     }
     // A dm-zoned cache device keeps its zone count: it shrinks with the zones.
-    if let Some(c) = spec.host.as_mut().and_then(|h| h.cache_size.as_mut()).filter(|c| *c != "none") {
-        let b = parse_bytes(c).map_err(|e| anyhow!("host.cache_size: {e}"))?;
+    if let Some(c) = spec.host.as_mut().and_then(|h| h.dm_zoned.cache_size.as_mut()).filter(|c| *c != "none") {
+        let b = parse_bytes(c).map_err(|e| anyhow!("host.dm-zoned.cache_size: {e}"))?;
         *c = ((b as f64 * scaled_size as f64 / size as f64) as u64).to_string();
     }
     scale_workload_amounts(spec, s)

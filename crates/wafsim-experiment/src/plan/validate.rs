@@ -41,16 +41,16 @@ impl ExperimentSpec {
     pub fn mkfs_trims(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for p in self.phases() {
-            for f in p.files.iter().filter(|f| mkfs_trims(f.filesystem, f.mkfs_trim)) {
+            for f in p.files.iter().filter(|f| mkfs_trims(f.filesystem, f.fs.mkfs_trim)) {
                 out.push((p.name.clone(), f.namespace.clone()));
             }
             for k in p.kv.iter().filter(|k| k.store == KvStore::Lsm) {
-                if mkfs_trims(k.filesystem, k.mkfs_trim) {
+                if mkfs_trims(k.filesystem, k.fs.mkfs_trim) {
                     out.push((p.name.clone(), k.namespace.clone()));
                 }
                 // The staging file system is a conventional one.
-                if mkfs_trims(FsKind::Conventional, k.mkfs_trim) {
-                    out.extend(k.staging_namespace.iter().map(|s| (p.name.clone(), s.clone())));
+                if mkfs_trims(FsKind::Conventional, k.fs.mkfs_trim) {
+                    out.extend(k.lsm.staging_namespace.iter().map(|s| (p.name.clone(), s.clone())));
                 }
             }
         }
@@ -69,16 +69,16 @@ impl ExperimentSpec {
                     if self.device.drive_kind() != DriveKind::Smr {
                         bail!("host.layer = \"dm-zoned\" runs over host-managed SMR disks: set device.kind = \"smr\" (or preset = \"smr-hm-14tb\")");
                     }
-                    if h.disks == 0 {
-                        bail!("host.disks: at least one disk");
+                    if h.dm_zoned.disks == 0 {
+                        bail!("host.dm-zoned.disks: at least one disk");
                     }
                 }
                 HostLayer::Tiering => {
                     if self.device.drive_kind() != DriveKind::Flash {
                         bail!("host.layer = \"tiering\": the capacity drive ([device]) must be a conventional flash drive (the layer writes it in place)");
                     }
-                    if h.hot.is_none() {
-                        bail!("host.layer = \"tiering\" needs host.hot, the staging drive's preset (e.g. \"enterprise-tlc-1.92tb\")");
+                    if h.tiering.hot.is_none() {
+                        bail!("host.layer = \"tiering\" needs host.tiering.hot, the staging drive's preset (e.g. \"enterprise-tlc-1.92tb\")");
                     }
                 }
                 HostLayer::None => {} // filtered out above
@@ -113,7 +113,7 @@ impl ExperimentSpec {
             if let Some(ss) = &p.steady_state {
                 ss.check().with_context(|| format!("phase {:?}: steady_state", p.name))?;
             }
-            for n in p.files.iter().map(|f| &f.namespace).chain(p.kv.iter().flat_map(|k| std::iter::once(&k.namespace).chain(k.staging_namespace.as_ref()))) {
+            for n in p.files.iter().map(|f| &f.namespace).chain(p.kv.iter().flat_map(|k| std::iter::once(&k.namespace).chain(k.staging_namespace()))) {
                 if !has_ns(n) {
                     bail!("phase {:?}: no namespace named {n:?} (file and key-value workloads name one of the [[namespace]]s)", p.name);
                 }
@@ -238,20 +238,6 @@ impl ExperimentSpec {
     /// other layer's keys legitimately.
     pub fn ignored_settings(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if let Some(h) = &self.host {
-            let (layer, keys): (&str, Vec<(&str, bool)>) = match h.layer {
-                HostLayer::DmZoned => ("dm-zoned", vec![("hot", h.hot.is_some()), ("extent", h.extent.is_some())]),
-                HostLayer::Tiering => (
-                    "tiering",
-                    vec![("disks", h.disks != 1), ("cache_size", h.cache_size.is_some()), ("reserved_zones", h.reserved_zones != 16), ("disk_zones", h.disk_zones.is_some())],
-                ),
-                HostLayer::None => ("none", Vec::new()),
-            };
-            for (k, _) in keys.into_iter().filter(|(_, set)| *set) {
-                let of = if matches!(k, "hot" | "extent") { "tiering" } else { "dm-zoned" };
-                out.push(format!("host.{k} is a setting of host.layer = \"{of}\" and has no effect with host.layer = \"{layer}\""));
-            }
-        }
         if let (Some(eu), Some(g), DriveKind::Flash) = (&self.device.erase_unit, &self.device.geometry, self.device.drive_kind()) {
             if let (Ok(e), Ok(sb)) = (wafsim_core::units::parse_bytes(eu), g.superblock_bytes()) {
                 if e != sb {
