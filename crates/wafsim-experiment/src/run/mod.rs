@@ -10,6 +10,7 @@ use wafsim_core::{BlockDevice, Counters};
 
 mod collect;
 pub mod history;
+mod meters;
 pub mod steady;
 pub mod stream;
 mod timed;
@@ -39,6 +40,17 @@ pub struct RunOptions<'a> {
     /// `VARIANT.img`, or `VARIANT.dN.img` per drive when the variant has several (what
     /// `history.image` reads back).
     pub save_images: Option<&'a std::path::Path>,
+}
+
+/// What every phase of a run works on: the experiment, its drives, what the run accumulates,
+/// its result so far, and the run's options and progress report.
+pub(super) struct RunCtx<'a> {
+    spec: &'a ExperimentSpec,
+    stack: &'a mut Stack,
+    st: &'a mut RunState,
+    result: &'a mut VariantResult,
+    opts: RunOptions<'a>,
+    progress: &'a dyn Fn(Progress),
 }
 
 /// Write each drive of `stack` as a drive image in `dir` (see [`RunOptions::save_images`]),
@@ -170,17 +182,18 @@ pub fn run_variant(v: &Variant, opts: RunOptions, progress: &dyn Fn(Progress)) -
         next_sample: 0,
         phase_ios: vec![0; phases.len()],
     };
+    let drives = stack.devices.len();
+    let mut run = RunCtx { spec, stack: &mut stack, st: &mut st, result: &mut result, opts, progress };
     if timed {
-        for d in 0..stack.devices.len() {
-            timed::run_timed_drive(spec, &phases, &fio_files, &mut stack, d, &mut st, &mut result, opts, progress).with_context(ctx)?;
+        for d in 0..drives {
+            timed::run_timed_drive(&mut run, &phases, &fio_files, d).with_context(ctx)?;
         }
         if opts.sample_every_bytes.is_some() {
             aggregate_timed_samples(&mut result);
         }
     } else {
         for (pi, p) in phases.iter().enumerate() {
-            untimed::run_untimed_phase(spec, pi, p, &fio_files[pi], &mut stack, &mut st, &mut result, opts, progress)
-                .with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
+            untimed::run_untimed_phase(&mut run, pi, p, &fio_files[pi]).with_context(|| format!("{}: phase {:?}", ctx(), p.name))?;
         }
         if opts.sample_every_bytes.is_some() {
             let host = sum(&stack.devices, |c| c.host_write_bytes) - st.start.iter().map(|c| c.host_write_bytes).sum::<u64>();

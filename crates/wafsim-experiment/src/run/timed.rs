@@ -2,7 +2,7 @@
 //! kind (flash, mechanical disk, dm-zoned over disks and a cache device).
 
 use super::collect::*;
-use super::{Progress, RunOptions};
+use super::{Progress, RunCtx};
 use crate::drives::{strip, Stack};
 use crate::parts;
 use crate::results::*;
@@ -15,18 +15,9 @@ use wafsim_core::{BlockDevice, Counters};
 
 
 /// Every phase of a timed run on drive `d` (drives are independent, each on its own timeline).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn run_timed_drive(
-    spec: &ExperimentSpec,
-    phases: &[PhaseSpec],
-    fio_files: &[Vec<parts::LoadedFio>],
-    stack: &mut Stack,
-    d: usize,
-    st: &mut RunState,
-    result: &mut VariantResult,
-    opts: RunOptions,
-    progress: &dyn Fn(Progress),
-) -> Result<()> {
+pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files: &[Vec<parts::LoadedFio>], d: usize) -> Result<()> {
+    let RunCtx { spec, stack, st, result, opts, progress } = ctx;
+    let (spec, opts) = (*spec, *opts);
     let mu = stack.cfg.mapping_unit as u64;
     let log_ns = crate::plan::timing::log_interval_ns(spec)?;
     let windows = phases.iter().any(|p| p.measure_last.is_some() || !p.checkpoints.is_empty());
@@ -231,7 +222,7 @@ fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64,
     if marks.windows(2).any(|w| w[0] > w[1]) {
         anyhow::bail!("phase {:?}: checkpoints must increase (in bytes or model time, as given)", p.name);
     }
-    result.phases[pi].checkpoints = super::untimed::checkpoint_rows(p, &marks, &taken, mu);
+    result.phases[pi].checkpoints = super::meters::checkpoint_rows(p, &marks, &taken, mu);
     // The measured window: the newest snapshot at least `measure_last` before the end.
     let Some(last) = &p.measure_last else { return Ok(None) };
     let m = Mark::parse("measure_last", last, logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;

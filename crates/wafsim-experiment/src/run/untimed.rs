@@ -1,37 +1,30 @@
 //! One phase of an untimed run: every drive at once, fed by one interleaved stream of the
-//! phase's sources, cut into rounds for the steady-state check and sampled for time series.
+//! phase's sources. After each batch the phase's meters (meters.rs) are shown the counters: the
+//! steady-state rounds, `measure_last`'s window, the checkpoints, where the stores' load ended;
+//! then the time series and progress. What they measured makes the phase's rows at its end.
 
 use super::collect::*;
-use super::{Progress, RunOptions};
-use crate::drives::{Stack, BATCH};
+use super::meters::{BatchSize, Checkpoints, LastWindow, Rounds, Snap};
+use super::{Progress, RunCtx};
 use crate::parts::{self, PhaseSources};
-use crate::results::*;
-use crate::schema::{ExperimentSpec, MeasureFrom, PhaseSpec};
+use crate::plan::window::{checkpoint_bytes, window_bytes};
+use crate::schema::{MeasureFrom, PhaseSpec};
 use anyhow::Result;
 use wafsim_core::counters::waf;
-use wafsim_core::pipeline::{IoSource, LayerFigures};
+use wafsim_core::pipeline::IoSource;
 use wafsim_core::{BlockDevice, Counters};
-use crate::plan::window::{checkpoint_bytes, window_bytes};
 
 /// One phase of an untimed run, over every drive at once.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn run_untimed_phase(
-    spec: &ExperimentSpec,
-    pi: usize,
-    p: &PhaseSpec,
-    fio: &[parts::LoadedFio],
-    stack: &mut Stack,
-    st: &mut RunState,
-    result: &mut VariantResult,
-    opts: RunOptions,
-    progress: &dyn Fn(Progress),
-) -> Result<()> {
+pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio: &[parts::LoadedFio]) -> Result<()> {
+    let RunCtx { spec, stack, st, result, opts, progress } = ctx;
+    let (spec, opts) = (*spec, *opts);
     let mu = stack.cfg.mapping_unit as u64;
     let mut phase = parts::build(spec, pi, p, fio, &stack.target())?;
     for n in std::mem::take(&mut phase.notes) {
         result.warnings.push(format!("phase {:?}: {n}", p.name));
     }
-    let phase_start: Vec<Counters> = stack.devices.iter().map(|d| d.counters().clone()).collect();
+    let counters = |stack: &crate::drives::Stack| -> Vec<Counters> { stack.devices.iter().map(|d| d.counters().clone()).collect() };
+    let phase_start = counters(stack);
     let host0 = sum(&stack.devices, |c| c.host_write_bytes);
     let media0 = sum(&stack.devices, |c| c.media_units());
     let start_host: u64 = st.start.iter().map(|c| c.host_write_bytes).sum();
@@ -40,55 +33,37 @@ pub(super) fn run_untimed_phase(
 
     let ss = p.steady_state.clone().unwrap_or_default();
     let stop_when_steady = p.steady_state.is_some();
-    // `measure_last`: snapshots on a grid of 1/32 of the window, the oldest still needed kept.
-    let last = match &p.measure_last {
+    let mut last = match &p.measure_last {
         Some(_) if stop_when_steady => anyhow::bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name),
-        Some(l) => Some(window_bytes("measure_last", l, p.write_rate.as_deref(), st.logical_total, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?),
+        Some(l) => {
+            let bytes = window_bytes("measure_last", l, p.write_rate.as_deref(), st.logical_total, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
+            Some(LastWindow::new(bytes, (0, phase_start.clone(), phase.figures())))
+        }
         None => None,
     };
-    // `checkpoints`: (host bytes from the phase start, media units, application bytes) where
-    // each was taken, after the phase start's.
-    let marks = checkpoint_bytes(p, st.logical_total, spec.scale)?;
     let app0: u64 = result.filesystems.iter().map(|f| f.file_write_bytes).sum();
-    let mut taken: Vec<(u64, u64, Option<u64>)> = vec![(0, media0, Some(app0))];
-    // `measure_from = "run"`: where the stores' load ended (host bytes since the phase start,
-    // the drives' counters and the layers' figures there); checkpoints count from it.
+    let mut marks = Checkpoints::new(checkpoint_bytes(p, st.logical_total, spec.scale)?, (0, media0, Some(app0)));
+    // `measure_from = "run"`: where the stores' load ended; the checkpoints count from it.
     let from_run = p.measure_from == MeasureFrom::Run;
     if from_run && p.kv.is_empty() {
         anyhow::bail!("phase {:?}: measure_from = \"run\" measures from the end of the key-value stores' load, and the phase has no [[phase.kv]]", p.name);
     }
-    let mut run_from: Option<(u64, Vec<Counters>, Vec<LayerFigures>)> = None;
-    let mut mark_base = 0u64;
+    let mut run_from: Option<Snap> = None;
     if from_run {
         let figures = phase.figures();
         if !figures.iter().any(|f| f.loading) {
             run_from = Some((0, phase_start.clone(), figures));
         }
     }
-    let grid = last.map_or(u64::MAX, |l| (l / 32).max(1));
-    let mut window: std::collections::VecDeque<(u64, Vec<Counters>, Vec<LayerFigures>)> = std::collections::VecDeque::new();
-    if last.is_some() {
-        window.push_back((0, phase_start.clone(), phase.figures()));
-    }
-    let mut next_grid = grid;
-    let round_bytes = ss.round_bytes(st.logical_total)?;
-    // Counters at round ends, kept only where a steady phase reports its window.
-    let mut snaps: Vec<Vec<Counters>> = if stop_when_steady { vec![phase_start.clone()] } else { Vec::new() };
-    // The file systems' and stores' counts at the same round ends (their rows report the window too).
-    let mut fs_snaps: Vec<Vec<LayerFigures>> = if stop_when_steady { vec![phase.figures()] } else { Vec::new() };
-    let rows_only = phase.rows.len() == phase.labels.len();
     let erases0 = sum(&stack.devices, |c| c.erases);
-    let mut round_end = (host0, media0, erases0);
-    let mut round_waf: Vec<(f64, u64)> = Vec::new();
-    let mut steady_at: Option<usize> = None;
+    let mut rounds = Rounds::new(ss.clone(), stop_when_steady, ss.round_bytes(st.logical_total)?, (host0, media0, erases0), (phase_start.clone(), phase.figures()));
+    let rows_only = phase.rows.len() == phase.labels.len();
 
-    // Keep a batch below a hundredth of a round or 256 I/Os, whichever is larger (and below a
-    // tenth of the sampling interval) so rounds and samples end close to where they are due.
-    let mut batch = 64;
-    let mut buf = Vec::with_capacity(BATCH);
+    let mut batch = BatchSize(64);
+    let mut buf = Vec::with_capacity(crate::drives::BATCH);
     loop {
         buf.clear();
-        match phase.source.fill(&mut buf, batch) {
+        match phase.source.fill(&mut buf, batch.0) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) if p.stop_when_full && e.is_no_space() => {
@@ -97,7 +72,7 @@ pub(super) fn run_untimed_phase(
                 let hours = match (&p.write_rate, !from_run || run_from.is_some()) {
                     (Some(r), true) => window_bytes("write_rate", "1h", Some(r), st.logical_total, spec.scale)
                         .ok()
-                        .map(|h| format!(" ({:.2} h from {} at {r})", (host - mark_base) as f64 / h.max(1) as f64, if from_run { "the run start" } else { "the phase start" })),
+                        .map(|h| format!(" ({:.2} h from {} at {r})", (host - marks.base()) as f64 / h.max(1) as f64, if from_run { "the run start" } else { "the phase start" })),
                     _ => None,
                 };
                 let why = format!("out of space after {} of host writes in the phase{}: {e}", wafsim_core::units::human(host), hours.unwrap_or_default());
@@ -108,13 +83,7 @@ pub(super) fn run_untimed_phase(
             Err(e) => return Err(e.into()),
         }
         let bytes: u64 = buf.iter().map(|io| io.len as u64).sum();
-        let per_io = (bytes / buf.len() as u64).max(1);
-        // Rounds need no batches finer than 256 I/Os (the device prefetches within a batch).
-        let mut limit = ((round_bytes / 100) / per_io).max(256);
-        if let Some(every) = opts.sample_every_bytes {
-            limit = limit.min((every / 10) / per_io);
-        }
-        batch = limit.clamp(16, BATCH as u64) as usize;
+        batch.after(bytes, buf.len(), rounds.round_bytes(), opts.sample_every_bytes);
         stack.submit_batch(&buf)?;
 
         let host = sum(&stack.devices, |c| c.host_write_bytes);
@@ -123,48 +92,26 @@ pub(super) fn run_untimed_phase(
             let figures = phase.figures();
             if !figures.iter().any(|f| f.loading) {
                 let app = app_bytes(result, &figures, rows_only, host - start_host);
-                taken = vec![(host - host0, sum(&stack.devices, |c| c.media_units()), app)];
-                mark_base = host - host0;
-                run_from = Some((host - host0, stack.devices.iter().map(|d| d.counters().clone()).collect(), figures));
+                marks.restart((host - host0, sum(&stack.devices, |c| c.media_units()), app));
+                run_from = Some((host - host0, counters(stack), figures));
             }
         }
         let counting = !from_run || run_from.is_some();
         // A batch may pass several checkpoints: each is taken here, at the same counts.
-        while counting && marks.get(taken.len() - 1).is_some_and(|&at| host - host0 >= mark_base + at) {
+        while counting && marks.due(host - host0) {
             let app = app_bytes(result, &phase.figures(), rows_only, host - start_host);
-            taken.push((host - host0, sum(&stack.devices, |c| c.media_units()), app));
+            marks.take((host - host0, sum(&stack.devices, |c| c.media_units()), app));
         }
-        if let Some(l) = last.filter(|_| host - host0 >= next_grid) {
-            let at = host - host0;
-            window.push_back((at, stack.devices.iter().map(|d| d.counters().clone()).collect(), phase.figures()));
-            // The window's start is the newest snapshot at least `l` before the end: an older
-            // one is not needed once a newer one is that far back.
-            while window.len() >= 2 && window[1].0 + l <= at {
-                window.pop_front();
-            }
-            next_grid = (at / grid + 1) * grid;
+        if let Some(w) = last.as_mut().filter(|w| w.due(host - host0)) {
+            w.keep((host - host0, counters(stack), phase.figures()));
         }
-        if host - round_end.0 >= round_bytes {
-            let media = sum(&stack.devices, |c| c.media_units());
-            let erases = sum(&stack.devices, |c| c.erases);
-            round_waf.push((waf((media - round_end.1) * mu, host - round_end.0), erases - round_end.2));
-            round_end = (host, media, erases);
-            if stop_when_steady && phase.figures().iter().any(|f| f.warming || (from_run && f.loading)) {
-                // A store still filling (or loading, when measured from the run): its rounds
-                // are not judged; the window starts after it.
-                round_waf.clear();
-                snaps = vec![stack.devices.iter().map(|d| d.counters().clone()).collect()];
-                fs_snaps = vec![phase.figures()];
-            } else if stop_when_steady {
-                snaps.push(stack.devices.iter().map(|d| d.counters().clone()).collect());
-                fs_snaps.push(phase.figures());
-                if crate::run::steady::judge(&round_waf, round_bytes, &ss).steady {
-                    steady_at = Some(round_waf.len());
-                    break;
-                }
-                if ss.max_rounds.is_some_and(|m| round_waf.len() >= m as usize) {
-                    break;
-                }
+        if rounds.due(host) {
+            let now = (host, sum(&stack.devices, |c| c.media_units()), sum(&stack.devices, |c| c.erases));
+            // A store still filling (or loading, when measured from the run): its rounds are
+            // not judged; the window starts after it.
+            let unsettled = stop_when_steady && phase.figures().iter().any(|f| f.warming || (from_run && f.loading));
+            if rounds.close(now, mu, unsettled, || counters(stack), || phase.figures()) {
+                break;
             }
         }
         if let Some(every) = opts.sample_every_bytes {
@@ -189,13 +136,14 @@ pub(super) fn run_untimed_phase(
     // Side outputs (an iolog's last lines) finish whether the sources ran dry or not.
     phase.source.finish()?;
     let host_written = sum(&stack.devices, |c| c.host_write_bytes) - host0;
-    // The measured window: the steady rounds, the last `measure_last` bytes, or the phase.
-    let last_from = last.and_then(|l| window.iter().rev().find(|w| w.0 + l <= host_written));
-    if let (Some(l), None) = (last, last_from) {
-        result.warnings.push(format!("phase {:?} wrote {} B of host data, less than measure_last ({l} B): the whole phase is reported", p.name, host_written));
+    // The measured window: the steady rounds, the last `measure_last` bytes, the run after the
+    // load, or the phase.
+    let last_from = last.as_ref().and_then(|w| w.start(host_written));
+    if let (Some(w), None) = (&last, last_from) {
+        result.warnings.push(format!("phase {:?} wrote {} B of host data, less than measure_last ({} B): the whole phase is reported", p.name, host_written, w.bytes()));
     }
-    let (from, fs_from, described) = match (steady_at, last_from) {
-        (Some(r), _) => (&snaps[r - ss.window as usize], Some(&fs_snaps[r - ss.window as usize][..]), format!("steady state (the last {} rounds of {})", ss.window, wafsim_core::units::human(round_bytes))),
+    let (from, fs_from, described) = match (rounds.window(), last_from) {
+        (Some((c, f, d)), _) => (c, Some(f), d),
         (None, Some(w)) => (&w.1, Some(&w.2[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - w.0))),
         (None, None) => match &run_from {
             Some(r) => (&r.1, Some(&r.2[..]), format!("the run after the stores' load ({} of host writes; the load wrote {})", wafsim_core::units::human(host_written - r.0), wafsim_core::units::human(r.0))),
@@ -218,20 +166,20 @@ pub(super) fn run_untimed_phase(
         result.phases[pi].whole_waf = Some(waf(media * mu, host_written));
     }
     result.phases[pi].window = described;
-    result.phases[pi].checkpoints = checkpoint_rows(p, &marks, &taken, mu);
-    if taken.len() <= marks.len() {
+    result.phases[pi].checkpoints = marks.rows(p, mu);
+    if let Some(i) = marks.missed() {
         result.warnings.push(format!(
             "phase {:?} ended after {} of host writes, before checkpoint {:?} ({}): it is reported as not reached",
             p.name,
             wafsim_core::units::human(host_written),
-            p.checkpoints[taken.len() - 1],
-            wafsim_core::units::human(marks[taken.len() - 1])
+            p.checkpoints[i],
+            wafsim_core::units::human(marks.mark(i))
         ));
     }
     // Steadiness is about device GC; a drive without it (ZNS) has nothing to settle.
     let device_gc = stack.devices.iter().any(|d| d.flash().is_some());
     if p.measure && host_written > 0 && device_gc {
-        let verdict = crate::run::steady::judge(&round_waf, round_bytes, &ss);
+        let verdict = rounds.verdict();
         if !verdict.steady {
             result.warnings.push(format!(
                 "phase {:?} ended before WAF was steady ({}); the result may still be moving: write more (a larger amount or runtime) or use steady_state = {{ ... }} on the phase",
@@ -242,26 +190,4 @@ pub(super) fn run_untimed_phase(
         result.phases[pi].steady = Some(verdict);
     }
     Ok(())
-}
-
-/// Rows of the checkpoints from the counts `taken` at the phase start and at each checkpoint
-/// reached.
-pub(super) fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[(u64, u64, Option<u64>)], mu: u64) -> Vec<Checkpoint> {
-    let (h0, m0, a0) = taken[0];
-    let origin = if p.measure_from == MeasureFrom::Run { "the run start" } else { "the phase start" };
-    marks
-        .iter()
-        .enumerate()
-        .map(|(i, &at)| {
-            let Some(&(h, m, a)) = taken.get(i + 1) else {
-                return Checkpoint { label: p.checkpoints[i].clone(), origin, at_bytes: at, reached: None, waf: 0.0, interval_waf: 0.0, total_waf: None };
-            };
-            let (hp, mp, ap) = taken[i];
-            let total = match (a, ap, a0) {
-                (Some(a), Some(ap), Some(a0)) if a > a0 => Some((waf((m - m0) * mu, a - a0), waf((m - mp) * mu, a.saturating_sub(ap)))),
-                _ => None,
-            };
-            Checkpoint { label: p.checkpoints[i].clone(), origin, at_bytes: at, reached: Some(h - h0), waf: waf((m - m0) * mu, h - h0), interval_waf: waf((m - mp) * mu, h - hp), total_waf: total }
-        })
-        .collect()
 }
