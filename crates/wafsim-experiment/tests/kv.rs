@@ -263,7 +263,7 @@ fn flash_cache_result_holds_across_scales() {
         let mut cases = vec![small];
         for gc in ["d-choices:8", "cost-benefit"] {
             let mut c = v.clone();
-            c.spec.device.gc_policy = gc.into();
+            c.spec.device.gc_policy = gc.parse().unwrap();
             cases.push(run_at(c, 0.0001).unwrap().waf());
         }
         let spread = cases.iter().cloned().fold(f64::MIN, f64::max) - cases.iter().cloned().fold(f64::MAX, f64::min);

@@ -54,7 +54,7 @@ fn axes_product_expands_every_combination_and_waf_falls_as_op_rises() {
     assert_eq!(pts[7], "device.over_provisioning = 0.5, device.gc_policy = \"fifo\"");
     // The overrides reach the resolved experiment.
     let v = spec.variants(&spec.points()[7]).unwrap();
-    assert_eq!((v[0].spec.device.over_provisioning, v[0].spec.device.gc_policy.as_str()), (Some(0.5), "fifo"));
+    assert_eq!((v[0].spec.device.over_provisioning, v[0].spec.device.gc_policy), (Some(0.5), wafsim_core::GcPolicy::Fifo));
 
     let r = run(&dir, None, None);
     assert_eq!((r.rows.len(), r.executed_points, r.kept_points), (8, 8, 0));

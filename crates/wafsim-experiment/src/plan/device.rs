@@ -66,7 +66,7 @@ impl DeviceSpec {
             (None, None, None) => bail!("device: give over_provisioning (e.g. 0.07) or raw_capacity"),
             _ => bail!("device: give only one of over_provisioning, raw_capacity, geometry.blocks_per_plane"),
         };
-        let gc_policy: GcPolicy = self.gc_policy.parse().map_err(|e: String| anyhow!("device.{e}"))?;
+        let gc_policy = self.gc_policy;
         let fdp_on = self.fdp.as_ref().is_some_and(|f| f.enabled);
         let streams = self.streams.unwrap_or(0);
         if fdp_on && streams > 0 {

@@ -16,45 +16,97 @@ use crate::schema::{MeasureFrom, PhaseSpec, SteadyStateSpec};
 /// The drives' counters and the layers' figures at a point of a phase, `.0` host bytes into it.
 pub(super) type Snap = (u64, Vec<Counters>, Vec<LayerFigures>);
 
-/// `measure_last`: snapshots on a grid of 1/32 of the window, the oldest still needed kept.
-pub(super) struct LastWindow {
-    last: u64,
-    grid: u64,
-    next_grid: u64,
-    kept: VecDeque<Snap>,
+/// Where a snapshot lies in a phase: host bytes written and model time (0 untimed) since it
+/// started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct At {
+    /// Host bytes written since the phase started.
+    pub(super) host: u64,
+    /// Model time since the phase started, ns (0 in an untimed phase).
+    pub(super) ns: u64,
 }
 
-impl LastWindow {
-    /// A window of the last `last` host bytes, from the phase start's snapshot.
-    pub(super) fn new(last: u64, start: Snap) -> LastWindow {
+impl At {
+    /// A point of an untimed phase, `host` bytes into it.
+    pub(super) fn bytes(host: u64) -> At {
+        At { host, ns: 0 }
+    }
+}
+
+/// A distance in a phase: host bytes, or model time in a timed phase (durations describe the
+/// full-scale run, as bytes do, so both are scaled with it).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Mark {
+    /// Host bytes written.
+    Bytes(u64),
+    /// Model time, ns.
+    Ns(u64),
+}
+
+impl Mark {
+    /// `text` of key `field` in a timed phase: a duration is model time, anything else host
+    /// bytes (see `plan::window::window_bytes`; `logical`: the drives' logical bytes).
+    pub(super) fn parse(field: &str, text: &str, logical: u64, scale: f64) -> anyhow::Result<Mark> {
+        let t = text.trim();
+        if crate::plan::window::is_duration(t) {
+            let ns = crate::plan::timing::parse_duration_ns(t).map_err(|e| anyhow::anyhow!("{field}: {e}"))?;
+            return Ok(Mark::Ns(((ns as f64 * scale) as u64).max(1)));
+        }
+        Ok(Mark::Bytes(crate::plan::window::window_bytes(field, t, None, logical, scale)?))
+    }
+
+    /// Whether `to` lies at least this far after `from`.
+    pub(super) fn reached(self, from: At, to: At) -> bool {
+        match self {
+            Mark::Bytes(b) => to.host - from.host >= b,
+            Mark::Ns(ns) => to.ns - from.ns >= ns,
+        }
+    }
+}
+
+/// `measure_last`: the snapshots the window may start at, the oldest still needed kept. An
+/// untimed phase offers one every 1/32 of the window (`thinned`); a timed phase offers each of
+/// the engine's snapshots.
+pub(super) struct LastWindow<S> {
+    last: Mark,
+    /// The grid of offered snapshots and the next point on it (untimed).
+    grid: Option<(u64, u64)>,
+    kept: VecDeque<(At, S)>,
+}
+
+impl<S> LastWindow<S> {
+    /// A window of the last `last` host bytes of an untimed phase, from the phase start's
+    /// snapshot, offered snapshots on a grid of 1/32 of it.
+    pub(super) fn thinned(last: u64, start: S) -> LastWindow<S> {
         let grid = (last / 32).max(1);
-        LastWindow { last, grid, next_grid: grid, kept: VecDeque::from([start]) }
+        LastWindow { last: Mark::Bytes(last), grid: Some((grid, grid)), kept: VecDeque::from([(At::bytes(0), start)]) }
     }
 
-    /// Whether a snapshot is due `at` host bytes into the phase.
-    pub(super) fn due(&self, at: u64) -> bool {
-        at >= self.next_grid
+    /// A window of `last` (bytes or model time), from the phase start's snapshot.
+    pub(super) fn new(last: Mark, start: S) -> LastWindow<S> {
+        LastWindow { last, grid: None, kept: VecDeque::from([(At { host: 0, ns: 0 }, start)]) }
     }
 
-    /// Keep a due snapshot. The window's start is the newest snapshot at least `last` before
-    /// the end: an older one is not needed once a newer one is that far back.
-    pub(super) fn keep(&mut self, snap: Snap) {
-        let at = snap.0;
-        self.kept.push_back(snap);
-        while self.kept.len() >= 2 && self.kept[1].0 + self.last <= at {
+    /// Whether a snapshot is wanted at `at`.
+    pub(super) fn due(&self, at: At) -> bool {
+        self.grid.is_none_or(|(_, next)| at.host >= next)
+    }
+
+    /// Keep a snapshot. The window's start is the newest snapshot at least `last` before the
+    /// end: an older one is not needed once a newer one is that far back.
+    pub(super) fn keep(&mut self, at: At, snap: S) {
+        self.kept.push_back((at, snap));
+        while self.kept.len() >= 2 && self.last.reached(self.kept[1].0, at) {
             self.kept.pop_front();
         }
-        self.next_grid = (at / self.grid + 1) * self.grid;
+        if let Some((grid, next)) = &mut self.grid {
+            *next = (at.host / *grid + 1) * *grid;
+        }
     }
 
-    /// Where the window of a phase that wrote `end` host bytes starts (None: shorter than it).
-    pub(super) fn start(&self, end: u64) -> Option<&Snap> {
-        self.kept.iter().rev().find(|w| w.0 + self.last <= end)
-    }
-
-    /// The window's length in host bytes.
-    pub(super) fn bytes(&self) -> u64 {
-        self.last
+    /// Where the window of a phase that ended at `end` starts (None: shorter than it).
+    pub(super) fn start(&self, end: At) -> Option<&(At, S)> {
+        self.kept.iter().rev().find(|w| self.last.reached(w.0, end))
     }
 }
 
@@ -62,34 +114,35 @@ impl LastWindow {
 /// application bytes (where the phase has file systems or stores).
 pub(super) type Taken = (u64, u64, Option<u64>);
 
-/// `checkpoints`: each taken at the first batch end at or past it, counted from the phase start
-/// or, with `measure_from = "run"`, from where the stores' load ended.
+/// `checkpoints`: each taken at the first snapshot at or past it (an untimed phase's batch
+/// ends, a timed phase's engine snapshots), counted from the phase start or, with
+/// `measure_from = "run"`, from where the stores' load ended.
 pub(super) struct Checkpoints {
-    marks: Vec<u64>,
+    marks: Vec<Mark>,
     taken: Vec<Taken>,
-    base: u64,
+    base: At,
 }
 
 impl Checkpoints {
-    /// Checkpoints at `marks` host bytes (increasing), counted from `origin`.
-    pub(super) fn new(marks: Vec<u64>, origin: Taken) -> Checkpoints {
-        Checkpoints { marks, taken: vec![origin], base: 0 }
+    /// Checkpoints at `marks` (increasing), counted from `origin` at the phase start.
+    pub(super) fn new(marks: Vec<Mark>, origin: Taken) -> Checkpoints {
+        Checkpoints { marks, taken: vec![origin], base: At { host: 0, ns: 0 } }
     }
 
-    /// Count from `origin` instead (where the load ended): the checkpoints fall after it.
-    pub(super) fn restart(&mut self, origin: Taken) {
-        self.base = origin.0;
+    /// Count from `origin` at `at` instead (where the load ended): the checkpoints fall after it.
+    pub(super) fn restart(&mut self, at: At, origin: Taken) {
+        self.base = at;
         self.taken = vec![origin];
     }
 
     /// Host bytes into the phase where the checkpoints' clock starts.
     pub(super) fn base(&self) -> u64 {
-        self.base
+        self.base.host
     }
 
-    /// Whether the next checkpoint is reached `host` bytes into the phase.
-    pub(super) fn due(&self, host: u64) -> bool {
-        self.marks.get(self.taken.len() - 1).is_some_and(|&at| host >= self.base + at)
+    /// Whether the next checkpoint is reached at `at`.
+    pub(super) fn due(&self, at: At) -> bool {
+        self.marks.get(self.taken.len() - 1).is_some_and(|m| m.reached(self.base, at))
     }
 
     /// Take the next checkpoint.
@@ -102,20 +155,15 @@ impl Checkpoints {
         (self.taken.len() <= self.marks.len()).then(|| self.taken.len() - 1)
     }
 
-    /// Where checkpoint `i` was due, in host bytes from the checkpoints' origin.
-    pub(super) fn mark(&self, i: usize) -> u64 {
-        self.marks[i]
-    }
-
-    /// The rows of the phase's checkpoints.
-    pub(super) fn rows(&self, p: &PhaseSpec, mu: u64) -> Vec<Checkpoint> {
-        checkpoint_rows(p, &self.marks, &self.taken, mu)
+    /// The rows of the phase's checkpoints, at `marks` host bytes from the origin.
+    pub(super) fn rows(&self, p: &PhaseSpec, marks: &[u64], mu: u64) -> Vec<Checkpoint> {
+        checkpoint_rows(p, marks, &self.taken, mu)
     }
 }
 
 /// Rows of the checkpoints at `marks` from the counts `taken` at the origin and at each
-/// checkpoint reached (untimed and timed phases).
-pub(super) fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[Taken], mu: u64) -> Vec<Checkpoint> {
+/// checkpoint reached.
+fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[Taken], mu: u64) -> Vec<Checkpoint> {
     let (h0, m0, a0) = taken[0];
     let origin = if p.measure_from == MeasureFrom::Run { "the run start" } else { "the phase start" };
     marks

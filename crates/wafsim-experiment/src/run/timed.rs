@@ -2,6 +2,7 @@
 //! kind (flash, mechanical disk, dm-zoned over disks and a cache device).
 
 use super::collect::*;
+use super::meters::{At, Checkpoints, LastWindow, Mark};
 use super::{Progress, RunCtx};
 use crate::drives::{strip, Stack};
 use crate::parts;
@@ -160,74 +161,57 @@ pub(super) fn configure(spec: &ExperimentSpec, stack: &mut Stack) -> Result<bool
     Ok(!stack.devices.is_empty())
 }
 
-/// A window's start or a checkpoint in a timed phase: host bytes from the phase start, or
-/// model time (durations describe the full-scale run, as bytes do, so both scale with it).
-enum Mark {
-    Bytes(u64),
-    Ns(u64),
-}
-
-impl Mark {
-    fn parse(field: &str, text: &str, logical: u64, scale: f64) -> Result<Mark> {
-        let t = text.trim();
-        if crate::plan::window::is_duration(t) {
-            let ns = crate::plan::timing::parse_duration_ns(t).map_err(|e| anyhow::anyhow!("{field}: {e}"))?;
-            return Ok(Mark::Ns(((ns as f64 * scale) as u64).max(1)));
-        }
-        Ok(Mark::Bytes(crate::plan::window::window_bytes(field, t, None, logical, scale)?))
-    }
-
-    /// Whether snapshot `s` lies at least this far after `base`.
-    fn reached(&self, base: &(u64, Counters), s: &(u64, Counters)) -> bool {
-        match *self {
-            Mark::Bytes(b) => s.1.host_write_bytes - base.1.host_write_bytes >= b,
-            Mark::Ns(ns) => s.0 - base.0 >= ns,
-        }
-    }
-}
-
 /// The windows of timed phase `p` from its counter snapshots (`snaps`: the phase start first,
-/// its end last): checkpoint rows, the window's description and the counters where the
-/// measured window starts (None: the whole phase).
+/// its end last), through the same meters an untimed phase feeds at its batch ends: checkpoint
+/// rows, the window's description and the counters where the measured window starts (None: the
+/// whole phase).
 #[allow(clippy::too_many_arguments)]
 fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64, Counters)], logical: u64, mu: u64, has_rows: bool, result: &mut VariantResult) -> Result<Option<Counters>> {
     let (start, end) = (&snaps[0], &snaps[snaps.len() - 1]);
-    let host = |s: &(u64, Counters)| s.1.host_write_bytes - start.1.host_write_bytes;
+    let at = |s: &(u64, Counters)| At { host: s.1.host_write_bytes - start.1.host_write_bytes, ns: s.0 - start.0 };
     let grid = snaps.len().saturating_sub(2).max(1);
     let precision = format!("snapshots every {:.3} ms of model time", (end.0 - start.0) as f64 / grid as f64 * 1e-6);
-    // Checkpoints: the first snapshot at or past each.
-    let mut taken = vec![(0u64, start.1.media_units(), None)];
     let mut marks = Vec::new();
     for c in &p.checkpoints {
-        let m = Mark::parse("checkpoints", c, logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
-        let hit = snaps.iter().find(|s| m.reached(start, s));
-        marks.push(match (&m, hit) {
-            (Mark::Bytes(b), _) => *b,
-            (Mark::Ns(_), Some(s)) => host(s),
-            (Mark::Ns(_), None) => host(end),
-        });
-        if let Some(s) = hit.filter(|_| taken.len() == marks.len()) {
-            taken.push((host(s), s.1.media_units(), None));
+        marks.push(Mark::parse("checkpoints", c, logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?);
+    }
+    // Where each checkpoint is first reached, in host bytes (a duration where the drive reached
+    // it; the phase's end if it did not): its row's position, and what must increase.
+    let origin = at(start);
+    let positions: Vec<u64> = marks
+        .iter()
+        .map(|m| match m {
+            Mark::Bytes(b) => *b,
+            Mark::Ns(_) => snaps.iter().find(|s| m.reached(origin, at(s))).map_or(at(end).host, |s| at(s).host),
+        })
+        .collect();
+    let mut checkpoints = Checkpoints::new(marks, (0, start.1.media_units(), None));
+    for s in snaps {
+        while checkpoints.due(at(s)) {
+            checkpoints.take((at(s).host, s.1.media_units(), None));
         }
     }
-    if taken.len() <= marks.len() {
+    if let Some(i) = checkpoints.missed() {
         result.warnings.push(format!(
             "phase {:?} ended after {} of host writes and {:.3} s of model time, before checkpoint {:?}: it is reported as not reached",
             p.name,
-            wafsim_core::units::human(host(end)),
+            wafsim_core::units::human(at(end).host),
             (end.0 - start.0) as f64 * 1e-9,
-            p.checkpoints[taken.len() - 1]
+            p.checkpoints[i]
         ));
     }
-    if marks.windows(2).any(|w| w[0] > w[1]) {
+    if positions.windows(2).any(|w| w[0] > w[1]) {
         anyhow::bail!("phase {:?}: checkpoints must increase (in bytes or model time, as given)", p.name);
     }
-    result.phases[pi].checkpoints = super::meters::checkpoint_rows(p, &marks, &taken, mu);
+    result.phases[pi].checkpoints = checkpoints.rows(p, &positions, mu);
     // The measured window: the newest snapshot at least `measure_last` before the end.
     let Some(last) = &p.measure_last else { return Ok(None) };
     let m = Mark::parse("measure_last", last, logical, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
-    let from = snaps[..snaps.len() - 1].iter().rev().find(|s| m.reached(s, end));
-    let Some(from) = from else {
+    let mut window = LastWindow::new(m, start);
+    for s in &snaps[1..snaps.len() - 1] {
+        window.keep(at(s), s);
+    }
+    let Some(&(_, from)) = window.start(at(end)) else {
         result.warnings.push(format!("phase {:?} is shorter than measure_last ({last}): the whole phase is reported", p.name));
         return Ok(None);
     };
@@ -237,6 +221,6 @@ fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64,
         wafsim_core::units::human(end.1.host_write_bytes - from.1.host_write_bytes),
         (end.0 - from.0) as f64 * 1e-9
     );
-    result.phases[pi].whole_waf = Some(waf((end.1.media_units() - start.1.media_units()) * mu, host(end)));
+    result.phases[pi].whole_waf = Some(waf((end.1.media_units() - start.1.media_units()) * mu, at(end).host));
     Ok(Some(from.1.clone()))
 }

@@ -4,7 +4,7 @@
 //! then the time series and progress. What they measured makes the phase's rows at its end.
 
 use super::collect::*;
-use super::meters::{BatchSize, Checkpoints, LastWindow, Rounds, Snap};
+use super::meters::{At, BatchSize, Checkpoints, LastWindow, Mark, Rounds, Snap};
 use super::{Progress, RunCtx};
 use crate::parts::{self, PhaseSources};
 use crate::plan::window::{checkpoint_bytes, window_bytes};
@@ -37,12 +37,13 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
         Some(_) if stop_when_steady => anyhow::bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name),
         Some(l) => {
             let bytes = window_bytes("measure_last", l, p.write_rate.as_deref(), st.logical_total, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
-            Some(LastWindow::new(bytes, (0, phase_start.clone(), phase.figures())))
+            Some((bytes, LastWindow::thinned(bytes, (phase_start.clone(), phase.figures()))))
         }
         None => None,
     };
     let app0: u64 = result.filesystems.iter().map(|f| f.file_write_bytes).sum();
-    let mut marks = Checkpoints::new(checkpoint_bytes(p, st.logical_total, spec.scale)?, (0, media0, Some(app0)));
+    let mark_bytes = checkpoint_bytes(p, st.logical_total, spec.scale)?;
+    let mut marks = Checkpoints::new(mark_bytes.iter().map(|&b| Mark::Bytes(b)).collect(), (0, media0, Some(app0)));
     // `measure_from = "run"`: where the stores' load ended; the checkpoints count from it.
     let from_run = p.measure_from == MeasureFrom::Run;
     if from_run && p.kv.is_empty() {
@@ -92,18 +93,18 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
             let figures = phase.figures();
             if !figures.iter().any(|f| f.loading) {
                 let app = app_bytes(result, &figures, rows_only, host - start_host);
-                marks.restart((host - host0, sum(&stack.devices, |c| c.media_units()), app));
+                marks.restart(At::bytes(host - host0), (host - host0, sum(&stack.devices, |c| c.media_units()), app));
                 run_from = Some((host - host0, counters(stack), figures));
             }
         }
         let counting = !from_run || run_from.is_some();
         // A batch may pass several checkpoints: each is taken here, at the same counts.
-        while counting && marks.due(host - host0) {
+        while counting && marks.due(At::bytes(host - host0)) {
             let app = app_bytes(result, &phase.figures(), rows_only, host - start_host);
             marks.take((host - host0, sum(&stack.devices, |c| c.media_units()), app));
         }
-        if let Some(w) = last.as_mut().filter(|w| w.due(host - host0)) {
-            w.keep((host - host0, counters(stack), phase.figures()));
+        if let Some((_, w)) = last.as_mut().filter(|(_, w)| w.due(At::bytes(host - host0))) {
+            w.keep(At::bytes(host - host0), (counters(stack), phase.figures()));
         }
         if rounds.due(host) {
             let now = (host, sum(&stack.devices, |c| c.media_units()), sum(&stack.devices, |c| c.erases));
@@ -138,13 +139,13 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
     let host_written = sum(&stack.devices, |c| c.host_write_bytes) - host0;
     // The measured window: the steady rounds, the last `measure_last` bytes, the run after the
     // load, or the phase.
-    let last_from = last.as_ref().and_then(|w| w.start(host_written));
-    if let (Some(w), None) = (&last, last_from) {
-        result.warnings.push(format!("phase {:?} wrote {} B of host data, less than measure_last ({} B): the whole phase is reported", p.name, host_written, w.bytes()));
+    let last_from = last.as_ref().and_then(|(_, w)| w.start(At::bytes(host_written)));
+    if let (Some((l, _)), None) = (&last, last_from) {
+        result.warnings.push(format!("phase {:?} wrote {} B of host data, less than measure_last ({l} B): the whole phase is reported", p.name, host_written));
     }
     let (from, fs_from, described) = match (rounds.window(), last_from) {
         (Some((c, f, d)), _) => (c, Some(f), d),
-        (None, Some(w)) => (&w.1, Some(&w.2[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - w.0))),
+        (None, Some((at, w))) => (&w.0, Some(&w.1[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - at.host))),
         (None, None) => match &run_from {
             Some(r) => (&r.1, Some(&r.2[..]), format!("the run after the stores' load ({} of host writes; the load wrote {})", wafsim_core::units::human(host_written - r.0), wafsim_core::units::human(r.0))),
             None => (&phase_start, None, "whole phase".to_string()),
@@ -166,14 +167,14 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
         result.phases[pi].whole_waf = Some(waf(media * mu, host_written));
     }
     result.phases[pi].window = described;
-    result.phases[pi].checkpoints = marks.rows(p, mu);
+    result.phases[pi].checkpoints = marks.rows(p, &mark_bytes, mu);
     if let Some(i) = marks.missed() {
         result.warnings.push(format!(
             "phase {:?} ended after {} of host writes, before checkpoint {:?} ({}): it is reported as not reached",
             p.name,
             wafsim_core::units::human(host_written),
             p.checkpoints[i],
-            wafsim_core::units::human(marks.mark(i))
+            wafsim_core::units::human(mark_bytes[i])
         ));
     }
     // Steadiness is about device GC; a drive without it (ZNS) has nothing to settle.

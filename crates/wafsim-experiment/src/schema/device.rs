@@ -31,8 +31,9 @@ pub struct DeviceSpec {
     /// `blocks_per_plane`), and the timing model needs it.
     pub geometry: Option<NandGeometry>,
     /// "greedy" | "cost-benefit" | "fifo" | "d-choices:N" | "busiest-handle"; default "greedy".
-    #[serde(default = "default_gc_policy")]
-    pub gc_policy: String,
+    /// Parsed when the file is read (a wrong policy is an error at its line).
+    #[serde(default = "greedy", deserialize_with = "parsed")]
+    pub gc_policy: GcPolicy,
     /// GC starts when a reclaim group has fewer free erase units than this (default 2).
     #[serde(default = "default_gc_free_min")]
     pub gc_free_min: u32,

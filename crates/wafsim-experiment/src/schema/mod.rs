@@ -48,7 +48,7 @@
 use anyhow::{anyhow, bail, Result};
 use serde::Deserialize;
 use wafsim_core::units::parse_bytes;
-use wafsim_core::RuhType;
+use wafsim_core::{GcPolicy, RuhType};
 use wafsim_workload::synthetic::{Distribution, Pattern};
 
 /// A choice of the experiment file: a closed set of words, each a variant of an enum. Gives the
@@ -707,8 +707,18 @@ fn default_mapping_unit() -> String {
     "4KiB".into()
 }
 
-fn default_gc_policy() -> String {
-    "greedy".into()
+fn greedy() -> GcPolicy {
+    GcPolicy::Greedy
+}
+
+/// A quantity or choice given as text, parsed into its type when the document is read (by its
+/// `FromStr`, whose error says what was expected), so a wrong value is refused with the file's
+/// line and column, not later where it is used.
+fn parsed<'de, D: serde::Deserializer<'de>, T: std::str::FromStr>(d: D) -> std::result::Result<T, D::Error>
+where
+    T::Err: std::fmt::Display,
+{
+    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
 }
 
 fn default_gc_free_min() -> u32 {
