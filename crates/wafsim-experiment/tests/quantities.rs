@@ -20,3 +20,20 @@ fn a_wrong_gc_policy_is_refused_at_its_line() {
     let v = parse_experiment(&DOC.replace("gc_policy = \"POLICY\"\n", ""), "t.toml").unwrap();
     assert_eq!(v[0].spec.device.gc_policy, wafsim_core::GcPolicy::Greedy);
 }
+
+/// Store choices in the sub-tables are words parsed at load: a wrong one is refused at its line;
+/// every HSE media-class word names one of the engine's policies.
+#[test]
+fn store_choices_are_refused_at_their_line() {
+    let cache = "[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.1\nerase_unit = \"1MiB\"\n[[namespace]]\nname = \"c\"\nsize = \"256MiB\"\n[[phase]]\nname = \"p\"\n[[phase.kv]]\nnamespace = \"c\"\nstore = \"flash-cache\"\n[phase.kv.flash-cache]\nrequests = \"REQ\"\n";
+    let e = format!("{:#}", parse_experiment(&cache.replace("REQ", "kvcache2"), "t.toml").unwrap_err());
+    assert!(e.contains("line 14") && e.contains("requests \"kvcache2\": expected \"kvcache\""), "{e}");
+    let v = parse_experiment(&cache.replace("REQ", "flat-kvcache"), "t.toml").unwrap();
+    assert_eq!(v[0].spec.phase[0].kv[0].flash_cache.requests, Some(wafsim_experiment::schema::CacheRequests::FlatKvcache));
+    let hse = cache.replace("store = \"flash-cache\"\n[phase.kv.flash-cache]\nrequests = \"REQ\"", "store = \"hse\"\n[phase.kv.hse]\nmclass_policy = \"fastest\"");
+    let e = format!("{:#}", parse_experiment(&hse, "t.toml").unwrap_err());
+    assert!(e.contains("line 14") && e.contains("mclass_policy \"fastest\": expected \"capacity_only\""), "{e}");
+    for w in wafsim_experiment::schema::MclassPolicyName::WORDS {
+        assert!(wafsim_apps::MclassPolicy::from_name(w).is_some(), "{w}");
+    }
+}

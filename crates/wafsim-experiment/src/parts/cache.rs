@@ -102,11 +102,7 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, base_dir: &std::path::P
         Some(p) => p,
         None => fdp && handles >= 2,
     };
-    let flat = match k.flash_cache.requests.as_deref().unwrap_or("kvcache") {
-        "kvcache" => false,
-        "flat-kvcache" => true,
-        other => bail!("{}: requests {other:?}: expected \"kvcache\" (shaped like the kvcache_202210 traces) or \"flat-kvcache\" (CacheBench's flat_kvcache_reg)", ctx()),
-    };
+    let flat = k.flash_cache.requests.unwrap_or_default() == crate::schema::CacheRequests::FlatKvcache;
     if k.flash_cache.trace.is_some() && (k.flash_cache.requests.is_some() || k.flash_cache.zipf.is_some() || k.flash_cache.footprint.is_some()) {
         bail!("{}: trace replays a file; requests, zipf and footprint shape generated requests: give one or the other", ctx());
     }

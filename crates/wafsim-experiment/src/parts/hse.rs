@@ -25,11 +25,12 @@ use wafsim_host::fs::{FileSystem, FsSource, MediaClassFs, MpoolConfig, MpoolFs};
 fn hse_config(k: &KvSpec, staging: bool) -> Result<HseConfig> {
     let mut cfg = HseConfig::default();
     crate::parts::wiredtiger::store_clock(k, &mut cfg.ops_per_sec, &mut cfg.dur_intvl_ms)?;
-    if let Some(p) = &k.hse.mclass_policy {
-        cfg.policy = MclassPolicy::from_name(p).ok_or_else(|| anyhow!("mclass_policy {p:?}: expected \"capacity_only\" (HSE 1.9's default), \"staging_only\", \"staging_max_capacity\" or \"staging_min_capacity\""))?;
+    if let Some(p) = k.hse.mclass_policy {
+        // The schema's words are HSE's names, so every word names a policy.
+        cfg.policy = MclassPolicy::from_name(p.word()).expect("mclass_policy words are HSE's policy names");
         if !staging && cfg.policy != MclassPolicy::CapacityOnly {
             // HSE forces capacity_only when the mpool has no staging class (cn_open).
-            bail!("mclass_policy {p:?} needs a staging class: give staging_namespace");
+            bail!("mclass_policy \"{p}\" needs a staging class: give staging_namespace");
         }
     }
     cfg.staging = staging;

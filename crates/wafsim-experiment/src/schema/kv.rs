@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::moved::struct_keys;
-use super::{one_f64, yes, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, RegionOrder};
+use super::{one_f64, yes, CacheRequests, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, MclassPolicyName, RegionOrder};
 
 /// `[[phase.kv]]`: a key-value store on a raw namespace (wafsim-apps), driven by a YCSB core
 /// workload (wafsim_workload::ycsb) or a TPC-C-like mix (`workload = "tpcc"`,
@@ -312,7 +312,7 @@ pub struct FlashCacheSpec {
     /// The request generator, "kvcache" (default: shaped like the kvcache_202210 traces) or
     /// "flat-kvcache" (CacheBench's flat_kvcache_reg sizes, look-aside gets only). Example:
     /// `requests = "flat-kvcache"`.
-    pub requests: Option<String>,
+    pub requests: Option<CacheRequests>,
     /// Replay this CacheBench kvcache CSV trace (a path relative to the experiment file, as
     /// `[[phase.trace]]` files) instead of generating requests; it ends the phase when it ends.
     /// Example: `trace = "traces/kvcache_traces_1.csv"`.
@@ -369,5 +369,5 @@ pub struct HseSpec {
     /// The media-class policy, "capacity_only" (HSE 1.9's default), "staging_only",
     /// "staging_max_capacity" (Micron's MongoDB media-class configurations) or
     /// "staging_min_capacity".
-    pub mclass_policy: Option<String>,
+    pub mclass_policy: Option<MclassPolicyName>,
 }

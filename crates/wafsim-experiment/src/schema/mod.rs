@@ -128,6 +128,33 @@ pub use timing::*;
 pub use kv::{FlashCacheSpec, HseSpec, KvSpec, LogStructuredSpec, LsmSpec, WiredTigerSpec};
 
 choice! {
+    /// `requests` of `[phase.kv.flash-cache]`: the request generator.
+    #[derive(Default)]
+    pub enum CacheRequests, "requests {v:?}: expected \"kvcache\" (shaped like the kvcache_202210 traces) or \"flat-kvcache\" (CacheBench's flat_kvcache_reg)" {
+        /// Shaped like the kvcache_202210 traces (the default).
+        #[default]
+        Kvcache = "kvcache",
+        /// CacheBench's flat_kvcache_reg sizes, look-aside gets only.
+        FlatKvcache = "flat-kvcache",
+    }
+}
+
+choice! {
+    /// `mclass_policy` of `[phase.kv.hse]`: where HSE puts each kind of block (its media-class
+    /// policies' names).
+    pub enum MclassPolicyName, "mclass_policy {v:?}: expected \"capacity_only\" (HSE 1.9's default), \"staging_only\", \"staging_max_capacity\" or \"staging_min_capacity\"" {
+        /// Everything on the capacity class (HSE 1.9's default).
+        CapacityOnly = "capacity_only",
+        /// Everything on the staging class.
+        StagingOnly = "staging_only",
+        /// Leaf values on capacity, the rest on staging.
+        StagingMaxCapacity = "staging_max_capacity",
+        /// Only the root's blocks on staging.
+        StagingMinCapacity = "staging_min_capacity",
+    }
+}
+
+choice! {
     /// `layout`: where the namespaces live.
     #[derive(Default)]
     pub enum Layout, "layout {v:?}: expected \"shared\" or \"dedicated\"" {
@@ -855,6 +882,8 @@ mod tests {
         words_round_trip::<HostLayer>(HostLayer::WORDS);
         words_round_trip::<PatternKind>(PatternKind::WORDS);
         words_round_trip::<FsKind>(FsKind::WORDS);
+        words_round_trip::<CacheRequests>(CacheRequests::WORDS);
+        words_round_trip::<MclassPolicyName>(MclassPolicyName::WORDS);
         words_round_trip::<Victim>(Victim::WORDS);
         words_round_trip::<FileDelete>(FileDelete::WORDS);
         words_round_trip::<KvStore>(KvStore::WORDS);
