@@ -56,6 +56,9 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     // Flat keys that moved into sub-tables are moved first (then the table is what is read).
     let moved = crate::schema::moved::move_flat_keys(&mut base).with_context(|| origin.to_string())?;
     let from_table = base != raw;
+    // A document without variants keeps this one (before presets are expanded), as a variant
+    // keeps its moved document.
+    let moved_doc = base.clone();
     let spec: ExperimentSpec = if presets::expand(&mut base).with_context(|| origin.to_string())? || from_table {
         toml::Value::Table(base.clone()).try_into().map_err(|e| anyhow!("{origin}: {e}"))?
     } else {
@@ -73,10 +76,8 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
         spec.notes.extend(moved);
         spec.variant_name = "default".into();
         spec.single_writer = spec.single_fio_writer();
-        let mut doc = raw;
+        let mut doc = moved_doc;
         doc.remove("variant");
-        // The document kept is the moved one, as a variant's (its notes were taken above).
-        crate::schema::moved::move_flat_keys(&mut doc)?;
         let v = Variant { name: "default".into(), spec, doc };
         check(&v.spec).with_context(|| format!("{origin}"))?;
         return Ok(vec![v]);

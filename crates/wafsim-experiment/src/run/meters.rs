@@ -1,8 +1,8 @@
-//! The measurement concerns of a phase, one object each, fed by the phase loop at every batch
-//! end: where `measure_last`'s window starts, the `checkpoints`, where the stores' load ended
-//! (`measure_from = "run"`), the rounds of the steady-state check, and the batch size that keeps
-//! rounds and samples close to where they are due. Each keeps what it needs of the counters it
-//! is shown and answers once the phase has ended; the loop keeps none of their state.
+//! The measurement concerns of a phase, one object each: where `measure_last`'s window starts,
+//! the `checkpoints`, the rounds of the steady-state check, and the batch size that keeps rounds
+//! and samples close to where they are due. An untimed phase feeds them at every batch end, a
+//! timed one feeds the window and the checkpoints its engine's counter snapshots; each keeps
+//! what it needs of the counters it is shown and answers once the phase has ended.
 
 use std::collections::VecDeque;
 
@@ -13,12 +13,12 @@ use wafsim_core::Counters;
 use crate::results::Checkpoint;
 use crate::schema::{MeasureFrom, PhaseSpec, SteadyStateSpec};
 
-/// The drives' counters and the layers' figures at a point of a phase, `.0` host bytes into it.
-pub(super) type Snap = (u64, Vec<Counters>, Vec<LayerFigures>);
+/// The drives' counters and the layers' figures at a point of an untimed phase.
+pub(super) type Snap = (Vec<Counters>, Vec<LayerFigures>);
 
 /// Where a snapshot lies in a phase: host bytes written and model time (0 untimed) since it
 /// started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct At {
     /// Host bytes written since the phase started.
     pub(super) host: u64,
@@ -84,7 +84,7 @@ impl<S> LastWindow<S> {
 
     /// A window of `last` (bytes or model time), from the phase start's snapshot.
     pub(super) fn new(last: Mark, start: S) -> LastWindow<S> {
-        LastWindow { last, grid: None, kept: VecDeque::from([(At { host: 0, ns: 0 }, start)]) }
+        LastWindow { last, grid: None, kept: VecDeque::from([(At::default(), start)]) }
     }
 
     /// Whether a snapshot is wanted at `at`.
@@ -126,7 +126,7 @@ pub(super) struct Checkpoints {
 impl Checkpoints {
     /// Checkpoints at `marks` (increasing), counted from `origin` at the phase start.
     pub(super) fn new(marks: Vec<Mark>, origin: Taken) -> Checkpoints {
-        Checkpoints { marks, taken: vec![origin], base: At { host: 0, ns: 0 } }
+        Checkpoints { marks, taken: vec![origin], base: At::default() }
     }
 
     /// Count from `origin` at `at` instead (where the load ended): the checkpoints fall after it.
@@ -199,9 +199,14 @@ pub(super) struct Rounds {
 
 impl Rounds {
     /// Rounds from the phase start (`end`: its host bytes, media units and erases; `start`:
-    /// its counters and figures, kept when the phase stops once steady).
-    pub(super) fn new(ss: SteadyStateSpec, stop_when_steady: bool, round_bytes: u64, end: (u64, u64, u64), start: (Vec<Counters>, Vec<LayerFigures>)) -> Rounds {
-        let (snaps, fs_snaps) = if stop_when_steady { (vec![start.0], vec![start.1]) } else { (Vec::new(), Vec::new()) };
+    /// its counters and figures, taken only when the phase stops once steady).
+    pub(super) fn new(ss: SteadyStateSpec, stop_when_steady: bool, round_bytes: u64, end: (u64, u64, u64), start: impl FnOnce() -> Snap) -> Rounds {
+        let (snaps, fs_snaps) = if stop_when_steady {
+            let (c, f) = start();
+            (vec![c], vec![f])
+        } else {
+            (Vec::new(), Vec::new())
+        };
         Rounds { ss, stop_when_steady, round_bytes, end, wafs: Vec::new(), snaps, fs_snaps, steady_at: None }
     }
 

@@ -1,7 +1,8 @@
 //! One phase of an untimed run: every drive at once, fed by one interleaved stream of the
-//! phase's sources. After each batch the phase's meters (meters.rs) are shown the counters: the
-//! steady-state rounds, `measure_last`'s window, the checkpoints, where the stores' load ended;
-//! then the time series and progress. What they measured makes the phase's rows at its end.
+//! phase's sources. After each batch the loop looks for the end of the stores' load
+//! (`measure_from = "run"`) and shows the phase's meters (meters.rs) the counters: the
+//! checkpoints, `measure_last`'s window, the steady-state rounds; then the time series and
+//! progress. What they measured makes the phase's rows at its end.
 
 use super::collect::*;
 use super::meters::{At, BatchSize, Checkpoints, LastWindow, Mark, Rounds, Snap};
@@ -49,15 +50,16 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
     if from_run && p.kv.is_empty() {
         anyhow::bail!("phase {:?}: measure_from = \"run\" measures from the end of the key-value stores' load, and the phase has no [[phase.kv]]", p.name);
     }
-    let mut run_from: Option<Snap> = None;
+    let mut run_from: Option<(u64, Snap)> = None;
     if from_run {
         let figures = phase.figures();
         if !figures.iter().any(|f| f.loading) {
-            run_from = Some((0, phase_start.clone(), figures));
+            run_from = Some((0, (phase_start.clone(), figures)));
         }
     }
     let erases0 = sum(&stack.devices, |c| c.erases);
-    let mut rounds = Rounds::new(ss.clone(), stop_when_steady, ss.round_bytes(st.logical_total)?, (host0, media0, erases0), (phase_start.clone(), phase.figures()));
+    let round_bytes = ss.round_bytes(st.logical_total)?;
+    let mut rounds = Rounds::new(ss, stop_when_steady, round_bytes, (host0, media0, erases0), || (phase_start.clone(), phase.figures()));
     let rows_only = phase.rows.len() == phase.labels.len();
 
     let mut batch = BatchSize(64);
@@ -94,7 +96,7 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
             if !figures.iter().any(|f| f.loading) {
                 let app = app_bytes(result, &figures, rows_only, host - start_host);
                 marks.restart(At::bytes(host - host0), (host - host0, sum(&stack.devices, |c| c.media_units()), app));
-                run_from = Some((host - host0, counters(stack), figures));
+                run_from = Some((host - host0, (counters(stack), figures)));
             }
         }
         let counting = !from_run || run_from.is_some();
@@ -145,9 +147,9 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
     }
     let (from, fs_from, described) = match (rounds.window(), last_from) {
         (Some((c, f, d)), _) => (c, Some(f), d),
-        (None, Some((at, w))) => (&w.0, Some(&w.1[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - at.host))),
+        (None, Some((at, (c, f)))) => (c, Some(&f[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - at.host))),
         (None, None) => match &run_from {
-            Some(r) => (&r.1, Some(&r.2[..]), format!("the run after the stores' load ({} of host writes; the load wrote {})", wafsim_core::units::human(host_written - r.0), wafsim_core::units::human(r.0))),
+            Some((at, (c, f))) => (c, Some(&f[..]), format!("the run after the stores' load ({} of host writes; the load wrote {})", wafsim_core::units::human(host_written - at), wafsim_core::units::human(*at))),
             None => (&phase_start, None, "whole phase".to_string()),
         },
     };
