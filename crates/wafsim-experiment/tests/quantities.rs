@@ -22,7 +22,7 @@ fn a_wrong_gc_policy_is_refused_at_its_line() {
 }
 
 /// Store choices in the sub-tables are words parsed at load: a wrong one is refused at its line;
-/// every HSE media-class word names one of the engine's policies.
+/// every HSE media-class policy is read by its HSE name.
 #[test]
 fn store_choices_are_refused_at_their_line() {
     let cache = "[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.1\nerase_unit = \"1MiB\"\n[[namespace]]\nname = \"c\"\nsize = \"256MiB\"\n[[phase]]\nname = \"p\"\n[[phase.kv]]\nnamespace = \"c\"\nstore = \"flash-cache\"\n[phase.kv.flash-cache]\nrequests = \"REQ\"\n";
@@ -33,7 +33,9 @@ fn store_choices_are_refused_at_their_line() {
     let hse = cache.replace("store = \"flash-cache\"\n[phase.kv.flash-cache]\nrequests = \"REQ\"", "store = \"hse\"\n[phase.kv.hse]\nmclass_policy = \"fastest\"");
     let e = format!("{:#}", parse_experiment(&hse, "t.toml").unwrap_err());
     assert!(e.contains("line 14") && e.contains("mclass_policy \"fastest\": expected \"capacity_only\""), "{e}");
-    for w in wafsim_experiment::schema::MclassPolicyName::WORDS {
-        assert!(wafsim_apps::MclassPolicy::from_name(w).is_some(), "{w}");
+    use wafsim_apps::MclassPolicy;
+    for p in [MclassPolicy::CapacityOnly, MclassPolicy::StagingOnly, MclassPolicy::StagingMaxCapacity, MclassPolicy::StagingMinCapacity] {
+        let v = parse_experiment(&hse.replace("fastest", p.name()), "t.toml").unwrap();
+        assert_eq!(v[0].spec.phase[0].kv[0].hse.mclass_policy, Some(p), "{}", p.name());
     }
 }

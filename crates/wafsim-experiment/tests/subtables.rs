@@ -106,3 +106,14 @@ fn host_layer_settings_live_in_the_layers_sub_table() {
     assert_eq!(v.spec.host.as_ref().unwrap().dm_zoned.disks, 5);
     assert!(v.spec.notes.iter().any(|x| x.contains("host.dm-zoned.disks")), "{:?}", v.spec.notes);
 }
+
+/// Keys of two sub-tables that interleave (chunk and discard of `fs` around compaction of
+/// `lsm`) give one note per sub-table, each naming all its keys.
+#[test]
+fn interleaved_flat_keys_give_one_note_per_sub_table() {
+    let v = parse_experiment(&lsm("chunk = \"4MiB\"\ncompaction = \"leveled\"\ndiscard = true\n"), "t.toml").unwrap();
+    let notes = &v[0].spec.notes;
+    assert_eq!(notes.iter().filter(|n| n.contains("[phase.kv.fs]")).count(), 1, "{notes:?}");
+    assert!(notes.iter().any(|n| n.contains("chunk, discard belong in [phase.kv.fs]")), "{notes:?}");
+    assert_eq!(notes.iter().filter(|n| n.contains("[phase.kv.lsm]")).count(), 1, "{notes:?}");
+}

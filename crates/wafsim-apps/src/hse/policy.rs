@@ -94,6 +94,14 @@ impl MclassPolicy {
     }
 }
 
+/// HSE's names (`mclass_policy`); any other is refused with the names it takes.
+impl std::str::FromStr for MclassPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<MclassPolicy, String> {
+        MclassPolicy::from_name(s).ok_or_else(|| format!("mclass_policy {s:?}: expected \"capacity_only\" (HSE 1.9's default), \"staging_only\", \"staging_max_capacity\" or \"staging_min_capacity\""))
+    }
+}
+
 /// Group bit of a file on the capacity class: the bit a `MediaClassFs` routes by, the same as
 /// the LSM store's ([`crate::lsm::CAPACITY_GROUP_BIT`], bit 31); clear = staging.
 pub const HSE_CAPACITY_BIT: u32 = crate::lsm::CAPACITY_GROUP_BIT;

@@ -1,6 +1,7 @@
 //! Overrides of an experiment document's keys by dotted path (`device.over_provisioning`,
 //! `phase.0.kv.0.fs.mkfs_trim`): what sweep points and the cases of an unknown change.
 
+pub use crate::schema::lookup;
 use crate::schema::merge;
 use anyhow::{anyhow, bail, Result};
 
@@ -13,19 +14,6 @@ pub fn flatten(prefix: &str, t: &toml::Table, out: &mut Vec<(String, toml::Value
             _ => out.push((key, v.clone())),
         }
     }
-}
-
-/// The value at dotted `path` of `v` (a number indexes an array).
-pub fn lookup<'a>(v: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
-    let mut cur = v;
-    for seg in path.split('.') {
-        cur = match cur {
-            toml::Value::Table(t) => t.get(seg)?,
-            toml::Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
-            _ => return None,
-        };
-    }
-    Some(cur)
 }
 
 /// Set dotted `path` of `doc` to `value`: missing tables are created, a number segment

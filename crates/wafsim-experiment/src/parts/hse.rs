@@ -26,11 +26,10 @@ fn hse_config(k: &KvSpec, staging: bool) -> Result<HseConfig> {
     let mut cfg = HseConfig::default();
     crate::parts::wiredtiger::store_clock(k, &mut cfg.ops_per_sec, &mut cfg.dur_intvl_ms)?;
     if let Some(p) = k.hse.mclass_policy {
-        // The schema's words are HSE's names, so every word names a policy.
-        cfg.policy = MclassPolicy::from_name(p.word()).expect("mclass_policy words are HSE's policy names");
+        cfg.policy = p;
         if !staging && cfg.policy != MclassPolicy::CapacityOnly {
             // HSE forces capacity_only when the mpool has no staging class (cn_open).
-            bail!("mclass_policy \"{p}\" needs a staging class: give staging_namespace");
+            bail!("mclass_policy \"{}\" needs a staging class: give staging_namespace", p.name());
         }
     }
     cfg.staging = staging;

@@ -7,7 +7,9 @@
 use serde::Deserialize;
 
 use super::moved::struct_keys;
-use super::{one_f64, yes, CacheRequests, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, MclassPolicyName, RegionOrder};
+use super::{one_f64, yes, CacheRequests, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, RegionOrder};
+use super::parsed_some;
+use wafsim_apps::MclassPolicy;
 
 /// `[[phase.kv]]`: a key-value store on a raw namespace (wafsim-apps), driven by a YCSB core
 /// workload (wafsim_workload::ycsb) or a TPC-C-like mix (`workload = "tpcc"`,
@@ -369,5 +371,6 @@ pub struct HseSpec {
     /// The media-class policy, "capacity_only" (HSE 1.9's default), "staging_only",
     /// "staging_max_capacity" (Micron's MongoDB media-class configurations) or
     /// "staging_min_capacity".
-    pub mclass_policy: Option<MclassPolicyName>,
+    #[serde(default, deserialize_with = "parsed_some")]
+    pub mclass_policy: Option<MclassPolicy>,
 }

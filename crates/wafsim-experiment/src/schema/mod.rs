@@ -102,7 +102,7 @@ macro_rules! choice {
 
         impl<'de> Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-                String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+                $crate::schema::parsed(d)
             }
         }
 
@@ -136,21 +136,6 @@ choice! {
         Kvcache = "kvcache",
         /// CacheBench's flat_kvcache_reg sizes, look-aside gets only.
         FlatKvcache = "flat-kvcache",
-    }
-}
-
-choice! {
-    /// `mclass_policy` of `[phase.kv.hse]`: where HSE puts each kind of block (its media-class
-    /// policies' names).
-    pub enum MclassPolicyName, "mclass_policy {v:?}: expected \"capacity_only\" (HSE 1.9's default), \"staging_only\", \"staging_max_capacity\" or \"staging_min_capacity\"" {
-        /// Everything on the capacity class (HSE 1.9's default).
-        CapacityOnly = "capacity_only",
-        /// Everything on the staging class.
-        StagingOnly = "staging_only",
-        /// Leaf values on capacity, the rest on staging.
-        StagingMaxCapacity = "staging_max_capacity",
-        /// Only the root's blocks on staging.
-        StagingMinCapacity = "staging_min_capacity",
     }
 }
 
@@ -741,11 +726,19 @@ fn greedy() -> GcPolicy {
 /// A quantity or choice given as text, parsed into its type when the document is read (by its
 /// `FromStr`, whose error says what was expected), so a wrong value is refused with the file's
 /// line and column, not later where it is used.
-fn parsed<'de, D: serde::Deserializer<'de>, T: std::str::FromStr>(d: D) -> std::result::Result<T, D::Error>
+pub(crate) fn parsed<'de, D: serde::Deserializer<'de>, T: std::str::FromStr>(d: D) -> std::result::Result<T, D::Error>
 where
     T::Err: std::fmt::Display,
 {
     String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+}
+
+/// [`parsed`] for an optional key (absent: `#[serde(default)]`'s None).
+fn parsed_some<'de, D: serde::Deserializer<'de>, T: std::str::FromStr>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    T::Err: std::fmt::Display,
+{
+    parsed(d).map(Some)
 }
 
 fn default_gc_free_min() -> u32 {
@@ -783,6 +776,19 @@ pub struct Variant {
 /// A size in bytes ("256MiB"); errors name `field`.
 pub(crate) fn size(field: &str, s: &str) -> Result<u64> {
     parse_bytes(s).map_err(|e| anyhow!("{field}: {e}"))
+}
+
+/// The value at dotted `path` of `v` (a number indexes an array).
+pub fn lookup<'a>(v: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
+    let mut cur = v;
+    for seg in path.split('.') {
+        cur = match cur {
+            toml::Value::Table(t) => t.get(seg)?,
+            toml::Value::Array(a) => a.get(seg.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(cur)
 }
 
 /// Deep-merge `over` into `base`: tables merge key by key, other values replace.
@@ -883,7 +889,6 @@ mod tests {
         words_round_trip::<PatternKind>(PatternKind::WORDS);
         words_round_trip::<FsKind>(FsKind::WORDS);
         words_round_trip::<CacheRequests>(CacheRequests::WORDS);
-        words_round_trip::<MclassPolicyName>(MclassPolicyName::WORDS);
         words_round_trip::<Victim>(Victim::WORDS);
         words_round_trip::<FileDelete>(FileDelete::WORDS);
         words_round_trip::<KvStore>(KvStore::WORDS);

@@ -70,25 +70,20 @@ impl Entry {
         if self.own_keys().contains(&key) {
             return Ok(None);
         }
-        if let Entry::Kv(store) = self {
-            if store.keys().contains(&key) {
-                return Ok(Some(store.word()));
-            }
-        }
         let fs_key = struct_keys::<FsSpec>().contains(&key);
         match self {
-            Entry::Kv(store) if fs_key && store.reads_fs() => return Ok(Some("fs")),
-            Entry::Files if fs_key => return Ok(Some("fs")),
-            _ => {}
-        }
-        if let Entry::Kv(store) = self {
-            let readers = |s: &KvStore| if fs_key { s.reads_fs() } else { s.keys().contains(&key) };
-            let of: Vec<String> = KvStore::ALL.iter().filter(|s| readers(s)).map(|s| format!("store = \"{s}\"")).collect();
-            if !of.is_empty() {
-                bail!("{key}: a setting of {}, not of store = \"{store}\"", of.join(" or "));
+            Entry::Files => Ok(fs_key.then_some("fs")),
+            Entry::Kv(store) if store.keys().contains(&key) => Ok(Some(store.word())),
+            Entry::Kv(store) if fs_key && store.reads_fs() => Ok(Some("fs")),
+            Entry::Kv(store) => {
+                let reads = |s: &KvStore| if fs_key { s.reads_fs() } else { s.keys().contains(&key) };
+                let of: Vec<String> = KvStore::ALL.iter().filter(|s| reads(s)).map(|s| format!("store = \"{s}\"")).collect();
+                if !of.is_empty() {
+                    bail!("{key}: a setting of {}, not of store = \"{store}\"", of.join(" or "));
+                }
+                Ok(None)
             }
         }
-        Ok(None)
     }
 }
 
@@ -111,15 +106,7 @@ pub fn move_flat_keys(doc: &mut toml::Table) -> Result<Vec<String>> {
                 let Some(entry) = entry.as_table_mut() else { continue };
                 let Some(e) = Entry::of(kind, entry) else { continue };
                 let at = format!("phase {name:?}, [[phase.{kind}]] #{}", j + 1);
-                let mut moved: Vec<(&str, String)> = Vec::new();
-                let keys: Vec<String> = entry.keys().cloned().collect();
-                for key in keys {
-                    let owner = e.owner(&key).map_err(|err| anyhow::anyhow!("{at}: {err}"))?;
-                    let Some(sub) = owner else { continue };
-                    move_key(entry, &key, sub, &format!("phase.{kind}"), &at)?;
-                    moved.push((sub, key));
-                }
-                note_moved(&moved, &format!("phase.{kind}"), &at, &mut notes);
+                move_keys(entry, &format!("phase.{kind}"), &at, |key| e.owner(key).map_err(|err| anyhow::anyhow!("{at}: {err}")), &mut notes)?;
                 notes.extend(inert(e, entry, &at));
             }
         }
@@ -127,29 +114,42 @@ pub fn move_flat_keys(doc: &mut toml::Table) -> Result<Vec<String>> {
     Ok(notes)
 }
 
-/// Move flat `key` of `entry` (the table at `path`) into its sub-table `sub`.
-fn move_key(entry: &mut toml::Table, key: &str, sub: &str, path: &str, at: &str) -> Result<()> {
-    let value = entry.remove(key).expect("a key of the entry");
-    let table = match entry.entry(sub).or_insert_with(|| toml::Value::Table(toml::Table::new())) {
-        toml::Value::Table(t) => t,
-        other => bail!("{at}: {sub} is {} {other}, expected a table", other.type_str()),
-    };
-    if table.get(key).is_some_and(|v| *v != value) {
-        bail!("{at}: {key} is given twice, flat and in [{path}.{sub}]: keep the one in [{path}.{sub}]");
+/// Move every flat key of `table` (the table at `path`, named `at` in messages) that `owner`
+/// places in a sub-table into it, with one note per sub-table. Errors: `owner`'s, or a key
+/// given both flat and in its sub-table with another value.
+fn move_keys(table: &mut toml::Table, path: &str, at: &str, owner: impl Fn(&str) -> Result<Option<&'static str>>, notes: &mut Vec<String>) -> Result<()> {
+    let mut moved: Vec<(&str, String)> = Vec::new();
+    for key in table.keys().cloned().collect::<Vec<_>>() {
+        let Some(sub) = owner(&key)? else { continue };
+        let value = table.remove(&key).expect("a key of the table");
+        let into = match table.entry(sub).or_insert_with(|| toml::Value::Table(toml::Table::new())) {
+            toml::Value::Table(t) => t,
+            other => bail!("{at}: {sub} is {} {other}, expected a table", other.type_str()),
+        };
+        if into.get(&key).is_some_and(|v| *v != value) {
+            bail!("{at}: {key} is given twice, flat and in [{path}.{sub}]: keep the one in [{path}.{sub}]");
+        }
+        into.insert(key.clone(), value);
+        moved.push((sub, key));
     }
-    table.insert(key.to_string(), value);
-    Ok(())
-}
-
-/// One note per sub-table that keys were moved into.
-fn note_moved(moved: &[(&str, String)], path: &str, at: &str, notes: &mut Vec<String>) {
-    let mut subs: Vec<&str> = moved.iter().map(|(s, _)| *s).collect();
-    subs.dedup();
+    // Sub-tables in the order their first key came (keys of two sub-tables may interleave).
+    let mut subs: Vec<&str> = Vec::new();
+    for (sub, _) in &moved {
+        if !subs.contains(sub) {
+            subs.push(sub);
+        }
+    }
     for sub in subs {
         let keys: Vec<&str> = moved.iter().filter(|(s, _)| *s == sub).map(|(_, k)| k.as_str()).collect();
         let (them, belong) = if keys.len() == 1 { ("it", "belongs") } else { ("them", "belong") };
         notes.push(format!("{at}: {} {belong} in [{path}.{sub}] now (read as before; move {them} there)", keys.join(", ")));
     }
+    Ok(())
+}
+
+/// The layer `[host]` chooses (None: none given, or an unknown word, left for deserialization).
+fn host_layer(host: &toml::Table) -> Option<HostLayer> {
+    host.get("layer").and_then(|l| l.as_str()).and_then(|l| l.parse().ok())
 }
 
 /// The sub-table a flat key of `[host]` belongs in: its layer's, or (given to another layer) that
@@ -164,16 +164,8 @@ fn host_owner(layer: HostLayer, key: &str) -> Option<&'static str> {
 /// `[host]`: flat keys into the layer sub-tables, and a note for a sub-table of another layer
 /// than the one chosen (none for `layer = "none"`, which leaves every layer's settings).
 fn move_host_keys(host: &mut toml::Table, notes: &mut Vec<String>) -> Result<()> {
-    let Some(layer) = host.get("layer").and_then(|l| l.as_str()).and_then(|l| l.parse::<HostLayer>().ok()) else { return Ok(()) };
-    let mut moved: Vec<(&str, String)> = Vec::new();
-    let keys: Vec<String> = host.keys().cloned().collect();
-    for key in keys {
-        if let Some(sub) = host_owner(layer, &key) {
-            move_key(host, &key, sub, "host", "[host]")?;
-            moved.push((sub, key));
-        }
-    }
-    note_moved(&moved, "host", "[host]", notes);
+    let Some(layer) = host_layer(host) else { return Ok(()) };
+    move_keys(host, "host", "[host]", |key| Ok(host_owner(layer, key)), notes)?;
     if layer != HostLayer::None {
         for other in HostLayer::ALL.iter().filter(|l| **l != layer && host.contains_key(l.word())) {
             notes.push(format!("[host.{other}] has no effect with host.layer = \"{layer}\""));
@@ -198,28 +190,27 @@ fn inert(e: Entry, entry: &toml::Table, at: &str) -> Vec<String> {
     out
 }
 
-/// A dotted override path (`phase.0.kv.1.mkfs_trim`) with a flat key of a `[[phase.kv]]` or
-/// `[[phase.files]]` entry of `doc` turned into its sub-table's (`phase.0.kv.1.fs.mkfs_trim`),
-/// with a note if it moved.
+/// A dotted override path (`phase.0.kv.1.mkfs_trim`, `host.disks`) with a flat key of a
+/// `[[phase.kv]]` or `[[phase.files]]` entry or of `[host]` in `doc` turned into its
+/// sub-table's (`phase.0.kv.1.fs.mkfs_trim`, `host.dm-zoned.disks`), with a note if it moved.
 pub fn override_path(doc: &toml::Table, path: &str, notes: &mut Vec<String>) -> Result<String> {
-    let segs: Vec<&str> = path.split('.').collect();
-    if let ["host", key, rest @ ..] = segs.as_slice() {
-        let layer = doc.get("host").and_then(|h| h.get("layer")).and_then(|l| l.as_str()).and_then(|l| l.parse::<HostLayer>().ok());
-        let Some(sub) = layer.and_then(|l| host_owner(l, key)) else { return Ok(path.to_string()) };
-        let new = ["host", sub, key].iter().chain(rest.iter()).copied().collect::<Vec<_>>().join(".");
-        notes.push(format!("override {path}: the key is {new} now (read as before; give the new one)"));
-        return Ok(new);
-    }
-    let [ "phase", p, kind @ ("kv" | "files"), j, key, rest @ .. ] = segs.as_slice() else { return Ok(path.to_string()) };
-    let entry = doc.get("phase").and_then(|v| v.as_array()).and_then(|a| a.get(p.parse::<usize>().ok()?)).and_then(|v| v.get(*kind)).and_then(|v| v.as_array()).and_then(|a| a.get(j.parse::<usize>().ok()?));
-    let Some(entry) = entry.and_then(|e| e.as_table()) else { return Ok(path.to_string()) };
-    let Some(e) = Entry::of(kind, entry) else { return Ok(path.to_string()) };
-    match e.owner(key)? {
-        Some(sub) => {
-            let new = std::iter::once(format!("phase.{p}.{kind}.{j}.{sub}.{key}")).chain(rest.iter().map(|s| s.to_string())).collect::<Vec<_>>().join(".");
-            notes.push(format!("override {path}: the key is {new} now (read as before; give the new one)"));
-            Ok(new)
+    let mut segs: Vec<&str> = path.split('.').collect();
+    // Where the key is among the segments, and the sub-table it belongs in.
+    let (at, owner) = match segs.as_slice() {
+        ["host", key, ..] => (1, doc.get("host").and_then(|h| h.as_table()).and_then(host_layer).and_then(|l| host_owner(l, key))),
+        ["phase", p, kind @ ("kv" | "files"), j, key, ..] => {
+            let entry = doc.get("phase").and_then(|v| super::lookup(v, &format!("{p}.{kind}.{j}"))).and_then(|e| e.as_table());
+            let owner = match entry.and_then(|t| Entry::of(kind, t)) {
+                Some(e) => e.owner(key)?,
+                None => None,
+            };
+            (4, owner)
         }
-        None => Ok(path.to_string()),
-    }
+        _ => (0, None),
+    };
+    let Some(sub) = owner else { return Ok(path.to_string()) };
+    segs.insert(at, sub);
+    let new = segs.join(".");
+    notes.push(format!("override {path}: the key is {new} now (read as before; give the new one)"));
+    Ok(new)
 }
