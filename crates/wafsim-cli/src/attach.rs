@@ -299,7 +299,7 @@ fn report(args: &AttachArgs, window: &str, before: &Mark, after: &Mark, devices:
     eprintln!("wafsim attach: window {window:?} ({secs:.1} s: from after setup to after the file systems were unmounted):");
     let mut drives_json = Vec::new();
     for (d, (b, a)) in before.drives.iter().zip(&after.drives).enumerate() {
-        let c = a.counters.to_core().delta(&b.counters.to_core());
+        let c = a.counters.delta(&b.counters);
         let mu = a.mapping_unit as u64;
         // Bytes over bytes, as `wafsim waf` computes it from nvme-cli's counters (HBMW/MBMW).
         let waf = (c.host_write_bytes > 0).then(|| (c.media_units() * mu) as f64 / c.host_write_bytes as f64);

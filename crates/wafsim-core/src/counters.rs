@@ -1,7 +1,18 @@
 //! Device counters, named as devices name them (NVMe FDP statistics, SMART, OCP C0).
+//!
+//! They serialize field for field (a drive-state file's `counters`, a run's results); a field
+//! missing from a file reads as 0, and the pSLC cache's counters are left out where they are 0
+//! so the state of a drive without one reads as before the cache existed.
+
+use serde::{Deserialize, Serialize};
+
+fn zero(v: &u64) -> bool {
+    *v == 0
+}
 
 /// Per-namespace counters.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct NsCounters {
     /// Bytes the host wrote to this namespace.
     pub host_write_bytes: u64,
@@ -16,8 +27,10 @@ pub struct NsCounters {
     /// Bytes the host's trims covered in this namespace (partial mapping units included).
     pub trim_bytes: u64,
     /// pSLC cache: mapping units of this namespace's data folded into TLC.
+    #[serde(skip_serializing_if = "zero")]
     pub fold_units: u64,
     /// pSLC cache: this namespace's SLC programs the media-written figure leaves out.
+    #[serde(skip_serializing_if = "zero")]
     pub uncounted_slc_units: u64,
 }
 
@@ -30,7 +43,8 @@ impl NsCounters {
 }
 
 /// Per write-frontier counters (a frontier belongs to one RUH or stream, or is a GC frontier).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FrontierCounters {
     /// Mapping units of host data this frontier programmed (0 for a GC frontier).
     pub host_units: u64,
@@ -41,7 +55,8 @@ pub struct FrontierCounters {
 }
 
 /// FDP event counts (NVMe TP4146 event types).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct FdpEventCounts {
     /// 0x00 Reclaim Unit Not Fully Written (host event): a RUH update left an RU partly written.
     pub ru_not_fully_written: u64,
@@ -55,7 +70,8 @@ pub struct FdpEventCounts {
 }
 
 /// All counters of a device. Subtract two snapshots with [`Counters::delta`].
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Counters {
     /// HBMW: host bytes written (no metadata is modelled, so bytes of data).
     pub host_write_bytes: u64,
@@ -82,11 +98,14 @@ pub struct Counters {
     /// Erase units reclaimed by background GC (timed mode, host idle).
     pub background_victims: u64,
     /// pSLC cache: mapping units of host data programmed in SLC mode (part of `host_units`).
+    #[serde(skip_serializing_if = "zero")]
     pub slc_units: u64,
     /// pSLC cache: mapping units folded from SLC into TLC erase units (TLC programs).
+    #[serde(skip_serializing_if = "zero")]
     pub fold_units: u64,
     /// pSLC cache: SLC-program units the media-written figure leaves out (`slc_units` when the
     /// cache's `count_slc_programs` is off, else 0).
+    #[serde(skip_serializing_if = "zero")]
     pub uncounted_slc_units: u64,
     /// Per namespace, in namespace order.
     pub namespaces: Vec<NsCounters>,

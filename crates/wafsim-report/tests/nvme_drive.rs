@@ -230,7 +230,7 @@ fn json_round_trip_and_errors() {
     assert!(DriveState::is_drive_state(&json));
     let back = DriveState::from_json(&json).unwrap();
     assert_eq!(back, st);
-    assert_eq!(back.counters.to_core(), *dev.counters());
+    assert_eq!(back.counters, *dev.counters());
     assert!(st.erase_count_range.is_some() && st.free_erase_units.is_some());
 
     let e = DriveState::from_json("{\"hbmw\": 1, \"mbmw\": 2}")

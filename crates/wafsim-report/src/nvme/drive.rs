@@ -25,7 +25,7 @@ use super::smart::{SmartLog, DATA_UNIT_BYTES};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use wafsim_core::config::{DeviceConfig, Placement, RuhType};
-use wafsim_core::counters::{Counters, FdpEventCounts, FrontierCounters, NsCounters};
+use wafsim_core::counters::Counters;
 use wafsim_core::device::{Device, FdpEventKind};
 
 /// Value of the `"wafsim_drive_state"` marker this version writes and reads. Bumped when a
@@ -176,184 +176,6 @@ pub struct PlacementState {
     pub ru_bytes: u64,
 }
 
-/// Per-namespace counters (mirror of `wafsim_core::counters::NsCounters`).
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct NsCountersState {
-    pub host_write_bytes: u64,
-    pub host_units: u64,
-    pub gc_units: u64,
-    pub pad_units: u64,
-    pub host_read_bytes: u64,
-    pub trim_bytes: u64,
-    #[serde(default, skip_serializing_if = "zero")]
-    pub fold_units: u64,
-    #[serde(default, skip_serializing_if = "zero")]
-    pub uncounted_slc_units: u64,
-}
-
-/// Per write-frontier counters (mirror of `wafsim_core::counters::FrontierCounters`); the
-/// frontiers are in the simulator's order, see [`frontier_layout`].
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct FrontierCountersState {
-    pub host_units: u64,
-    pub gc_units: u64,
-    pub erases: u64,
-}
-
-/// FDP event counts (mirror of `wafsim_core::counters::FdpEventCounts`).
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct FdpEventCountsState {
-    pub ru_not_fully_written: u64,
-    pub invalid_pid: u64,
-    pub media_reallocated: u64,
-    pub media_reallocated_units: u64,
-}
-
-/// All counters of the drive: a serde mirror of `wafsim_core::Counters` (wafsim-core has no
-/// serde dependency), field for field; see that type for each field's meaning.
-#[allow(missing_docs)]
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct CountersState {
-    pub host_write_bytes: u64,
-    pub host_units: u64,
-    pub gc_units: u64,
-    pub pad_units: u64,
-    pub erases: u64,
-    pub host_read_bytes: u64,
-    pub read_units: u64,
-    pub unmapped_read_units: u64,
-    pub trim_bytes: u64,
-    pub trimmed_units: u64,
-    pub background_victims: u64,
-    // The pSLC cache's counters, absent from the state of a drive without one.
-    #[serde(skip_serializing_if = "zero")]
-    pub slc_units: u64,
-    #[serde(skip_serializing_if = "zero")]
-    pub fold_units: u64,
-    #[serde(skip_serializing_if = "zero")]
-    pub uncounted_slc_units: u64,
-    pub namespaces: Vec<NsCountersState>,
-    pub frontiers: Vec<FrontierCountersState>,
-    pub fdp_events: FdpEventCountsState,
-}
-
-fn zero(v: &u64) -> bool {
-    *v == 0
-}
-
-impl CountersState {
-    /// Media mapping units programmed, as `Counters::media_units`.
-    pub fn media_units(&self) -> u64 {
-        self.to_core().media_units()
-    }
-
-    /// Back to the simulator's type (e.g. to use `Counters::delta`).
-    pub fn to_core(&self) -> Counters {
-        Counters {
-            host_write_bytes: self.host_write_bytes,
-            host_units: self.host_units,
-            gc_units: self.gc_units,
-            pad_units: self.pad_units,
-            erases: self.erases,
-            host_read_bytes: self.host_read_bytes,
-            read_units: self.read_units,
-            unmapped_read_units: self.unmapped_read_units,
-            trim_bytes: self.trim_bytes,
-            trimmed_units: self.trimmed_units,
-            background_victims: self.background_victims,
-            slc_units: self.slc_units,
-            fold_units: self.fold_units,
-            uncounted_slc_units: self.uncounted_slc_units,
-            namespaces: self
-                .namespaces
-                .iter()
-                .map(|n| NsCounters {
-                    host_write_bytes: n.host_write_bytes,
-                    host_units: n.host_units,
-                    gc_units: n.gc_units,
-                    pad_units: n.pad_units,
-                    host_read_bytes: n.host_read_bytes,
-                    trim_bytes: n.trim_bytes,
-                    fold_units: n.fold_units,
-                    uncounted_slc_units: n.uncounted_slc_units,
-                })
-                .collect(),
-            frontiers: self
-                .frontiers
-                .iter()
-                .map(|f| FrontierCounters {
-                    host_units: f.host_units,
-                    gc_units: f.gc_units,
-                    erases: f.erases,
-                })
-                .collect(),
-            fdp_events: FdpEventCounts {
-                ru_not_fully_written: self.fdp_events.ru_not_fully_written,
-                invalid_pid: self.fdp_events.invalid_pid,
-                media_reallocated: self.fdp_events.media_reallocated,
-                media_reallocated_units: self.fdp_events.media_reallocated_units,
-            },
-        }
-    }
-}
-
-impl From<&Counters> for CountersState {
-    fn from(c: &Counters) -> Self {
-        CountersState {
-            host_write_bytes: c.host_write_bytes,
-            host_units: c.host_units,
-            gc_units: c.gc_units,
-            pad_units: c.pad_units,
-            erases: c.erases,
-            host_read_bytes: c.host_read_bytes,
-            read_units: c.read_units,
-            unmapped_read_units: c.unmapped_read_units,
-            trim_bytes: c.trim_bytes,
-            trimmed_units: c.trimmed_units,
-            background_victims: c.background_victims,
-            slc_units: c.slc_units,
-            fold_units: c.fold_units,
-            uncounted_slc_units: c.uncounted_slc_units,
-            namespaces: c
-                .namespaces
-                .iter()
-                .map(|n| NsCountersState {
-                    host_write_bytes: n.host_write_bytes,
-                    host_units: n.host_units,
-                    gc_units: n.gc_units,
-                    pad_units: n.pad_units,
-                    host_read_bytes: n.host_read_bytes,
-                    trim_bytes: n.trim_bytes,
-                    fold_units: n.fold_units,
-                    uncounted_slc_units: n.uncounted_slc_units,
-                })
-                .collect(),
-            frontiers: c
-                .frontiers
-                .iter()
-                .map(|f| FrontierCountersState {
-                    host_units: f.host_units,
-                    gc_units: f.gc_units,
-                    erases: f.erases,
-                })
-                .collect(),
-            fdp_events: FdpEventCountsState {
-                ru_not_fully_written: c.fdp_events.ru_not_fully_written,
-                invalid_pid: c.fdp_events.invalid_pid,
-                media_reallocated: c.fdp_events.media_reallocated,
-                media_reallocated_units: c.fdp_events.media_reallocated_units,
-            },
-        }
-    }
-}
-
 /// One FDP event as the drive logged it, already in NVMe terms.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DriveEvent {
@@ -464,7 +286,7 @@ pub struct DriveState {
     #[serde(default = "default_pe_cycles")]
     pub rated_pe_cycles: u32,
     /// The simulator's counters.
-    pub counters: CountersState,
+    pub counters: Counters,
     /// Host write commands (SMART).
     pub host_write_commands: u64,
     /// Host read commands (SMART).
@@ -587,7 +409,7 @@ impl DriveState {
             physical_bytes: cfg.physical_bytes,
             erase_units,
             rated_pe_cycles: DEFAULT_RATED_PE_CYCLES,
-            counters: CountersState::from(counters),
+            counters: counters.clone(),
             host_write_commands: commands.0,
             host_read_commands: commands.1,
             power_on_seconds,
