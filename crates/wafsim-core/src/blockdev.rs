@@ -75,7 +75,7 @@ pub struct ZoneGeometry {
 }
 
 /// A zoned namespace's zones at one moment, as a zone report prints them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ZoneReport {
     /// Logical block size in bytes (the unit of every LBA in `zones`).
     pub block_size: u32,

@@ -22,7 +22,7 @@
 use std::fmt;
 
 /// Zone state as reported in the Zone Descriptor (ZNS 1.1 Figure 37, ZS field).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[repr(u8)]
 pub enum ZoneState {
     /// ZSE: no data, write pointer at the zone start, holds no resources.
@@ -94,7 +94,7 @@ impl ZoneState {
 }
 
 /// Zone type (ZNS 1.1 Figure 37, ZT field).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum ZoneType {
     /// ZBC zone type 1h: writable anywhere, no write pointer. Outside ZNS (Linux rejects a ZNS
     /// namespace that reports one); offered for SMR-like layouts with a conventional head.
@@ -302,7 +302,7 @@ impl ZoneConfig {
 pub struct ZoneConfigError(pub &'static str);
 
 /// One zone as Report Zones describes it (ZNS 1.1 Figure 37), plus its index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct ZoneDescriptor {
     /// Zone index (0-based).
     pub zone: u32,

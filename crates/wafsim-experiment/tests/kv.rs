@@ -571,8 +571,7 @@ fn measure_from_run_is_refused_where_it_means_nothing() {
 }
 
 /// `stop_when_full`: a store whose database outgrows its file system ends the phase where it
-/// filled, and says so, instead of failing the run; without the key the run fails as before;
-/// the timing model refuses the key.
+/// filled, and says so, instead of failing the run; without the key the run fails as before.
 #[test]
 fn stop_when_full_ends_the_phase_where_the_store_filled() {
     let doc = r#"
@@ -606,9 +605,5 @@ amount = "30x"
     assert!(r.counters.host_write_bytes > 0 && r.counters.host_write_bytes < 30 << 30, "it wrote, and less than its amount: {}", r.counters.host_write_bytes);
     assert!(p.checkpoints[0].reached.is_some() && p.checkpoints[1].reached.is_none(), "{:?}", p.checkpoints);
     assert!(r.warnings.iter().any(|w| w.contains("ended out of space")), "{:?}", r.warnings);
-    // The timing model needs a drive's geometry: a preset's.
-    let device = "[device]\ncapacity = \"1GiB\"\nover_provisioning = 0.07\nerase_unit = \"1MiB\"\n";
-    let timed = doc.replace("STOP", "stop_when_full = true").replace(device, "[device]\npreset = \"enterprise-tlc-1.92tb\"\n") + "[timing]\nenabled = true\n";
-    let e = format!("{:#}", common::run_doc(&timed, 0.001).unwrap_err());
-    assert!(e.contains("stop_when_full is not supported with the timing model"), "{e}");
+    // Timed: tests/timed_meters.rs.
 }

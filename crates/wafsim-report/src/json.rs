@@ -5,33 +5,13 @@
 //! the same cases. A WAF without host writes (a read-only or trim-only window) is `null` too,
 //! with a `waf_note` saying why; tables print "n/a".
 
+use serde::Serialize;
 use serde_json::{json, Value};
-use wafsim_core::counters::{smart_data_units, waf_if_written};
+use std::collections::BTreeMap;
+use wafsim_core::counters::waf_if_written;
 use wafsim_core::{DeviceConfig, Geometry};
+use wafsim_experiment::results::{FrontierFigures, HostDeviceFigures, HostDeviceRow, HostPoint, LatSummary, NsFigures, PhaseFigures, TierTraffic, TimedFigures};
 use wafsim_experiment::VariantResult;
-
-/// A phase checkpoint: where it fell, and the WAF up to it and since the previous one (null
-/// when the phase ended before it).
-fn checkpoint(c: &wafsim_experiment::results::Checkpoint) -> Value {
-    json!({
-        "label": c.label,
-        "at_bytes": c.at_bytes,
-        "reached_bytes": c.reached,
-        "waf": c.reached.map(|_| num(c.waf)),
-        "interval_waf": c.reached.map(|_| num(c.interval_waf)),
-        "total_waf": c.total_waf.map(|t| num(t.0)),
-        "interval_total_waf": c.total_waf.map(|t| num(t.1)),
-    })
-}
-
-/// `part` as a fraction of `whole`, or null when `whole` is 0.
-fn share(part: u64, whole: u64) -> Value {
-    if whole == 0 {
-        Value::Null
-    } else {
-        num(part as f64 / whole as f64)
-    }
-}
 
 /// `x` as a JSON number, or `null` when it is NaN or infinite. serde_json would write `null`
 /// for those too; going through this says so at every ratio and keeps the choice in one place.
@@ -43,203 +23,384 @@ pub fn num(x: f64) -> Value {
     }
 }
 
+// The JSON of a variant is a view of the result and its figures (`VariantResult::figures`):
+// the structs below name the keys, serde writes them. A view is serialized into a `Value`,
+// whose objects keep their keys sorted, as every JSON output here always has been; a ratio
+// that is NaN or infinite becomes `null` there (as `num` does).
+
+/// One variant.
+#[derive(Serialize)]
+struct VariantJson<'a> {
+    name: &'a str,
+    layout: &'a str,
+    devices: u32,
+    placement: &'a str,
+    gc_policy: &'a str,
+    history: &'a str,
+    op_logical: f64,
+    op_logical_full: f64,
+    scale: f64,
+    logical_bytes: u64,
+    physical_bytes: u64,
+    waf: Option<f64>,
+    /// Only where `waf` is null: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    waf_note: Option<&'static str>,
+    hbmw: u64,
+    mbmw: u64,
+    mbe: u64,
+    gc_bytes: u64,
+    pad_bytes: u64,
+    erases: u64,
+    smart_data_units_written: u64,
+    physical_media_units_written: u64,
+    host_read_bytes: u64,
+    trim_bytes: u64,
+    application_bytes: u64,
+    total_waf: Option<f64>,
+    erase_count: EraseCountJson,
+    fdp_events: FdpEventsJson,
+    filesystems: Vec<FsJson<'a>>,
+    host_devices: Vec<HostDeviceJson<'a>>,
+    namespaces: Vec<NsJson<'a>>,
+    timing: Option<TimingJson>,
+    phases: Vec<PhaseJson<'a>>,
+    frontiers: Vec<FrontierJson<'a>>,
+    spread: Vec<SpreadJson<'a>>,
+    bandwidth: Vec<BwJson<'a>>,
+    tier_timeline: Vec<TierJson<'a>>,
+    host_timeline: &'a [HostPoint],
+}
+
+#[derive(Serialize)]
+struct EraseCountJson {
+    min: u32,
+    mean: f64,
+    max: u32,
+}
+
+#[derive(Serialize)]
+struct FdpEventsJson {
+    ru_not_fully_written: u64,
+    invalid_pid: u64,
+    media_reallocated: u64,
+    media_reallocated_bytes: u64,
+}
+
+/// A file system (and a store above it): application bytes and bytes sent to the device.
+#[derive(Serialize)]
+struct FsJson<'a> {
+    phase: &'a str,
+    measured: bool,
+    name: &'a str,
+    namespace: &'a str,
+    filesystem: &'a str,
+    file_write_bytes: u64,
+    dev_write_bytes: u64,
+    store_write_bytes: Option<u64>,
+    metrics: BTreeMap<&'a str, f64>,
+    waf: Option<f64>,
+}
+
+/// A host layer's device: traffic over the whole run, its share and its own WAF.
+#[derive(Serialize)]
+struct HostDeviceJson<'a> {
+    #[serde(flatten)]
+    row: &'a HostDeviceRow,
+    #[serde(flatten)]
+    figures: HostDeviceFigures,
+}
+
+#[derive(Serialize)]
+struct NsJson<'a> {
+    name: &'a str,
+    size_bytes: u64,
+    host_bytes: u64,
+    media_bytes: u64,
+    gc_bytes: u64,
+    #[serde(flatten)]
+    figures: NsFigures,
+}
+
+#[derive(Serialize)]
+struct TimingJson {
+    elapsed_ns: u64,
+    busy_window_ns: u64,
+    dies: u32,
+    disks: u32,
+    head_busy_ns: u64,
+    busy_ns: BusyJson,
+    pe_cycles: u32,
+    #[serde(flatten)]
+    figures: TimedFigures,
+}
+
+#[derive(Serialize)]
+struct BusyJson {
+    host: u64,
+    gc: u64,
+    host_program: u64,
+    host_read: u64,
+    gc_program: u64,
+    gc_read: u64,
+    erase: u64,
+}
+
+#[derive(Serialize)]
+struct PhaseJson<'a> {
+    name: &'a str,
+    measured: bool,
+    #[serde(flatten)]
+    figures: PhaseFigures,
+    window: &'a str,
+    whole_phase_waf: Option<f64>,
+    checkpoints: Vec<CheckpointJson<'a>>,
+    /// Only where the phase ended early: why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stopped: Option<&'a str>,
+}
+
+/// A phase checkpoint: where it fell, and the WAF up to it and since the previous one (null
+/// when the phase ended before it).
+#[derive(Serialize)]
+struct CheckpointJson<'a> {
+    label: &'a str,
+    at_bytes: u64,
+    reached_bytes: Option<u64>,
+    waf: Option<f64>,
+    interval_waf: Option<f64>,
+    total_waf: Option<f64>,
+    interval_total_waf: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct FrontierJson<'a> {
+    device: u32,
+    kind: &'a str,
+    reclaim_group: u32,
+    ruh: Option<u32>,
+    host_bytes: u64,
+    gc_bytes: u64,
+    erases: u64,
+    age_class: u32,
+    #[serde(flatten)]
+    figures: FrontierFigures,
+}
+
+/// The variant under another case of the experiment's unknowns. The timed figures are keys of
+/// timed runs only, so untimed outputs keep their keys.
+#[derive(Serialize)]
+struct SpreadJson<'a> {
+    unknown: &'a str,
+    case: &'a str,
+    waf: Option<f64>,
+    total_waf: Option<f64>,
+    history: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    write_bytes_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_iops: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_p99_ns: Option<f64>,
+}
+
+/// Bytes one drive completed in one log interval.
+#[derive(Serialize)]
+struct BwJson<'a> {
+    phase: &'a str,
+    device: u32,
+    t_s: f64,
+    read_bytes: u64,
+    write_bytes: u64,
+    read_lat_ns: LatJson,
+    write_lat_ns: LatJson,
+}
+
 /// An interval's latency summary (ns), as fio's clat percentiles.
-fn lat(l: &wafsim_experiment::results::LatSummary) -> Value {
-    json!({ "mean": l.mean_ns, "p50": l.p50_ns, "p99": l.p99_ns, "p99.9": l.p999_ns, "max": l.max_ns })
+#[derive(Serialize)]
+struct LatJson {
+    mean: u64,
+    p50: u64,
+    p99: u64,
+    #[serde(rename = "p99.9")]
+    p999: u64,
+    max: u64,
+}
+
+impl LatJson {
+    fn of(l: &LatSummary) -> LatJson {
+        LatJson { mean: l.mean_ns, p50: l.p50_ns, p99: l.p99_ns, p999: l.p999_ns, max: l.max_ns }
+    }
+}
+
+/// Tiering: each tier's traffic at one time-series sample.
+#[derive(Serialize)]
+struct TierJson<'a> {
+    phase: &'a str,
+    host_bytes: u64,
+    hot: TierTraffic,
+    cold: TierTraffic,
+}
+
+/// The name of phase `i` of `r` ("" past its phases).
+fn phase_name(r: &VariantResult, i: usize) -> &str {
+    r.phases.get(i).map(|p| p.name.as_str()).unwrap_or("")
 }
 
 /// One variant's results.
 pub fn variant(r: &VariantResult) -> Value {
+    let f = r.figures();
     let c = &r.counters;
-    // Timed runs with [timing] log_interval: bytes each drive completed per interval.
-    let bandwidth: Vec<Value> = r
-        .bandwidth
-        .iter()
-        .map(|b| {
-            json!({
-                "phase": r.phases.get(b.phase).map(|p| p.name.as_str()).unwrap_or(""),
-                "device": b.device,
-                "t_s": num(b.t_s),
-                "read_bytes": b.read_bytes,
-                "write_bytes": b.write_bytes,
-                "read_lat_ns": lat(&b.read_lat),
-                "write_lat_ns": lat(&b.write_lat),
-            })
-        })
-        .collect();
-    // Timed dm-zoned: free cache zones and reclaim writes per disk over time.
-    let host_timeline: Vec<Value> = r
-        .host_timeline
-        .iter()
-        .map(|h| {
-            json!({
-                "t_s": num(h.t_s),
-                "cache_free": h.cache_free,
-                "cache_total": h.cache_total,
-                "user_write_bytes": h.user_write_bytes,
-                "reclaim_write_bytes": h.reclaim_write_bytes,
-            })
-        })
-        .collect();
-    let mut v = json!({
-        "name": r.name,
-        "layout": r.layout,
-        "devices": r.devices,
-        "placement": r.placement,
-        "gc_policy": r.gc_policy,
-        "op_logical": num(r.op_logical),
-        "op_logical_full": num(r.op_logical_full),
-        "scale": r.scale,
-        "logical_bytes": r.logical_bytes,
-        "physical_bytes": r.physical_bytes,
-        "waf": r.written_waf().map(num),
-        "hbmw": r.hbmw(),
-        "mbmw": r.mbmw(),
-        "mbe": r.mbe(),
-        "gc_bytes": c.gc_units * r.mapping_unit as u64,
-        // Zoned drives: dummy data a Finish programmed (part of mbmw).
-        "pad_bytes": c.pad_units * r.mapping_unit as u64,
-        "erases": c.erases,
-        // File systems of file workloads: application bytes and bytes sent to the device.
-        "filesystems": r.filesystems.iter().map(|f| json!({
-            "phase": f.phase,
-            "measured": f.measured,
-            "name": f.name,
-            "namespace": f.namespace,
-            "filesystem": f.filesystem,
-            "file_write_bytes": f.file_write_bytes,
-            "dev_write_bytes": f.dev_write_bytes,
-            // A store between application and file system (an LSM tree): bytes it wrote to files.
-            "store_write_bytes": f.store_write_bytes,
-            // Figures of the store's own (a flash cache's hit ratios).
-            "metrics": f.metrics.iter().map(|(k, v)| (k.clone(), num(*v))).collect::<serde_json::Map<_, _>>(),
-            "waf": f.written_waf().map(num),
-        })).collect::<Vec<_>>(),
-        // Host layer (dm-zoned): traffic to each of its devices over the whole run.
-        "host_devices": r.host_devices.iter().map(|d| json!({
-            "device": d.device,
-            "user_write_bytes": d.user_write_bytes,
-            "user_read_bytes": d.user_read_bytes,
-            "reclaim_read_bytes": d.reclaim_read_bytes,
-            "reclaim_write_bytes": d.reclaim_write_bytes,
-            "metadata_write_bytes": d.metadata_write_bytes,
-            "media_write_bytes": d.media_write_bytes,
-            "media_share": share(d.media_write_bytes, r.host_devices.iter().map(|d| d.media_write_bytes).sum()),
-            "device_waf": waf_if_written(d.media_write_bytes, d.sent_bytes()).map(num),
-        })).collect::<Vec<_>>(),
-        "smart_data_units_written": smart_data_units(r.hbmw()),
-        "physical_media_units_written": r.mbmw(),
-        "host_read_bytes": c.host_read_bytes,
-        "trim_bytes": c.trim_bytes,
-        "erase_count": {"min": r.erase_count.0, "mean": num(r.erase_count.1), "max": r.erase_count.2},
-        "fdp_events": {
-            "ru_not_fully_written": c.fdp_events.ru_not_fully_written,
-            "invalid_pid": c.fdp_events.invalid_pid,
-            "media_reallocated": c.fdp_events.media_reallocated,
-            "media_reallocated_bytes": c.fdp_events.media_reallocated_units * r.mapping_unit as u64,
+    let view = VariantJson {
+        name: &r.name,
+        layout: &r.layout,
+        devices: r.devices,
+        placement: &r.placement,
+        gc_policy: &r.gc_policy,
+        history: &r.history,
+        op_logical: r.op_logical,
+        op_logical_full: r.op_logical_full,
+        scale: r.scale,
+        logical_bytes: r.logical_bytes,
+        physical_bytes: r.physical_bytes,
+        waf: f.waf,
+        waf_note: f.waf_note,
+        hbmw: f.hbmw,
+        mbmw: f.mbmw,
+        mbe: f.mbe,
+        gc_bytes: f.gc_bytes,
+        pad_bytes: f.pad_bytes,
+        erases: c.erases,
+        smart_data_units_written: f.smart_data_units_written,
+        physical_media_units_written: f.mbmw,
+        host_read_bytes: c.host_read_bytes,
+        trim_bytes: c.trim_bytes,
+        application_bytes: f.application_bytes,
+        total_waf: f.total_waf,
+        erase_count: EraseCountJson { min: r.erase_count.0, mean: r.erase_count.1, max: r.erase_count.2 },
+        fdp_events: FdpEventsJson {
+            ru_not_fully_written: c.fdp_events.ru_not_fully_written,
+            invalid_pid: c.fdp_events.invalid_pid,
+            media_reallocated: c.fdp_events.media_reallocated,
+            media_reallocated_bytes: f.media_reallocated_bytes,
         },
-        "namespaces": r.namespaces.iter().map(|n| json!({
-            "name": n.name,
-            "size_bytes": n.size_bytes,
-            "host_bytes": n.host_bytes,
-            "media_bytes": n.media_bytes,
-            "gc_bytes": n.gc_bytes,
-            // Shares of the variant's host and media writes (a drive's, with a drive per
-            // namespace); null when the variant wrote nothing.
-            "host_share": share(n.host_bytes, r.hbmw()),
-            "media_share": share(n.media_bytes, r.mbmw()),
-            "waf": waf_if_written(n.media_bytes, n.host_bytes).map(num),
-        })).collect::<Vec<_>>(),
-        "timing": r.timed.map(|t| json!({
-            "elapsed_ns": t.elapsed_ns,
-            "busy_window_ns": t.busy_window_ns,
-            "dies": t.dies,
-            "disks": t.disks,
-            "head_busy_ns": t.head_busy_ns,
-            "busy_ns": {
-                "host": t.busy.host_ns(),
-                "gc": t.busy.gc_ns(),
-                "host_program": t.busy.host_program_ns,
-                "host_read": t.busy.host_read_ns,
-                "gc_program": t.busy.gc_program_ns,
-                "gc_read": t.busy.gc_read_ns,
-                "erase": t.busy.erase_ns,
-            },
-            "pe_cycles": t.pe_cycles,
-            "lifetime_years": r.lifetime_years().map(num),
-            "measured_dwpd": r.measured_dwpd().map(num),
-            "sustainable_dwpd_5y": r.sustainable_dwpd().map(num),
-            "write_bytes_per_sec": num(r.hbmw() as f64 / (t.elapsed_ns.max(1) as f64 * 1e-9)),
-        })),
-        "phases": r.phases.iter().map(|p| with_stopped(p, json!({
-            "name": p.name,
-            "measured": p.measured,
-            "waf": p.written_waf().map(num),
-            "hbmw": p.counters.host_write_bytes,
-            "mbmw": p.counters.media_units() * r.mapping_unit as u64,
-            "mbe": p.counters.erases * r.erase_unit_bytes,
-            "window": p.window,
-            "whole_phase_waf": p.whole_waf.map(num),
-            "checkpoints": p.checkpoints.iter().map(checkpoint).collect::<Vec<_>>(),
-        }))).collect::<Vec<_>>(),
-        "frontiers": r.frontiers.iter().map(|f| json!({
-            "device": f.device,
-            "kind": f.kind,
-            "reclaim_group": f.rg,
-            "ruh": f.ruh,
-            "host_bytes": f.host_bytes,
-            "gc_bytes": f.gc_bytes,
-            "mbmw": f.host_bytes + f.gc_bytes,
-            "erases": f.erases,
-            "mbe": f.erases * r.erase_unit_bytes,
-            "age_class": f.age_class,
-        })).collect::<Vec<_>>(),
-    });
-    v["history"] = r.history.clone().into();
-    // The other cases of the experiment's unknowns (empty unless they were run).
-    v["spread"] = Value::Array(
-        r.spread
+        filesystems: r
+            .filesystems
             .iter()
-            .map(|x| {
-                let mut row = json!({ "unknown": x.unknown, "case": x.case, "waf": (x.waf > 0.0).then(|| num(x.waf)), "total_waf": x.total_waf.map(num), "history": x.history });
-                // Timed runs only, so untimed outputs keep their keys.
-                if let Some((w, ri)) = x.timed {
-                    row["write_bytes_per_sec"] = num(w);
-                    row["read_iops"] = num(ri);
-                }
-                if let Some(p) = x.read_p99_ns {
-                    row["read_p99_ns"] = num(p);
-                }
-                row
+            .zip(&f.filesystems)
+            .map(|(x, g)| FsJson {
+                phase: &x.phase,
+                measured: x.measured,
+                name: &x.name,
+                namespace: &x.namespace,
+                filesystem: &x.filesystem,
+                file_write_bytes: x.file_write_bytes,
+                dev_write_bytes: x.dev_write_bytes,
+                store_write_bytes: x.store_write_bytes,
+                metrics: x.metrics.iter().map(|(k, v)| (k.as_str(), *v)).collect(),
+                waf: g.waf,
             })
             .collect(),
-    );
-    v["bandwidth"] = Value::Array(bandwidth);
-    // What the application wrote (through file systems, else to the host layer or drive) and
-    // media bytes per application byte.
-    let app = r.application_bytes();
-    v["application_bytes"] = app.into();
-    v["total_waf"] = waf_if_written(r.mbmw(), app).map(num).into();
-    if r.hbmw() == 0 {
-        // Only then, so the output of runs that wrote is unchanged.
-        v["waf_note"] = "no host writes in the window".into();
-    }
-    // Tiering: each tier's traffic at every time-series sample.
-    let traffic = |t: &wafsim_experiment::results::TierTraffic| {
-        json!({
-            "user_write_bytes": t.user_write_bytes,
-            "migration_write_bytes": t.migration_write_bytes,
-            "user_read_bytes": t.user_read_bytes,
-            "migration_read_bytes": t.migration_read_bytes,
-        })
+        host_devices: r.host_devices.iter().zip(&f.host_devices).map(|(row, g)| HostDeviceJson { row, figures: *g }).collect(),
+        namespaces: r
+            .namespaces
+            .iter()
+            .zip(&f.namespaces)
+            .map(|(n, g)| NsJson { name: &n.name, size_bytes: n.size_bytes, host_bytes: n.host_bytes, media_bytes: n.media_bytes, gc_bytes: n.gc_bytes, figures: *g })
+            .collect(),
+        timing: r.timed.zip(f.timed).map(|(t, g)| TimingJson {
+            elapsed_ns: t.elapsed_ns,
+            busy_window_ns: t.busy_window_ns,
+            dies: t.dies,
+            disks: t.disks,
+            head_busy_ns: t.head_busy_ns,
+            busy_ns: BusyJson {
+                host: t.busy.host_ns(),
+                gc: t.busy.gc_ns(),
+                host_program: t.busy.host_program_ns,
+                host_read: t.busy.host_read_ns,
+                gc_program: t.busy.gc_program_ns,
+                gc_read: t.busy.gc_read_ns,
+                erase: t.busy.erase_ns,
+            },
+            pe_cycles: t.pe_cycles,
+            figures: g,
+        }),
+        phases: r
+            .phases
+            .iter()
+            .zip(&f.phases)
+            .map(|(p, g)| PhaseJson {
+                name: &p.name,
+                measured: p.measured,
+                figures: *g,
+                window: &p.window,
+                whole_phase_waf: p.whole_waf,
+                checkpoints: p
+                    .checkpoints
+                    .iter()
+                    .map(|c| CheckpointJson {
+                        label: &c.label,
+                        at_bytes: c.at_bytes,
+                        reached_bytes: c.reached,
+                        waf: c.reached.map(|_| c.waf),
+                        interval_waf: c.reached.map(|_| c.interval_waf),
+                        total_waf: c.total_waf.map(|t| t.0),
+                        interval_total_waf: c.total_waf.map(|t| t.1),
+                    })
+                    .collect(),
+                stopped: p.stopped.as_deref(),
+            })
+            .collect(),
+        frontiers: r
+            .frontiers
+            .iter()
+            .zip(&f.frontiers)
+            .map(|(x, g)| FrontierJson {
+                device: x.device,
+                kind: x.kind,
+                reclaim_group: x.rg,
+                ruh: x.ruh,
+                host_bytes: x.host_bytes,
+                gc_bytes: x.gc_bytes,
+                erases: x.erases,
+                age_class: x.age_class,
+                figures: *g,
+            })
+            .collect(),
+        spread: r
+            .spread
+            .iter()
+            .map(|x| SpreadJson {
+                unknown: &x.unknown,
+                case: &x.case,
+                // A case's WAF is 0 only without host writes (media never falls below host).
+                waf: (x.waf > 0.0).then_some(x.waf),
+                total_waf: x.total_waf,
+                history: &x.history,
+                write_bytes_per_sec: x.timed.map(|t| t.0),
+                read_iops: x.timed.map(|t| t.1),
+                read_p99_ns: x.read_p99_ns,
+            })
+            .collect(),
+        bandwidth: r
+            .bandwidth
+            .iter()
+            .map(|b| BwJson {
+                phase: phase_name(r, b.phase),
+                device: b.device,
+                t_s: b.t_s,
+                read_bytes: b.read_bytes,
+                write_bytes: b.write_bytes,
+                read_lat_ns: LatJson::of(&b.read_lat),
+                write_lat_ns: LatJson::of(&b.write_lat),
+            })
+            .collect(),
+        tier_timeline: r.tier_timeline.iter().map(|t| TierJson { phase: phase_name(r, t.phase), host_bytes: t.host_bytes, hot: t.hot, cold: t.cold }).collect(),
+        host_timeline: &r.host_timeline,
     };
-    v["tier_timeline"] = r
-        .tier_timeline
-        .iter()
-        .map(|t| json!({"phase": r.phases.get(t.phase).map(|p| p.name.as_str()).unwrap_or(""), "host_bytes": t.host_bytes, "hot": traffic(&t.hot), "cold": traffic(&t.cold)}))
-        .collect();
-    v["host_timeline"] = Value::Array(host_timeline);
-    v
+    // Plain structs of numbers and strings: serializing them cannot fail.
+    serde_json::to_value(view).expect("a variant's JSON view serializes")
 }
 
 /// `{"variants": [...]}`.
@@ -417,13 +578,4 @@ pub fn timeseries(results: &[VariantResult]) -> Value {
         }
     }
     Value::Array(rows)
-}
-
-/// A phase's JSON with `"stopped"` (why it ended early) where it did: absent otherwise, so a
-/// phase that ran its course reads as before.
-fn with_stopped(p: &wafsim_experiment::results::PhaseResult, mut v: Value) -> Value {
-    if let Some(why) = &p.stopped {
-        v["stopped"] = why.clone().into();
-    }
-    v
 }

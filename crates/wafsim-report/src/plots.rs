@@ -101,9 +101,11 @@ pub fn charts(results: &[VariantResult]) -> Vec<Chart> {
     let groups: Vec<(String, Vec<f64>)> = results
         .iter()
         .map(|r| {
+            let f = r.figures();
+            // A bar of 0 for a tenant without writes (or not in this variant).
             let vals = tenants
                 .iter()
-                .map(|t| r.namespaces.iter().find(|n| &n.name == t).map(|n| waf(n.media_bytes, n.host_bytes)).unwrap_or(0.0))
+                .map(|t| r.namespaces.iter().zip(&f.namespaces).find(|(n, _)| &n.name == t).and_then(|(_, nf)| nf.waf).unwrap_or(0.0))
                 .collect();
             (r.name.clone(), vals)
         })

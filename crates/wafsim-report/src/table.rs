@@ -1,9 +1,9 @@
 //! Plain-text tables in the spirit of the published experiment tables.
 
 use std::fmt::Write;
-use wafsim_core::counters::{smart_data_units, waf_if_written};
 use wafsim_core::units::Bytes;
 use wafsim_core::{DeviceConfig, Geometry};
+use wafsim_experiment::results::TimedFigures;
 use wafsim_experiment::VariantResult;
 
 pub use wafsim_core::units::human;
@@ -116,6 +116,7 @@ fn spread_rows(s: &mut String, r: &VariantResult) {
 pub fn variants(results: &[VariantResult]) -> String {
     let mut s = String::new();
     for r in results {
+        let f = r.figures();
         let _ = writeln!(
             s,
             "variant {:?}: {} layout, {} device(s), {}, GC {}, OP {}, {}; drive history: {}",
@@ -129,15 +130,15 @@ pub fn variants(results: &[VariantResult]) -> String {
             r.history
         );
         if r.phases.len() > 1 || r.phases.iter().any(|p| p.whole_waf.is_some() || !p.checkpoints.is_empty() || p.stopped.is_some()) {
-            for p in &r.phases {
+            for (p, pf) in r.phases.iter().zip(&f.phases) {
                 let _ = write!(
                     s,
                     "  phase {:<14} {:>10} host {:>12} media {:>12} WAF {}",
                     p.name,
                     if p.measured { "measured" } else { "unmeasured" },
-                    human(p.counters.host_write_bytes),
-                    human(p.counters.media_units() * r.mapping_unit as u64),
-                    fmt_waf(p.written_waf())
+                    human(pf.hbmw),
+                    human(pf.mbmw),
+                    fmt_waf(pf.waf)
                 );
                 match p.whole_waf {
                     Some(w) => {
@@ -164,19 +165,19 @@ pub fn variants(results: &[VariantResult]) -> String {
         }
         // With a drive per namespace (dedicated layout) a row is a drive: its own WAF, and its
         // share of the host writes and of the media writes of the whole.
-        let share = |part: u64, whole: u64| if whole == 0 { "-".to_string() } else { format!("{:.1}%", part as f64 / whole as f64 * 100.0) };
+        let share = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{:.1}%", x * 100.0));
         let _ = writeln!(s, "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8}", "namespace", "size", "host written", "share", "media written", "share", "WAF");
-        for n in &r.namespaces {
+        for (n, nf) in r.namespaces.iter().zip(&f.namespaces) {
             let _ = writeln!(
                 s,
                 "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8}",
                 n.name,
                 human(n.size_bytes),
                 human(n.host_bytes),
-                share(n.host_bytes, r.hbmw()),
+                share(nf.host_share),
                 human(n.media_bytes),
-                share(n.media_bytes, r.mbmw()),
-                fmt_waf(waf_if_written(n.media_bytes, n.host_bytes))
+                share(nf.media_share),
+                fmt_waf(nf.waf)
             );
         }
         let _ = writeln!(
@@ -184,24 +185,24 @@ pub fn variants(results: &[VariantResult]) -> String {
             "  {:<16} {:>12} {:>14} {:>7} {:>14} {:>7} {:>8}",
             "total",
             human(r.logical_bytes),
-            human(r.hbmw()),
+            human(f.hbmw),
             "",
-            human(r.mbmw()),
+            human(f.mbmw),
             "",
-            fmt_waf(r.written_waf())
+            fmt_waf(f.waf)
         );
-        if r.hbmw() == 0 {
+        if f.waf.is_none() {
             let _ = writeln!(s, "  {NO_WRITES_NOTE}");
         }
         let c = &r.counters;
         let _ = writeln!(
             s,
             "  HBMW {} B, MBMW {} B, MBE {} B; SMART data units written {}; GC copied {}; erases {}; erase count min/mean/max {}/{:.1}/{}",
-            r.hbmw(),
-            r.mbmw(),
-            r.mbe(),
-            smart_data_units(r.hbmw()),
-            human(c.gc_units * r.mapping_unit as u64),
+            f.hbmw,
+            f.mbmw,
+            f.mbe,
+            f.smart_data_units_written,
+            human(f.gc_bytes),
             c.erases,
             r.erase_count.0,
             r.erase_count.1,
@@ -215,13 +216,13 @@ pub fn variants(results: &[VariantResult]) -> String {
             let _ = writeln!(
                 s,
                 "  zones: {full} of {zones} full at the end; Finish padding {} (in MBMW)",
-                human(c.pad_units * r.mapping_unit as u64)
+                human(f.pad_bytes)
             );
         }
         if !r.host_devices.is_empty() {
             // Copies: dm-zoned reclaim (and zero-fill), tiering migration.
             let _ = writeln!(s, "  host layer devices (whole run)    user written    copies read   copies written       metadata   media written  device WAF");
-            for d in &r.host_devices {
+            for (d, df) in r.host_devices.iter().zip(&f.host_devices) {
                 let _ = writeln!(
                     s,
                     "  {:<30} {:>14} {:>14} {:>16} {:>14} {:>15} {:>11}",
@@ -231,43 +232,42 @@ pub fn variants(results: &[VariantResult]) -> String {
                     human(d.reclaim_write_bytes),
                     human(d.metadata_write_bytes),
                     human(d.media_write_bytes),
-                    fmt_waf(waf_if_written(d.media_write_bytes, d.sent_bytes()))
+                    fmt_waf(df.device_waf)
                 );
             }
         }
         // File systems: application -> file system -> device -> media, per level and in total.
-        for f in r.filesystems.iter().filter(|f| f.measured) {
-            let media = r.written_waf();
-            // Each level's WAF is undefined when nothing reached it (a read-only YCSB run).
-            let total = fmt_waf(f.written_waf().zip(media).map(|(a, b)| a * b));
-            if !f.metrics.is_empty() {
-                let figures: Vec<String> = f.metrics.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
-                let _ = writeln!(s, "  {} on {} (phase {}): {}", f.filesystem, f.namespace, f.phase, figures.join(", "));
+        // Each level's WAF is undefined when nothing reached it (a read-only YCSB run).
+        for (fs, ff) in r.filesystems.iter().zip(&f.filesystems).filter(|(fs, _)| fs.measured) {
+            let total = fmt_waf(ff.total_waf);
+            if !fs.metrics.is_empty() {
+                let figures: Vec<String> = fs.metrics.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
+                let _ = writeln!(s, "  {} on {} (phase {}): {}", fs.filesystem, fs.namespace, fs.phase, figures.join(", "));
             }
-            if let Some(store) = f.store_write_bytes {
+            if let Some(store) = fs.store_write_bytes {
                 let _ = writeln!(
                     s,
                     "  {} on {} (phase {}): application wrote {}, store wrote {} (store WAF {}), file system wrote {} (file system WAF {}); total WAF (media / application) {total}",
-                    f.filesystem,
-                    f.namespace,
-                    f.phase,
-                    human(f.file_write_bytes),
+                    fs.filesystem,
+                    fs.namespace,
+                    fs.phase,
+                    human(fs.file_write_bytes),
                     human(store),
-                    fmt_waf(waf_if_written(store, f.file_write_bytes)),
-                    human(f.dev_write_bytes),
-                    fmt_waf(waf_if_written(f.dev_write_bytes, store)),
+                    fmt_waf(ff.store_waf),
+                    human(fs.dev_write_bytes),
+                    fmt_waf(ff.fs_waf),
                 );
                 continue;
             }
             let _ = writeln!(
                 s,
                 "  file system {} on {} (phase {}): application wrote {}, file system wrote {} (file system WAF {}); total WAF (media / application) {total}",
-                f.filesystem,
-                f.namespace,
-                f.phase,
-                human(f.file_write_bytes),
-                human(f.dev_write_bytes),
-                fmt_waf(f.written_waf()),
+                fs.filesystem,
+                fs.namespace,
+                fs.phase,
+                human(fs.file_write_bytes),
+                human(fs.dev_write_bytes),
+                fmt_waf(ff.fs_waf),
             );
         }
         let e = &c.fdp_events;
@@ -278,29 +278,29 @@ pub fn variants(results: &[VariantResult]) -> String {
                 e.ru_not_fully_written,
                 e.invalid_pid,
                 e.media_reallocated,
-                human(e.media_reallocated_units * r.mapping_unit as u64)
+                human(f.media_reallocated_bytes)
             );
         }
         if r.placement.starts_with("fdp") || r.placement.starts_with("streams") {
             let aged = r.frontiers.iter().any(|f| f.age_class > 1);
-            for f in &r.frontiers {
-                let mut who = match (f.kind, f.ruh) {
+            for (x, xf) in r.frontiers.iter().zip(&f.frontiers) {
+                let mut who = match (x.kind, x.ruh) {
                     ("host", Some(h)) => format!("RUH {h}"),
                     ("gc", Some(h)) => format!("RUH {h} GC"),
                     _ => "shared GC".to_string(),
                 };
-                if aged && f.age_class > 0 {
-                    who += &format!(" {}", f.age_class);
+                if aged && x.age_class > 0 {
+                    who += &format!(" {}", x.age_class);
                 }
                 let _ = writeln!(
                     s,
                     "    {:<12} RG {} MBMW {:>12} (host {:>12}, GC {:>12}) MBE {:>12}",
                     who,
-                    f.rg,
-                    human(f.host_bytes + f.gc_bytes),
-                    human(f.host_bytes),
-                    human(f.gc_bytes),
-                    human(f.erases * r.erase_unit_bytes)
+                    x.rg,
+                    human(xf.mbmw),
+                    human(x.host_bytes),
+                    human(x.gc_bytes),
+                    human(xf.mbe)
                 );
             }
         }
@@ -355,7 +355,7 @@ pub fn variants(results: &[VariantResult]) -> String {
                 s,
                 "  simulated {:.3} s: host writes {}, reads {}; {}",
                 t.elapsed_ns as f64 * 1e-9,
-                rate(r.hbmw() as f64, t.elapsed_ns),
+                rate(f.hbmw as f64, t.elapsed_ns),
                 rate(c.host_read_bytes as f64, t.elapsed_ns),
                 if t.disks > 0 && t.dies == 0 {
                     format!("head busy {} (positioning and transfer; the last cached writes reach the media after the last completion)", pct(t.head_busy_ns as f64 / (t.disks as f64 * t.busy_window_ns.max(t.elapsed_ns).max(1) as f64)))
@@ -363,11 +363,11 @@ pub fn variants(results: &[VariantResult]) -> String {
                     die_busy(t.busy.host_ns(), t.busy.gc_ns(), t.dies, t.busy_window_ns.max(t.elapsed_ns))
                 }
             );
-            if let (Some(y), Some(dw), Some(sd)) = (r.lifetime_years(), r.measured_dwpd(), r.sustainable_dwpd()) {
+            if let Some(TimedFigures { lifetime_years: Some(y), measured_dwpd: Some(dw), sustainable_dwpd_5y: Some(sd), .. }) = f.timed {
                 let _ = writeln!(
                     s,
                     "  endurance: {} P/E cycles -> {:.2} years at this write rate ({:.2} drive writes/day); sustains {:.2} DWPD for 5 years at WAF {}",
-                    t.pe_cycles, y, dw, sd, fmt_waf(r.written_waf())
+                    t.pe_cycles, y, dw, sd, fmt_waf(f.waf)
                 );
             }
         }
@@ -379,7 +379,8 @@ pub fn variants(results: &[VariantResult]) -> String {
     if results.len() > 1 {
         let _ = writeln!(s, "{:<20} {:>8} {:>14} {:>14} {:>14}", "variant", "WAF", "HBMW", "MBMW", "MBE");
         for r in results {
-            let _ = writeln!(s, "{:<20} {:>8} {:>14} {:>14} {:>14}", r.name, fmt_waf(r.written_waf()), human(r.hbmw()), human(r.mbmw()), human(r.mbe()));
+            let f = r.figures();
+            let _ = writeln!(s, "{:<20} {:>8} {:>14} {:>14} {:>14}", r.name, fmt_waf(f.waf), human(f.hbmw), human(f.mbmw), human(f.mbe));
         }
         if results.iter().any(|r| !r.filesystems.is_empty() || !r.host_devices.is_empty()) {
             // Layers: what the application wrote, NAND (or disk) bytes per application byte, and
@@ -389,12 +390,12 @@ pub fn variants(results: &[VariantResult]) -> String {
             let _ = writeln!(s, "\n{:<20} {:>14} {:>10} {:>12}", "variant", "app written", "total WAF", "life vs 1st");
             let base = results[0].wear_per_app_byte();
             for r in results {
-                let app = r.application_bytes();
+                let f = r.figures();
                 let life = match (r.wear_per_app_byte(), base) {
                     (Some(w), Some(b)) if w > 0.0 && b > 0.0 => format!("{:.2}x", b / w),
                     _ => "-".into(),
                 };
-                let _ = writeln!(s, "{:<20} {:>14} {:>10} {:>12}", r.name, human(app), fmt_waf(waf_if_written(r.mbmw(), app)), life);
+                let _ = writeln!(s, "{:<20} {:>14} {:>10} {:>12}", r.name, human(f.application_bytes), fmt_waf(f.total_waf), life);
             }
         }
         if results.iter().all(|r| r.timed.is_some()) {

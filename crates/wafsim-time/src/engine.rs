@@ -160,6 +160,57 @@ pub struct TimedRun {
     /// first event at or after each grid point), at most [`SNAPSHOTS`] of them; empty when
     /// off or when the device has no counters to give.
     pub snapshots: Vec<(u64, Counters)>,
+    /// Why the run ended before its jobs did, when its [`Watch`] ended it: `None` when the watch
+    /// did (steady), the error of the source that ran out of space when that ended it
+    /// ([`Watch::stop_on_no_space`]).
+    pub stopped: Option<Stop>,
+}
+
+/// How a [`Watch`] ended a run early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stop {
+    /// The watch said so at model time `at_ns`.
+    Watch {
+        /// Model time (ns) of the completion the watch looked at.
+        at_ns: u64,
+    },
+    /// A job's source ran out of space at model time `at_ns` (a file system or store full).
+    NoSpace {
+        /// Model time (ns) the source failed.
+        at_ns: u64,
+        /// The source's error.
+        error: SourceError,
+    },
+}
+
+/// Looks at the device's counters as a run goes and may end it early: no job issues anything
+/// more, and what is in flight completes (a phase that stops once steady, or when a layer is
+/// full). A watch is asked at write completions once the device's host bytes written reach
+/// [`Watch::next_bytes`], so a run without one pays one comparison per event.
+pub trait Watch {
+    /// Host bytes written (the device's counter, absolute) at which to look next; `u64::MAX`:
+    /// never.
+    fn next_bytes(&self) -> u64;
+    /// Look at the counters at model time `now`; true ends the run.
+    fn look(&mut self, now: u64, c: &Counters) -> bool;
+    /// Whether a source out of space ends the run (recorded in [`TimedRun::stopped`]) instead
+    /// of failing it.
+    fn stop_on_no_space(&self) -> bool {
+        false
+    }
+}
+
+/// The watch of a run nothing ends early.
+pub struct NoWatch;
+
+impl Watch for NoWatch {
+    #[inline]
+    fn next_bytes(&self) -> u64 {
+        u64::MAX
+    }
+    fn look(&mut self, _: u64, _: &Counters) -> bool {
+        false
+    }
 }
 
 /// Most counter snapshots a run keeps: when the grid fills, every other one is dropped and the
@@ -234,7 +285,7 @@ pub struct Interval {
 /// Latencies (submission to completion, ns) of the commands of one direction completed in one
 /// interval of [`TimedRun::series`]; all zero when none completed. Percentiles are the lower
 /// edges of the histogram's buckets (about 0.4% wide), as [`Histogram::percentile`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LatSummary {
     /// Mean, rounded to the nanosecond.
     pub mean_ns: u64,
@@ -487,6 +538,43 @@ struct Host {
     series: Option<SeriesLog>,
     /// Counter snapshots, when asked for and the device has counters.
     snaps: Option<SnapLog>,
+    /// Host bytes at which the watch looks next (`u64::MAX`: never).
+    watch_next: u64,
+    /// The watch ended the run: no job issues more, jobs not started yet start done.
+    stopped: Option<Stop>,
+    /// A source out of space ends the run ([`Watch::stop_on_no_space`]) instead of failing it.
+    no_space_stops: bool,
+}
+
+impl Host {
+    /// End the run at `now` ([`Watch`]): no job issues anything more. Rate limits' wake-ups go
+    /// (nothing to issue, no time to add); every job with nothing in flight is done now, and
+    /// the stages after it start done; the others finish at their last completions.
+    #[cold]
+    fn halt(&mut self, now: u64, why: Stop) {
+        self.stopped = Some(why);
+        self.watch_next = u64::MAX;
+        self.heap.retain(|Reverse(e)| e.kind == 0);
+        for s in &mut self.states {
+            s.stop_at = s.stop_at.min(now);
+            s.wake_pending = false;
+        }
+        loop {
+            for s in &mut self.states {
+                if !s.finished && s.is_done(now) {
+                    s.finished = true;
+                }
+            }
+            let next = startable(&self.states);
+            if next.is_empty() {
+                return;
+            }
+            for j in next {
+                self.states[j].start(now);
+                self.states[j].stop_at = now;
+            }
+        }
+    }
 }
 
 /// Run `jobs` concurrently on `m` from its clock until every job has finished.
@@ -496,6 +584,20 @@ pub fn run_on<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>) -> Result<TimedRun,
 
 /// [`run_on`] with options (e.g. a bandwidth series). Panics if `opts.sample_ns` is `Some(0)`.
 pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineOptions) -> Result<TimedRun, RunError> {
+    run_on_watched(m, jobs, opts, &mut NoWatch)
+}
+
+/// [`run_on_with`] under `watch`, if any: a run without one is the engine instantiated for
+/// [`NoWatch`], which pays nothing for watching.
+pub fn run_on_watched_if<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineOptions, watch: Option<&mut dyn Watch>) -> Result<TimedRun, RunError> {
+    match watch {
+        Some(w) => run_on_watched(m, jobs, opts, w),
+        None => run_on_watched(m, jobs, opts, &mut NoWatch),
+    }
+}
+
+/// [`run_on_with`] under a [`Watch`] that may end the run early.
+pub fn run_on_watched<M: TimedDevice, W: Watch + ?Sized>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineOptions, watch: &mut W) -> Result<TimedRun, RunError> {
     let t0 = m.clock();
     let busy0 = m.busy();
     let queue_of = queue_indices(&jobs);
@@ -530,7 +632,11 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
     // Sampling off costs one predictable branch per completion.
     let series = opts.sample_ns.map(|s| SeriesLog::new(t0, s));
     let snaps = if opts.snapshots { m.counters().map(|c| SnapLog::new(t0, c.clone())) } else { None };
-    let mut h = Host { states, queue_of, heap: BinaryHeap::new(), inflight: 0, series, snaps };
+    // A device without counters cannot be watched.
+    let watch_next = if m.counters().is_some() { watch.next_bytes() } else { u64::MAX };
+    let mut h = Host { states, queue_of, heap: BinaryHeap::new(), inflight: 0, series, snaps, watch_next, stopped: None, no_space_stops: watch.stop_on_no_space() };
+    // Kept in a register: a run nothing watches pays one predictable branch per event.
+    let mut watching = watch_next != u64::MAX;
     let mut end = t0;
     // Device work left from earlier runs runs up to the start.
     while let Some(mt) = m.next_event() {
@@ -603,6 +709,9 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
                 s.wake_pending = false;
             }
         }
+        if watching && ev.kind == 0 && ev.class == Class::Write {
+            watching = watch_at(m, &mut h, watch, now);
+        }
         submit_some(m, &mut h, j, now, u32::MAX)?;
         if h.states[j].is_done(now) {
             finish_jobs(m, &mut h, now)?;
@@ -645,7 +754,37 @@ pub fn run_on_with<M: TimedDevice>(m: &mut M, jobs: Vec<JobSpec>, opts: &EngineO
         .collect();
     let series = h.series.take().map_or_else(Vec::new, |log| log.finish(end));
     let snapshots = h.snaps.take().map_or_else(Vec::new, |l| l.snaps);
-    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0), series, snapshots })
+    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0), series, snapshots, stopped: h.stopped })
+}
+
+/// A job's source failed at `now`: the run fails, or ends there when the failure is a layer out
+/// of space and the watch takes that as the end ([`Watch::stop_on_no_space`]).
+#[cold]
+#[inline(never)]
+fn source_failed(h: &mut Host, now: u64, e: SourceError) -> Result<(), RunError> {
+    if h.no_space_stops && e.is_no_space() {
+        h.halt(now, Stop::NoSpace { at_ns: now, error: e });
+        return Ok(());
+    }
+    Err(e.into())
+}
+
+/// Show the watch the counters once they reach its next look; end the run if it says so.
+/// Whether to go on watching.
+#[inline(never)]
+fn watch_at<M: TimedDevice, W: Watch + ?Sized>(m: &M, h: &mut Host, watch: &mut W, now: u64) -> bool {
+    let Some(c) = m.counters() else { return false };
+    if h.stopped.is_some() {
+        return false;
+    }
+    if c.host_write_bytes >= h.watch_next {
+        if watch.look(now, c) {
+            h.halt(now, Stop::Watch { at_ns: now });
+            return false;
+        }
+        h.watch_next = watch.next_bytes();
+    }
+    h.watch_next != u64::MAX
 }
 
 /// Jobs not yet started whose group has no unfinished job at an earlier stage (at the start:
@@ -669,6 +808,10 @@ fn wake(j: usize, t: u64) -> Reverse<Event> {
 fn start_jobs<M: TimedDevice>(m: &mut M, h: &mut Host, jobs: &[usize], now: u64) -> Result<(), RunError> {
     for &j in jobs {
         h.states[j].start(now);
+        if h.stopped.is_some() {
+            // A later stage of a run already ended: it starts done.
+            h.states[j].stop_at = now;
+        }
     }
     let max_depth = jobs.iter().map(|&j| h.states[j].spec.iodepth.max(1)).max().unwrap_or(0);
     for _ in 0..max_depth {
@@ -733,7 +876,7 @@ fn submit_some<M: TimedDevice>(m: &mut M, h: &mut Host, j: usize, now: u64, max:
         }
         let Some(io) = s.next_io() else {
             if let Some(e) = s.error.take() {
-                return Err(e.into());
+                return source_failed(h, now, e);
             }
             break;
         };
@@ -925,6 +1068,108 @@ mod tests {
         assert_eq!(e.to_string(), "replay: trace.log:3: expected a timestamp");
         // It stopped at once: the paced job (1 s of I/O) did not run to its end.
         assert!(m.clock < 100_000_000, "clock {} ns", m.clock);
+    }
+
+    /// [`FixedLatency`] that counts the bytes written, for a watch to look at.
+    struct Counting {
+        inner: FixedLatency,
+        c: Counters,
+    }
+
+    impl TimedDevice for Counting {
+        fn submit(&mut self, cmd: Cmd, now: u64, done: &mut Completions) -> Result<(), DeviceError> {
+            if cmd.io.op == Op::Write {
+                self.c.host_write_bytes += cmd.io.len as u64;
+            }
+            self.inner.submit(cmd, now, done)
+        }
+        fn holding(&self) -> usize {
+            0
+        }
+        fn clock(&self) -> u64 {
+            self.inner.clock
+        }
+        fn set_clock(&mut self, t: u64) {
+            self.inner.clock = t;
+        }
+        fn drained_at(&self) -> u64 {
+            self.inner.clock
+        }
+        fn counters(&self) -> Option<&Counters> {
+            Some(&self.c)
+        }
+    }
+
+    /// Ends the run once `at` bytes are written, and looks at nothing before.
+    struct EndAt {
+        at: u64,
+        looks: u32,
+        no_space: bool,
+    }
+
+    impl Watch for EndAt {
+        fn next_bytes(&self) -> u64 {
+            self.at
+        }
+        fn look(&mut self, _: u64, c: &Counters) -> bool {
+            self.looks += 1;
+            assert!(c.host_write_bytes >= self.at, "looked at {} before {}", c.host_write_bytes, self.at);
+            true
+        }
+        fn stop_on_no_space(&self) -> bool {
+            self.no_space
+        }
+    }
+
+    fn writes(n: usize) -> Box<Listed> {
+        Box::new(Listed((0..n).map(|_| io(Op::Write, BS)).collect::<Vec<_>>().into_iter()))
+    }
+
+    /// A watch that says stop ends the run there: nothing more is issued, what was in flight
+    /// completes, a later stage starts done, and a rate-limited job's next wake-up adds no time.
+    #[test]
+    fn a_watch_ends_the_run_where_it_says() {
+        let dev = || Counting { inner: FixedLatency { clock: 0, lat: 3_000 }, c: Counters::default() };
+        let jobs = || vec![JobSpec::new("writer", writes(10_000), 4, 0), JobSpec { stage: 1, ..JobSpec::new("later", writes(100), 4, 0) }, paced(100, 1e3, 0)];
+        let mut m = dev();
+        let whole = run_on(&mut m, jobs()).unwrap();
+        assert_eq!(whole.stopped, None);
+        let mut m = dev();
+        let mut w = EndAt { at: 400 * BS as u64, looks: 0, no_space: false };
+        let r = run_on_watched(&mut m, jobs(), &EngineOptions::default(), &mut w).unwrap();
+        assert_eq!(w.looks, 1, "looked once, at the first write completion past its bytes");
+        let Some(Stop::Watch { at_ns }) = r.stopped else { panic!("{:?}", r.stopped) };
+        // In flight when it ended: at most the writer's 4 and the paced job's 8.
+        let written = m.c.host_write_bytes / BS as u64;
+        assert!((400..=400 + 12).contains(&written), "{written} writes");
+        assert_eq!(r.jobs[1].write.ios, 0, "the later stage started done");
+        assert!(r.end_ns <= at_ns + 3_000, "the run ends with the last in-flight completion ({} vs {at_ns})", r.end_ns);
+        assert!(r.end_ns < whole.end_ns / 10);
+    }
+
+    /// A source out of space fails the run, unless the watch takes it as the end.
+    #[test]
+    fn a_source_out_of_space_ends_the_run_when_the_watch_says_so() {
+        struct Full(Listed);
+        impl IoSource for Full {
+            fn fill(&mut self, out: &mut Vec<Io>, max: usize) -> Result<usize, SourceError> {
+                match self.0.fill(out, max)? {
+                    0 => Err(SourceError::no_space("write of 4 KiB", "store full")),
+                    n => Ok(n),
+                }
+            }
+        }
+        let full = || JobSpec::new("store", Box::new(Full(Listed((0..50).map(|_| io(Op::Write, BS)).collect::<Vec<_>>().into_iter()))), 4, 0);
+        let mut m = Counting { inner: FixedLatency { clock: 0, lat: 3_000 }, c: Counters::default() };
+        let e = run_on_watched(&mut m, vec![full(), paced(1000, 1e3, 0)], &EngineOptions::default(), &mut EndAt { at: u64::MAX, looks: 0, no_space: false }).unwrap_err();
+        assert!(e.to_string().contains("store full"), "{e}");
+        let mut m = Counting { inner: FixedLatency { clock: 0, lat: 3_000 }, c: Counters::default() };
+        let r = run_on_watched(&mut m, vec![full(), paced(1000, 1e3, 0)], &EngineOptions::default(), &mut EndAt { at: u64::MAX, looks: 0, no_space: true }).unwrap();
+        let Some(Stop::NoSpace { error, .. }) = &r.stopped else { panic!("{:?}", r.stopped) };
+        assert!(error.to_string().contains("store full"), "{error}");
+        assert_eq!(r.jobs[0].write.ios, 50, "the store's writes before it filled completed");
+        // The paced job (1 s of I/O at 1,000 IOPS) stopped with the store.
+        assert!(r.end_ns < 100_000_000, "{} ns", r.end_ns);
     }
 
     #[test]

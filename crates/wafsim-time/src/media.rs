@@ -67,7 +67,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// Die-busy nanoseconds by cause, and suspend counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
 pub struct Busy {
     /// Die time programming host data, ns.
     pub host_program_ns: u64,

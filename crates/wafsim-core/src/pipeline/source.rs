@@ -44,7 +44,7 @@ pub trait IoSource: Send {
 
 /// What one source has emitted (a combinator of several sources, such as wafsim-workload's
 /// `Interleave`, keeps one per source).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SourceStats {
     /// I/Os that move data or flush (every I/O but zone management).
     pub ios: u64,

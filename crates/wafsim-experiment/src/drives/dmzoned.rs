@@ -2,7 +2,7 @@
 //! (wafsim-host's model), as one drive; timed by the disk model per disk, a rate model for the
 //! cache device, and the layer's own clock (reclaim workers, throttle).
 
-use super::model::{Clock, ClockFigures, DriveDevice, DriveModel, TimedPhase};
+use super::model::{Clock, ClockFigures, DriveDevice, DriveModel, LayerRows, TimedPhase};
 use crate::results::{HostDeviceRow, HostPoint};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, Result};
@@ -84,14 +84,11 @@ impl DriveModel for DmZonedDrive {
         let d = &self.dev;
         d.disks().iter().map(|z| z.namespace_bytes(0)).sum::<u64>() + d.cache_device().map_or(0, |c| c.namespace_bytes(0))
     }
-    fn is_layer(&self) -> bool {
-        true
-    }
-    fn host_devices(&self) -> Vec<HostDeviceRow> {
+    fn layer(&self) -> Option<LayerRows> {
         let d = &self.dev;
         let layer = d.layer();
         let ids = d.cache_device().map(|_| DevId::Cache).into_iter().chain((0..d.disks().len() as u32).map(DevId::Disk));
-        ids.map(|id| {
+        let devices = ids.map(|id| {
             let t = layer.traffic(id);
             HostDeviceRow {
                 device: match id {
@@ -109,8 +106,8 @@ impl DriveModel for DmZonedDrive {
                     DevId::Disk(i) => d.disks()[i as usize].counters().host_write_bytes,
                 },
             }
-        })
-        .collect()
+        });
+        Some(LayerRows { devices: devices.collect(), tiers: None })
     }
     fn configure_timing(&mut self, spec: &ExperimentSpec) -> Result<bool> {
         let disk = self.dev.disk(0).config();
@@ -133,12 +130,12 @@ impl DriveModel for DmZonedDrive {
             Ok(DmZonedTimelines { layer: DmZonedClock::new(dev.layer(), log_ns), cache, disks })
         })
     }
-    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, p: &PhaseSpec) -> Result<TimedPhase> {
+    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, watch: Option<&mut dyn wafsim_time::Watch>, p: &PhaseSpec) -> Result<TimedPhase> {
         let DmZonedTimelines { layer, cache, disks } = self.clock.running();
         let r = self.dev.with_parts(|dmz, cache_dev, disk_devs| {
             let cache_m = cache_dev.zip(cache.as_mut()).map(|(dev, tl)| PlainTimed::new(dev, tl));
             let disk_ms = disk_devs.iter_mut().zip(disks.iter_mut()).map(|(dev, tl)| DiskTimed::new(dev, tl)).collect();
-            wafsim_time::run_on_with(&mut DmZonedTimed::new(dmz, cache_m, disk_ms, layer), jobs, opts)
+            wafsim_time::run_on_watched_if(&mut DmZonedTimed::new(dmz, cache_m, disk_ms, layer), jobs, opts, watch)
         });
         let r = r.map_err(|e| dmz_error(e, p));
         let host_points = layer

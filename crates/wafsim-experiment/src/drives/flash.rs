@@ -32,8 +32,8 @@ impl<D: MediaDevice> NandDrive<D> {
         self.clock.start(|c| Ok(Timeline::new(c, dev)))
     }
 
-    pub(super) fn run(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions) -> Result<TimedPhase> {
-        let run = wafsim_time::run_with(&mut self.dev, self.clock.running(), jobs, opts)?;
+    pub(super) fn run(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, watch: Option<&mut dyn wafsim_time::Watch>) -> Result<TimedPhase> {
+        let run = wafsim_time::run_on_watched_if(&mut wafsim_time::FlashTimed::new(&mut self.dev, self.clock.running()), jobs, opts, watch)?;
         Ok(TimedPhase { run, host_points: Vec::new() })
     }
 
@@ -83,8 +83,8 @@ impl DriveModel for FlashDrive {
     fn start_clock(&mut self, _: Option<u64>) -> Result<()> {
         self.start()
     }
-    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, _: &PhaseSpec) -> Result<TimedPhase> {
-        self.run(jobs, opts)
+    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, watch: Option<&mut dyn wafsim_time::Watch>, _: &PhaseSpec) -> Result<TimedPhase> {
+        self.run(jobs, opts, watch)
     }
     fn clock(&self) -> ClockFigures {
         self.figures()

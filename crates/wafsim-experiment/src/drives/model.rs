@@ -24,6 +24,16 @@ pub struct TimedPhase {
     pub host_points: Vec<HostPoint>,
 }
 
+/// What a host layer adds to a variant's results, beyond the counters every drive has. Asked
+/// at the end of the run (`devices`) and at every time-series sample (`tiers`).
+#[derive(Debug, Clone, Default)]
+pub struct LayerRows {
+    /// Traffic the layer sent to each of its devices so far.
+    pub devices: Vec<HostDeviceRow>,
+    /// A tiering layer's traffic per tier so far: (hot, cold).
+    pub tiers: Option<(TierTraffic, TierTraffic)>,
+}
+
 /// The clock's figures a timed run reports (cumulative since the clock started).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ClockFigures {
@@ -65,16 +75,9 @@ pub trait DriveModel: Send {
     fn flash_mut(&mut self) -> Option<&mut Device> {
         None
     }
-    /// A host layer over several devices: no single over-provisioning.
-    fn is_layer(&self) -> bool {
-        false
-    }
-    /// Traffic the host layer sent to each of its devices over the run.
-    fn host_devices(&self) -> Vec<HostDeviceRow> {
-        Vec::new()
-    }
-    /// A tiering layer's traffic per tier so far: (hot, cold).
-    fn tier_traffic(&self) -> Option<(TierTraffic, TierTraffic)> {
+    /// A host layer over several devices (which then has no single over-provisioning): what
+    /// it adds to the results so far. None: a drive, no layer.
+    fn layer(&self) -> Option<LayerRows> {
         None
     }
     /// Read the timing configuration of `spec` for this drive and keep it; false when the run
@@ -82,8 +85,9 @@ pub trait DriveModel: Send {
     fn configure_timing(&mut self, spec: &ExperimentSpec) -> Result<bool>;
     /// Start the clock from the kept configuration (at the start of the drive's timed run).
     fn start_clock(&mut self, log_ns: Option<u64>) -> Result<()>;
-    /// Run one phase's jobs on the clock.
-    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, p: &PhaseSpec) -> Result<TimedPhase>;
+    /// Run one phase's jobs on the clock, under `watch` if the phase has one (which may end it
+    /// early: steady, or a layer full).
+    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, watch: Option<&mut dyn wafsim_time::Watch>, p: &PhaseSpec) -> Result<TimedPhase>;
     /// The clock's figures.
     fn clock(&self) -> ClockFigures;
 }

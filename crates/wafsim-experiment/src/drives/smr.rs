@@ -52,8 +52,8 @@ impl DriveModel for SmrDrive {
         let conventional = self.dev.config().conventional_zones;
         self.clock.start(|(h, zone, disk_zone)| Ok(DiskTimeline::new(h, zone, disk_zone).map_err(|e| anyhow!("timing.hdd: {e}"))?.with_zone_write_plugging(conventional)))
     }
-    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, _: &PhaseSpec) -> Result<TimedPhase> {
-        let run = wafsim_time::run_on_with(&mut wafsim_time::DiskTimed::new(&mut self.dev, self.clock.running()), jobs, opts)?;
+    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, watch: Option<&mut dyn wafsim_time::Watch>, _: &PhaseSpec) -> Result<TimedPhase> {
+        let run = wafsim_time::run_on_watched_if(&mut wafsim_time::DiskTimed::new(&mut self.dev, self.clock.running()), jobs, opts, watch)?;
         Ok(TimedPhase { run, host_points: Vec::new() })
     }
     fn clock(&self) -> ClockFigures {

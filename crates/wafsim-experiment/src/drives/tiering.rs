@@ -1,7 +1,7 @@
 //! Hot/cold tiering over two flash drives (wafsim-host's model), as one drive: a staging drive
 //! in front of a capacity drive. Untimed only.
 
-use super::model::{ClockFigures, DriveDevice, DriveModel, TimedPhase};
+use super::model::{ClockFigures, DriveDevice, DriveModel, LayerRows, TimedPhase};
 use crate::results::{HostDeviceRow, TierTraffic};
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{anyhow, bail, Result};
@@ -56,12 +56,9 @@ impl DriveModel for TieringDrive {
         [d.hot(), d.cold()].iter().map(|x| x.geometry().physical_units() * x.config().mapping_unit as u64).sum()
     }
     // Two drives: their erase counts are reported separately (not yet).
-    fn is_layer(&self) -> bool {
-        true
-    }
-    fn host_devices(&self) -> Vec<HostDeviceRow> {
+    fn layer(&self) -> Option<LayerRows> {
         let media = |d: &Device| d.counters().media_units() * d.config().mapping_unit as u64;
-        [("hot", Tier::Hot, media(self.dev.hot())), ("cold", Tier::Cold, media(self.dev.cold()))]
+        let devices = [("hot", Tier::Hot, media(self.dev.hot())), ("cold", Tier::Cold, media(self.dev.cold()))]
             .into_iter()
             .map(|(name, t, media_write_bytes)| {
                 let t = self.tier(t);
@@ -75,10 +72,8 @@ impl DriveModel for TieringDrive {
                     metadata_write_bytes: 0,
                 }
             })
-            .collect()
-    }
-    fn tier_traffic(&self) -> Option<(TierTraffic, TierTraffic)> {
-        Some((self.tier(Tier::Hot), self.tier(Tier::Cold)))
+            .collect();
+        Some(LayerRows { devices, tiers: Some((self.tier(Tier::Hot), self.tier(Tier::Cold))) })
     }
     fn configure_timing(&mut self, spec: &ExperimentSpec) -> Result<bool> {
         if spec.timing.as_ref().is_some_and(|t| t.enabled) {
@@ -89,7 +84,7 @@ impl DriveModel for TieringDrive {
     fn start_clock(&mut self, _: Option<u64>) -> Result<()> {
         Ok(())
     }
-    fn run_timed(&mut self, _: Vec<wafsim_time::JobSpec>, _: &wafsim_time::EngineOptions, _: &PhaseSpec) -> Result<TimedPhase> {
+    fn run_timed(&mut self, _: Vec<wafsim_time::JobSpec>, _: &wafsim_time::EngineOptions, _: Option<&mut dyn wafsim_time::Watch>, _: &PhaseSpec) -> Result<TimedPhase> {
         bail!("tiering runs untimed")
     }
     fn clock(&self) -> ClockFigures {

@@ -47,8 +47,8 @@ impl DriveModel for ZnsDrive {
     fn start_clock(&mut self, _: Option<u64>) -> Result<()> {
         self.start()
     }
-    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, _: &PhaseSpec) -> Result<TimedPhase> {
-        self.run(jobs, opts)
+    fn run_timed(&mut self, jobs: Vec<wafsim_time::JobSpec>, opts: &wafsim_time::EngineOptions, watch: Option<&mut dyn wafsim_time::Watch>, _: &PhaseSpec) -> Result<TimedPhase> {
+        self.run(jobs, opts, watch)
     }
     fn clock(&self) -> ClockFigures {
         self.figures()

@@ -85,7 +85,7 @@ pub(super) fn sum(devs: &[Drive], f: impl Fn(&Counters) -> u64) -> u64 {
 pub(super) fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, mu: u64) {
     let mut erase_counts: Vec<u32> = Vec::new();
     for dev in &stack.devices {
-        result.host_devices.extend(dev.model().host_devices());
+        result.host_devices.extend(dev.model().layer().map(|l| l.devices).unwrap_or_default());
     }
     for (di, dev) in stack.devices.iter().enumerate() {
         let m = st.measured[di].clone().unwrap_or_else(|| dev.counters().delta(dev.counters()));
@@ -131,7 +131,7 @@ pub(super) fn collect(stack: &Stack, st: &RunState, result: &mut VariantResult, 
     result.erase_count = (min, mean, max);
     // A ZNS drive exposes no spare: its zone capacity is what it has. A host layer over several
     // devices has no single OP: not a number ("-" in the table, null in JSON).
-    result.op_logical = if stack.devices.iter().any(|d| d.model().is_layer()) {
+    result.op_logical = if stack.devices.iter().any(|d| d.model().layer().is_some()) {
         f64::NAN
     } else if stack.devices.iter().all(|d| d.flash().is_none()) {
         0.0
@@ -181,7 +181,7 @@ pub(super) fn push_samples(result: &mut VariantResult, stack: &Stack, st: &RunSt
         result.timeseries.extend(per);
     }
     for dev in &stack.devices {
-        if let Some((hot, cold)) = dev.model().tier_traffic() {
+        if let Some((hot, cold)) = dev.model().layer().and_then(|l| l.tiers) {
             result.tier_timeline.push(TierPoint { phase, host_bytes: all.host_write_bytes, hot, cold });
         }
     }

@@ -220,6 +220,11 @@ impl Rounds {
         host - self.end.0 >= self.round_bytes
     }
 
+    /// Host bytes (absolute) at which the current round ends.
+    pub(super) fn next_due(&self) -> u64 {
+        self.end.0.saturating_add(self.round_bytes)
+    }
+
     /// End a round at `now` (host bytes, media units, erases). `unsettled`: a store is still
     /// filling (or loading, when measured from the run), so the rounds so far are not judged
     /// and the window starts here. Returns true when the phase should stop (steady, or

@@ -2,7 +2,7 @@
 //! kind (flash, mechanical disk, dm-zoned over disks and a cache device).
 
 use super::collect::*;
-use super::meters::{At, Checkpoints, LastWindow, Mark};
+use super::meters::{At, Checkpoints, LastWindow, Mark, Rounds};
 use super::{Progress, RunCtx};
 use crate::drives::{strip, Stack};
 use crate::parts;
@@ -31,11 +31,11 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
 
     for (pi, p) in phases.iter().enumerate() {
         let pctx = || format!("phase {:?}", p.name);
-        if p.steady_state.is_some() {
-            bail!("phase {:?}: steady_state is not supported with the timing model yet; run the phase untimed (timing off) to find the steady state", p.name);
+        if p.steady_state.is_some() && p.measure_last.is_some() {
+            bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name);
         }
-        if p.stop_when_full {
-            bail!("phase {:?}: stop_when_full is not supported with the timing model yet; run the phase untimed (timing off)", p.name);
+        if p.steady_state.is_some() && stack.devices.len() > 1 {
+            bail!("phase {:?}: steady_state in a timed run needs a single drive (this variant has {}, each on its own timeline); run the phase untimed (timing off)", p.name, stack.devices.len());
         }
         if p.measure_from != crate::schema::MeasureFrom::Start {
             bail!("phase {:?}: measure_from = \"{}\" is not supported with the timing model yet; run the phase untimed (timing off)", p.name, p.measure_from.word());
@@ -72,8 +72,10 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
             });
         }
         let head_busy0 = stack.devices[d].model().clock().head_busy_ns;
+        let mut watch = PhaseWatch::new(p, &phase_start, st.logical_total, mu)?;
+        let watching = watch.rounds.is_some() || watch.stop_when_full;
         // The engine runs monomorphized for the drive's kind, behind one call per phase.
-        let run = stack.devices[d].model_mut().run_timed(jobs, &engine_opts, p).with_context(pctx)?;
+        let run = stack.devices[d].model_mut().run_timed(jobs, &engine_opts, watching.then_some(&mut watch as &mut dyn wafsim_time::Watch), p).with_context(pctx)?;
         result.host_timeline.extend(run.host_points);
         let tr = run.run;
         let origin = *run_origin.get_or_insert(tr.start_ns);
@@ -122,7 +124,13 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
         if opts.sample_every_bytes.is_some() {
             result.timeseries.push(sample(pi, Some(d as u32), &strip(&since), mu));
         }
-        let from = if p.measure_last.is_some() || !p.checkpoints.is_empty() {
+        if let Some(wafsim_time::Stop::NoSpace { at_ns, error }) = &tr.stopped {
+            let host = dev.counters().host_write_bytes - phase_start.host_write_bytes;
+            let why = format!("out of space after {} of host writes in the phase ({:.3} s of model time): {error}", wafsim_core::units::human(host), (at_ns - tr.start_ns) as f64 * 1e-9);
+            result.warnings.push(format!("phase {:?} ended {why}", p.name));
+            result.phases[pi].stopped = Some(why);
+        }
+        let mut from = if p.measure_last.is_some() || !p.checkpoints.is_empty() {
             if tr.snapshots.is_empty() {
                 bail!("phase {:?}: measure_last and checkpoints in a timed run need a drive whose counters the timing model reads (flash, ZNS, SMR); this drive's timed model has none: run the phase untimed", p.name);
             }
@@ -132,6 +140,22 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
         } else {
             None
         };
+        if let Some(rounds) = &watch.rounds {
+            let host_written = dev.counters().host_write_bytes - phase_start.host_write_bytes;
+            if let Some((c, _, described)) = rounds.window() {
+                let rows_note = if has_store_rows { "; file-system and store rows: the whole phase" } else { "" };
+                result.phases[pi].window = format!("{described}{rows_note}");
+                result.phases[pi].whole_waf = Some(waf((dev.counters().media_units() - phase_start.media_units()) * mu, host_written));
+                from = Some(c[0].clone());
+            }
+            if p.measure && host_written > 0 && dev.flash().is_some() {
+                let verdict = rounds.verdict();
+                if !verdict.steady {
+                    result.warnings.push(format!("phase {:?} ended before WAF was steady ({}); the result may still be moving: write more (a larger amount or runtime)", p.name, verdict.describe()));
+                }
+                result.phases[pi].steady = Some(verdict);
+            }
+        }
         let delta = dev.counters().delta(from.as_ref().unwrap_or(&phase_start));
         account_phase(result, st, pi, p.measure, d, &delta);
     }
@@ -148,6 +172,43 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
 }
 
 
+
+/// What may end a timed phase before its jobs do: its steady-state rounds (`steady_state`, the
+/// same rounds and judgement as an untimed phase, fed the drive's counters at write
+/// completions) and a layer out of space (`stop_when_full`).
+struct PhaseWatch {
+    rounds: Option<Rounds>,
+    mu: u64,
+    stop_when_full: bool,
+}
+
+impl PhaseWatch {
+    fn new(p: &PhaseSpec, start: &Counters, logical: u64, mu: u64) -> Result<PhaseWatch> {
+        let rounds = match &p.steady_state {
+            Some(ss) => {
+                let round_bytes = ss.round_bytes(logical)?;
+                // A store's warm-up is not seen here (its figures stay inside the engine's jobs):
+                // every round is judged.
+                Some(Rounds::new(ss.clone(), true, round_bytes, (start.host_write_bytes, start.media_units(), start.erases), || (vec![start.clone()], Vec::new())))
+            }
+            None => None,
+        };
+        Ok(PhaseWatch { rounds, mu, stop_when_full: p.stop_when_full })
+    }
+}
+
+impl wafsim_time::Watch for PhaseWatch {
+    fn next_bytes(&self) -> u64 {
+        self.rounds.as_ref().map_or(u64::MAX, |r| r.next_due())
+    }
+    fn look(&mut self, _: u64, c: &Counters) -> bool {
+        let Some(r) = self.rounds.as_mut() else { return false };
+        r.close((c.host_write_bytes, c.media_units(), c.erases), self.mu, false, || vec![c.clone()], Vec::new)
+    }
+    fn stop_on_no_space(&self) -> bool {
+        self.stop_when_full
+    }
+}
 
 /// Read every drive's timing configuration before the run starts (errors before a possibly
 /// long precondition); false when the run is untimed. As soon as one drive is untimed, so is

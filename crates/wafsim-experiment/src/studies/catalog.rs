@@ -343,7 +343,8 @@ fn layers_table(s: &mut String, e: &Entry) {
     let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|");
     let base = e.results[0].wear_per_app_byte();
     for r in &e.results {
-        let app = r.application_bytes();
+        let f = r.figures();
+        let app = f.application_bytes;
         let layer: u64 = r.filesystems.iter().filter(|f| f.measured).map(|f| f.dev_write_bytes).sum();
         let life = match (r.wear_per_app_byte(), base) {
             (Some(w), Some(b)) if w > 0.0 && b > 0.0 => format!("{:.2}x", b / w),
@@ -355,8 +356,9 @@ fn layers_table(s: &mut String, e: &Entry) {
             r.name,
             gib(app),
             wafsim_core::counters::waf(layer, app),
-            r.waf(),
-            wafsim_core::counters::waf(r.mbmw(), app)
+            // The catalog's tables print 0.000 for a ratio over nothing.
+            f.waf.unwrap_or(0.0),
+            f.total_waf.unwrap_or(0.0)
         );
     }
 }

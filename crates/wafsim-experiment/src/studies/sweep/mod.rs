@@ -126,16 +126,18 @@ pub struct SweepProgress {
 
 impl Row {
     fn new(p: &Point, axes: &[String], hash: &str, r: &VariantResult) -> Row {
+        let f = r.figures();
         Row {
             point: p.index,
             axes: p.axis_values(axes),
             variant: r.name.clone(),
-            waf: r.waf(),
-            hbmw: r.hbmw(),
-            mbmw: r.mbmw(),
-            mbe: r.mbe(),
-            gc_bytes: r.counters.gc_units * r.mapping_unit as u64,
-            ns_waf: r.namespaces.iter().map(|n| (n.name.clone(), if n.host_bytes > 0 { n.media_bytes as f64 / n.host_bytes as f64 } else { 0.0 })).collect(),
+            // A sweep's files hold 0 for a WAF without host writes (their columns are numbers).
+            waf: f.waf.unwrap_or(0.0),
+            hbmw: f.hbmw,
+            mbmw: f.mbmw,
+            mbe: f.mbe,
+            gc_bytes: f.gc_bytes,
+            ns_waf: r.namespaces.iter().zip(&f.namespaces).map(|(n, nf)| (n.name.clone(), nf.waf.unwrap_or(0.0))).collect(),
             ns_bytes: r.namespaces.iter().map(|n| (n.name.clone(), n.host_bytes, n.media_bytes)).collect(),
             hash: hash.to_string(),
         }

@@ -1,12 +1,16 @@
 //! What a run reports: per variant, its phases, namespaces, jobs, write frontiers, file systems
 //! and stores, host-layer devices, time series and timed figures.
 
+mod figures;
+
+pub use figures::{share, Figures, FrontierFigures, FsFigures, HostDeviceFigures, NsFigures, PhaseFigures, TimedFigures, NO_HOST_WRITES};
+use serde::Serialize;
 use wafsim_core::counters::{waf, waf_if_written};
 use wafsim_core::Counters;
 pub use wafsim_time::engine::LatSummary;
 
 /// Per-namespace figures of the measured phases.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct NsResult {
     /// Namespace name (from the experiment).
     pub name: String,
@@ -25,7 +29,7 @@ pub struct NsResult {
 }
 
 /// Per write-frontier figures (RUH, stream, or GC frontier) of the measured phases.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FrontierResult {
     /// Index of the drive the frontier belongs to.
     pub device: u32,
@@ -47,7 +51,7 @@ pub struct FrontierResult {
 }
 
 /// Timed figures of one direction of a job.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct DirTiming {
     /// Commands completed in the window.
     pub ios: u64,
@@ -72,7 +76,7 @@ pub struct DirTiming {
 }
 
 /// Timed figures of one job (timing model on), over its window after ramp time.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct JobTiming {
     /// Reads.
     pub read: DirTiming,
@@ -109,7 +113,7 @@ impl JobTiming {
 }
 
 /// What one workload source (synthetic workload, fio job, trace set) issued.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct JobResult {
     /// Name of the phase the source ran in.
     pub phase: String,
@@ -126,7 +130,7 @@ pub struct JobResult {
 }
 
 /// Device-level timing of the measured phases (timing model on).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct TimedSummary {
     /// Simulated time of the measured phases (longest device).
     pub elapsed_ns: u64,
@@ -147,7 +151,7 @@ pub struct TimedSummary {
 }
 
 /// Device-wide counters of one phase (summed over devices).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct PhaseResult {
     /// Phase name.
     pub name: String,
@@ -172,7 +176,7 @@ pub struct PhaseResult {
 }
 
 /// A point of a phase (`checkpoints`): the WAF up to it and since the previous one.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Checkpoint {
     /// As the experiment gave it ("5h", "300GB").
     pub label: String,
@@ -206,7 +210,7 @@ impl PhaseResult {
 }
 
 /// One time-series sample: cumulative counters since the end of the built-in precondition.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Sample {
     /// Index of the phase the sample was taken in.
     pub phase: usize,
@@ -226,7 +230,7 @@ pub struct Sample {
 }
 
 /// Everything measured for one variant.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct VariantResult {
     /// Variant name.
     pub name: String,
@@ -296,7 +300,7 @@ pub struct VariantResult {
 }
 
 /// One case of an unknown (`[[unknown.case]]`), run: what the variant gives under it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SpreadRow {
     /// The unknown's name.
     pub unknown: String,
@@ -325,7 +329,7 @@ impl SpreadRow {
 }
 
 /// Bytes one tier of a tiering layer took and gave, by cause (cumulative).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct TierTraffic {
     /// User bytes written to the tier.
     pub user_write_bytes: u64,
@@ -338,7 +342,7 @@ pub struct TierTraffic {
 }
 
 /// Per-tier traffic at one sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TierPoint {
     /// Index of the phase the sample was taken in.
     pub phase: usize,
@@ -351,7 +355,7 @@ pub struct TierPoint {
 }
 
 /// Bytes one drive completed in one log interval (fio's bandwidth log).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct BwPoint {
     /// Index of the phase.
     pub phase: usize,
@@ -371,7 +375,7 @@ pub struct BwPoint {
 }
 
 /// dm-zoned's state at one moment of a timed run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HostPoint {
     /// Seconds of model time (from the start of the run).
     pub t_s: f64,
@@ -386,7 +390,7 @@ pub struct HostPoint {
 }
 
 /// Traffic a host layer sent to one of its devices over the whole run.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HostDeviceRow {
     /// dm-zoned: "cache" or "disk N" (from 1); tiering: "hot" or "cold".
     pub device: String,
@@ -420,7 +424,7 @@ impl HostDeviceRow {
 
 /// What a file system did in one phase: the application's bytes and the bytes it sent to the
 /// device (its own write amplification: a log-structured one's GC copies).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FsResult {
     /// Name of the phase.
     pub phase: String,
@@ -562,7 +566,7 @@ impl VariantResult {
 }
 
 /// The verdict on the last `window` rounds of a phase.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SteadyState {
     /// Rounds the phase ran (complete rounds of `round_bytes` host bytes).
     pub rounds: u32,
