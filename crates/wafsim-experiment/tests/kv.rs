@@ -559,7 +559,7 @@ PHASES
     assert!(cr.waf != cw.waf, "the run's checkpoint is not the load's");
 }
 
-/// `measure_from = "run"` needs stores to load, and untimed phases.
+/// `measure_from = "run"` needs stores to load (timed: tests/timed_meters.rs).
 #[test]
 fn measure_from_run_is_refused_where_it_means_nothing() {
     let doc = "[device]\ncapacity = \"256MiB\"\nover_provisioning = 0.1\nerase_unit = \"1MiB\"\n[[namespace]]\nname = \"a\"\n[[phase]]\nname = \"p\"\nmeasure_from = \"run\"\n[[phase.workload]]\nnamespace = \"a\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"1x\"\n";

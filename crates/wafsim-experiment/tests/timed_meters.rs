@@ -91,3 +91,55 @@ amount = "30x"
     eprintln!("filled after {a} B untimed, {b} B timed");
     assert!(a > 0.0 && (a - b).abs() / a < 0.02, "untimed {a} vs timed {b}");
 }
+
+/// `measure_from = "run"`: a timed phase's window and checkpoints start where the stores'
+/// clients sent their last load request, as an untimed phase's do (there seen at a batch end,
+/// here at the first write completion past a look every thousandth of the capacity).
+#[test]
+fn measure_from_run_leaves_the_load_out_of_a_timed_phase() {
+    let doc = r#"
+name = "wiredtiger"
+seed = 1
+[device]
+preset = "enterprise-tlc-1.92tb"
+[device.fdp]
+enabled = false
+[[namespace]]
+name = "db"
+size = "1.92TB"
+[[phase]]
+name = "ycsb"
+measure_from = "run"
+checkpoints = ["0.5x"]
+[[phase.kv]]
+namespace = "db"
+store = "wiredtiger"
+ycsb = "a"
+fill = 0.05
+rate = 5000
+amount = "4x"
+[phase.kv.wiredtiger]
+wt_cache = "10%"
+"#;
+    let scale = 0.001;
+    let untimed = common::run_doc(doc, scale).unwrap();
+    let timed = common::run_doc(&format!("{doc}[timing]\nenabled = true\n"), scale).unwrap();
+    for (what, r) in [("untimed", &untimed), ("timed", &timed)] {
+        let p = &r.phases[0];
+        assert!(p.window.starts_with("the run after the stores' load"), "{what}: {}", p.window);
+        assert_eq!(p.checkpoints[0].origin, "the run start", "{what}");
+        assert!(p.checkpoints[0].reached.is_some(), "{what}: {:?}", p.checkpoints[0]);
+        assert!(p.whole_waf.is_some(), "{what}");
+    }
+    let close = |what: &str, a: f64, b: f64, tol: f64| {
+        eprintln!("{what}: untimed {a}, timed {b}");
+        assert!((a - b).abs() / a < tol, "{what}: untimed {a} vs timed {b}");
+    };
+    // Seen: 6,341,210,112 / 6,341,939,200 host bytes and 220,942,792 / 220,942,792 application
+    // bytes after the load, checkpoint at 964,304,896 / 961,617,920 host bytes (untimed / timed).
+    close("host bytes after the load", untimed.counters.host_write_bytes as f64, timed.counters.host_write_bytes as f64, 0.01);
+    close("application bytes after the load", untimed.filesystems[0].file_write_bytes as f64, timed.filesystems[0].file_write_bytes as f64, 0.01);
+    close("drive WAF after the load", untimed.waf(), timed.waf(), 0.02);
+    let (a, b) = (untimed.phases[0].checkpoints[0].reached.unwrap(), timed.phases[0].checkpoints[0].reached.unwrap());
+    close("host bytes at the checkpoint, from the run start", a as f64, b as f64, 0.01);
+}

@@ -191,8 +191,9 @@ pub trait Watch {
     /// Host bytes written (the device's counter, absolute) at which to look next; `u64::MAX`:
     /// never.
     fn next_bytes(&self) -> u64;
-    /// Look at the counters at model time `now`; true ends the run.
-    fn look(&mut self, now: u64, c: &Counters) -> bool;
+    /// Look at the counters at model time `now` (and, where it needs them, the jobs' sources:
+    /// a store's figures); true ends the run.
+    fn look(&mut self, now: u64, c: &Counters, sources: &Sources) -> bool;
     /// Whether a source out of space ends the run (recorded in [`TimedRun::stopped`]) instead
     /// of failing it.
     fn stop_on_no_space(&self) -> bool {
@@ -208,8 +209,19 @@ impl Watch for NoWatch {
     fn next_bytes(&self) -> u64 {
         u64::MAX
     }
-    fn look(&mut self, _: u64, _: &Counters) -> bool {
+    fn look(&mut self, _: u64, _: &Counters, _: &Sources) -> bool {
         false
+    }
+}
+
+/// The jobs' sources as a [`Watch`] sees them, in job order.
+pub struct Sources<'a>(&'a [JobState]);
+
+impl Sources<'_> {
+    /// The figures of every job's source (a store's or a file system's; `None` for a plain
+    /// workload), in job order.
+    pub fn figures(&self) -> Vec<Option<LayerFigures>> {
+        self.0.iter().map(|s| s.spec.source.figures()).collect()
     }
 }
 
@@ -778,7 +790,7 @@ fn watch_at<M: TimedDevice, W: Watch + ?Sized>(m: &M, h: &mut Host, watch: &mut 
         return false;
     }
     if c.host_write_bytes >= h.watch_next {
-        if watch.look(now, c) {
+        if watch.look(now, c, &Sources(&h.states)) {
             h.halt(now, Stop::Watch { at_ns: now });
             return false;
         }
@@ -1111,7 +1123,7 @@ mod tests {
         fn next_bytes(&self) -> u64 {
             self.at
         }
-        fn look(&mut self, _: u64, c: &Counters) -> bool {
+        fn look(&mut self, _: u64, c: &Counters, _: &Sources) -> bool {
             self.looks += 1;
             assert!(c.host_write_bytes >= self.at, "looked at {} before {}", c.host_write_bytes, self.at);
             true

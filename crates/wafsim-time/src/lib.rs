@@ -18,7 +18,7 @@ pub mod timed;
 
 pub use config::{NandTiming, TimingConfig};
 pub use disk::{DiskTimed, DiskTimeline};
-pub use engine::{run, run_on, run_on_with, run_on_watched, run_on_watched_if, run_with, EngineOptions, Interval, JobResult, JobSpec, NoWatch, RunError, Stop, TimedRun, Watch};
+pub use engine::{run, run_on, run_on_with, run_on_watched, run_on_watched_if, run_with, EngineOptions, Interval, JobResult, JobSpec, NoWatch, RunError, Sources, Stop, TimedRun, Watch};
 pub use flash::{FlashTimed, Timeline};
 pub use plain::{PlainTimed, PlainTimeline, PlainTiming};
 pub use timed::{Cmd, Completions, TimedDevice};

@@ -4,6 +4,7 @@ use crate::drives::{strip, Drive, Stack};
 use crate::parts::Label;
 use crate::results::*;
 use crate::schema::PhaseSpec;
+use anyhow::Result;
 use wafsim_core::blockdev::ZoneReport;
 use wafsim_core::device::FrontierKind;
 use wafsim_core::zone::ReportFilter;
@@ -74,6 +75,26 @@ pub(super) struct RunState {
     pub(super) next_sample: u64,
     /// I/Os issued per phase, over all drives.
     pub(super) phase_ios: Vec<u64>,
+}
+
+/// Whether phase `p` measures from the end of its stores' load (`measure_from = "run"`),
+/// refused where it has no stores.
+pub(super) fn measures_from_run(p: &PhaseSpec) -> Result<bool> {
+    let from_run = p.measure_from == crate::schema::MeasureFrom::Run;
+    if from_run && p.kv.is_empty() {
+        anyhow::bail!("phase {:?}: measure_from = \"run\" measures from the end of the key-value stores' load, and the phase has no [[phase.kv]]", p.name);
+    }
+    Ok(from_run)
+}
+
+/// The warning of a phase measured from the run whose stores never finished loading.
+pub(super) fn still_loading(p: &PhaseSpec) -> String {
+    format!("phase {:?}: measure_from = \"run\", but the stores were still loading their initial records when the phase ended: the whole phase is reported (write more: a larger amount)", p.name)
+}
+
+/// The window of a phase measured from the run: host bytes after the load, and the load's.
+pub(super) fn after_load(written: u64, load: u64) -> String {
+    format!("the run after the stores' load ({} of host writes; the load wrote {})", wafsim_core::units::human(written - load), wafsim_core::units::human(load))
 }
 
 /// Sum of one counter over the drives.

@@ -10,6 +10,7 @@ use crate::results::*;
 use crate::schema::{ExperimentSpec, PhaseSpec};
 use anyhow::{bail, Context, Result};
 use wafsim_core::counters::waf;
+use wafsim_core::pipeline::LayerFigures;
 use wafsim_core::{BlockDevice, Counters};
 
 
@@ -34,11 +35,10 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
         if p.steady_state.is_some() && p.measure_last.is_some() {
             bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name);
         }
-        if p.steady_state.is_some() && stack.devices.len() > 1 {
-            bail!("phase {:?}: steady_state in a timed run needs a single drive (this variant has {}, each on its own timeline); run the phase untimed (timing off)", p.name, stack.devices.len());
-        }
-        if p.measure_from != crate::schema::MeasureFrom::Start {
-            bail!("phase {:?}: measure_from = \"{}\" is not supported with the timing model yet; run the phase untimed (timing off)", p.name, p.measure_from.word());
+        let from_run = measures_from_run(p)?;
+        if (p.steady_state.is_some() || from_run) && stack.devices.len() > 1 {
+            let key = if from_run { "measure_from = \"run\"" } else { "steady_state" };
+            bail!("phase {:?}: {key} in a timed run needs a single drive (this variant has {}, each on its own timeline); run the phase untimed (timing off)", p.name, stack.devices.len());
         }
         if p.measure_last.is_some() || !p.checkpoints.is_empty() {
             let key = if p.measure_last.is_some() { "measure_last" } else { "checkpoints" };
@@ -51,8 +51,10 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
         }
         let phase_start = stack.devices[d].counters().clone();
         let parts = parts::build_parts(spec, pi, p, &fio_files[pi], &stack.device_target(d), true).with_context(pctx)?;
-        let rows = parts.rows();
-        let has_store_rows = !rows.is_empty();
+        let fs_rows = parts.rows();
+        let has_store_rows = !fs_rows.is_empty();
+        // The stores' figures before the phase: whether they load first (`measure_from = "run"`).
+        let figures0: Vec<_> = parts.parts.iter().map(|x| x.source.figures()).collect();
         let mut labels = Vec::new();
         let mut jobs = Vec::new();
         let per_namespace_queues = spec.timing.as_ref().is_some_and(|t| t.queues == crate::schema::Queues::PerNamespace);
@@ -72,8 +74,8 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
             });
         }
         let head_busy0 = stack.devices[d].model().clock().head_busy_ns;
-        let mut watch = PhaseWatch::new(p, &phase_start, st.logical_total, mu)?;
-        let watching = watch.rounds.is_some() || watch.stop_when_full;
+        let mut watch = PhaseWatch::new(p, &phase_start, st.logical_total, mu, from_run, figures0)?;
+        let watching = watch.rounds.is_some() || watch.stop_when_full || watch.from_run;
         // The engine runs monomorphized for the drive's kind, behind one call per phase.
         let run = stack.devices[d].model_mut().run_timed(jobs, &engine_opts, watching.then_some(&mut watch as &mut dyn wafsim_time::Watch), p).with_context(pctx)?;
         result.host_timeline.extend(run.host_points);
@@ -82,7 +84,6 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
         for iv in &tr.series {
             result.bandwidth.push(BwPoint { phase: pi, device: d as u32, t_s: (iv.end_ns - origin) as f64 * 1e-9, read_bytes: iv.read_bytes, write_bytes: iv.write_bytes, read_lat: iv.read_lat, write_lat: iv.write_lat });
         }
-        push_fs(result, p, &rows, rows.iter().map(|r| tr.jobs[r.part].figures.clone().unwrap_or_default()).collect(), None);
         if p.measure {
             measured_ns += tr.end_ns - tr.start_ns;
             busy_window_ns += tr.drained_ns - tr.start_ns;
@@ -136,18 +137,38 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
             }
             let mut snaps = tr.snapshots;
             snaps.push((tr.end_ns, dev.counters().clone()));
-            timed_windows(spec, p, pi, &snaps, st.logical_total, mu, has_store_rows, result)?
+            // The checkpoints count from the load's end (the first snapshot at or after it; the
+            // phase's end when the stores never finished loading: none is reached).
+            let origin = match &watch.load_end {
+                _ if !from_run => 0,
+                Some(LoadEnd { ns, .. }) => snaps.iter().position(|s| s.0 >= *ns).unwrap_or(snaps.len() - 1),
+                None => snaps.len() - 1,
+            };
+            timed_windows(spec, p, pi, &snaps, origin, st.logical_total, mu, has_store_rows, result)?
         } else {
             None
         };
+        let host_written = dev.counters().host_write_bytes - phase_start.host_write_bytes;
+        let whole_waf = waf((dev.counters().media_units() - phase_start.media_units()) * mu, host_written);
+        let mut fs_from = None;
+        if let Some((c, _, described)) = watch.rounds.as_ref().and_then(|r| r.window()) {
+            let rows_note = if has_store_rows { "; file-system and store rows: the whole phase" } else { "" };
+            result.phases[pi].window = format!("{described}{rows_note}");
+            result.phases[pi].whole_waf = Some(whole_waf);
+            from = Some(c[0].clone());
+        } else if let (None, Some(le)) = (&from, &watch.load_end) {
+            // Measured from the run: the drive's counters and the stores' figures where the
+            // load ended.
+            result.phases[pi].window = after_load(host_written, le.counters.host_write_bytes - phase_start.host_write_bytes);
+            result.phases[pi].whole_waf = Some(whole_waf);
+            fs_from = Some(fs_rows.iter().map(|r| le.figures[r.part].clone().unwrap_or_default()).collect::<Vec<_>>());
+            from = Some(le.counters.clone());
+        }
+        if from_run && watch.load_end.is_none() {
+            result.warnings.push(still_loading(p));
+        }
+        push_fs(result, p, &fs_rows, fs_rows.iter().map(|r| tr.jobs[r.part].figures.clone().unwrap_or_default()).collect(), fs_from.as_deref());
         if let Some(rounds) = &watch.rounds {
-            let host_written = dev.counters().host_write_bytes - phase_start.host_write_bytes;
-            if let Some((c, _, described)) = rounds.window() {
-                let rows_note = if has_store_rows { "; file-system and store rows: the whole phase" } else { "" };
-                result.phases[pi].window = format!("{described}{rows_note}");
-                result.phases[pi].whole_waf = Some(waf((dev.counters().media_units() - phase_start.media_units()) * mu, host_written));
-                from = Some(c[0].clone());
-            }
             if p.measure && host_written > 0 && dev.flash().is_some() {
                 let verdict = rounds.verdict();
                 if !verdict.steady {
@@ -173,37 +194,67 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
 
 
 
-/// What may end a timed phase before its jobs do: its steady-state rounds (`steady_state`, the
-/// same rounds and judgement as an untimed phase, fed the drive's counters at write
-/// completions) and a layer out of space (`stop_when_full`).
+/// What a timed phase watches while the engine runs it, as an untimed phase does at its batch
+/// ends: its steady-state rounds (`steady_state`: the same rounds and judgement, fed the
+/// drive's counters at write completions), the end of its stores' load (`measure_from =
+/// "run"`, looked for every thousandth of the drive's capacity in host writes) and a layer out
+/// of space (`stop_when_full`).
 struct PhaseWatch {
     rounds: Option<Rounds>,
     mu: u64,
     stop_when_full: bool,
+    from_run: bool,
+    load_end: Option<LoadEnd>,
+    /// Host bytes between looks for the load's end, and at the last look.
+    step: u64,
+    looked: u64,
+}
+
+/// Where a phase's stores finished loading: model time, the drive's counters and every job's
+/// figures then.
+struct LoadEnd {
+    ns: u64,
+    counters: Counters,
+    figures: Vec<Option<LayerFigures>>,
 }
 
 impl PhaseWatch {
-    fn new(p: &PhaseSpec, start: &Counters, logical: u64, mu: u64) -> Result<PhaseWatch> {
+    /// The watch of phase `p` from its start (`start`: the drive's counters; `figures`: every
+    /// job's figures before it ran).
+    fn new(p: &PhaseSpec, start: &Counters, logical: u64, mu: u64, from_run: bool, figures: Vec<Option<LayerFigures>>) -> Result<PhaseWatch> {
         let rounds = match &p.steady_state {
             Some(ss) => {
                 let round_bytes = ss.round_bytes(logical)?;
-                // A store's warm-up is not seen here (its figures stay inside the engine's jobs):
-                // every round is judged.
                 Some(Rounds::new(ss.clone(), true, round_bytes, (start.host_write_bytes, start.media_units(), start.erases), || (vec![start.clone()], Vec::new())))
             }
             None => None,
         };
-        Ok(PhaseWatch { rounds, mu, stop_when_full: p.stop_when_full })
+        // Stores that load nothing: the run starts with the phase (0 stands for its start).
+        let loaded = !figures.iter().flatten().any(|f| f.loading);
+        let load_end = (from_run && loaded).then(|| LoadEnd { ns: 0, counters: start.clone(), figures });
+        Ok(PhaseWatch { rounds, mu, stop_when_full: p.stop_when_full, from_run, load_end, step: (logical / 1000).max(1 << 16), looked: start.host_write_bytes })
     }
 }
 
 impl wafsim_time::Watch for PhaseWatch {
     fn next_bytes(&self) -> u64 {
-        self.rounds.as_ref().map_or(u64::MAX, |r| r.next_due())
+        let rounds = self.rounds.as_ref().map_or(u64::MAX, |r| r.next_due());
+        let load = if self.from_run && self.load_end.is_none() { self.looked.saturating_add(self.step) } else { u64::MAX };
+        rounds.min(load)
     }
-    fn look(&mut self, _: u64, c: &Counters) -> bool {
-        let Some(r) = self.rounds.as_mut() else { return false };
-        r.close((c.host_write_bytes, c.media_units(), c.erases), self.mu, false, || vec![c.clone()], Vec::new)
+    fn look(&mut self, now: u64, c: &Counters, sources: &wafsim_time::Sources) -> bool {
+        self.looked = c.host_write_bytes;
+        if self.from_run && self.load_end.is_none() {
+            let figures = sources.figures();
+            if !figures.iter().flatten().any(|f| f.loading) {
+                self.load_end = Some(LoadEnd { ns: now, counters: c.clone(), figures });
+            }
+        }
+        let Some(r) = self.rounds.as_mut().filter(|r| r.due(c.host_write_bytes)) else { return false };
+        // A store still filling (or loading, when measured from the run): its rounds are not
+        // judged; the window starts after it.
+        let unsettled = sources.figures().iter().flatten().any(|f| f.warming || (self.from_run && f.loading));
+        r.close((c.host_write_bytes, c.media_units(), c.erases), self.mu, unsettled, || vec![c.clone()], Vec::new)
     }
     fn stop_on_no_space(&self) -> bool {
         self.stop_when_full
@@ -227,9 +278,12 @@ pub(super) fn configure(spec: &ExperimentSpec, stack: &mut Stack) -> Result<bool
 /// rows, the window's description and the counters where the measured window starts (None: the
 /// whole phase).
 #[allow(clippy::too_many_arguments)]
-fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64, Counters)], logical: u64, mu: u64, has_rows: bool, result: &mut VariantResult) -> Result<Option<Counters>> {
+fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64, Counters)], origin: usize, logical: u64, mu: u64, has_rows: bool, result: &mut VariantResult) -> Result<Option<Counters>> {
     let (start, end) = (&snaps[0], &snaps[snaps.len() - 1]);
     let at = |s: &(u64, Counters)| At { host: s.1.host_write_bytes - start.1.host_write_bytes, ns: s.0 - start.0 };
+    // The checkpoints' clock: from the phase start, or from where the stores' load ended.
+    let clock = &snaps[origin];
+    let at_clock = |s: &(u64, Counters)| At { host: s.1.host_write_bytes - clock.1.host_write_bytes, ns: s.0 - clock.0 };
     let grid = snaps.len().saturating_sub(2).max(1);
     let precision = format!("snapshots every {:.3} ms of model time", (end.0 - start.0) as f64 / grid as f64 * 1e-6);
     let mut marks = Vec::new();
@@ -238,18 +292,17 @@ fn timed_windows(spec: &ExperimentSpec, p: &PhaseSpec, pi: usize, snaps: &[(u64,
     }
     // Where each checkpoint is first reached, in host bytes (a duration where the drive reached
     // it; the phase's end if it did not): its row's position, and what must increase.
-    let origin = at(start);
     let positions: Vec<u64> = marks
         .iter()
         .map(|m| match m {
             Mark::Bytes(b) => *b,
-            Mark::Ns(_) => snaps.iter().find(|s| m.reached(origin, at(s))).map_or(at(end).host, |s| at(s).host),
+            Mark::Ns(_) => snaps[origin..].iter().find(|s| m.reached(At::default(), at_clock(s))).map_or(at_clock(end).host, |s| at_clock(s).host),
         })
         .collect();
-    let mut checkpoints = Checkpoints::new(marks, (0, start.1.media_units(), None));
-    for s in snaps {
-        while checkpoints.due(at(s)) {
-            checkpoints.take((at(s).host, s.1.media_units(), None));
+    let mut checkpoints = Checkpoints::new(marks, (0, clock.1.media_units(), None));
+    for s in &snaps[origin..] {
+        while checkpoints.due(at_clock(s)) {
+            checkpoints.take((at_clock(s).host, s.1.media_units(), None));
         }
     }
     if let Some(i) = checkpoints.missed() {

@@ -9,7 +9,7 @@ use super::meters::{At, BatchSize, Checkpoints, LastWindow, Mark, Rounds, Snap};
 use super::{Progress, RunCtx};
 use crate::parts::{self, PhaseSources};
 use crate::plan::window::{checkpoint_bytes, window_bytes};
-use crate::schema::{MeasureFrom, PhaseSpec};
+use crate::schema::PhaseSpec;
 use anyhow::Result;
 use wafsim_core::counters::waf;
 use wafsim_core::pipeline::IoSource;
@@ -46,10 +46,7 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
     let mark_bytes = checkpoint_bytes(p, st.logical_total, spec.scale)?;
     let mut marks = Checkpoints::new(mark_bytes.iter().map(|&b| Mark::Bytes(b)).collect(), (0, media0, Some(app0)));
     // `measure_from = "run"`: where the stores' load ended; the checkpoints count from it.
-    let from_run = p.measure_from == MeasureFrom::Run;
-    if from_run && p.kv.is_empty() {
-        anyhow::bail!("phase {:?}: measure_from = \"run\" measures from the end of the key-value stores' load, and the phase has no [[phase.kv]]", p.name);
-    }
+    let from_run = measures_from_run(p)?;
     let mut run_from: Option<(u64, Snap)> = None;
     if from_run {
         let figures = phase.figures();
@@ -149,12 +146,12 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
         (Some((c, f, d)), _) => (c, Some(f), d),
         (None, Some((at, (c, f)))) => (c, Some(&f[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - at.host))),
         (None, None) => match &run_from {
-            Some((at, (c, f))) => (c, Some(&f[..]), format!("the run after the stores' load ({} of host writes; the load wrote {})", wafsim_core::units::human(host_written - at), wafsim_core::units::human(*at))),
+            Some((at, (c, f))) => (c, Some(&f[..]), after_load(host_written, *at)),
             None => (&phase_start, None, "whole phase".to_string()),
         },
     };
     if from_run && run_from.is_none() {
-        result.warnings.push(format!("phase {:?}: measure_from = \"run\", but the stores were still loading their initial records when the phase ended: the whole phase is reported (write more: a larger amount)", p.name));
+        result.warnings.push(still_loading(p));
     }
     push_fs(result, p, &phase.rows, phase.figures(), fs_from);
     let PhaseSources { source, labels, .. } = phase;
