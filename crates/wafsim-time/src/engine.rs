@@ -552,8 +552,9 @@ struct Host {
     snaps: Option<SnapLog>,
     /// Host bytes at which the watch looks next (`u64::MAX`: never).
     watch_next: u64,
-    /// The watch ended the run: no job issues more, jobs not started yet start done.
-    stopped: Option<Stop>,
+    /// The watch ended the run: no job issues more, jobs not started yet start done. Boxed: the
+    /// host side stays as small as before watches.
+    stopped: Option<Box<Stop>>,
     /// A source out of space ends the run ([`Watch::stop_on_no_space`]) instead of failing it.
     no_space_stops: bool,
 }
@@ -564,7 +565,7 @@ impl Host {
     /// the stages after it start done; the others finish at their last completions.
     #[cold]
     fn halt(&mut self, now: u64, why: Stop) {
-        self.stopped = Some(why);
+        self.stopped = Some(Box::new(why));
         self.watch_next = u64::MAX;
         self.heap.retain(|Reverse(e)| e.kind == 0);
         for s in &mut self.states {
@@ -766,7 +767,7 @@ pub fn run_on_watched<M: TimedDevice, W: Watch + ?Sized>(m: &mut M, jobs: Vec<Jo
         .collect();
     let series = h.series.take().map_or_else(Vec::new, |log| log.finish(end));
     let snapshots = h.snaps.take().map_or_else(Vec::new, |l| l.snaps);
-    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0), series, snapshots, stopped: h.stopped })
+    Ok(TimedRun { jobs: results, start_ns: t0, end_ns: end, drained_ns: end.max(m.drained_at()), busy: m.busy().since(&busy0), series, snapshots, stopped: h.stopped.map(|s| *s) })
 }
 
 /// A job's source failed at `now`: the run fails, or ends there when the failure is a layer out
