@@ -18,7 +18,7 @@ pub fn timeseries(results: &[VariantResult]) -> String {
         let mut prev: std::collections::HashMap<Option<u32>, (u64, u64)> = Default::default();
         for t in &r.timeseries {
             let prev = prev.entry(t.device).or_insert((0, 0));
-            let phase = r.phases.get(t.phase).map(|p| p.name.as_str()).unwrap_or("");
+            let phase = r.phase_name(t.phase);
             let interval = waf_if_written(t.media_bytes - prev.1, t.host_bytes - prev.0);
             let _ = writeln!(
                 s,

@@ -242,11 +242,6 @@ struct TierJson<'a> {
     cold: TierTraffic,
 }
 
-/// The name of phase `i` of `r` ("" past its phases).
-fn phase_name(r: &VariantResult, i: usize) -> &str {
-    r.phases.get(i).map(|p| p.name.as_str()).unwrap_or("")
-}
-
 /// One variant's results.
 pub fn variant(r: &VariantResult) -> Value {
     let f = r.figures();
@@ -387,7 +382,7 @@ pub fn variant(r: &VariantResult) -> Value {
             .bandwidth
             .iter()
             .map(|b| BwJson {
-                phase: phase_name(r, b.phase),
+                phase: r.phase_name(b.phase),
                 device: b.device,
                 t_s: b.t_s,
                 read_bytes: b.read_bytes,
@@ -396,7 +391,7 @@ pub fn variant(r: &VariantResult) -> Value {
                 write_lat_ns: LatJson::of(&b.write_lat),
             })
             .collect(),
-        tier_timeline: r.tier_timeline.iter().map(|t| TierJson { phase: phase_name(r, t.phase), host_bytes: t.host_bytes, hot: t.hot, cold: t.cold }).collect(),
+        tier_timeline: r.tier_timeline.iter().map(|t| TierJson { phase: r.phase_name(t.phase), host_bytes: t.host_bytes, hot: t.hot, cold: t.cold }).collect(),
         host_timeline: &r.host_timeline,
     };
     // Plain structs of numbers and strings: serializing them cannot fail.
@@ -566,7 +561,7 @@ pub fn timeseries(results: &[VariantResult]) -> Value {
         for t in &r.timeseries {
             rows.push(json!({
                 "variant": r.name,
-                "phase": r.phases.get(t.phase).map(|p| p.name.as_str()).unwrap_or(""),
+                "phase": r.phase_name(t.phase),
                 "drive": t.device,
                 "host_bytes": t.host_bytes,
                 "media_bytes": t.media_bytes,

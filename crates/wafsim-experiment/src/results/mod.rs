@@ -481,6 +481,11 @@ impl VariantResult {
         self.jobs.iter().filter(|j| j.measured).filter_map(|j| j.timing.as_ref()).filter(|t| t.read.ios > 0).map(|t| t.read.lat_p99_ns as f64).reduce(f64::max)
     }
 
+    /// The name of phase `i` ("" past the phases: a row that names no phase of this result).
+    pub fn phase_name(&self, i: usize) -> &str {
+        self.phases.get(i).map_or("", |p| p.name.as_str())
+    }
+
     /// The window of the first measured phase ("whole phase" without one).
     pub fn measured_window(&self) -> String {
         self.phases.iter().find(|p| p.measured).map_or_else(|| "whole phase".to_string(), |p| p.window.clone())

@@ -87,6 +87,14 @@ pub(super) fn measures_from_run(p: &PhaseSpec) -> Result<bool> {
     Ok(from_run)
 }
 
+/// A phase chooses its measured window with `steady_state` or `measure_last`, not both.
+pub(super) fn one_window_choice(p: &PhaseSpec) -> Result<()> {
+    if p.steady_state.is_some() && p.measure_last.is_some() {
+        anyhow::bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name);
+    }
+    Ok(())
+}
+
 /// The warning of a phase measured from the run whose stores never finished loading.
 pub(super) fn still_loading(p: &PhaseSpec) -> String {
     format!("phase {:?}: measure_from = \"run\", but the stores were still loading their initial records when the phase ended: the whole phase is reported (write more: a larger amount)", p.name)

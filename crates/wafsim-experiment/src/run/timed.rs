@@ -32,22 +32,15 @@ pub(super) fn run_timed_drive(ctx: &mut RunCtx, phases: &[PhaseSpec], fio_files:
 
     for (pi, p) in phases.iter().enumerate() {
         let pctx = || format!("phase {:?}", p.name);
-        if p.steady_state.is_some() && p.measure_last.is_some() {
-            bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name);
-        }
+        one_window_choice(p)?;
         let from_run = measures_from_run(p)?;
-        if (p.steady_state.is_some() || from_run) && stack.devices.len() > 1 {
-            let key = if from_run { "measure_from = \"run\"" } else { "steady_state" };
+        // What measures inside a phase reads one drive's counters as the phase goes.
+        let inside = [("measure_from = \"run\"", from_run), ("steady_state", p.steady_state.is_some()), ("measure_last", p.measure_last.is_some()), ("checkpoints", !p.checkpoints.is_empty())];
+        if let Some((key, _)) = inside.iter().find(|k| k.1).filter(|_| stack.devices.len() > 1) {
             bail!("phase {:?}: {key} in a timed run needs a single drive (this variant has {}, each on its own timeline); run the phase untimed (timing off)", p.name, stack.devices.len());
         }
-        if p.measure_last.is_some() || !p.checkpoints.is_empty() {
-            let key = if p.measure_last.is_some() { "measure_last" } else { "checkpoints" };
-            if stack.devices.len() > 1 {
-                bail!("phase {:?}: {key} in a timed run needs a single drive (this variant has {}, each on its own timeline); run the phase untimed (timing off)", p.name, stack.devices.len());
-            }
-            if p.write_rate.is_some() {
-                bail!("phase {:?}: write_rate turns durations into bytes in untimed phases; a timed phase has model time, and its durations are model time: drop write_rate", p.name);
-            }
+        if (p.measure_last.is_some() || !p.checkpoints.is_empty()) && p.write_rate.is_some() {
+            bail!("phase {:?}: write_rate turns durations into bytes in untimed phases; a timed phase has model time, and its durations are model time: drop write_rate", p.name);
         }
         let phase_start = stack.devices[d].counters().clone();
         let parts = parts::build_parts(spec, pi, p, &fio_files[pi], &stack.device_target(d), true).with_context(pctx)?;
@@ -244,17 +237,22 @@ impl wafsim_time::Watch for PhaseWatch {
     }
     fn look(&mut self, now: u64, c: &Counters, sources: &wafsim_time::Sources) -> bool {
         self.looked = c.host_write_bytes;
-        if self.from_run && self.load_end.is_none() {
-            let figures = sources.figures();
-            if !figures.iter().flatten().any(|f| f.loading) {
-                self.load_end = Some(LoadEnd { ns: now, counters: c.clone(), figures });
-            }
+        let seeking = self.from_run && self.load_end.is_none();
+        let due = self.rounds.as_ref().is_some_and(|r| r.due(c.host_write_bytes));
+        if !seeking && !due {
+            return false;
         }
-        let Some(r) = self.rounds.as_mut().filter(|r| r.due(c.host_write_bytes)) else { return false };
+        let figures = sources.figures();
         // A store still filling (or loading, when measured from the run): its rounds are not
         // judged; the window starts after it.
-        let unsettled = sources.figures().iter().flatten().any(|f| f.warming || (self.from_run && f.loading));
-        r.close((c.host_write_bytes, c.media_units(), c.erases), self.mu, unsettled, || vec![c.clone()], Vec::new)
+        let unsettled = figures.iter().flatten().any(|f| f.warming || (self.from_run && f.loading));
+        if seeking && !figures.iter().flatten().any(|f| f.loading) {
+            self.load_end = Some(LoadEnd { ns: now, counters: c.clone(), figures });
+        }
+        match self.rounds.as_mut().filter(|_| due) {
+            Some(r) => r.close((c.host_write_bytes, c.media_units(), c.erases), self.mu, unsettled, || vec![c.clone()], Vec::new),
+            None => false,
+        }
     }
     fn stop_on_no_space(&self) -> bool {
         self.stop_when_full

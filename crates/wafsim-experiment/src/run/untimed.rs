@@ -34,8 +34,8 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
 
     let ss = p.steady_state.clone().unwrap_or_default();
     let stop_when_steady = p.steady_state.is_some();
+    one_window_choice(p)?;
     let mut last = match &p.measure_last {
-        Some(_) if stop_when_steady => anyhow::bail!("phase {:?}: measure_last and steady_state both choose the measured window; give one", p.name),
         Some(l) => {
             let bytes = window_bytes("measure_last", l, p.write_rate.as_deref(), st.logical_total, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
             Some((bytes, LastWindow::thinned(bytes, (phase_start.clone(), phase.figures()))))
