@@ -33,7 +33,7 @@ fn flat_keys_read_as_their_sub_tables_with_a_note() {
     let nested = parse_experiment(&lsm("[phase.kv.lsm]\ncompaction = \"leveled\"\nmemtable = \"8MiB\"\n[phase.kv.fs]\nmkfs_trim = false\n"), "nested.toml").unwrap();
     let (f, n) = (&flat[0].spec, &nested[0].spec);
     assert_eq!(format!("{:?}", f.phase[0].kv), format!("{:?}", n.phase[0].kv));
-    assert_eq!(n.phase[0].kv[0].lsm.memtable.as_deref(), Some("8MiB"));
+    assert_eq!(n.phase[0].kv[0].lsm.memtable.as_ref().map(|m| m.get()), Some(8 << 20));
     assert_eq!(n.phase[0].kv[0].fs.mkfs_trim, Some(false));
     assert!(n.notes.is_empty(), "{:?}", n.notes);
     let notes = f.notes.join("\n");
@@ -94,7 +94,7 @@ fn host_layer_settings_live_in_the_layers_sub_table() {
     let flat = parse_experiment(&format!("{smr}[host]\nlayer = \"dm-zoned\"\ndisks = 3\ncache_size = \"none\"\n"), "t.toml").unwrap();
     let nested = parse_experiment(&format!("{smr}[host]\nlayer = \"dm-zoned\"\n[host.dm-zoned]\ndisks = 3\ncache_size = \"none\"\n"), "t.toml").unwrap();
     let (f, n) = (flat[0].spec.host.as_ref().unwrap(), nested[0].spec.host.as_ref().unwrap());
-    assert_eq!((f.dm_zoned.disks, f.dm_zoned.cache_size.as_deref()), (3, Some("none")));
+    assert_eq!((f.dm_zoned.disks, f.dm_zoned.cache_size.clone()), (3, Some(wafsim_experiment::schema::BytesOrNone::None)));
     assert_eq!(format!("{f:?}"), format!("{n:?}"));
     assert!(nested[0].spec.notes.is_empty(), "{:?}", nested[0].spec.notes);
     assert!(flat[0].spec.notes.iter().any(|x| x.contains("cache_size, disks belong in [host.dm-zoned]")), "{:?}", flat[0].spec.notes);

@@ -6,6 +6,7 @@ use crate::schema::{merge, ExperimentSpec, Variant};
 use anyhow::{anyhow, bail, Context, Result};
 use std::path::Path;
 
+pub mod locate;
 pub mod overrides;
 pub mod presets;
 
@@ -28,13 +29,17 @@ pub fn load_variants(path: &Path, check: Check) -> Result<Vec<Variant>> {
 pub fn not_toml(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Error {
     match e.span() {
         Some(span) => {
-            let before = text.get(..span.start).unwrap_or(text);
-            let line = before.matches('\n').count() + 1;
-            let col = before.chars().rev().take_while(|&c| c != '\n').count() + 1;
+            let (line, col) = locate::line_col(text, span.start);
             anyhow!("{origin}:{line}:{col}: not TOML: {} (the line is not shown)", e.message().trim_end())
         }
         None => anyhow!("{origin}: not TOML: {}", e.message().trim_end()),
     }
+}
+
+/// The error of a document deserialized from a table made from `text` (see
+/// [`locate::describe`]).
+fn not_a_document(origin: &str, text: Option<&str>, e: &toml::de::Error) -> anyhow::Error {
+    anyhow!(locate::describe(origin, text, e))
 }
 
 /// What a caller checks of each resolved variant (the plan's checks); errors name the variant.
@@ -51,19 +56,14 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     // Variants merge over the document as written and expand presets afterwards, so a variant
     // may name another preset (even another kind of drive) without inheriting the base's.
     let raw = base.clone();
-    // Validate the base document on its own first; parsed from the text (not the table) when
-    // no preset is involved, so errors carry line numbers.
-    // Flat keys that moved into sub-tables are moved first (then the table is what is read).
+    // Validate the base document on its own first. Flat keys that moved into sub-tables are
+    // moved first; errors find the key they name in the text.
     let moved = crate::schema::moved::move_flat_keys(&mut base).with_context(|| origin.to_string())?;
-    let from_table = base != raw;
     // A document without variants keeps this one (before presets are expanded), as a variant
     // keeps its moved document.
     let moved_doc = base.clone();
-    let spec: ExperimentSpec = if presets::expand(&mut base).with_context(|| origin.to_string())? || from_table {
-        toml::Value::Table(base.clone()).try_into().map_err(|e| anyhow!("{origin}: {e}"))?
-    } else {
-        toml::from_str(text).map_err(|e| anyhow!("{origin}: {e}"))?
-    };
+    presets::expand(&mut base).with_context(|| origin.to_string())?;
+    let spec: ExperimentSpec = toml::Value::Table(base.clone()).try_into().map_err(|e| not_a_document(origin, Some(text), &e))?;
     let names: Vec<String> = if spec.variant.is_empty() {
         vec!["default".into()]
     } else {
@@ -101,7 +101,7 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
         let mut over = over.clone();
         over.remove("name");
         merge(&mut doc, &over);
-        let spec = resolve(&mut doc, &name, check, Vec::new()).with_context(|| format!("{origin}: variant {name:?}"))?;
+        let spec = resolve(&mut doc, &name, check, Vec::new(), Some((origin, text))).with_context(|| format!("{origin}: variant {name:?}"))?;
         out.push(Variant { name, spec, doc });
     }
     Ok(out)
@@ -109,12 +109,19 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
 
 /// A variant's document with its flat keys moved into their sub-tables (in place: the document
 /// a variant keeps is the moved one), then with presets expanded, deserialized and checked.
-/// `notes`: notes of the overrides that made it.
-fn resolve(doc: &mut toml::Table, name: &str, check: Check, mut notes: Vec<String>) -> Result<ExperimentSpec> {
+/// `notes`: notes of the overrides that made it; `source`: the file's name and text, where
+/// errors find the key they name.
+fn resolve(doc: &mut toml::Table, name: &str, check: Check, mut notes: Vec<String>, source: Option<(&str, &str)>) -> Result<ExperimentSpec> {
     notes.extend(crate::schema::moved::move_flat_keys(doc)?);
     let mut doc = doc.clone();
     presets::expand(&mut doc)?;
-    let mut spec: ExperimentSpec = toml::Value::Table(doc).try_into()?;
+    let mut spec: ExperimentSpec = match toml::Value::Table(doc).try_into() {
+        Ok(spec) => spec,
+        Err(e) => match source {
+            Some((origin, text)) => return Err(not_a_document(origin, Some(text), &e)),
+            None => return Err(anyhow!(locate::describe("", None, &e).trim_start_matches(": ").to_string())),
+        },
+    };
     spec.variant_name = name.to_string();
     check(&spec)?;
     spec.notes = spec.ignored_settings();
@@ -134,7 +141,7 @@ pub fn variant_with(v: &Variant, set: &toml::Table, check: Check) -> Result<Vari
         let path = crate::schema::moved::override_path(&doc, key, &mut notes).with_context(|| key.clone())?;
         overrides::set_path(&mut doc, &path, value).with_context(|| key.clone())?;
     }
-    let mut spec = resolve(&mut doc, &v.name, check, notes)?;
+    let mut spec = resolve(&mut doc, &v.name, check, notes, None)?;
     spec.base_dir = v.spec.base_dir.clone();
     spec.single_writer = v.spec.single_writer;
     Ok(Variant { name: v.name.clone(), spec, doc })

@@ -24,7 +24,7 @@
 
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{size, KvSpec, RegionOrder};
+use crate::schema::{KvSpec, RegionOrder, Share, ShareOf};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::flashcache::PUBLISHED_DRAM_SHARE;
 use wafsim_apps::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheSource, RegionEviction};
@@ -44,28 +44,12 @@ const PUBLISHED_OPS_PER_SEC: f64 = 550_000.0;
 const KVCACHE_FOOTPRINT: f64 = 2.9;
 
 /// `cache_size`: "50%", a fraction ("0.5") or bytes ("940GB").
-fn cache_size(text: &str) -> Result<CacheSize> {
-    let t = text.trim();
-    if let Some(p) = t.strip_suffix('%') {
-        let v: f64 = p.trim().parse().map_err(|_| anyhow!("cache_size {text:?}: expected a percentage such as \"50%\""))?;
-        return Ok(CacheSize::Fraction(v / 100.0));
+fn cache_size(c: &Share) -> CacheSize {
+    match *c.value() {
+        ShareOf::Percent(p) => CacheSize::Fraction(p / 100.0),
+        ShareOf::Fraction(f) => CacheSize::Fraction(f),
+        ShareOf::Bytes(b) => CacheSize::Bytes(b),
     }
-    if let Ok(v) = t.parse::<f64>() {
-        if v <= 1.0 {
-            return Ok(CacheSize::Fraction(v));
-        }
-    }
-    Ok(CacheSize::Bytes(size("cache_size", t)?))
-}
-
-/// `dram`: bytes of DRAM for a flash cache of `cache` bytes: "4.5%" of it, bytes, or "0".
-fn dram_bytes(text: &str, cache: u64) -> Result<u64> {
-    let t = text.trim();
-    if let Some(p) = t.strip_suffix('%') {
-        let v: f64 = p.trim().parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| anyhow!("dram {text:?}: expected a percentage of the flash cache such as \"4.5%\", or bytes"))?;
-        return Ok((cache as f64 * v / 100.0) as u64);
-    }
-    size("dram", t)
 }
 
 /// A scaled run shrinks the regions with the drive's erase units, so a region keeps its share
@@ -108,7 +92,7 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, base_dir: &std::path::P
     }
     let mut cfg = FlashCacheConfig { ns, namespace_bytes: ns_bytes, trim_evicted_regions: k.flash_cache.trim, ..FlashCacheConfig::default() };
     if let Some(c) = &k.flash_cache.cache_size {
-        cfg.cache_size = cache_size(c).with_context(ctx)?;
+        cfg.cache_size = cache_size(c);
     }
     if let Some(p) = k.flash_cache.bighash_pct {
         cfg.bighash_pct = p;
@@ -139,11 +123,11 @@ pub fn cache_part(k: &KvSpec, i: usize, target: &Target, base_dir: &std::path::P
     cfg.key_size_in_key = !flat;
     let cache_bytes = wafsim_apps::flashcache::Layout::new(&cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?.cache_bytes;
     cfg.dram_bytes = match &k.flash_cache.dram {
-        Some(d) => dram_bytes(d, cache_bytes).with_context(ctx)?,
+        Some(d) => d.of(cache_bytes),
         None => (cache_bytes as f64 * PUBLISHED_DRAM_SHARE) as u64,
     };
     let cache = FlashCache::new(cfg.clone()).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-    let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
+    let limit = k.amount.as_ref().map(|a| a.of(ns_bytes));
     let requests: Box<dyn KvSource> = if let Some(path) = &k.flash_cache.trace {
         Box::new(wafsim_workload::kvtrace::KvTrace::open(&base_dir.join(path)).map_err(|e| anyhow!("{e}")).with_context(ctx)?)
     } else {
@@ -198,20 +182,21 @@ mod tests {
 
     #[test]
     fn cache_sizes_and_regions() {
-        assert_eq!(cache_size("50%").unwrap(), CacheSize::Fraction(0.5));
-        assert_eq!(cache_size("1").unwrap(), CacheSize::Fraction(1.0));
-        assert_eq!(cache_size("940GB").unwrap(), CacheSize::Bytes(940_000_000_000));
-        assert!(cache_size("half").is_err());
+        let share = |t: &str| t.parse::<Share>();
+        assert_eq!(cache_size(&share("50%").unwrap()), CacheSize::Fraction(0.5));
+        assert_eq!(cache_size(&share("1").unwrap()), CacheSize::Fraction(1.0));
+        assert_eq!(cache_size(&share("940GB").unwrap()), CacheSize::Bytes(940_000_000_000));
+        assert!(share("half").is_err());
         assert_eq!(scaled_region(16 << 20, 1.0), 16 << 20);
         assert_eq!(scaled_region(16 << 20, 0.25), 4 << 20);
         assert_eq!(scaled_region(16 << 20, 0.001), 1 << 20);
         assert_eq!(scaled_piece(256 << 10, 1.0), 256 << 10);
         assert_eq!(scaled_piece(256 << 10, 0.1), 24 << 10);
         assert_eq!(scaled_piece(256 << 10, 0.0001), 4096);
-        assert_eq!(dram_bytes("4.5%", 1000).unwrap(), 45);
-        assert_eq!(dram_bytes("0", 1000).unwrap(), 0);
-        assert_eq!(dram_bytes("1MiB", 1000).unwrap(), 1 << 20);
-        assert!(dram_bytes("-1%", 1000).is_err());
+        assert_eq!(share("4.5%").unwrap().of(1000), 45, "dram as a share of the flash cache");
+        assert_eq!(share("0").unwrap().of(1000), 0);
+        assert_eq!(share("1MiB").unwrap().of(1000), 1 << 20);
+        assert!(share("-1%").is_err());
         // Navy's handle order: 0 default, BigHash 1, BlockCache 2, 0 once they run out.
         assert_eq!(navy_handles(4), (1, 2));
         assert_eq!(navy_handles(3), (1, 2));

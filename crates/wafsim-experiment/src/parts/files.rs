@@ -4,7 +4,7 @@
 //! and what it sent down, so results show the file system's own write amplification.
 
 use super::part::{Label, Part, PartTiming, Target};
-use crate::schema::{size, BtrfsDiscardMode, FileDelete, FileSize, FilesSpec, FsKind, FsSpec, Victim, ZonePlacement};
+use crate::schema::{BtrfsDiscardMode, FileDelete, FileSize, FilesSpec, FsKind, FsSpec, Victim, ZonePlacement};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::blockdev::ZoneAction;
 use wafsim_core::pipeline::{Chain, Script};
@@ -21,20 +21,16 @@ fn groups(f: &FilesSpec) -> Result<Vec<FileGroup>> {
     if f.group.is_empty() {
         bail!("needs at least one [[phase.files.group]]");
     }
-    let write = size("write_size", &f.write_size)?;
+    let write = f.write_size.get();
     f.group
         .iter()
         .map(|g| {
-            let ctx = || format!("group {:?}", g.name);
             let (lo, hi) = match &g.file_size {
-                FileSize::One(s) => {
-                    let v = size("file_size", s).with_context(ctx)?;
-                    (v, v)
-                }
-                FileSize::Range([a, b]) => (size("file_size", a).with_context(ctx)?, size("file_size", b).with_context(ctx)?),
+                FileSize::One(s) => (s.get(), s.get()),
+                FileSize::Range([a, b]) => (a.get(), b.get()),
             };
             let w = match &g.write_size {
-                Some(s) => size("write_size", s).with_context(ctx)?,
+                Some(s) => s.get(),
                 None => write,
             };
             if w == 0 || w > u32::MAX as u64 / 2 {
@@ -121,10 +117,10 @@ pub fn make_fs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) ->
             let full = ConvFsConfig::new(ns, ns_bytes);
             let block = full.block_bytes as u64;
             let shrink = |b: u64| ((b as f64 * c.scale.min(1.0)) as u64 / block * block).max(block);
-            let chunk = shrink(size("chunk", &c.fs.chunk)?);
-            let spread = match c.fs.group_spacing.as_deref() {
+            let chunk = shrink(c.fs.chunk.get());
+            let spread = match &c.fs.group_spacing {
                 // 0: every group starts at the namespace's start.
-                Some(g) => match size("group_spacing", g)? {
+                Some(g) => match g.get() {
                     0 => 0,
                     g => shrink(g),
                 },
@@ -238,8 +234,8 @@ fn make_btrfs(c: &FsChoice, target: &Target, g: u32, ns: u32, ns_bytes: u64) -> 
             cfg
         }
     };
-    let rate = match c.fs.fs_write_rate.as_deref() {
-        Some(r) => crate::plan::timing::parse_rate("fs_write_rate", r)?,
+    let rate = match &c.fs.fs_write_rate {
+        Some(r) => r.bytes_per_s(),
         None => cfg.write_rate as f64,
     };
     cfg.write_rate = ((rate * s) as u64).max(1);
@@ -261,7 +257,7 @@ pub fn file_parts(
         let Some((g, ns, ns_bytes)) = target.find(&f.namespace) else { continue };
         // A multiple of what the file system can hold.
         let room = target.room(g, ns_bytes);
-        let amount = crate::schema::amount_bytes(&f.amount, room).with_context(ctx)?;
+        let amount = f.amount.of(room);
         let groups = groups(f).with_context(ctx)?;
         // A file larger than the file system can never complete: it was cut short by the
         // workload's amount without a word, or ran the file system out of space.

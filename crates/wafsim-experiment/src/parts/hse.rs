@@ -82,7 +82,7 @@ pub fn hse_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&dy
             Box::new(MediaClassFs::new(sfs, cap_fs, HSE_CAPACITY_BIT))
         }
     };
-    let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, room)).transpose().with_context(ctx)?;
+    let limit = k.amount.as_ref().map(|a| a.of(room));
     let records = |share: f64, record_bytes: u64| records_for(&cfg, room, share, record_bytes);
     let kv = requests(&records, room).with_context(ctx)?;
     let policy = cfg.policy.name();

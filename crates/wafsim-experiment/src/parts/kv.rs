@@ -6,7 +6,7 @@
 
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{size, FsKind, KvPhases, KvSpec, KvStore, KvWorkload};
+use crate::schema::{Duration, FsKind, KvPhases, KvSpec, KvStore, KvWorkload};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::{LsKv, LsKvConfig, LsKvSource};
 use wafsim_core::pipeline::KvSource;
@@ -105,9 +105,9 @@ pub fn kv_parts(
         let store = LsKv::new(cfg)
             .map_err(|e| anyhow!("{e} (the namespace holds {ns_bytes} bytes in this run, {wb}-byte write blocks: a scaled run shrinks the namespace, not the write blocks; give a smaller write_block or a larger --scale)"))
             .with_context(ctx)?;
-        let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, ns_bytes)).transpose().with_context(ctx)?;
+        let limit = k.amount.as_ref().map(|a| a.of(ns_bytes));
         let records = |share: f64, record_bytes: u64| (store.records_per_block(record_bytes as u32) as f64 * store.data_blocks() as f64 * share) as u64;
-        let until = k.log_structured.runtime.as_deref().map(|r| runtime_ns(r, k.scale)).transpose().with_context(ctx)?;
+        let until = k.log_structured.runtime.as_ref().map(|r| runtime_ns(r, k.scale)).transpose().with_context(ctx)?;
         let requests = requests(k, limit.is_some() || until.is_some(), seed(i, g), ns_bytes, records).with_context(ctx)?;
         let mean_io = store.config().write_block_bytes as f64;
         // The store's row: the clients' record bytes over what it wrote to its namespace.
@@ -144,7 +144,7 @@ pub fn kv_parts(
 fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, notes: &mut Vec<String>) -> Result<LsKvConfig> {
     let mut cfg = LsKvConfig { ns, device_bytes: ns_bytes, trim_freed_blocks: k.log_structured.trim, read_ios: k.read_ios, ..LsKvConfig::default() };
     if let Some(w) = &k.log_structured.write_block {
-        let b = size("write_block", w)?;
+        let b = w.get();
         if b == 0 || b > u32::MAX as u64 {
             bail!("write_block {w:?}: expected a size up to 2 GiB");
         }
@@ -160,8 +160,7 @@ fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, no
         cfg.client_ops_per_sec = r;
     }
     if let Some(d) = &k.log_structured.defrag_sleep {
-        let ns = crate::plan::timing::parse_duration_ns(d).map_err(|e| anyhow!("defrag_sleep: {e}"))?;
-        cfg.defrag_sleep_us = u32::try_from(ns / 1000).map_err(|_| anyhow!("defrag_sleep {d:?}: at most 4294 s"))?;
+        cfg.defrag_sleep_us = u32::try_from(d.ns() / 1000).map_err(|_| anyhow!("defrag_sleep {:?}: at most 4294 s", d.text()))?;
     }
     if let Some(f) = k.log_structured.flush_max_ms {
         cfg.flush_max_ms = f;
@@ -175,14 +174,14 @@ fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, no
         }
     }
     if let Some(b) = &k.log_structured.device_write_bw {
-        let bw = size("device_write_bw", b)?;
+        let bw = b.get();
         if bw == 0 {
-            bail!("device_write_bw {b:?}: expected bytes per second, e.g. \"400MB\" (leave it out for a drive that takes writes at once)");
+            bail!("device_write_bw {:?}: expected bytes per second, e.g. \"400MB\" (leave it out for a drive that takes writes at once)", b.text());
         }
         cfg.device_write_bytes_per_sec = bw as f64;
     }
     if let Some(c) = &k.log_structured.max_write_cache {
-        cfg.max_write_cache_bytes = size("max_write_cache", c)?;
+        cfg.max_write_cache_bytes = c.get();
     }
     if k.log_structured.max_write_cache.is_some() && k.log_structured.device_write_bw.is_none() {
         notes.push(format!("store on {}: max_write_cache acts only with device_write_bw (without it the drive takes writes at once and nothing queues)", k.namespace));
@@ -214,10 +213,10 @@ fn log_structured_config(k: &KvSpec, ns: u32, ns_bytes: u64, erase_unit: u64, no
 }
 
 /// A store's `runtime` at `scale`, in ns.
-fn runtime_ns(r: &str, scale: f64) -> Result<u64> {
-    let ns = crate::plan::timing::parse_duration_ns(r).map_err(|e| anyhow!("runtime: {e}"))?;
+fn runtime_ns(r: &Duration, scale: f64) -> Result<u64> {
+    let ns = r.ns();
     if ns == 0 {
-        bail!("runtime {r:?}: expected a positive duration, e.g. \"10h\"");
+        bail!("runtime {:?}: expected a positive duration, e.g. \"10h\"", r.text());
     }
     Ok(((ns as f64 * scale) as u64).max(1))
 }

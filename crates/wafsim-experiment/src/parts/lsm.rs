@@ -8,7 +8,7 @@
 use crate::parts::files::{make_fs, FsChoice};
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{size, Compaction, FileGroups, FsKind, KvSpec, KvWorkload};
+use crate::schema::{Compaction, FileGroups, FsKind, KvSpec, KvWorkload};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
 use wafsim_apps::{Lsm, LsmFiles};
@@ -22,7 +22,7 @@ fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
         Compaction::Leveled => LsmConfig::rocksdb(),
     };
     if let Some(m) = &k.lsm.memtable {
-        cfg.memtable_bytes = size("memtable", m)?;
+        cfg.memtable_bytes = m.get();
     }
     scale_sizes(&mut cfg, k.scale);
     // The data directory: group 1 (the log's is 0).
@@ -90,7 +90,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
         }
     };
     let cfg = lsm_config(k, capacity).with_context(ctx)?;
-    let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, target.room(g, ns_bytes))).transpose().with_context(ctx)?;
+    let limit = k.amount.as_ref().map(|a| a.of(target.room(g, ns_bytes)));
     let kv = requests(&cfg, capacity).with_context(ctx)?;
     let mean_io = cfg.write_bytes as f64;
     let what = match cfg.compaction {

@@ -33,7 +33,7 @@ pub fn planned_bytes(phase: &PhaseSpec, fio: &[LoadedFio], cfg: &DeviceConfig) -
     let mut total = 0;
     for w in &phase.workload {
         if let Some(ns) = ns_index(cfg, &w.namespace) {
-            total += w.amount_bytes(cfg.namespaces[ns as usize].size_bytes)?;
+            total += w.amount_bytes(cfg.namespaces[ns as usize].size_bytes);
         }
     }
     for f in fio {

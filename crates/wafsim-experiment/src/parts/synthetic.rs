@@ -23,7 +23,7 @@ pub(super) fn parts(spec: &ExperimentSpec, pi: usize, phase: &PhaseSpec, target:
             ns_bytes,
             pattern: w.pattern()?,
             block_size,
-            amount: w.amount_bytes(ns_bytes)?,
+            amount: w.amount_bytes(ns_bytes),
             trim_fraction: w.trim,
             pid,
             seed: seed_for(spec, pi, 0, wi, g),

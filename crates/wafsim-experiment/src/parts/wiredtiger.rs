@@ -7,7 +7,7 @@
 use crate::parts::files::{make_fs, FsChoice};
 use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
-use crate::schema::{FsKind, KvSpec, KvWorkload};
+use crate::schema::{FsKind, KvSpec, KvWorkload, Share, ShareOf};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::wiredtiger::{Layout, WiredTiger, WtConfig, WtFiles};
 use wafsim_core::pipeline::{Chain, KvSource, Script};
@@ -29,7 +29,7 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
     // would hold the scale's inverse more of the namespace than at full scale.
     let s = k.scale.min(1.0);
     cfg.journal_file_bytes = ((cfg.journal_file_bytes as f64 * s) as u64).max(cfg.fs_block_bytes);
-    cfg.cache_bytes = match k.wiredtiger.wt_cache.as_deref() {
+    cfg.cache_bytes = match k.wiredtiger.wt_cache.as_ref() {
         None => ns_bytes / 20,
         Some(c) => bytes_or_share("wt_cache", c, ns_bytes)?,
     };
@@ -37,7 +37,7 @@ fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
         cfg.layout = Layout::Tpcc;
     }
     if k.wiredtiger.replica_set.unwrap_or(k.workload == KvWorkload::Tpcc) {
-        cfg.oplog_bytes = Some(match k.wiredtiger.oplog_size.as_deref() {
+        cfg.oplog_bytes = Some(match k.wiredtiger.oplog_size.as_ref() {
             // MongoDB's default (WiredTiger on Linux): 5% of free space at first start, within
             // 990 MB and 50 GB.
             None => {
@@ -85,18 +85,18 @@ fn fs_name(f: FsKind) -> &'static str {
     }
 }
 
-/// `text` as bytes ("1GiB") or as a share of `ns_bytes` ("5%"), for the setting `name`.
-fn bytes_or_share(name: &str, text: &str, ns_bytes: u64) -> Result<u64> {
-    match text.trim().strip_suffix('%') {
-        Some(p) => {
-            let pct: f64 = p.trim().parse().map_err(|_| anyhow!("{name} {text:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\")"))?;
-            if !(pct > 0.0 && pct <= 100.0) {
-                bail!("{name} {text:?}: a share of the namespace above 0% and at most 100%");
-            }
-            Ok((ns_bytes as f64 * pct / 100.0) as u64)
-        }
-        None => crate::schema::size(name, text).map_err(|e| anyhow!("{name} {text:?}: expected bytes (\"1GiB\") or a share of the namespace (\"5%\"): {e}")),
+/// `share` of `ns_bytes`, for the setting `name`: a share (a percentage or a fraction) above 0
+/// and at most all of it, or bytes.
+fn bytes_or_share(name: &str, share: &Share, ns_bytes: u64) -> Result<u64> {
+    let part = match *share.value() {
+        ShareOf::Bytes(_) => None,
+        ShareOf::Percent(p) => Some(p / 100.0),
+        ShareOf::Fraction(f) => Some(f),
+    };
+    if part.is_some_and(|f| !(f > 0.0 && f <= 1.0)) {
+        bail!("{name} {share:?}: a share of the namespace above 0% and at most 100%");
     }
+    Ok(share.of(ns_bytes))
 }
 
 /// Records that fill `share` of `bytes` once compressed: documents of `record_bytes` of fields
@@ -115,7 +115,7 @@ pub fn wiredtiger_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnO
     let (fs, mkfs) = make_fs(&choice, target, g, ns, ns_bytes).with_context(ctx)?;
     let room = target.room(g, ns_bytes);
     let cfg = wt_config(k, room).with_context(ctx)?;
-    let limit = k.amount.as_deref().map(|a| crate::schema::amount_bytes(a, room)).transpose().with_context(ctx)?;
+    let limit = k.amount.as_ref().map(|a| a.of(room));
     let records = |share: f64, record_bytes: u64| records_for(&cfg, room, share, record_bytes);
     let kv = requests(&records, room).with_context(ctx)?;
     let journal = match (cfg.journal, cfg.oplog_bytes.is_some()) {

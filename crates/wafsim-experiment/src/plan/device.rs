@@ -2,10 +2,10 @@
 //! drives, and namespaces on drives of their own (presets at the experiment's scale).
 
 use super::DriveConfig;
-use crate::schema::{size, DeviceSpec, DriveKind, ExperimentSpec, NamespaceSpec, NandGeometry, ZonesSpec};
+use crate::schema::{DeviceSpec, DriveKind, ExperimentSpec, NamespaceSpec, NandGeometry, ZonesSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_core::smr::SmrConfig;
-use wafsim_core::units::{parse_bytes, Bytes};
+use wafsim_core::units::Bytes;
 use wafsim_core::zns::ZnsConfig;
 use wafsim_core::zone::ZoneConfig;
 use wafsim_core::{DeviceConfig, GcPolicy, NamespaceConfig, Placement};
@@ -15,7 +15,7 @@ impl DeviceSpec {
     fn slc_cache_config(&self) -> Result<Option<wafsim_core::SlcCacheConfig>> {
         let Some(c) = self.slc_cache.as_ref().filter(|c| c.enabled) else { return Ok(None) };
         Ok(Some(wafsim_core::SlcCacheConfig {
-            static_bytes: size("device.slc_cache.static", &c.static_size)?,
+            static_bytes: c.static_size.get(),
             dynamic: c.dynamic,
             bits_per_cell: c.bits_per_cell,
             count_slc_programs: c.count_slc_programs,
@@ -33,20 +33,20 @@ impl DeviceSpec {
             }
             _ => {}
         }
-        if self.capacity.is_empty() {
+        let Some(capacity) = &self.capacity else {
             bail!("device.capacity missing (e.g. capacity = \"7.68TB\")");
-        }
-        let logical = size("device.capacity", &self.capacity)?;
-        let mapping_unit = size("device.mapping_unit", &self.mapping_unit)?;
+        };
+        let logical = capacity.get();
+        let mapping_unit = self.mapping_unit.get();
         if mapping_unit > u32::MAX as u64 {
             bail!("device.mapping_unit: {} is too large", Bytes(mapping_unit));
         }
         let erase_unit = match (&self.erase_unit, &self.geometry) {
-            (Some(e), None) => size("device.erase_unit", e)?,
+            (Some(e), None) => e.get(),
             (None, Some(g)) => g.superblock_bytes()?,
             // An explicit erase unit overrides the superblock the geometry implies (scaled runs
             // keep the geometry for the timing model and shrink the erase unit).
-            (Some(e), Some(_)) => size("device.erase_unit", e)?,
+            (Some(e), Some(_)) => e.get(),
             (None, None) => bail!("device: erase_unit missing (e.g. erase_unit = \"256MiB\") and no [device.geometry] to derive it from"),
         };
         let geo_raw = self.geometry.as_ref().and_then(|g| g.raw_bytes().transpose()).transpose()?;
@@ -57,11 +57,11 @@ impl DeviceSpec {
                 }
                 let physical = (logical as f64 * (1.0 + op)).round();
                 if physical >= u64::MAX as f64 {
-                    bail!("device.capacity {} with over_provisioning {op}: the physical capacity does not fit in 2^64 bytes", self.capacity);
+                    bail!("device.capacity {} with over_provisioning {op}: the physical capacity does not fit in 2^64 bytes", capacity);
                 }
                 physical as u64
             }
-            (None, Some(raw), None) => size("device.raw_capacity", raw)?,
+            (None, Some(raw), None) => raw.get(),
             (None, None, Some(raw)) => raw,
             (None, None, None) => bail!("device: give over_provisioning (e.g. 0.07) or raw_capacity"),
             _ => bail!("device: give only one of over_provisioning, raw_capacity, geometry.blocks_per_plane"),
@@ -88,10 +88,10 @@ impl DeviceSpec {
                 .iter()
                 .map(|n| {
                     // A sole namespace without a size is the whole drive (as a zoned one is).
-                    let size_bytes = match (n.size.trim().is_empty(), namespaces.len()) {
-                        (true, 1) => logical,
-                        (true, _) => bail!("namespace {:?}: size missing: with several namespaces each needs size = \"...\" (the drive holds {logical} B)", n.name),
-                        (false, _) => size(&format!("namespace {:?}: size", n.name), &n.size)?,
+                    let size_bytes = match (&n.size, namespaces.len()) {
+                        (None, 1) => logical,
+                        (None, _) => bail!("namespace {:?}: size missing: with several namespaces each needs size = \"...\" (the drive holds {logical} B)", n.name),
+                        (Some(s), _) => s.get(),
                     };
                     Ok(NamespaceConfig {
                         name: n.name.clone(),
@@ -144,9 +144,9 @@ impl DeviceSpec {
     /// The host-managed SMR disk of a `kind = "smr"` drive.
     pub fn smr_config(&self, namespaces: &[NamespaceSpec]) -> Result<SmrConfig> {
         let z = self.zoned_common("smr", namespaces)?;
-        let bs = size("device.mapping_unit", &self.mapping_unit)?;
-        let zone_size = size("device.zones.zone_size", &z.zone_size)?;
-        if z.zone_capacity.as_deref().is_some_and(|c| parse_bytes(c).ok() != Some(zone_size)) {
+        let bs = self.mapping_unit.get();
+        let zone_size = z.zone_size.get();
+        if z.zone_capacity.as_ref().is_some_and(|c| c.get() != zone_size) {
             bail!("device.zones.zone_capacity: an SMR disk's zones are writable to their end (capacity = zone size); remove it");
         }
         if z.max_active != 0 {
@@ -164,7 +164,7 @@ impl DeviceSpec {
             bail!("device.kind = \"{kind}\" needs [device.zones] (zones, zone_size, ...)");
         };
         for (key, set) in [
-            ("capacity", !self.capacity.is_empty()),
+            ("capacity", self.capacity.is_some()),
             ("over_provisioning", self.over_provisioning.is_some()),
             ("raw_capacity", self.raw_capacity.is_some()),
             ("erase_unit", self.erase_unit.is_some()),
@@ -185,9 +185,9 @@ impl DeviceSpec {
     }
 
     fn check_namespace_size(&self, namespaces: &[NamespaceSpec], total: u64, zones: u32, zone_size: u64) -> Result<()> {
-        if let Some(n) = namespaces.first().filter(|n| !n.size.is_empty()) {
-            if size(&format!("namespace {:?}: size", n.name), &n.size)? != total {
-                bail!("namespace {:?}: size {:?}, but the zoned drive's namespace is its zones ({} x {} = {}): omit size", n.name, n.size, zones, Bytes(zone_size), Bytes(total));
+        if let Some((n, size)) = namespaces.first().and_then(|n| Some((n, n.size.as_ref()?))) {
+            if size.get() != total {
+                bail!("namespace {:?}: size {:?}, but the zoned drive's namespace is its zones ({} x {} = {}): omit size", n.name, size.text(), zones, Bytes(zone_size), Bytes(total));
             }
         }
         Ok(())
@@ -199,13 +199,13 @@ impl DeviceSpec {
             return Ok(None);
         }
         let z = self.zoned_common("zns", namespaces)?;
-        let bs = size("device.mapping_unit", &self.mapping_unit)?;
+        let bs = self.mapping_unit.get();
         if bs > u32::MAX as u64 || !bs.is_power_of_two() {
             bail!("device.mapping_unit {}: the logical block size of a ZNS drive must be a power of two", Bytes(bs));
         }
-        let zone_size = size("device.zones.zone_size", &z.zone_size)?;
+        let zone_size = z.zone_size.get();
         let zone_capacity = match &z.zone_capacity {
-            Some(c) => size("device.zones.zone_capacity", c)?,
+            Some(c) => c.get(),
             None => zone_size,
         };
         for (key, v) in [("zone_size", zone_size), ("zone_capacity", zone_capacity)] {
@@ -256,7 +256,7 @@ impl NandGeometry {
     }
     /// One block per plane on every die.
     pub fn superblock_bytes(&self) -> Result<u64> {
-        let page = size("device.geometry.page_size", &self.page_size)?;
+        let page = self.page_size.get();
         let b = page
             .checked_mul(self.pages_per_block)
             .and_then(|x| x.checked_mul(self.planes_per_die))
@@ -304,8 +304,8 @@ impl ExperimentSpec {
 /// size: a zoned drive's zones, a flash drive's capacity), at the experiment's scale.
 fn preset_spec(spec: &ExperimentSpec, name: &str, ns: &str, what: &str) -> Result<ExperimentSpec> {
     let table = crate::load::presets::device_table(name).with_context(|| what.to_string())?;
-    let size = table.get("capacity").and_then(|v| v.as_str()).unwrap_or_default().to_string();
     let device: DeviceSpec = toml::Value::Table(table).try_into().map_err(|e| anyhow!("{what}: preset {name:?}: {e}"))?;
+    let size = device.capacity.clone();
     let namespace = NamespaceSpec { name: ns.to_string(), size, placement_handles: Vec::new(), device: None };
     let mut s = ExperimentSpec::of_drive(device, namespace);
     super::scale::scale_spec(&mut s, spec.scale)?;
@@ -330,10 +330,10 @@ pub fn own_drive(spec: &crate::schema::ExperimentSpec, ns: &crate::schema::Names
     let what = format!("namespace {:?}: device", ns.name);
     let mut s = preset_spec(spec, name, &ns.name, &what)?;
     let zoned = s.device.is_zoned();
-    if !zoned && !ns.size.is_empty() {
+    if !zoned && ns.size.is_some() {
         s.namespace[0].size = ns.size.clone();
     }
-    if zoned && !ns.size.is_empty() {
+    if zoned && ns.size.is_some() {
         bail!("{what} {name:?} is a zoned drive: its namespace is its zones; remove namespace.size");
     }
     s.namespace[0].placement_handles = ns.placement_handles.clone();

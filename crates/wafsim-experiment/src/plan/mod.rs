@@ -93,7 +93,7 @@ pub fn drive_configs(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<Dr
     match spec.host.as_ref().map(|h| (h, h.layer)) {
         Some((h, HostLayer::Tiering)) => {
             let hot = crate::plan::device::hot_device(spec, h.tiering.hot.as_deref().expect("validated: tiering names its hot drive"))?;
-            let extent_bytes = h.tiering.extent.as_deref().map_or(Ok(1 << 20), |e| crate::schema::size("host.tiering.extent", e))?;
+            let extent_bytes = h.tiering.extent.as_ref().map_or(1 << 20, crate::schema::Bytes::get);
             return Ok(vec![DriveConfig::Tiering { hot, cold: cfg.clone(), extent_bytes }]);
         }
         Some((h, HostLayer::DmZoned)) => {
@@ -107,7 +107,7 @@ pub fn drive_configs(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<Dr
                 disk.zones = n;
             }
             // "none" (or no key): single-device mode, the disks' conventional zones are the cache.
-            let cache_bytes = h.dm_zoned.cache_size.as_deref().filter(|c| *c != "none").map(|c| crate::schema::size("host.dm-zoned.cache_size", c)).transpose()?;
+            let cache_bytes = h.dm_zoned.cache_size.as_ref().and_then(|c| c.bytes()).map(crate::schema::Bytes::get);
             return Ok(vec![DriveConfig::DmZoned { disk, disks: h.dm_zoned.disks, cache_bytes, reserved_zones: h.dm_zoned.reserved_zones }]);
         }
         _ => {}
@@ -184,17 +184,19 @@ device.fdp.enabled = true
         let on = v[1].spec.device.to_config(&v[1].spec.namespace, 1).unwrap();
         assert_eq!(off.placement, Placement::Conventional);
         assert!(matches!(on.placement, Placement::Fdp { ref ruh_types, .. } if ruh_types.len() == 2));
-        assert_eq!(v[0].spec.workload[0].amount_bytes(512 << 20).unwrap(), 1 << 30);
+        assert_eq!(v[0].spec.workload[0].amount_bytes(512 << 20), 1 << 30);
     }
 
     #[test]
     fn errors_name_the_place() {
         let e = parse_experiment(&DOC.replace("bs = \"128KiB\"", "bs = \"12QB\""), "t.toml").unwrap_err();
         let msg = format!("{e:#}");
-        assert!(msg.contains("workload #1") && msg.contains("12QB"), "{msg}");
+        // Refused as the file is read, at the value's line and column, with the key.
+        assert!(msg.starts_with("t.toml:20:6: workload.bs = \"12QB\": unknown unit suffix"), "{msg}");
         let e = parse_experiment(&DOC.replace("erase_unit", "erase_uint"), "t.toml").unwrap_err();
         let msg = format!("{e:#}");
-        assert!(msg.contains("erase_uint") && msg.contains("line"), "{msg}");
+        let line = msg.split(':').nth(1).and_then(|l| l.parse::<usize>().ok());
+        assert!(msg.starts_with("t.toml:") && line.is_some() && msg.contains("unknown field `erase_uint`"), "{msg}");
         let e = parse_experiment(&DOC.replace("namespace = \"a\"", "namespace = \"zz\""), "t.toml").unwrap_err();
         assert!(format!("{e:#}").contains("no namespace named \"zz\""));
     }
@@ -202,7 +204,7 @@ device.fdp.enabled = true
     #[test]
     fn geometry_derives_erase_unit_and_raw_capacity() {
         let g = NandGeometry {
-            page_size: "16KiB".into(),
+            page_size: "16KiB".parse().unwrap(),
             pages_per_block: 1536,
             planes_per_die: 4,
             dies_per_channel: 4,

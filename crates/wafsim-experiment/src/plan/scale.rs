@@ -11,9 +11,8 @@
 //!   a small scale overwrites its namespace more often than at full scale: use --full-scale for
 //!   traces whose footprint matters).
 
-use crate::schema::ExperimentSpec;
+use crate::schema::{Amount, AmountOf, Bytes, BytesOrNone, ExperimentSpec};
 use anyhow::{anyhow, bail, Result};
-use wafsim_core::units::parse_bytes;
 
 /// Smallest zone the default scale shrinks a zoned drive's zones to: room for a few fio blocks
 /// of 128 KiB per zone (a zoned drive costs no memory per block, so capacity is no constraint).
@@ -36,7 +35,7 @@ pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
         return Ok(1.0);
     }
     if let Some(z) = spec.device.zones.as_ref().filter(|_| spec.device.is_zoned()) {
-        let zone = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))? as f64;
+        let zone = z.zone_size.get() as f64;
         let logical = zone * z.zones as f64;
         let mut s = 1.0;
         while logical * s > 10e9 && zone * s / 10.0 >= MIN_AUTO_ZONE {
@@ -44,7 +43,7 @@ pub fn auto_scale(spec: &ExperimentSpec) -> Result<f64> {
         }
         return Ok(s);
     }
-    let logical = parse_bytes(&spec.device.capacity).map_err(|e| anyhow!("device.capacity: {e}"))? as f64;
+    let logical = spec.device.capacity.as_ref().ok_or_else(|| anyhow!("device.capacity missing (e.g. capacity = \"7.68TB\")"))?.get() as f64;
     let mut s = 1.0;
     while logical * s > 10e9 {
         s /= 10.0;
@@ -62,13 +61,26 @@ pub fn auto_scale_all<'a>(specs: impl IntoIterator<Item = &'a ExperimentSpec>) -
     Ok(if s > 0.0 { s } else { 1.0 })
 }
 
-fn scaled(field: &str, value: &str, s: f64, align: u64) -> Result<String> {
-    let b = parse_bytes(value).map_err(|e| anyhow!("{field}: {e}"))?;
-    let v = ((b as f64 * s) as u64) / align * align;
+/// `value` bytes times `s`, down to a multiple of `align`; refused at 0.
+fn scaled_bytes(field: &str, value: u64, text: &str, s: f64, align: u64) -> Result<u64> {
+    let v = ((value as f64 * s) as u64) / align * align;
     if v == 0 {
-        bail!("{field}: {value} scaled by {s} is below {align} B; use a larger --scale");
+        bail!("{field}: {text} scaled by {s} is below {align} B; use a larger --scale");
     }
-    Ok(v.to_string())
+    Ok(v)
+}
+
+fn scaled(field: &str, value: &Bytes, s: f64, align: u64) -> Result<Bytes> {
+    scaled_bytes(field, value.get(), value.text(), s, align).map(Bytes::exact)
+}
+
+/// An amount in bytes scaled (a multiple stays as it is).
+fn scaled_amount(field: &str, a: &mut Amount, s: f64) -> Result<()> {
+    if let AmountOf::Bytes(b) = *a.value() {
+        let v = scaled_bytes(field, b, a.text(), s, 1)?;
+        *a = Amount::computed(AmountOf::Bytes(v), v.to_string());
+    }
+    Ok(())
 }
 
 /// Scale `spec` in place by `s` (0 < s <= 1).
@@ -86,29 +98,30 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     let full = spec.device.to_config(&spec.main_namespaces(), spec.seed)?;
     spec.full_scale_op = Some(full.geometry().map_err(|e| anyhow!("device: {e}"))?.op_logical());
     let d = &mut spec.device;
-    let mu = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
+    let mu = d.mapping_unit.get();
     // Make a geometry-derived erase unit and raw capacity explicit before scaling them.
     // The geometry stays for the timing model (dies, channels, page size do not scale).
     if let Some(g) = &mut d.geometry {
         if d.erase_unit.is_none() {
-            d.erase_unit = Some(g.superblock_bytes()?.to_string());
+            d.erase_unit = Some(Bytes::exact(g.superblock_bytes()?));
         }
         if let Some(raw) = g.raw_bytes()? {
-            d.raw_capacity = Some(raw.to_string());
+            d.raw_capacity = Some(Bytes::exact(raw));
         }
         g.blocks_per_plane = None;
     }
-    d.capacity = scaled("device.capacity", &d.capacity, s, mu)?;
+    if let Some(c) = &d.capacity {
+        d.capacity = Some(scaled("device.capacity", c, s, mu)?);
+    }
     // The pSLC cache's static part is a share of the drive: it scales with the capacity.
     if let Some(c) = &mut d.slc_cache {
-        let b = parse_bytes(&c.static_size).map_err(|e| anyhow!("device.slc_cache.static: {e}"))?;
-        c.static_size = ((b as f64 * s) as u64).to_string();
+        c.static_size = Bytes::exact((c.static_size.get() as f64 * s) as u64);
     }
     if let Some(raw) = &d.raw_capacity {
         d.raw_capacity = Some(scaled("device.raw_capacity", raw, s, mu)?);
     }
     if let Some(eu) = &d.erase_unit {
-        let b = parse_bytes(eu).map_err(|e| anyhow!("device.erase_unit: {e}"))?;
+        let b = eu.get();
         // At least 16 mapping units per erase unit, or the erase unit would stop being a unit.
         let mut v = (((b as f64 * s) as u64) / mu * mu).max(16 * mu).min(b);
         // The timing model stripes program units over the dies: keep the erase unit a whole
@@ -116,16 +129,18 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         if let (Some(t), Some(g)) = (spec.timing.as_ref().filter(|t| t.enabled), &d.geometry) {
             let bits = wafsim_time::NandTiming::preset(&t.nand).map_or(1, |n| n.bits_per_cell as u64);
             let rgs = d.fdp.as_ref().filter(|f| f.enabled).map_or(1, |f| f.reclaim_groups.max(1) as u64);
-            let page = parse_bytes(&g.page_size).map_err(|e| anyhow!("device.geometry.page_size: {e}"))?;
+            let page = g.page_size.get();
             let unit = page * g.planes_per_die * bits * (g.dies_per_channel * g.channels / rgs).max(1);
             v = ((v as f64 / unit as f64).round() as u64).max(1) * unit;
         }
-        d.erase_unit = Some(v.to_string());
+        d.erase_unit = Some(Bytes::exact(v));
         spec.erase_scale = v as f64 / b as f64;
     }
     // No size: the whole drive (a sole namespace), which scales with the drive.
-    for n in spec.namespace.iter_mut().filter(|n| !n.size.is_empty()) {
-        n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, mu)?;
+    for n in &mut spec.namespace {
+        if let Some(size) = &n.size {
+            n.size = Some(scaled(&format!("namespace {:?}: size", n.name), size, s, mu)?);
+        }
     }
     scale_workload_amounts(spec, s)
 }
@@ -136,18 +151,18 @@ pub fn scale_spec(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
 fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     spec.device.zoned_config(&spec.main_namespaces())?;
     let d = &mut spec.device;
-    let bs = parse_bytes(&d.mapping_unit).map_err(|e| anyhow!("device.mapping_unit: {e}"))?;
+    let bs = d.mapping_unit.get();
     let z = d.zones.as_mut().expect("checked by zoned_config");
     let mut unit = bs * z.erase_units_per_zone.max(1) as u64;
     // Timed: an erase unit stays whole program units on each die of the zone's width.
     if let (Some(t), Some(g)) = (spec.timing.as_ref().filter(|t| t.enabled), &d.geometry) {
         let bits = wafsim_time::NandTiming::preset(&t.nand).map_or(1, |n| n.bits_per_cell as u64);
-        let page = parse_bytes(&g.page_size).map_err(|e| anyhow!("device.geometry.page_size: {e}"))?;
+        let page = g.page_size.get();
         let width = z.dies_per_zone.map_or(g.dies_per_channel * g.channels, |w| w as u64);
         unit = page * g.planes_per_die * bits * width * z.erase_units_per_zone.max(1) as u64;
     }
-    let size = parse_bytes(&z.zone_size).map_err(|e| anyhow!("device.zones.zone_size: {e}"))?;
-    let cap = z.zone_capacity.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("device.zones.zone_capacity: {e}"))?.unwrap_or(size);
+    let size = z.zone_size.get();
+    let cap = z.zone_capacity.as_ref().map_or(size, Bytes::get);
     // Both in whole erase units, so a zone whose capacity is its size keeps it so.
     let mut scaled_size = ((size as f64 * s) as u64 / unit * unit).max(unit);
     // dm-zoned takes power-of-two zones only (as Linux's zoned block devices).
@@ -155,18 +170,19 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         scaled_size = (1u64 << (63 - scaled_size.leading_zeros())).max(unit);
     }
     let scaled_cap = if cap == size { scaled_size } else { ((cap as f64 * s) as u64 / unit * unit).clamp(unit, scaled_size) };
-    z.zone_size = scaled_size.to_string();
-    z.zone_capacity = Some(scaled_cap.to_string());
+    z.zone_size = Bytes::exact(scaled_size);
+    z.zone_capacity = Some(Bytes::exact(scaled_cap));
     spec.full_scale_op = Some(0.0);
     spec.erase_scale = scaled_cap as f64 / cap as f64;
     // Namespaces on drives of their own that give a size scale as those drives do.
-    for n in spec.namespace.iter_mut().filter(|n| n.device.is_some() && !n.size.is_empty()) {
-        n.size = scaled(&format!("namespace {:?}: size", n.name), &n.size, s, 4096)?;
+    for n in spec.namespace.iter_mut().filter(|n| n.device.is_some()) {
+        if let Some(size) = &n.size {
+            n.size = Some(scaled(&format!("namespace {:?}: size", n.name), size, s, 4096)?);
+        }
     }
     // A dm-zoned cache device keeps its zone count: it shrinks with the zones.
-    if let Some(c) = spec.host.as_mut().and_then(|h| h.dm_zoned.cache_size.as_mut()).filter(|c| *c != "none") {
-        let b = parse_bytes(c).map_err(|e| anyhow!("host.dm-zoned.cache_size: {e}"))?;
-        *c = ((b as f64 * scaled_size as f64 / size as f64) as u64).to_string();
+    if let Some(BytesOrNone::Bytes(c)) = spec.host.as_mut().and_then(|h| h.dm_zoned.cache_size.as_mut()) {
+        *c = Bytes::exact((c.get() as f64 * scaled_size as f64 / size as f64) as u64);
     }
     scale_workload_amounts(spec, s)
 }
@@ -175,30 +191,25 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
 fn scale_workload_amounts(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
     // Key-value stores: amounts in bytes scale; an LSM store scales its own sizes.
     for k in spec.phase.iter_mut().flat_map(|p| p.kv.iter_mut()) {
-        if let Some(a) = k.amount.as_mut().filter(|a| !a.trim().ends_with('x')) {
-            *a = scaled("kv amount", a, s, 1)?;
+        if let Some(a) = &mut k.amount {
+            scaled_amount("kv amount", a, s)?;
         }
         k.scale = s;
     }
     let workloads = spec.workload.iter_mut().chain(spec.phase.iter_mut().flat_map(|p| p.workload.iter_mut()));
     for w in workloads {
-        if !w.amount.trim().ends_with('x') {
-            w.amount = scaled("workload amount", &w.amount, s, 1)?;
-        }
+        scaled_amount("workload amount", &mut w.amount, s)?;
     }
     // File workloads: amounts and file sizes scale (so live data keeps its share of the
     // namespace); write sizes stay, and a file keeps at least one write.
     for f in spec.phase.iter_mut().flat_map(|p| p.files.iter_mut()) {
-        if !f.amount.trim().ends_with('x') {
-            f.amount = scaled("files amount", &f.amount, s, 1)?;
-        }
+        scaled_amount("files amount", &mut f.amount, s)?;
         f.scale = s;
-        let unit = parse_bytes(&f.write_size).map_err(|e| anyhow!("files write_size: {e}"))?;
+        let unit = f.write_size.get();
         for g in &mut f.group {
-            let unit = g.write_size.as_deref().map(parse_bytes).transpose().map_err(|e| anyhow!("files group write_size: {e}"))?.unwrap_or(unit);
-            let scale_one = |v: &mut String| -> Result<()> {
-                let b = parse_bytes(v).map_err(|e| anyhow!("file_size: {e}"))?;
-                *v = (((b as f64 * s) as u64) / unit * unit).max(unit).to_string();
+            let unit = g.write_size.as_ref().map_or(unit, Bytes::get);
+            let scale_one = |v: &mut Bytes| -> Result<()> {
+                *v = Bytes::exact((((v.get() as f64 * s) as u64) / unit * unit).max(unit));
                 Ok(())
             };
             match &mut g.file_size {
@@ -241,7 +252,7 @@ mod tests {
         assert!((full.op_logical() - small.op_logical()).abs() < 0.001);
         let ratio = small.erase_units as f64 / full.erase_units as f64;
         assert!((0.9..1.1).contains(&ratio), "{} vs {}", small.erase_units, full.erase_units);
-        assert_eq!(spec.workload[0].amount, "100000000");
+        assert_eq!(spec.workload[0].amount.text(), "100000000");
         assert_eq!(label(s), "scale 1/1000");
     }
 }

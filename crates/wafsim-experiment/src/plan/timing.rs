@@ -1,42 +1,16 @@
 //! From `[timing]` and `[device.geometry]` to the timing model's configuration.
 
-use crate::schema::{ExperimentSpec, HddScheduling};
+use crate::schema::{duration_ns, rate_bytes_per_s, Duration, ExperimentSpec, HddScheduling, RateOrNone};
 use anyhow::{anyhow, bail, Result};
-use wafsim_core::units::parse_bytes;
 use wafsim_core::smr::SmrConfig;
 use wafsim_core::zns::ZnsConfig;
 use wafsim_core::DeviceConfig;
-use wafsim_time::config::pcie_bytes_per_sec;
 use wafsim_time::hdd::{HddConfig, Scheduling, SeekFigures};
 use wafsim_time::{NandTiming, TimingConfig};
 
-/// Parse a duration: "50us", "937.5us", "5ms", "21600s", "6h", "2m" (minutes), or plain
-/// nanoseconds.
+/// A duration's nanoseconds; see [`crate::schema::Duration`].
 pub fn parse_duration_ns(s: &str) -> Result<u64> {
-    let t = s.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let v: f64 = num.parse().map_err(|_| anyhow!("duration {s:?}: expected a non-negative number with a unit, e.g. \"50us\", \"5ms\", \"6h\""))?;
-    let mult = match unit.trim() {
-        "" | "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
-        u => bail!("duration {s:?}: unknown unit {u:?} (ns, us, ms, s, m, h)"),
-    };
-    let ns = (v * mult).round();
-    // `as u64` would saturate silently: a duration beyond 2^64 ns (584 years) is a typo.
-    if !(ns < u64::MAX as f64) {
-        bail!("duration {s:?}: longer than 584 years (2^64 ns)");
-    }
-    Ok(ns as u64)
-}
-
-/// A duration of `[timing]` key `key`; errors name the key.
-fn field_ns(key: &str, v: &str) -> Result<u64> {
-    parse_duration_ns(v).map_err(|e| anyhow!("timing.{key}: {e}"))
+    duration_ns(s).map_err(|e| anyhow!("duration {s:?}: {e}"))
 }
 
 /// Longest a single NAND operation, controller overhead, suspend or seek may take: a second
@@ -45,68 +19,25 @@ const MAX_OP_NS: u64 = 1_000_000_000;
 
 /// A duration of `[timing]` key `key` in 0..=1 s (controller overheads, suspend latencies,
 /// seeks: 0 means none).
-fn field_ns_upto_1s(key: &str, v: &str) -> Result<u64> {
-    let ns = field_ns(key, v)?;
-    if ns > MAX_OP_NS {
-        bail!("timing.{key} = {v:?}: expected 0 to 1s (no drive takes longer for one operation)");
+fn field_ns_upto_1s(key: &str, v: &Duration) -> Result<u64> {
+    if v.ns() > MAX_OP_NS {
+        bail!("timing.{key} = {:?}: expected 0 to 1s (no drive takes longer for one operation)", v.text());
     }
-    Ok(ns)
+    Ok(v.ns())
 }
 
 /// A NAND operation time of `[timing]` key `key`: above 0 (a zero time makes the NAND
 /// infinitely fast, and every figure of the run meaningless) and at most 1 s.
-fn nand_op_ns(key: &str, v: &str) -> Result<u64> {
-    let ns = field_ns(key, v)?;
-    if ns == 0 || ns > MAX_OP_NS {
-        bail!("timing.{key} = {v:?}: expected a time above 0 and at most 1s (e.g. \"50us\", \"2ms\")");
+fn nand_op_ns(key: &str, v: &Duration) -> Result<u64> {
+    if v.ns() == 0 || v.ns() > MAX_OP_NS {
+        bail!("timing.{key} = {:?}: expected a time above 0 and at most 1s (e.g. \"50us\", \"2ms\")", v.text());
     }
-    Ok(ns)
+    Ok(v.ns())
 }
 
-/// Slowest and fastest rate a link, bus or device may have: 1 B/s to 1 PB/s. A rate of 0 (or
-/// negative, NaN, infinite) would make transfers take forever or no time at all.
-const RATE_RANGE: (f64, f64) = (1.0, 1e15);
-
-/// "1600MT/s" (8-bit NAND bus: bytes/s = MT/s x 1e6), "2.4GB/s", or bytes per second; from
-/// 1 B/s to 1 PB/s ([`RATE_RANGE`]), so 0, negative, NaN and infinite rates are refused.
+/// A rate's bytes per second; see [`crate::schema::Rate`]. Errors name `field`.
 pub fn parse_rate(field: &str, s: &str) -> Result<f64> {
-    // Said before the unit is read: "-2GB/s" is a negative rate, not an unknown unit "-2GB".
-    let v = if s.trim_start().starts_with('-') { -1.0 } else { parse_rate_value(field, s)? };
-    if !(RATE_RANGE.0..=RATE_RANGE.1).contains(&v) {
-        bail!("{field} = {s:?}: expected a rate from 1 B/s to 1 PB/s (e.g. \"1600MT/s\", \"2GB/s\", \"235MiB/s\")");
-    }
-    Ok(v)
-}
-
-fn parse_rate_value(field: &str, s: &str) -> Result<f64> {
-    let t = s.trim();
-    if let Some(mt) = t.strip_suffix("MT/s") {
-        return mt.trim().parse::<f64>().map(|v| v * 1e6).map_err(|_| anyhow!("{field}: {s:?} is not a rate"));
-    }
-    if let Some(b) = t.strip_suffix("/s") {
-        // A rate need not be a whole number of bytes per second ("235.7MiB/s").
-        let b = b.trim();
-        let split = b.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(b.len());
-        let (num, unit) = b.split_at(split);
-        let unit = parse_bytes(&format!("1{}", unit.trim())).map_err(|e| anyhow!("{field}: {s:?}: {e}"))?;
-        return num.parse::<f64>().map(|v| v * unit as f64).map_err(|_| anyhow!("{field}: {s:?}: expected a number before the unit"));
-    }
-    t.parse::<f64>().map_err(|_| anyhow!("{field}: {s:?}: expected e.g. \"1600MT/s\" or \"2GB/s\""))
-}
-
-fn host_link(s: &str) -> Result<f64> {
-    if let Some(rest) = s.strip_prefix("pcie") {
-        if let Some((g, l)) = rest.split_once('x') {
-            if let (Ok(g), Ok(l)) = (g.parse(), l.parse::<u32>()) {
-                if !(1..=32).contains(&l) {
-                    bail!("timing.host_link {s:?}: {l} lanes; expected 1 to 32 (e.g. \"pcie4x4\")");
-                }
-                return pcie_bytes_per_sec(g, l).ok_or_else(|| anyhow!("timing.host_link {s:?}: PCIe generation 3 to 6"));
-            }
-        }
-        bail!("timing.host_link {s:?}: expected e.g. \"pcie4x4\"");
-    }
-    parse_rate("timing.host_link", s)
+    rate_bytes_per_s(s).map_err(|e| anyhow!("{field} = {s:?}: {e}"))
 }
 
 /// The timing configuration of a ZNS drive, or None when timing is off: the NAND model of
@@ -160,7 +91,7 @@ pub fn disk_config(spec: &ExperimentSpec, z: &SmrConfig) -> Result<Option<(HddCo
         block_size: z.block_size,
         rpm: h.rpm,
         heads: h.heads,
-        od_rate: parse_rate("timing.hdd.od_rate", &h.od_rate)?,
+        od_rate: h.od_rate.bytes_per_s(),
         id_od_ratio: h.id_od_ratio,
         seek_read: seek("seek_read", &h.seek_read)?,
         seek_write: seek("seek_write", &h.seek_write)?,
@@ -182,8 +113,8 @@ pub fn cache_config(spec: &ExperimentSpec) -> Result<Option<wafsim_time::PlainTi
         bail!("timing: dm-zoned's cache device needs [timing.cache] (write = \"2.5GB/s\", read = \"3GB/s\", latency = \"20us\")");
     };
     let cfg = wafsim_time::PlainTiming {
-        write_bytes_per_sec: parse_rate("timing.cache.write", &c.write)?,
-        read_bytes_per_sec: parse_rate("timing.cache.read", &c.read)?,
+        write_bytes_per_sec: c.write.bytes_per_s(),
+        read_bytes_per_sec: c.read.bytes_per_s(),
         latency_ns: field_ns_upto_1s("cache.latency", &c.latency)?,
         shared: c.shared,
     };
@@ -195,9 +126,9 @@ pub fn cache_config(spec: &ExperimentSpec) -> Result<Option<wafsim_time::PlainTi
 pub fn log_interval_ns(spec: &ExperimentSpec) -> Result<Option<u64>> {
     let Some(t) = spec.timing.as_ref().filter(|t| t.enabled) else { return Ok(None) };
     let Some(s) = &t.log_interval else { return Ok(None) };
-    let ns = field_ns("log_interval", s)?;
+    let ns = s.ns();
     if ns == 0 {
-        bail!("timing.log_interval {s:?}: must be longer than 0");
+        bail!("timing.log_interval {:?}: must be longer than 0", s.text());
     }
     Ok(Some(ns))
 }
@@ -270,16 +201,19 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
     let dies = (g.dies_per_channel * g.channels) as u32;
     let tc = TimingConfig {
         nand,
-        page_bytes: parse_bytes(&g.page_size).map_err(|e| anyhow!("device.geometry.page_size: {e}"))?,
+        page_bytes: g.page_size.get(),
         planes_per_die: g.planes_per_die as u32,
         dies,
         channels: g.channels as u32,
         reclaim_groups: 1,
-        channel_bytes_per_sec: parse_rate("timing.channel_rate", &t.channel_rate)?,
-        host_link_bytes_per_sec: host_link(&t.host_link)?,
-        datapath_bytes_per_sec: t.datapath.as_deref().filter(|v| *v != "none").map_or(Ok(0.0), |v| parse_rate("timing.datapath", v))?,
+        channel_bytes_per_sec: t.channel_rate.bytes_per_s(),
+        host_link_bytes_per_sec: t.host_link.bytes_per_s(),
+        datapath_bytes_per_sec: match &t.datapath {
+            Some(RateOrNone::Rate(r)) => r.bytes_per_s(),
+            None | Some(RateOrNone::None) => 0.0,
+        },
         datapath_host_reads_first: t.datapath_arbitration == crate::schema::DatapathArbitration::HostReadsFirst,
-        write_buffer_bytes: parse_bytes(&t.write_buffer).map_err(|e| anyhow!("timing.write_buffer: {e}"))?,
+        write_buffer_bytes: t.write_buffer.get(),
         program_suspend: t.program_suspend,
         suspend_ns: field_ns_upto_1s("suspend_latency", &t.suspend_latency)?,
         erase_suspend_ns: field_ns_upto_1s("erase_suspend_latency", &t.erase_suspend_latency)?,
@@ -290,7 +224,7 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
         write_overhead_ns: field_ns_upto_1s("write_overhead", &t.write_overhead)?,
         write_command_ns: field_ns_upto_1s("write_command_time", &t.write_command_time)?,
         zone_reset_ns: field_ns_upto_1s("zone_reset_time", &t.zone_reset_time)?,
-        zone_reset_ns_per_byte: field_ns("zone_reset_time_per_gib", &t.zone_reset_time_per_gib)? as f64 / (1u64 << 30) as f64,
+        zone_reset_ns_per_byte: t.zone_reset_time_per_gib.ns() as f64 / (1u64 << 30) as f64,
         mapping_unit,
         background_gc_free: 0,
         // A scaled erase unit is this fraction of a real one: the media erases a real block
@@ -319,6 +253,5 @@ mod tests {
         assert_eq!(parse_rate("x", "2GB/s").unwrap(), 2e9);
         assert_eq!(parse_rate("x", "235.7MiB/s").unwrap(), 235.7 * 1048576.0);
         assert!(parse_rate("x", "fastMiB/s").is_err());
-        assert!((host_link("pcie4x4").unwrap() - 7.877e9).abs() < 1e7);
     }
 }

@@ -23,11 +23,10 @@ impl ExperimentSpec {
         only("image", h.image.is_some() && h.kind != HistoryKind::Image, "image")?;
         match h.kind {
             HistoryKind::Random => {
-                let bs = crate::schema::size("history.bs", h.bs.as_deref().unwrap_or("4KiB"))?;
+                let bs = h.bs.as_ref().map_or(4096, crate::schema::Bytes::get);
                 if bs == 0 || bs % 4096 != 0 || bs > 1 << 30 {
                     bail!("history.bs {bs} B: expected a multiple of 4 KiB up to 1 GiB");
                 }
-                crate::schema::amount_bytes(h.amount.as_deref().unwrap_or("1x"), 1 << 30).context("history.amount")?;
             }
             HistoryKind::Image if h.image.is_none() => bail!("history.kind = \"image\" needs history.image, the image file (written by wafsim run --save-image DIR)"),
             _ => {}
@@ -155,15 +154,11 @@ impl ExperimentSpec {
         let all_workloads = self.workload.iter().chain(self.phase.iter().flat_map(|p| p.workload.iter()));
         for (i, w) in all_workloads.enumerate() {
             let ctx = || format!("workload #{} (namespace {:?})", i + 1, w.namespace);
-            let ns = cfg
-                .namespaces
-                .iter()
-                .find(|n| n.name == w.namespace)
-                .ok_or_else(|| anyhow!("no namespace named {:?}", w.namespace))
-                .with_context(ctx)?;
+            if !cfg.namespaces.iter().any(|n| n.name == w.namespace) {
+                return Err(anyhow!("no namespace named {:?}", w.namespace)).with_context(ctx);
+            }
             w.pattern().with_context(ctx)?;
             w.block_size().with_context(ctx)?;
-            w.amount_bytes(ns.size_bytes).with_context(ctx)?;
             if !(0.0..=1.0).contains(&w.trim) {
                 bail!("{}: trim = {} must be a fraction in 0..=1", ctx(), w.trim);
             }
@@ -239,7 +234,7 @@ impl ExperimentSpec {
     pub fn ignored_settings(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let (Some(eu), Some(g), DriveKind::Flash) = (&self.device.erase_unit, &self.device.geometry, self.device.drive_kind()) {
-            if let (Ok(e), Ok(sb)) = (wafsim_core::units::parse_bytes(eu), g.superblock_bytes()) {
+            if let (e, Ok(sb)) = (eu.get(), g.superblock_bytes()) {
                 if e != sb {
                     out.push(format!(
                         "device.erase_unit = {eu:?} overrides the superblock of [device.geometry] ({sb} B = page_size x pages_per_block x planes_per_die x dies): the FTL erases {e}-byte units; the geometry still sets the timing model's dies, planes and pages"

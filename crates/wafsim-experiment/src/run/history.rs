@@ -30,8 +30,8 @@ pub fn prepare(spec: &ExperimentSpec, stack: &mut Stack) -> Result<String> {
             HistoryKind::Sequential => crate::drives::precondition(dev).with_context(hctx)?,
             HistoryKind::Random => {
                 crate::drives::precondition(dev).with_context(hctx)?;
-                let bs = crate::schema::size("history.bs", history.bs.as_deref().unwrap_or("4KiB"))?;
-                let bytes = crate::schema::amount_bytes(history.amount.as_deref().unwrap_or("1x"), dev.logical_bytes())?;
+                let bs = history.bs.as_ref().map_or(4096, crate::schema::Bytes::get);
+                let bytes = history.amount.as_ref().map_or(dev.logical_bytes(), |a| a.of(dev.logical_bytes()));
                 crate::drives::age_random(dev, bs, bytes, spec.seed).with_context(hctx)?;
             }
             HistoryKind::Image => {

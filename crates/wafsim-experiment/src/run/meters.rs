@@ -46,13 +46,11 @@ pub(super) enum Mark {
 impl Mark {
     /// `text` of key `field` in a timed phase: a duration is model time, anything else host
     /// bytes (see `plan::window::window_bytes`; `logical`: the drives' logical bytes).
-    pub(super) fn parse(field: &str, text: &str, logical: u64, scale: f64) -> anyhow::Result<Mark> {
-        let t = text.trim();
-        if crate::plan::window::is_duration(t) {
-            let ns = crate::plan::timing::parse_duration_ns(t).map_err(|e| anyhow::anyhow!("{field}: {e}"))?;
+    pub(super) fn parse(field: &str, w: &crate::schema::Window, logical: u64, scale: f64) -> anyhow::Result<Mark> {
+        if let crate::schema::WindowOf::Duration(ns) = *w.value() {
             return Ok(Mark::Ns(((ns as f64 * scale) as u64).max(1)));
         }
-        Ok(Mark::Bytes(crate::plan::window::window_bytes(field, t, None, logical, scale)?))
+        Ok(Mark::Bytes(crate::plan::window::window_bytes(field, w, None, logical, scale)?))
     }
 
     /// Whether `to` lies at least this far after `from`.
@@ -171,14 +169,14 @@ fn checkpoint_rows(p: &PhaseSpec, marks: &[u64], taken: &[Taken], mu: u64) -> Ve
         .enumerate()
         .map(|(i, &at)| {
             let Some(&(h, m, a)) = taken.get(i + 1) else {
-                return Checkpoint { label: p.checkpoints[i].clone(), origin, at_bytes: at, reached: None, waf: 0.0, interval_waf: 0.0, total_waf: None };
+                return Checkpoint { label: p.checkpoints[i].to_string(), origin, at_bytes: at, reached: None, waf: 0.0, interval_waf: 0.0, total_waf: None };
             };
             let (hp, mp, ap) = taken[i];
             let total = match (a, ap, a0) {
                 (Some(a), Some(ap), Some(a0)) if a > a0 => Some((waf((m - m0) * mu, a - a0), waf((m - mp) * mu, a.saturating_sub(ap)))),
                 _ => None,
             };
-            Checkpoint { label: p.checkpoints[i].clone(), origin, at_bytes: at, reached: Some(h - h0), waf: waf((m - m0) * mu, h - h0), interval_waf: waf((m - mp) * mu, h - hp), total_waf: total }
+            Checkpoint { label: p.checkpoints[i].to_string(), origin, at_bytes: at, reached: Some(h - h0), waf: waf((m - m0) * mu, h - h0), interval_waf: waf((m - mp) * mu, h - hp), total_waf: total }
         })
         .collect()
 }

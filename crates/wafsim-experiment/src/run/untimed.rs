@@ -37,7 +37,7 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
     one_window_choice(p)?;
     let mut last = match &p.measure_last {
         Some(l) => {
-            let bytes = window_bytes("measure_last", l, p.write_rate.as_deref(), st.logical_total, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
+            let bytes = window_bytes("measure_last", l, p.write_rate.as_ref(), st.logical_total, spec.scale).map_err(|e| anyhow::anyhow!("phase {:?}: {e}", p.name))?;
             Some((bytes, LastWindow::thinned(bytes, (phase_start.clone(), phase.figures()))))
         }
         None => None,
@@ -70,8 +70,7 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
                 let host = sum(&stack.devices, |c| c.host_write_bytes) - host0;
                 // Where it filled on the checkpoints' clock too (write_rate, from their origin).
                 let hours = match (&p.write_rate, !from_run || run_from.is_some()) {
-                    (Some(r), true) => window_bytes("write_rate", "1h", Some(r), st.logical_total, spec.scale)
-                        .ok()
+                    (Some(r), true) => Some(crate::plan::window::duration_bytes(3_600_000_000_000, r, spec.scale))
                         .map(|h| format!(" ({:.2} h from {} at {r})", (host - marks.base()) as f64 / h.max(1) as f64, if from_run { "the run start" } else { "the phase start" })),
                     _ => None,
                 };
@@ -144,7 +143,7 @@ pub(super) fn run_untimed_phase(ctx: &mut RunCtx, pi: usize, p: &PhaseSpec, fio:
     }
     let (from, fs_from, described) = match (rounds.window(), last_from) {
         (Some((c, f, d)), _) => (c, Some(f), d),
-        (None, Some((at, (c, f)))) => (c, Some(&f[..]), format!("last {} ({} of host writes)", p.measure_last.as_deref().unwrap_or(""), wafsim_core::units::human(host_written - at.host))),
+        (None, Some((at, (c, f)))) => (c, Some(&f[..]), format!("last {} ({} of host writes)", p.measure_last.as_ref().map_or("", |w| w.text()), wafsim_core::units::human(host_written - at.host))),
         (None, None) => match &run_from {
             Some((at, (c, f))) => (c, Some(&f[..]), after_load(host_written, *at)),
             None => (&phase_start, None, "whole phase".to_string()),

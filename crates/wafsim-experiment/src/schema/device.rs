@@ -16,17 +16,17 @@ pub struct DeviceSpec {
     /// Logical capacity, e.g. "7.68TB" (SI) or "256GiB" (binary). A ZNS drive's capacity is
     /// its zones (zones x zone_size), so it is not given.
     #[serde(default)]
-    pub capacity: String,
+    pub capacity: Option<Bytes>,
     /// (physical - logical) / logical, e.g. 0.07. Give this or `raw_capacity` (or a geometry
     /// with `blocks_per_plane`).
     pub over_provisioning: Option<f64>,
     /// Raw (physical) capacity.
-    pub raw_capacity: Option<String>,
+    pub raw_capacity: Option<Bytes>,
     /// FTL mapping unit, default "4KiB".
     #[serde(default = "default_mapping_unit")]
-    pub mapping_unit: String,
+    pub mapping_unit: Bytes,
     /// Erase unit (superblock / reclaim unit) size, e.g. "256MiB"; or derive it from `geometry`.
-    pub erase_unit: Option<String>,
+    pub erase_unit: Option<Bytes>,
     /// `[device.geometry]`: the NAND layout; sets the erase unit (and the raw capacity with
     /// `blocks_per_plane`), and the timing model needs it.
     pub geometry: Option<NandGeometry>,
@@ -74,7 +74,7 @@ pub struct SlcCacheSpec {
     pub enabled: bool,
     /// Static part: host data the cache always takes, e.g. "6GiB" (scales with the capacity).
     #[serde(rename = "static")]
-    pub static_size: String,
+    pub static_size: Bytes,
     /// Dynamic part: the fraction of the free logical space the cache may also hold (0..=1).
     #[serde(default)]
     pub dynamic: f64,
@@ -108,9 +108,9 @@ pub struct ZonesSpec {
     /// Number of zones.
     pub zones: u32,
     /// Zone size: the LBA stride between zone starts, e.g. "2GiB".
-    pub zone_size: String,
+    pub zone_size: Bytes,
     /// Default: the zone size.
-    pub zone_capacity: Option<String>,
+    pub zone_capacity: Option<Bytes>,
     /// Erase units (superblocks) backing one zone's capacity; default 1.
     #[serde(default = "one")]
     pub erase_units_per_zone: u32,
@@ -138,7 +138,7 @@ pub struct ZonesSpec {
 #[serde(deny_unknown_fields)]
 pub struct NandGeometry {
     /// NAND page size, e.g. "16KiB".
-    pub page_size: String,
+    pub page_size: Bytes,
     /// Pages per NAND block.
     pub pages_per_block: u64,
     /// Planes per die.
@@ -212,7 +212,7 @@ pub struct NamespaceSpec {
     pub name: String,
     /// Size, e.g. "940GB"; on a ZNS drive omit it (the namespace is the drive's zones).
     #[serde(default)]
-    pub size: String,
+    pub size: Option<Bytes>,
     /// RUH ids; placement handle i of the namespace refers to `placement_handles[i]`.
     #[serde(default)]
     pub placement_handles: Vec<u16>,

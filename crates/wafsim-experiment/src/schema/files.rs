@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{one_f64, BtrfsDiscardMode, FileDelete, FsKind, Victim, ZonePlacement};
+use super::{default_of, one_f64, Amount, Bytes, Rate, BtrfsDiscardMode, FileDelete, FsKind, Victim, ZonePlacement};
 
 /// `[[phase.files]]`: a synthetic file workload through a file system made on a namespace at
 /// the start of the phase (mkfs: a conventional file system discards the namespace when it
@@ -39,10 +39,10 @@ pub struct FilesSpec {
     #[serde(default)]
     pub fs: FsSpec,
     /// Application bytes to write: bytes or a multiple of the namespace ("3x").
-    pub amount: String,
+    pub amount: Amount,
     /// Bytes per write unless a group says otherwise (default 1 MiB).
     #[serde(default = "default_file_write")]
-    pub write_size: String,
+    pub write_size: Bytes,
     /// I/Os in flight (timed runs; default 8).
     pub iodepth: Option<u32>,
     /// `[[phase.files.group]]`: the groups (directories) writing files.
@@ -81,12 +81,12 @@ pub struct FsSpec {
     pub discard: bool,
     /// Conventional: allocation chunk (default 8 MiB) at full scale; a scaled run scales it.
     #[serde(default = "default_chunk")]
-    pub chunk: String,
+    pub chunk: Bytes,
     /// Conventional: how far apart the directories' (groups') allocation goals start, at full
     /// scale (default "1GiB", ext4's Orlov spreading; e.g. "500GB" for XFS placing a new
     /// directory in the next of 4 allocation groups of a 2 TB device, or where WiredTiger's
     /// journal directory starts to allocate); a scaled run scales it.
-    pub group_spacing: Option<String>,
+    pub group_spacing: Option<Bytes>,
     /// Zoned: GC victim policy, "greedy" (default) or "cost-benefit".
     #[serde(default)]
     pub victim: Victim,
@@ -107,7 +107,7 @@ pub struct FsSpec {
     /// Btrfs: file bytes per second reaching the file system at full scale, its clock for the
     /// 30 s commits and the discard delays (default 100 MiB/s; an assumption where the
     /// workload's rate is not published).
-    pub fs_write_rate: Option<String>,
+    pub fs_write_rate: Option<Rate>,
 }
 
 impl Default for FsSpec {
@@ -149,23 +149,38 @@ pub struct FileGroupSpec {
     #[serde(default)]
     pub overwrite: f64,
     /// Bytes per write (default the workload's `write_size`).
-    pub write_size: Option<String>,
+    pub write_size: Option<Bytes>,
 }
 
 /// A file size or a range of sizes.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum FileSize {
     /// A fixed size, e.g. "64MiB".
-    One(String),
+    One(Bytes),
     /// Sizes uniform between the two, e.g. ["16MiB", "64MiB"].
-    Range([String; 2]),
+    Range([Bytes; 2]),
 }
 
-fn default_file_write() -> String {
-    "1MiB".into()
+impl<'de> Deserialize<'de> for FileSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged, expecting = "a size (\"64MiB\") or a range of two ([\"16MiB\", \"64MiB\"])")]
+        enum Written {
+            One(String),
+            Range([String; 2]),
+        }
+        let size = |t: &str| t.parse::<Bytes>().map_err(serde::de::Error::custom);
+        Ok(match Written::deserialize(d)? {
+            Written::One(t) => FileSize::One(size(&t)?),
+            Written::Range([a, b]) => FileSize::Range([size(&a)?, size(&b)?]),
+        })
+    }
 }
 
-fn default_chunk() -> String {
-    "8MiB".into()
+fn default_file_write() -> Bytes {
+    default_of("1MiB")
+}
+
+fn default_chunk() -> Bytes {
+    default_of("8MiB")
 }

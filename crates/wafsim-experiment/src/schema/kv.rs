@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::moved::struct_keys;
-use super::{one_f64, yes, CacheRequests, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, RegionOrder};
+use super::{one_f64, Amount, Bytes, Duration, Share, yes, CacheRequests, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, RegionOrder};
 use super::parsed_some;
 use wafsim_apps::MclassPolicy;
 
@@ -99,7 +99,7 @@ pub struct KvSpec {
     /// Stop once the store has written this much (bytes, or a multiple of the namespace: "3x"): to
     /// its files for lsm, to the device for the others. Without it the request generator decides
     /// when the phase ends.
-    pub amount: Option<String>,
+    pub amount: Option<Amount>,
     /// ycsb: YCSB properties by name, applied over the core workload (e.g. `requestdistribution`).
     #[serde(default)]
     pub ycsb_properties: toml::Table,
@@ -193,7 +193,7 @@ impl KvStore {
 #[serde(deny_unknown_fields)]
 pub struct LogStructuredSpec {
     /// Write block size (default 1 MiB).
-    pub write_block: Option<String>,
+    pub write_block: Option<Bytes>,
     /// Defragment a block once its live data falls below this percent (Aerospike
     /// `defrag-lwm-pct`).
     pub defrag_lwm: Option<u32>,
@@ -201,10 +201,10 @@ pub struct LogStructuredSpec {
     /// scaled run lasts `--scale` times as long, as its namespace is that much smaller, so the
     /// store writes its namespace as many times over. Stores of one phase with the same runtime
     /// stop together.
-    pub runtime: Option<String>,
+    pub runtime: Option<Duration>,
     /// Aerospike `defrag-sleep`, the pause after each defragmented block, e.g.
     /// `defrag_sleep = "1000us"` (the default).
-    pub defrag_sleep: Option<String>,
+    pub defrag_sleep: Option<Duration>,
     /// Aerospike `post-write-queue`, written client blocks kept cached per device (default 256;
     /// a scaled run keeps its share of the namespace).
     pub post_write_queue: Option<u32>,
@@ -221,11 +221,11 @@ pub struct LogStructuredSpec {
     /// (`AS_ERR_DEVICE_OVERLOAD`), and defrag waits while 128 blocks more wait. Default: the
     /// drive takes writes at once, as an untimed drive does (the throttles never act). An
     /// assumption, not coupled to the timing model; not scaled (rates are not).
-    pub device_write_bw: Option<String>,
+    pub device_write_bw: Option<Bytes>,
     /// Aerospike `max-write-cache`, e.g. `"64MiB"` (the default); acts only with
     /// `device_write_bw`. Not scaled: it is a time buffer at the store's byte rate, which a
     /// scaled run keeps.
-    pub max_write_cache: Option<String>,
+    pub max_write_cache: Option<Bytes>,
     /// Trim freed write blocks. Default false, as Aerospike's storage engine never trims what it
     /// frees (a `true` is a what-if).
     #[serde(default)]
@@ -247,7 +247,7 @@ pub struct LsmSpec {
     /// "size-tiered" (default, Cassandra-like) or "leveled" (RocksDB-like).
     pub compaction: Option<Compaction>,
     /// Memtable flush size (default: the engine's).
-    pub memtable: Option<String>,
+    pub memtable: Option<Bytes>,
     /// A second namespace for the log and the upper levels (a conventional file system).
     pub staging_namespace: Option<String>,
     /// Levels (size-tiered: tiers) on the staging namespace (default 1).
@@ -281,7 +281,7 @@ pub struct FlashCacheSpec {
     pub trim: bool,
     /// The share of the namespace the cache uses ("50%", "0.5" or bytes; default the whole
     /// namespace).
-    pub cache_size: Option<String>,
+    pub cache_size: Option<Share>,
     /// Percent of the cache for the small-object engine (default 4).
     pub bighash_pct: Option<u32>,
     /// Engines on placement handles 0 and 1 (default: when the drive has FDP on and the
@@ -297,7 +297,7 @@ pub struct FlashCacheSpec {
     /// The DRAM cache in front of flash, a share of the flash cache ("4.5%", the default being
     /// the published setup's 43,000 MiB over 952,320 MiB) or bytes ("40GB"); "0" for none (every
     /// set then goes straight to flash). Example: `dram = "2.1%"`.
-    pub dram: Option<String>,
+    pub dram: Option<Share>,
     /// Reinsert an evicted BlockCache item looked up at least this many times since it was
     /// written (CacheBench `navyHitsReinsertionThreshold`; default 1, the published setup's; 0 =
     /// off). Example: `reinsertion_hits = 0`.
@@ -339,7 +339,7 @@ pub struct WiredTigerSpec {
     /// The engine's cache, bytes or a share of the namespace, e.g. `"5%"` (the default: MongoDB
     /// sizes it from the host's RAM, an unknown for a published run; a share keeps its ratio to
     /// the data at every scale).
-    pub wt_cache: Option<String>,
+    pub wt_cache: Option<Share>,
     /// Compressed over raw size of collection pages and journal records (snappy on BSON;
     /// default 0.5, an assumption).
     pub compression: Option<f64>,
@@ -353,7 +353,7 @@ pub struct WiredTigerSpec {
     /// The oplog's cap, bytes or a share of the namespace, e.g. `"5%"` (default MongoDB's: 5%
     /// of the file system's free space, at least 990 MB and at most 50 GB, both limits scaled
     /// with the run).
-    pub oplog_size: Option<String>,
+    pub oplog_size: Option<Share>,
 }
 
 /// `[phase.kv.hse]`: HSE's KVDB (wafsim_apps::hse) on mpool media classes.

@@ -47,7 +47,6 @@
 
 use anyhow::{anyhow, bail, Result};
 use serde::Deserialize;
-use wafsim_core::units::parse_bytes;
 use wafsim_core::{GcPolicy, RuhType};
 use wafsim_workload::synthetic::{Distribution, Pattern};
 
@@ -119,12 +118,14 @@ mod files;
 mod kv;
 pub mod moved;
 mod phase;
+mod quantity;
 mod timing;
 
 pub use files::{FileGroupSpec, FileSize, FilesSpec, FsSpec};
 pub use device::*;
 pub use phase::*;
 pub use timing::*;
+pub use quantity::*;
 pub use kv::{FlashCacheSpec, HseSpec, KvSpec, LogStructuredSpec, LsmSpec, WiredTigerSpec};
 
 choice! {
@@ -397,10 +398,10 @@ pub struct HistorySpec {
     #[serde(default)]
     pub kind: HistoryKind,
     /// `random`: write size (default "4KiB").
-    pub bs: Option<String>,
+    pub bs: Option<Bytes>,
     /// `random`: how much to write, a multiple of the drive's conventional capacity ("2x",
     /// the default "1x") or bytes.
-    pub amount: Option<String>,
+    pub amount: Option<Amount>,
     /// `image`: the image file, relative to the experiment file. A variant with several drives
     /// reads one file per drive, `NAME.d0.EXT`, `NAME.d1.EXT`, ... (as `--save-image` writes).
     pub image: Option<String>,
@@ -412,7 +413,7 @@ impl HistorySpec {
         match self.kind {
             HistoryKind::Fresh => "fresh (every LBA unmapped)".into(),
             HistoryKind::Sequential => "sequential fill".into(),
-            HistoryKind::Random => format!("sequential fill, then random {} writes of {}", self.bs.as_deref().unwrap_or("4KiB"), self.amount.as_deref().unwrap_or("1x")),
+            HistoryKind::Random => format!("sequential fill, then random {} writes of {}", self.bs.as_ref().map_or("4KiB", |b| b.text()), self.amount.as_ref().map_or("1x", |a| a.text())),
             HistoryKind::Image => format!("image {}", self.image.as_deref().unwrap_or("")),
         }
     }
@@ -566,7 +567,7 @@ pub struct DmZonedSpec {
     pub disks: u32,
     /// Size of the regular cache device, e.g. "1TB"; absent or "none": the disks' conventional
     /// zones are the cache (single-device mode).
-    pub cache_size: Option<String>,
+    pub cache_size: Option<BytesOrNone>,
     /// Sequential zones reserved for reclaim (dmzadm `--seq`, default 16).
     #[serde(default = "sixteen")]
     pub reserved_zones: u32,
@@ -594,7 +595,7 @@ pub struct TieringSpec {
     /// The hot drive, a preset name (e.g. "enterprise-tlc-1.92tb").
     pub hot: Option<String>,
     /// Extent size (default 1 MiB).
-    pub extent: Option<String>,
+    pub extent: Option<Bytes>,
 }
 
 impl HostLayer {
@@ -715,8 +716,13 @@ fn one_f64() -> f64 {
     1.0
 }
 
-fn default_mapping_unit() -> String {
-    "4KiB".into()
+/// A default quantity of the document, written as the file would write it.
+pub(crate) fn default_of<G: Grammar>(text: &str) -> Quantity<G> {
+    text.parse().expect("a default the grammar reads")
+}
+
+fn default_mapping_unit() -> Bytes {
+    default_of("4KiB")
 }
 
 fn greedy() -> GcPolicy {
@@ -734,7 +740,7 @@ where
 }
 
 /// [`parsed`] for an optional key (absent: `#[serde(default)]`'s None).
-fn parsed_some<'de, D: serde::Deserializer<'de>, T: std::str::FromStr>(d: D) -> std::result::Result<Option<T>, D::Error>
+pub(crate) fn parsed_some<'de, D: serde::Deserializer<'de>, T: std::str::FromStr>(d: D) -> std::result::Result<Option<T>, D::Error>
 where
     T::Err: std::fmt::Display,
 {
@@ -771,11 +777,6 @@ pub struct Variant {
     /// The same document as TOML, before presets are expanded: what the cases of an unknown
     /// override (`load::variant_with`).
     pub doc: toml::Table,
-}
-
-/// A size in bytes ("256MiB"); errors name `field`.
-pub(crate) fn size(field: &str, s: &str) -> Result<u64> {
-    parse_bytes(s).map_err(|e| anyhow!("{field}: {e}"))
 }
 
 /// The value at dotted `path` of `v` (a number indexes an array).

@@ -11,12 +11,12 @@ pub struct WorkloadSpec {
     /// "sequential" or "random".
     pub pattern: PatternKind,
     /// For random: "uniform" (default), "zipf:THETA", "hotcold:R/F".
-    #[serde(default)]
-    pub distribution: Option<String>,
+    #[serde(default, deserialize_with = "parsed_some")]
+    pub distribution: Option<Distribution>,
     /// Block size, e.g. "4KiB".
-    pub bs: String,
+    pub bs: Bytes,
     /// Bytes to write ("100GiB") or multiples of the namespace size ("3x").
-    pub amount: String,
+    pub amount: Amount,
     /// Fraction of I/Os that are trims, default 0.
     #[serde(default)]
     pub trim: f64,
@@ -71,7 +71,7 @@ pub struct PhaseSpec {
     /// beside. Not with `steady_state`. Bytes scale with the run as amounts do; a duration
     /// ("5h") needs `write_rate` in an untimed phase and is model time in a timed one (one
     /// drive; the window's start falls on the run's counter snapshots, up to 4,096 of them).
-    pub measure_last: Option<String>,
+    pub measure_last: Option<Window>,
     /// Points of the phase to report WAF at, in host bytes written since the phase started:
     /// bytes ("300GB", scaled with the run), multiples of the drives' logical capacity ("0.5x"),
     /// or durations ("5h", "90min", "30s") at `write_rate`. Each checkpoint reports the WAF from
@@ -79,11 +79,11 @@ pub struct PhaseSpec {
     /// the phase has file systems or stores). In a timed phase (one drive) durations are model
     /// time, and each checkpoint is taken at the first counter snapshot at or past it.
     #[serde(default)]
-    pub checkpoints: Vec<String>,
+    pub checkpoints: Vec<Window>,
     /// Host write rate that turns durations of `checkpoints` and `measure_last` into bytes
     /// ("275MB/s"): a stated rate (e.g. a publication's), not a simulated one. Untimed phases
     /// (a timed phase has model time).
-    pub write_rate: Option<String>,
+    pub write_rate: Option<Rate>,
     /// Where the measured window and the checkpoints start: `"start"` (the default: the phase
     /// start) or `"run"` (the moment the last `[[phase.kv]]` store's clients have loaded its
     /// initial records: a publication that measures a database's run, not its load). The
@@ -164,7 +164,7 @@ pub struct SteadyStateSpec {
     /// Host bytes per round: bytes ("8GiB") or a multiple of the drive's logical capacity
     /// ("0.25x"; default "0.1x").
     #[serde(default = "default_round")]
-    pub round: String,
+    pub round: Amount,
     /// Rounds in the measurement window (default 5, as SNIA PTS).
     #[serde(default = "five")]
     pub window: u32,
@@ -184,8 +184,8 @@ impl Default for SteadyStateSpec {
     }
 }
 
-fn default_round() -> String {
-    "0.1x".into()
+fn default_round() -> Amount {
+    default_of("0.1x")
 }
 
 fn five() -> u32 {
@@ -235,24 +235,15 @@ impl SteadyStateSpec {
         if !(self.excursion > 0.0) || !(self.slope > 0.0) {
             bail!("excursion and slope must be > 0 (fractions of the window's mean WAF, e.g. 0.1 and 0.05)");
         }
-        if let Some(m) = self.round.trim().strip_suffix('x') {
-            let v: f64 = m.trim().parse().map_err(|_| anyhow!("round {:?}: expected bytes (\"8GiB\") or a multiple of the drive capacity (\"0.1x\")", self.round))?;
-            if !(v > 0.0) || !v.is_finite() {
-                bail!("round {:?}: the multiple must be > 0", self.round);
-            }
-        } else if size("round", &self.round)? == 0 {
-            bail!("round {:?}: must be > 0 bytes", self.round);
+        if self.round.of(0) == 0 && !self.round.is_multiple() {
+            bail!("round {:?}: must be > 0 bytes", self.round.text());
         }
         Ok(())
     }
 
     /// Host bytes per round on a target of `logical` bytes.
     pub fn round_bytes(&self, logical: u64) -> Result<u64> {
-        Ok(match self.round.trim().strip_suffix('x') {
-            Some(m) => (m.trim().parse::<f64>()? * logical as f64) as u64,
-            None => size("round", &self.round)?,
-        }
-        .max(1))
+        Ok(self.round.of(logical).max(1))
     }
 }
 
@@ -299,36 +290,20 @@ impl WorkloadSpec {
                 Ok(Pattern::Sequential)
             }
             PatternKind::Random => {
-                let d: Distribution = match &self.distribution {
-                    None => Distribution::Uniform,
-                    Some(s) => s.parse().map_err(|e: String| anyhow!(e))?,
-                };
-                Ok(Pattern::Random(d))
+                Ok(Pattern::Random(self.distribution.clone().unwrap_or(Distribution::Uniform)))
             }
         }
     }
     /// The block size, bytes; errors unless it is 1 B to 4 GiB.
     pub fn block_size(&self) -> Result<u32> {
-        let b = size("bs", &self.bs)?;
+        let b = self.bs.get();
         if b == 0 || b > u32::MAX as u64 {
             bail!("bs {}: expected 1 B .. 4 GiB", self.bs);
         }
         Ok(b as u32)
     }
     /// Bytes to issue: "3x" means three times the namespace size.
-    pub fn amount_bytes(&self, ns_bytes: u64) -> Result<u64> {
-        amount_bytes(&self.amount, ns_bytes)
+    pub fn amount_bytes(&self, ns_bytes: u64) -> u64 {
+        self.amount.of(ns_bytes)
     }
-}
-
-/// An amount of bytes: bytes ("100GiB") or a multiple of `base` ("3x").
-pub fn amount_bytes(amount: &str, base: u64) -> Result<u64> {
-    if let Some(m) = amount.trim().strip_suffix('x') {
-        let m: f64 = m.trim().parse().map_err(|_| anyhow!("amount {amount:?}: expected bytes (\"100GiB\") or a multiple of the namespace (\"3x\")"))?;
-        if !(m > 0.0) || !m.is_finite() {
-            bail!("amount {amount:?}: multiple must be > 0");
-        }
-        return Ok((m * base as f64) as u64);
-    }
-    size("amount", amount)
 }

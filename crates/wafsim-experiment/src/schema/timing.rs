@@ -14,25 +14,25 @@ pub struct TimingSpec {
     #[serde(default = "default_nand")]
     pub nand: String,
     /// Overrides, e.g. "50us", "937.5us", "5ms".
-    pub t_read: Option<String>,
+    pub t_read: Option<Duration>,
     /// Override of the NAND program time (tPROG), e.g. "937.5us".
-    pub t_prog: Option<String>,
+    pub t_prog: Option<Duration>,
     /// Program time of an SLC-mode program (pSLC write cache), e.g. "320us".
-    pub t_prog_slc: Option<String>,
+    pub t_prog_slc: Option<Duration>,
     /// Override of the block erase time (tBERS), e.g. "5ms".
-    pub t_erase: Option<String>,
+    pub t_erase: Option<Duration>,
     /// Override of the rated program/erase cycles.
     pub pe_cycles: Option<u32>,
     /// NAND bus rate per channel, e.g. "1600MT/s" (8-bit bus: 1 byte per transfer).
     #[serde(default = "default_channel_rate")]
-    pub channel_rate: String,
+    pub channel_rate: Rate,
     /// Host interface: "pcie3x4", "pcie4x4", "pcie5x4", ... or a rate like "7GB/s".
     #[serde(default = "default_host_link")]
-    pub host_link: String,
+    pub host_link: HostLink,
     /// The controller's datapath (DRAM buffer and ECC engines) as a shared rate, e.g.
     /// "6.8GB/s": every byte crossing the NAND interface crosses it once (host programs and
     /// reads once, GC copies twice). Default (or "none"): not modelled (no limit).
-    pub datapath: Option<String>,
+    pub datapath: Option<RateOrNone>,
     /// How the datapath orders transfers: "host-reads-first" (default: a host read waits only
     /// for other host reads, as controllers put host reads ahead of background work) or "fcfs"
     /// (first come, first served: a read waits behind GC's copies booked before it).
@@ -40,22 +40,22 @@ pub struct TimingSpec {
     pub datapath_arbitration: DatapathArbitration,
     /// Write buffer size (writes complete once buffered).
     #[serde(default = "default_write_buffer")]
-    pub write_buffer: String,
+    pub write_buffer: Bytes,
     /// Per page type array read times (LSB first), e.g. ["45us", "60us", "75us"] for TLC;
     /// overrides t_read for host reads (GC reads use t_read).
-    pub t_read_pages: Option<Vec<String>>,
+    pub t_read_pages: Option<Vec<Duration>>,
     /// Host reads suspend programs and erases on their die.
     #[serde(default)]
     pub program_suspend: bool,
     /// Time from suspend to the read starting (tSUS).
     #[serde(default = "twenty_us", alias = "suspend_overhead")]
-    pub suspend_latency: String,
+    pub suspend_latency: Duration,
     /// Time from suspending an erase to the read starting.
     #[serde(default = "twenty_us")]
-    pub erase_suspend_latency: String,
+    pub erase_suspend_latency: Duration,
     /// Time a resume adds to the suspended program or erase.
     #[serde(default = "twenty_us")]
-    pub resume_overhead: String,
+    pub resume_overhead: Duration,
     /// Suspends one program or erase accepts before reads wait for it.
     #[serde(default = "default_max_suspends")]
     pub max_suspends: u32,
@@ -69,21 +69,21 @@ pub struct TimingSpec {
     pub max_active_programs: u32,
     /// Controller time per read command (added to every read's latency).
     #[serde(default = "zero_us")]
-    pub read_overhead: String,
+    pub read_overhead: Duration,
     /// Controller time per write command (added to every write's latency).
     #[serde(default = "zero_us")]
-    pub write_overhead: String,
+    pub write_overhead: Duration,
     /// Time each write command holds the controller's one command processor (caps small-write
     /// IOPS at its inverse), e.g. "5.4us"; default none.
     #[serde(default = "zero_us")]
-    pub write_command_time: String,
+    pub write_command_time: Duration,
     /// Zone Reset latency (ZNS): fixed part, e.g. "1.58ms", and part per GiB the zone held,
     /// e.g. "13.1ms"; default the plain command time.
     #[serde(default = "zero_us")]
-    pub zone_reset_time: String,
+    pub zone_reset_time: Duration,
     /// Zone Reset latency (ZNS): part per GiB the zone held, e.g. "13.1ms" (see `zone_reset_time`).
     #[serde(default = "zero_us")]
-    pub zone_reset_time_per_gib: String,
+    pub zone_reset_time_per_gib: Duration,
     /// Background GC when the host is idle: keep at least this many free erase units per
     /// reclaim group (default gc_free_target + 2; 0 = off).
     pub background_gc_free: Option<u32>,
@@ -95,7 +95,7 @@ pub struct TimingSpec {
     pub cache: Option<CacheTimingSpec>,
     /// Log bandwidth over time in intervals of this length (fio's `log_avg_msec`), e.g. "1s";
     /// with dm-zoned also the free cache zones and each disk's reclaim writes. Default: no log.
-    pub log_interval: Option<String>,
+    pub log_interval: Option<Duration>,
 }
 
 /// `[timing.cache]`: the cache device of dm-zoned (wafsim_time::plain; docs/model.md, "Cache
@@ -112,12 +112,12 @@ pub struct TimingSpec {
 #[serde(deny_unknown_fields)]
 pub struct CacheTimingSpec {
     /// Sustained write rate, e.g. "2.5GB/s".
-    pub write: String,
+    pub write: Rate,
     /// Sustained read rate, e.g. "3.2GB/s".
-    pub read: String,
+    pub read: Rate,
     /// Added to every read and write, e.g. "20us" (default 0).
     #[serde(default = "zero_us")]
-    pub latency: String,
+    pub latency: Duration,
     /// Reads and writes share one transfer pipe (default false: separate pipes).
     #[serde(default)]
     pub shared: bool,
@@ -146,11 +146,11 @@ pub struct HddSpec {
     /// Recording surfaces (one head each).
     pub heads: u32,
     /// Sustained media rate at the outer diameter, e.g. "235.7MiB/s".
-    pub od_rate: String,
+    pub od_rate: Rate,
     /// Media rate at the inner diameter / at the outer diameter, in (0, 1].
     pub id_od_ratio: f64,
     /// Controller time per command (not paid by a command that streams on from the last one).
-    pub command_overhead: String,
+    pub command_overhead: Duration,
     /// "sptf" (shortest positioning time first, the default) or "fifo".
     #[serde(default)]
     pub scheduling: HddScheduling,
@@ -168,11 +168,11 @@ pub struct HddSpec {
 #[serde(deny_unknown_fields)]
 pub struct SeekSpec {
     /// Single-track seek, e.g. "0.23ms".
-    pub track_to_track: String,
+    pub track_to_track: Duration,
     /// Weighted average over all seek lengths.
-    pub average: String,
+    pub average: Duration,
     /// Full-stroke seek (outer to inner diameter), e.g. "15ms".
-    pub full_stroke: String,
+    pub full_stroke: Duration,
 }
 
 /// How jobs map onto submission queues in timed runs (see [`TimingSpec::queues`]).
@@ -190,21 +190,21 @@ fn default_nand() -> String {
     "tlc".into()
 }
 
-fn default_channel_rate() -> String {
-    "1600MT/s".into()
+fn default_channel_rate() -> Rate {
+    default_of("1600MT/s")
 }
 
-fn default_host_link() -> String {
-    "pcie4x4".into()
+fn default_host_link() -> HostLink {
+    default_of("pcie4x4")
 }
 
-fn default_write_buffer() -> String {
-    "64MiB".into()
+fn default_write_buffer() -> Bytes {
+    default_of("64MiB")
 }
 
 /// Default suspend latencies and resume overhead.
-fn twenty_us() -> String {
-    "20us".into()
+fn twenty_us() -> Duration {
+    default_of("20us")
 }
 
 fn default_max_suspends() -> u32 {
@@ -212,6 +212,6 @@ fn default_max_suspends() -> u32 {
 }
 
 /// Default controller overheads (none unless a preset or the experiment sets them).
-fn zero_us() -> String {
-    "0us".into()
+fn zero_us() -> Duration {
+    default_of("0us")
 }

@@ -26,7 +26,7 @@
 
 use crate::plan::scale::auto_scale_all;
 use crate::plan::parse_experiment;
-use crate::schema::{merge, size, ExperimentSpec, RuhTypeSpec, Variant};
+use crate::schema::{merge, ExperimentSpec, RuhTypeSpec, Variant};
 use crate::studies::sweep::{SweepOptions, SweepSpec};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
@@ -636,7 +636,7 @@ impl Advisor {
             let ns = &self.spec.namespace[s.ns_index];
             let k = self.streams.iter().filter(|t| t.ns_index == s.ns_index).count() as u64;
             let host = e.ns_host_bytes.iter().find(|(n, _)| *n == ns.name).map_or(0, |(_, h)| *h) / k;
-            let footprint = size(&format!("namespace {:?}: size", ns.name), &ns.size)? / k;
+            let footprint = ns.size.as_ref().ok_or_else(|| anyhow!("namespace {:?}: size missing", ns.name))?.get() / k;
             let share = if total > 0 { host as f64 / total as f64 } else { 0.0 };
             let w = e.ns_waf.iter().find(|(n, _)| *n == ns.name).map_or(1.0, |(_, w)| *w);
             out.push(StreamFeatures {
