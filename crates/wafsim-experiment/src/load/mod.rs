@@ -79,7 +79,7 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
         let mut doc = moved_doc;
         doc.remove("variant");
         let v = Variant { name: "default".into(), spec, doc };
-        check(&v.spec).with_context(|| format!("{origin}"))?;
+        check(&v.spec).with_context(|| origin.to_string())?;
         return Ok(vec![v]);
     }
     let mut out = Vec::new();
