@@ -104,7 +104,7 @@ pub fn run_bench(a: BenchArgs) -> Result<()> {
     } else if a.host {
         host(a.json, a.rounds, a.writes_per_round)
     } else if a.timed {
-        let datapath = a.datapath.as_deref().map_or(Ok(0.0), |v| wafsim_experiment::plan::timing::parse_rate("--datapath", v))?;
+        let datapath = a.datapath.as_deref().map_or(Ok(0.0), |v| v.parse::<wafsim_experiment::schema::Rate>().map(|r| r.bytes_per_s()).map_err(|e| anyhow::anyhow!("--datapath = {e}")))?;
         timed(a.json, a.units_log2, a.fills, datapath)
     } else if let Some(drive) = a.drive {
         full_drive(a.json, &drive, a.image.as_deref())

@@ -1,17 +1,12 @@
 //! From `[timing]` and `[device.geometry]` to the timing model's configuration.
 
-use crate::schema::{duration_ns, rate_bytes_per_s, Duration, ExperimentSpec, HddScheduling, RateOrNone};
+use crate::schema::{Duration, ExperimentSpec, HddScheduling, RateOrNone};
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::smr::SmrConfig;
 use wafsim_core::zns::ZnsConfig;
 use wafsim_core::DeviceConfig;
 use wafsim_time::hdd::{HddConfig, Scheduling, SeekFigures};
 use wafsim_time::{NandTiming, TimingConfig};
-
-/// A duration's nanoseconds; see [`crate::schema::Duration`].
-pub fn parse_duration_ns(s: &str) -> Result<u64> {
-    duration_ns(s).map_err(|e| anyhow!("duration {s:?}: {e}"))
-}
 
 /// Longest a single NAND operation, controller overhead, suspend or seek may take: a second
 /// is far beyond any drive (tBERS is milliseconds), so a larger figure is a unit slip.
@@ -33,11 +28,6 @@ fn nand_op_ns(key: &str, v: &Duration) -> Result<u64> {
         bail!("timing.{key} = {:?}: expected a time above 0 and at most 1s (e.g. \"50us\", \"2ms\")", v.text());
     }
     Ok(v.ns())
-}
-
-/// A rate's bytes per second; see [`crate::schema::Rate`]. Errors name `field`.
-pub fn parse_rate(field: &str, s: &str) -> Result<f64> {
-    rate_bytes_per_s(s).map_err(|e| anyhow!("{field} = {s:?}: {e}"))
 }
 
 /// The timing configuration of a ZNS drive, or None when timing is off: the NAND model of
@@ -238,20 +228,4 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
     }
     tc.check().map_err(|e| anyhow!("timing: {e}"))?;
     Ok(Some(tc))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_and_rates() {
-        assert_eq!(parse_duration_ns("937.5us").unwrap(), 937_500);
-        assert_eq!(parse_duration_ns("6h").unwrap(), 21_600_000_000_000);
-        assert!(parse_duration_ns("5 parsecs").is_err());
-        assert_eq!(parse_rate("x", "1600MT/s").unwrap(), 1.6e9);
-        assert_eq!(parse_rate("x", "2GB/s").unwrap(), 2e9);
-        assert_eq!(parse_rate("x", "235.7MiB/s").unwrap(), 235.7 * 1048576.0);
-        assert!(parse_rate("x", "fastMiB/s").is_err());
-    }
 }
