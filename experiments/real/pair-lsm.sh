@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# The LSM model against RocksDB's own db_bench (Debian rocksdb-tools 7.8.3), one pair: the same
+# request stream, store sizes, drive, scale and history through the model (`wafsim run
+# experiments/real/pairs/lsm-dbbench.toml`) and through the real engine on a real file system
+# on the attached drive (`wafsim attach experiments/real/drive.toml --variant one-namespace`).
+# Prints, per window, each level for both and the ratio model / real:
+#   application  bytes the clients sent: keys and values (model: 23 + 393 bytes a put; real:
+#                16 + 400; both 416);
+#   store        bytes the engine wrote to its files (model: the store's file writes; real:
+#                RocksDB's statistics: WAL bytes with their 7-byte record headers, flush and
+#                compaction output);
+#   file system  bytes the file system sent to the device (the drive's host bytes written);
+#   media        bytes the drive programmed (its media bytes), and the drive's WAF.
+# Windows: "run" (both db_bench runs, from after mkfs and mount) and "overwrite" (the second,
+# the store already loaded: measure_from = "run" in the model, the drive's states around it).
+#
+# Usage (as root): experiments/real/pair-lsm.sh [--num N] [--fs xfs] [--scale S] [--history fresh|filled] [--out FILE]
+#   --num N      keys loaded, then updates (default 1000000: 416 MB a run)
+#   --fs FS      the real side's file system (default xfs; the model's is the conventional one)
+#   --scale S    the drive and the store's sizes at scale S of the full-size ones (default 0.002)
+#   --history H  fresh (mkfs discards a fresh drive) or filled (every LBA written once first)
+#   --out FILE   the table as TSV too
+#
+# Configuration on both sides: leveled compaction with dynamic level bytes, min-overlapping-
+# ratio picking, level-0 trigger 4, multiplier 10, 2 write buffers, 2 background jobs, no
+# compression, seed 1; memtable, target file and level-base sizes are RocksDB's defaults times
+# the scale, rounded down to 4 KiB blocks and at least 64 KiB (as the model scales them).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+NUM=1000000; FS="xfs"; SCALE="0.002"; HISTORY="fresh"; OUT=""; WAFSIM="target/release/wafsim"; LAYOUTS=""
+. experiments/real/lib.sh
+while [ $# -gt 0 ]; do
+    common_option "$1" "${2:-}" && { shift 2; continue; }
+    case "$1" in
+        --num) NUM="$2"; shift 2 ;;
+        --fs) FS="$2"; shift 2 ;;
+        --scale) SCALE="$2"; shift 2 ;;
+        *) echo "pair-lsm.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+WAFSIM="$(real_wafsim "$WAFSIM")"
+command -v db_bench >/dev/null || { echo "pair-lsm.sh: db_bench not found (apt-get install rocksdb-tools)" >&2; exit 2; }
+work="$(mktemp -d)"
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+
+# The store's sizes as the model scales them (parts/lsm.rs scale_sizes).
+size() { python3 -c "import sys; b, s = int(sys.argv[1]), float(sys.argv[2]); print(b if s >= 1 else max(int(b * s) // 4096 * 4096, 16 * 4096))" "$1" "$SCALE"; }
+MEMTABLE=$(size 67108864); TARGET=$(size 67108864); BASE=$(size 268435456)
+
+# The model's half: the pair's experiment with this N.
+sed "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/" experiments/real/pairs/lsm-dbbench.toml > "$work/model.toml"
+[ "$HISTORY" = filled ] && sed -i 's/^precondition = false/precondition = true/' "$work/model.toml"
+echo "pair-lsm.sh: model ..." >&2
+"$WAFSIM" run "$work/model.toml" --scale "$SCALE" --json > "$work/model.json"
+
+# The real half.
+C="--num=$NUM --key_size=16 --value_size=400 --compression_type=none --seed=1 --statistics=1 --db=\$WAFSIM_MNT_DB/db --wal_dir=\$WAFSIM_MNT_DB/wal"
+C="$C --write_buffer_size=$MEMTABLE --max_write_buffer_number=2 --min_write_buffer_number_to_merge=1 --level0_file_num_compaction_trigger=4"
+C="$C --max_bytes_for_level_base=$BASE --max_bytes_for_level_multiplier=10 --target_file_size_base=$TARGET --target_file_size_multiplier=1"
+C="$C --num_levels=7 --max_background_jobs=2 --subcompactions=1 --compaction_style=0 --level_compaction_dynamic_level_bytes=true --compaction_pri=3"
+cat > "$work/run.sh" <<EOF
+set -e
+$(cap_function 0)
+db_bench --benchmarks=filluniquerandom,waitforcompaction $C > "$work/fill.txt"
+sync; cap "$work/before.json"
+db_bench --benchmarks=overwrite,waitforcompaction --use_existing_db=1 $C > "$work/overwrite.txt"
+sync; cap "$work/after.json"
+EOF
+args=(experiments/real/drive.toml --variant one-namespace --export db --fs "$FS" --name pair-lsm --scale "$SCALE" --json "$work/window.json")
+history_args "$HISTORY" "$FS"; args+=("${HIST_ARGS[@]}")
+echo "pair-lsm.sh: db_bench on $FS ..." >&2
+attach_run "$work" "${args[@]}" -- sh "$work/run.sh"
+
+python3 - "$work" "$NUM" "$FS" "$SCALE" "$HISTORY" "$OUT" <<'PY'
+import json, re, sys
+work, num, fs, scale, history, out = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+
+def tickers(path):
+    t = {}
+    for line in open(path):
+        m = re.match(r"^(rocksdb\.[a-z0-9.]+) COUNT : (\d+)$", line.strip())
+        if m:
+            t[m.group(1)] = int(m.group(2))
+    return t
+
+def store_bytes(t):
+    # The WAL file holds each write batch (wal.bytes) behind a 7-byte record header.
+    return t["rocksdb.wal.bytes"] + 7 * t["rocksdb.write.wal"] + t["rocksdb.flush.write.bytes"] + t["rocksdb.compact.write.bytes"]
+
+def media(c):
+    return c["host_units"] + c["gc_units"] + c["pad_units"] + c.get("fold_units", 0) - c.get("uncounted_slc_units", 0)
+
+fill, over = tickers(f"{work}/fill.txt"), tickers(f"{work}/overwrite.txt")
+w = json.load(open(f"{work}/window.json"))
+before, after = json.load(open(f"{work}/before.json-drive0.json")), json.load(open(f"{work}/after.json-drive0.json"))
+real = {
+    "run": {"application": 2 * num * 416, "store": store_bytes(fill) + store_bytes(over),
+            "file system": w["drives"][0]["host_write_bytes"], "media": w["drives"][0]["media_bytes"]},
+    "overwrite": {"application": num * 416, "store": store_bytes(over),
+                  "file system": after["counters"]["host_write_bytes"] - before["counters"]["host_write_bytes"],
+                  "media": (media(after["counters"]) - media(before["counters"])) * after["mapping_unit"]},
+}
+m = json.load(open(f"{work}/model.json"))
+model = {}
+for v in m["variants"]:
+    window = "run" if v["name"] == "whole" else "overwrite"
+    f, p = v["filesystems"][0], v["phases"][0]
+    model[window] = {"application": f["file_write_bytes"], "store": f["store_write_bytes"], "file system": p["hbmw"], "media": p["mbmw"]}
+
+rows = [["window", "level", "model_bytes", "real_bytes", "model_per_app", "real_per_app", "model/real"]]
+for window in ("run", "overwrite"):
+    for level in ("application", "store", "file system", "media"):
+        a, b = model[window][level], real[window][level]
+        rows.append([window, level, a, b, f"{a / model[window]['application']:.3f}", f"{b / real[window]['application']:.3f}", f"{a / b:.3f}" if b else "n/a"])
+    if window == "run":
+        # What the store wrote, by kind: the model's own counters against RocksDB's statistics.
+        mm = {k: v for k, v in m["variants"][0]["filesystems"][0]["metrics"].items()}
+        t = {k: fill.get(k, 0) + over.get(k, 0) for k in set(fill) | set(over)}
+        for kind, a, b in [("store: log", mm["store log bytes"], t["rocksdb.wal.bytes"] + 7 * t["rocksdb.write.wal"]),
+                           ("store: flush", mm["store flush bytes"], t["rocksdb.flush.write.bytes"]),
+                           ("store: compaction", mm["store compaction write bytes"], t["rocksdb.compact.write.bytes"])]:
+            rows.append([window, kind, int(a), b, f"{a / model[window]['application']:.3f}", f"{b / real[window]['application']:.3f}", f"{a / b:.3f}" if b else "n/a"])
+    a = model[window]["media"] / model[window]["file system"]
+    b = real[window]["media"] / real[window]["file system"]
+    rows.append([window, "drive WAF", "", "", f"{a:.3f}", f"{b:.3f}", f"{a / b:.3f}"])
+print(f"# LSM leveled vs RocksDB 7.8.3 db_bench: {num} keys filluniquerandom + {num} overwrite; {fs}; scale {scale}; history {history}")
+widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+for r in rows:
+    print("  ".join(str(c).rjust(widths[i]) if i >= 2 else str(c).ljust(widths[i]) for i, c in enumerate(r)))
+if out:
+    with open(out, "w") as fh:
+        for r in rows:
+            fh.write("\t".join(map(str, r)) + "\n")
+PY
