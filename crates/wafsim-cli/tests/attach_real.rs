@@ -291,6 +291,33 @@ fn the_rocksdb_script_runs_at_small_scale_and_reports_both_windows() {
     assert!(oh > 0 && oh < rh, "{t:?}");
 }
 
+/// The first model/real pair runs both halves and lines them up: the same application bytes
+/// (the request streams match: 416 bytes a put on both sides), and the log, the one level
+/// simple enough to agree at any size, within 10% (the model's records and RocksDB's
+/// statistics, counted independently); every level of both sides written.
+#[test]
+fn the_lsm_pair_runs_both_halves_on_the_same_stream() {
+    if !ready(&["db_bench", "mkfs.xfs", "python3"]) {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("{}.tsv", name("pair")));
+    script("pair-lsm.sh", &["--num", "20000", "--out", out.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    std::fs::remove_file(&out).ok();
+    let t: Vec<Vec<String>> = text.lines().map(|l| l.split('\t').map(String::from).collect()).collect();
+    let row = |window: &str, level: &str| t.iter().position(|r| r[0] == window && r[1] == level).unwrap_or_else(|| panic!("no {window} {level} in {t:?}"));
+    for window in ["run", "overwrite"] {
+        for level in ["application", "store", "file system", "media"] {
+            let r = row(window, level);
+            let (m, real): (u64, u64) = (col(&t, r, "model_bytes").parse().unwrap(), col(&t, r, "real_bytes").parse().unwrap());
+            assert!(m > 0 && real > 0, "{window} {level}: {t:?}");
+        }
+    }
+    let ratio = |window: &str, level: &str| -> f64 { col(&t, row(window, level), "model/real").parse().unwrap() };
+    assert!((ratio("run", "application") - 1.0).abs() < 0.001, "{t:?}");
+    assert!((ratio("run", "store: log") - 1.0).abs() < 0.1, "{t:?}");
+}
+
 #[test]
 fn the_four_instance_script_runs_at_small_scale() {
     if !ready(&["db_bench", "mkfs.xfs", "python3"]) {
