@@ -50,7 +50,10 @@ MEMTABLE=$(size 67108864); TARGET=$(size 67108864); BASE=$(size 268435456)
 
 # The model's half: the pair's experiment with this N.
 sed "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/" experiments/real/pairs/lsm-dbbench.toml > "$work/model.toml"
-[ "$HISTORY" = filled ] && sed -i 's/^precondition = false/precondition = true/' "$work/model.toml"
+# Filled: every LBA written once, and mkfs told not to discard (the real side's -K / nodiscard).
+if [ "$HISTORY" = filled ]; then
+    sed -i 's/^precondition = false/precondition = true/; s/^\[phase.kv.lsm\]$/[phase.kv.fs]\nmkfs_trim = false\n[phase.kv.lsm]/; s/^\[variant.phase.kv.lsm\]$/[variant.phase.kv.fs]\nmkfs_trim = false\n[variant.phase.kv.lsm]/' "$work/model.toml"
+fi
 echo "pair-lsm.sh: model ..." >&2
 "$WAFSIM" run "$work/model.toml" --scale "$SCALE" --json > "$work/model.json"
 
