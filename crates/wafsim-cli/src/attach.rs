@@ -80,6 +80,12 @@ pub struct AttachArgs {
     /// driveN-after.json) for `wafsim waf` and `wafsim nvme ... --state`.
     #[arg(long, value_name = "DIR")]
     pub states: Option<PathBuf>,
+    /// Save the drive as a drive image to FILE once the file systems are unmounted (FILE for
+    /// one drive, FILE's name with `.dN` before its extension per drive of a dedicated layout):
+    /// a drive aged by real software, for a model run's `[history] kind = "image"` on the same
+    /// experiment, variant and scale. Example: `--save-image aged.img`.
+    #[arg(long, value_name = "FILE")]
+    pub save_image: Option<PathBuf>,
     /// Only clean what a crashed attachment of --name left (loop devices, mounts) and exit.
     #[arg(long, conflicts_with_all = ["exports", "fs", "precondition", "pace", "command"])]
     pub cleanup: bool,
@@ -236,6 +242,10 @@ pub fn run_attach(args: AttachArgs) -> Result<()> {
     let after = mark(&drive, n_drives, &devices, started)?;
     let teardown = att.teardown();
     report(&args, window, &before, &after, &devices, &names)?;
+    if let Some(p) = &args.save_image {
+        wafsim_experiment::drives::save_images(&drive.lock().stack, p)?;
+        eprintln!("wafsim attach: drive image saved to {} (history.kind = \"image\" of {} --variant {} at scale {} reads it)", p.display(), file.display(), v.name, v.spec.scale);
+    }
     if let Some(p) = &pacer {
         let s = p.stats();
         if s.late > 0 {

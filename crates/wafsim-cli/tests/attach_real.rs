@@ -291,6 +291,35 @@ fn the_rocksdb_script_runs_at_small_scale_and_reports_both_windows() {
     assert!(oh > 0 && oh < rh, "{t:?}");
 }
 
+/// A drive aged by a real file system is a model run's history: `--save-image` writes the
+/// drive once XFS is unmounted, and `[history] kind = "image"` of the same drive reads it. The
+/// 512 MiB file XFS left valid makes the model's random writer copy more in GC than on the
+/// fresh drive.
+#[test]
+fn a_drive_aged_by_xfs_is_the_history_of_a_model_run() {
+    if !ready(&["mkfs.xfs"]) {
+        return;
+    }
+    let n = name("aged");
+    let dir = tmpdir(&format!("{n}-image"));
+    let image = dir.join("aged.img");
+    let (j, err) = attach(&n, &["experiments/real/drive.toml", "--variant", "one-namespace", "--scale", "0.001", "--fs", "xfs", "--save-image", image.to_str().unwrap()], "dd if=/dev/zero of=$WAFSIM_MNT_DB/f bs=1M count=512 conv=fsync status=none");
+    assert!(j["drives"][0]["host_write_bytes"].as_u64().unwrap() >= 512 << 20, "{j}");
+    assert!(err.contains("drive image saved to"), "{err}");
+    let doc = |history: &str| format!("seed = 1\ndefault_scale = 0.001\n[device]\npreset = \"enterprise-tlc-1.92tb\"\n[device.fdp]\nenabled = false\n[[namespace]]\nname = \"db\"\nsize = \"1920GB\"\nplacement_handles = [0]\n[history]\n{history}\n[[workload]]\nnamespace = \"db\"\npattern = \"random\"\nbs = \"4KiB\"\namount = \"1x\"\n");
+    let waf = |file: &str, history: &str| -> f64 {
+        let path = dir.join(file);
+        std::fs::write(&path, doc(history)).unwrap();
+        let out = Command::new(bin()).args(["run", path.to_str().unwrap(), "--json"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        j["variants"][0]["waf"].as_f64().unwrap()
+    };
+    let fresh = waf("fresh.toml", "kind = \"fresh\"");
+    let aged = waf("aged.toml", "kind = \"image\"\nimage = \"aged.img\"");
+    assert!(aged > fresh + 0.02, "aged {aged} vs fresh {fresh}");
+}
+
 /// The first model/real pair runs both halves and lines them up: the same application bytes
 /// (the request streams match: 416 bytes a put on both sides), and the log, the one level
 /// simple enough to agree at any size, within 10% (the model's records and RocksDB's

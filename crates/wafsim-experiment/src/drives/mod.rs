@@ -251,6 +251,33 @@ pub fn age_random(dev: &mut impl BlockDevice, bs: u64, bytes: u64, seed: u64) ->
     Ok(())
 }
 
+/// Write each drive of `stack` as a drive image: `path` for one drive, `NAME.dD.EXT` per drive
+/// for several ([`image_path`], what `[history] kind = "image"` reads back), each through a
+/// temporary file renamed into place, so a failed save leaves no partial image.
+pub fn save_images(stack: &Stack, path: &std::path::Path) -> Result<()> {
+    use anyhow::Context;
+    let n = stack.devices.len();
+    for (d, dev) in stack.devices.iter().enumerate() {
+        let path = image_path(path, d, n);
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = std::path::PathBuf::from(tmp);
+        let write = || -> Result<()> {
+            let file = std::fs::File::create(&tmp)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            dev.model().device().save_image_to(&mut out)?;
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()?;
+            std::fs::rename(&tmp, &path)?;
+            Ok(())
+        };
+        write().with_context(|| format!("saving the drive image {}", path.display())).inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })?;
+    }
+    Ok(())
+}
+
 /// The image file of drive `d` of `n`: `path` itself for one drive, `NAME.dD.EXT` for several.
 pub fn image_path(path: &std::path::Path, d: usize, n: usize) -> std::path::PathBuf {
     if n == 1 {

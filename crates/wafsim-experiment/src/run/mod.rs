@@ -53,28 +53,10 @@ pub(super) struct RunCtx<'a> {
     progress: &'a dyn Fn(Progress),
 }
 
-/// Write each drive of `stack` as a drive image in `dir` (see [`RunOptions::save_images`]),
-/// each through a temporary file renamed into place, so a failed save leaves no partial image.
+/// Write each drive of `stack` as a drive image in `dir` (see [`RunOptions::save_images`]).
 fn save_images(stack: &Stack, dir: &std::path::Path, variant: &str) -> Result<()> {
     let safe: String = variant.chars().map(|c| if c.is_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let n = stack.devices.len();
-    for (d, dev) in stack.devices.iter().enumerate() {
-        let path = crate::drives::image_path(&dir.join(format!("{safe}.img")), d, n);
-        let tmp = path.with_extension("img.tmp");
-        let write = || -> Result<()> {
-            let file = std::fs::File::create(&tmp)?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-            dev.model().device().save_image_to(&mut out)?;
-            let file = out.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-            std::fs::rename(&tmp, &path)?;
-            Ok(())
-        };
-        write().with_context(|| format!("saving the drive image {}", path.display())).inspect_err(|_| {
-            let _ = std::fs::remove_file(&tmp);
-        })?;
-    }
-    Ok(())
+    crate::drives::save_images(stack, &dir.join(format!("{safe}.img")))
 }
 
 /// Run several variants in parallel (one per thread); results keep the variants' order.
