@@ -16,7 +16,8 @@
 #
 # Usage (as root): experiments/real/pair-lsm.sh [--num N] [--fs xfs] [--scale S] [--history fresh|filled] [--out FILE]
 #   --num N      keys loaded, then updates (default 1000000: 416 MB a run)
-#   --fs FS      the real side's file system (default xfs; the model's is the conventional one)
+#   --fs FS      the real side's file system (default xfs)
+#   --model-fs M the model's: conventional (default; ext4/XFS-like) or btrfs (Btrfs-like)
 #   --scale S    the drive and the store's sizes at scale S of the full-size ones (default 0.002)
 #   --history H  fresh (mkfs discards a fresh drive) or filled (every LBA written once first)
 #   --out FILE   the table as TSV too
@@ -28,13 +29,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-NUM=1000000; FS="xfs"; SCALE="0.002"; HISTORY="fresh"; OUT=""; WAFSIM="target/release/wafsim"; LAYOUTS=""
+NUM=1000000; FS="xfs"; MODEL_FS="conventional"; SCALE="0.002"; HISTORY="fresh"; OUT=""; WAFSIM="target/release/wafsim"; LAYOUTS=""
 . experiments/real/lib.sh
 while [ $# -gt 0 ]; do
     common_option "$1" "${2:-}" && { shift 2; continue; }
     case "$1" in
         --num) NUM="$2"; shift 2 ;;
         --fs) FS="$2"; shift 2 ;;
+        --model-fs) MODEL_FS="$2"; shift 2 ;;
         --scale) SCALE="$2"; shift 2 ;;
         *) echo "pair-lsm.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -49,7 +51,8 @@ size() { python3 -c "import sys; b, s = int(sys.argv[1]), float(sys.argv[2]); pr
 MEMTABLE=$(size 67108864); TARGET=$(size 67108864); BASE=$(size 268435456)
 
 # The model's half: the pair's experiment with this N.
-sed "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/" experiments/real/pairs/lsm-dbbench.toml > "$work/model.toml"
+case "$MODEL_FS" in conventional|btrfs) ;; *) echo "pair-lsm.sh: --model-fs $MODEL_FS: conventional or btrfs" >&2; exit 2 ;; esac
+sed "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/; s/^filesystem = \"conventional\"/filesystem = \"$MODEL_FS\"/" experiments/real/pairs/lsm-dbbench.toml > "$work/model.toml"
 # Filled: every LBA written once, and mkfs told not to discard (the real side's -K / nodiscard).
 if [ "$HISTORY" = filled ]; then
     sed -i 's/^precondition = false/precondition = true/; s/^\[phase.kv.lsm\]$/[phase.kv.fs]\nmkfs_trim = false\n[phase.kv.lsm]/; s/^\[variant.phase.kv.lsm\]$/[variant.phase.kv.fs]\nmkfs_trim = false\n[variant.phase.kv.lsm]/' "$work/model.toml"
@@ -75,9 +78,9 @@ history_args "$HISTORY" "$FS"; args+=("${HIST_ARGS[@]}")
 echo "pair-lsm.sh: db_bench on $FS ..." >&2
 attach_run "$work" "${args[@]}" -- sh "$work/run.sh"
 
-python3 - "$work" "$NUM" "$FS" "$SCALE" "$HISTORY" "$OUT" <<'PY'
+python3 - "$work" "$NUM" "$FS" "$SCALE" "$HISTORY" "$OUT" "$MODEL_FS" <<'PY'
 import json, re, sys
-work, num, fs, scale, history, out = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+work, num, fs, scale, history, out, model_fs = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
 
 def tickers(path):
     t = {}
@@ -127,7 +130,7 @@ for window in ("run", "overwrite"):
     a = model[window]["media"] / model[window]["file system"]
     b = real[window]["media"] / real[window]["file system"]
     rows.append([window, "drive WAF", "", "", f"{a:.3f}", f"{b:.3f}", f"{a / b:.3f}"])
-print(f"# LSM leveled vs RocksDB 7.8.3 db_bench: {num} keys filluniquerandom + {num} overwrite; {fs}; scale {scale}; history {history}")
+print(f"# LSM leveled on the {model_fs} model vs RocksDB 7.8.3 db_bench on {fs}: {num} keys filluniquerandom + {num} overwrite; scale {scale}; history {history}")
 widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
 for r in rows:
     print("  ".join(str(c).rjust(widths[i]) if i >= 2 else str(c).ljust(widths[i]) for i, c in enumerate(r)))
