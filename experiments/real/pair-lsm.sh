@@ -78,9 +78,13 @@ history_args "$HISTORY" "$FS"; args+=("${HIST_ARGS[@]}")
 echo "pair-lsm.sh: db_bench on $FS ..." >&2
 attach_run "$work" "${args[@]}" -- sh "$work/run.sh"
 
-python3 - "$work" "$NUM" "$FS" "$SCALE" "$HISTORY" "$OUT" "$MODEL_FS" <<'PY'
+# The drive's bytes over both windows, as every script of experiments/real reads them.
+drive="$(window_columns "$work" db)"
+python3 - "$work" "$NUM" "$FS" "$SCALE" "$HISTORY" "$OUT" "$MODEL_FS" "$drive" <<'PY'
 import json, re, sys
-work, num, fs, scale, history, out, model_fs = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+work, num, fs, scale, history, out, model_fs, drive = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+# window_columns: device bytes, run host/media/WAF, phase (overwrite) host/media/WAF, seconds.
+_, run_host, run_media, _, over_host, over_media, _, _ = drive.split("\t")
 
 def tickers(path):
     t = {}
@@ -94,18 +98,10 @@ def store_bytes(t):
     # The WAL file holds each write batch (wal.bytes) behind a 7-byte record header.
     return t["rocksdb.wal.bytes"] + 7 * t["rocksdb.write.wal"] + t["rocksdb.flush.write.bytes"] + t["rocksdb.compact.write.bytes"]
 
-def media(c):
-    return c["host_units"] + c["gc_units"] + c["pad_units"] + c.get("fold_units", 0) - c.get("uncounted_slc_units", 0)
-
 fill, over = tickers(f"{work}/fill.txt"), tickers(f"{work}/overwrite.txt")
-w = json.load(open(f"{work}/window.json"))
-before, after = json.load(open(f"{work}/before.json-drive0.json")), json.load(open(f"{work}/after.json-drive0.json"))
 real = {
-    "run": {"application": 2 * num * 416, "store": store_bytes(fill) + store_bytes(over),
-            "file system": w["drives"][0]["host_write_bytes"], "media": w["drives"][0]["media_bytes"]},
-    "overwrite": {"application": num * 416, "store": store_bytes(over),
-                  "file system": after["counters"]["host_write_bytes"] - before["counters"]["host_write_bytes"],
-                  "media": (media(after["counters"]) - media(before["counters"])) * after["mapping_unit"]},
+    "run": {"application": 2 * num * 416, "store": store_bytes(fill) + store_bytes(over), "file system": int(run_host), "media": int(run_media)},
+    "overwrite": {"application": num * 416, "store": store_bytes(over), "file system": int(over_host), "media": int(over_media)},
 }
 m = json.load(open(f"{work}/model.json"))
 model = {}

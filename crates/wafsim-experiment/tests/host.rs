@@ -123,7 +123,7 @@ fn dm_zoned_in_time_plateau_then_disk_bound() {
     for v in experiment("dm-zoned/timed.toml").into_iter().filter(|v| v.name == "cache+2" || v.name == "cache+4") {
         let mut v = v;
         let disks = v.spec.host.as_ref().unwrap().dm_zoned.disks as f64;
-        v.spec.host.as_mut().unwrap().dm_zoned.cache_size = Some(wafsim_experiment::schema::BytesOrNone::Bytes("4GiB".parse().unwrap()));
+        v.spec.host.as_mut().unwrap().dm_zoned.cache_size = Some(wafsim_experiment::schema::BytesOrNone::Given("4GiB".parse().unwrap()));
         v.spec.host.as_mut().unwrap().dm_zoned.disk_zones = Some(600);
         v.spec.phase[0].fio[0].args = Some("--name=w --rw=write --bs=1m --iodepth=8 --numjobs=8 --size=3g --offset_increment=3g".into());
         let r = run_at(v, 1.0).unwrap();

@@ -18,21 +18,18 @@ struct Entry {
 /// The message of a toml error `e` of a document deserialized from a table made from `text`:
 /// `origin:LINE:COL: PATH = "VALUE": WHAT` for a value refused (a quantity, a choice), else
 /// `origin:LINE:COL: MESSAGE (in `PATH`)`; without the line and column where the key is not in
-/// the text (it came from a preset), and as toml says it where it names no key.
-pub fn describe(origin: &str, text: Option<&str>, e: &toml::de::Error) -> String {
+/// the text (it came from a preset), without the place where there is no `origin`, and as toml
+/// says it where it names no key.
+pub fn describe(origin: Option<&str>, text: Option<&str>, e: &toml::de::Error) -> String {
     let shown = e.to_string();
     let Some((message, path)) = shown.trim_end().rsplit_once("\nin `").and_then(|(m, p)| Some((m, p.strip_suffix('`')?))) else {
-        return format!("{origin}: {}", shown.trim_end());
+        return origin.map_or_else(|| shown.trim_end().to_string(), |o| format!("{o}: {}", shown.trim_end()));
     };
-    let at = text.and_then(|t| find(t, message, path).map(|offset| line_col(t, offset)));
-    let origin = match at {
-        Some((line, col)) => format!("{origin}:{line}:{col}"),
-        None => origin.to_string(),
-    };
-    if message.starts_with('"') {
-        format!("{origin}: {path} = {message}")
-    } else {
-        format!("{origin}: {message} (in `{path}`)")
+    let what = if message.starts_with('"') { format!("{path} = {message}") } else { format!("{message} (in `{path}`)") };
+    let Some(origin) = origin else { return what };
+    match text.and_then(|t| find(t, message, path).map(|offset| line_col(t, offset))) {
+        Some((line, col)) => format!("{origin}:{line}:{col}: {what}"),
+        None => format!("{origin}: {what}"),
     }
 }
 
@@ -140,16 +137,16 @@ mod tests {
     #[test]
     fn a_bad_value_in_an_array_entry_is_found_by_what_it_says() {
         let text = "[[workload]]\nbs = \"4KiB\"\n[[workload]]\nbs = \"12QB\"\n";
-        let e = describe("x.toml", Some(text), &error_of(text));
+        let e = describe(Some("x.toml"), Some(text), &error_of(text));
         assert!(e.starts_with("x.toml:4:6: workload.bs = \"12QB\": "), "{e}");
-        let e = describe("x.toml", None, &error_of(text));
+        let e = describe(Some("x.toml"), None, &error_of(text));
         assert!(e.starts_with("x.toml: workload.bs = \"12QB\": "), "{e}");
     }
 
     #[test]
     fn an_unknown_key_is_found_by_its_name() {
         let text = "[[workload]]\nbs = \"4KiB\"\n  sizze = 3\n";
-        let e = describe("x.toml", Some(text), &error_of(text));
+        let e = describe(Some("x.toml"), Some(text), &error_of(text));
         assert!(e.starts_with("x.toml:3:3: unknown field `sizze`"), "{e}");
         assert!(e.ends_with("(in `workload`)"), "{e}");
     }

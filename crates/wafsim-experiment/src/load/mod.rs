@@ -36,12 +36,6 @@ pub fn not_toml(origin: &str, text: &str, e: &toml::de::Error) -> anyhow::Error 
     }
 }
 
-/// The error of a document deserialized from a table made from `text` (see
-/// [`locate::describe`]).
-fn not_a_document(origin: &str, text: Option<&str>, e: &toml::de::Error) -> anyhow::Error {
-    anyhow!(locate::describe(origin, text, e))
-}
-
 /// What a caller checks of each resolved variant (the plan's checks); errors name the variant.
 pub type Check<'a> = &'a dyn Fn(&ExperimentSpec) -> Result<()>;
 
@@ -63,7 +57,7 @@ pub fn parse_variants(text: &str, origin: &str, check: Check) -> Result<Vec<Vari
     // keeps its moved document.
     let moved_doc = base.clone();
     presets::expand(&mut base).with_context(|| origin.to_string())?;
-    let spec: ExperimentSpec = toml::Value::Table(base.clone()).try_into().map_err(|e| not_a_document(origin, Some(text), &e))?;
+    let spec: ExperimentSpec = toml::Value::Table(base.clone()).try_into().map_err(|e| anyhow!(locate::describe(Some(origin), Some(text), &e)))?;
     let names: Vec<String> = if spec.variant.is_empty() {
         vec!["default".into()]
     } else {
@@ -115,13 +109,7 @@ fn resolve(doc: &mut toml::Table, name: &str, check: Check, mut notes: Vec<Strin
     notes.extend(crate::schema::moved::move_flat_keys(doc)?);
     let mut doc = doc.clone();
     presets::expand(&mut doc)?;
-    let mut spec: ExperimentSpec = match toml::Value::Table(doc).try_into() {
-        Ok(spec) => spec,
-        Err(e) => match source {
-            Some((origin, text)) => return Err(not_a_document(origin, Some(text), &e)),
-            None => return Err(anyhow!(locate::describe("", None, &e).trim_start_matches(": ").to_string())),
-        },
-    };
+    let mut spec: ExperimentSpec = toml::Value::Table(doc).try_into().map_err(|e| anyhow!(locate::describe(source.map(|s| s.0), source.map(|s| s.1), &e)))?;
     spec.variant_name = name.to_string();
     check(&spec)?;
     spec.notes = spec.ignored_settings();

@@ -107,7 +107,7 @@ pub fn drive_configs(spec: &ExperimentSpec, cfg: &DeviceConfig) -> Result<Vec<Dr
                 disk.zones = n;
             }
             // "none" (or no key): single-device mode, the disks' conventional zones are the cache.
-            let cache_bytes = h.dm_zoned.cache_size.as_ref().and_then(|c| c.bytes()).map(crate::schema::Bytes::get);
+            let cache_bytes = h.dm_zoned.cache_size.as_ref().and_then(|c| c.given()).map(crate::schema::Bytes::get);
             return Ok(vec![DriveConfig::DmZoned { disk, disks: h.dm_zoned.disks, cache_bytes, reserved_zones: h.dm_zoned.reserved_zones }]);
         }
         _ => {}

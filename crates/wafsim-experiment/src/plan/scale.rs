@@ -11,7 +11,7 @@
 //!   a small scale overwrites its namespace more often than at full scale: use --full-scale for
 //!   traces whose footprint matters).
 
-use crate::schema::{Amount, AmountOf, Bytes, BytesOrNone, ExperimentSpec};
+use crate::schema::{Amount, AmountOf, Bytes, ExperimentSpec, OrNone};
 use anyhow::{anyhow, bail, Result};
 
 /// Smallest zone the default scale shrinks a zoned drive's zones to: room for a few fio blocks
@@ -181,7 +181,7 @@ fn scale_zns(spec: &mut ExperimentSpec, s: f64) -> Result<()> {
         }
     }
     // A dm-zoned cache device keeps its zone count: it shrinks with the zones.
-    if let Some(BytesOrNone::Bytes(c)) = spec.host.as_mut().and_then(|h| h.dm_zoned.cache_size.as_mut()) {
+    if let Some(OrNone::Given(c)) = spec.host.as_mut().and_then(|h| h.dm_zoned.cache_size.as_mut()) {
         *c = Bytes::exact((c.get() as f64 * scaled_size as f64 / size as f64) as u64);
     }
     scale_workload_amounts(spec, s)

@@ -1,6 +1,6 @@
 //! From `[timing]` and `[device.geometry]` to the timing model's configuration.
 
-use crate::schema::{Duration, ExperimentSpec, HddScheduling, RateOrNone};
+use crate::schema::{Duration, ExperimentSpec, HddScheduling};
 use anyhow::{anyhow, bail, Result};
 use wafsim_core::smr::SmrConfig;
 use wafsim_core::zns::ZnsConfig;
@@ -198,10 +198,7 @@ fn nand_timing(spec: &ExperimentSpec, mapping_unit: u32) -> Result<Option<Timing
         reclaim_groups: 1,
         channel_bytes_per_sec: t.channel_rate.bytes_per_s(),
         host_link_bytes_per_sec: t.host_link.bytes_per_s(),
-        datapath_bytes_per_sec: match &t.datapath {
-            Some(RateOrNone::Rate(r)) => r.bytes_per_s(),
-            None | Some(RateOrNone::None) => 0.0,
-        },
+        datapath_bytes_per_sec: t.datapath.as_ref().and_then(|d| d.given()).map_or(0.0, |r| r.bytes_per_s()),
         datapath_host_reads_first: t.datapath_arbitration == crate::schema::DatapathArbitration::HostReadsFirst,
         write_buffer_bytes: t.write_buffer.get(),
         program_suspend: t.program_suspend,

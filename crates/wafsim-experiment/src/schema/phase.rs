@@ -235,7 +235,7 @@ impl SteadyStateSpec {
         if !(self.excursion > 0.0) || !(self.slope > 0.0) {
             bail!("excursion and slope must be > 0 (fractions of the window's mean WAF, e.g. 0.1 and 0.05)");
         }
-        if self.round.of(0) == 0 && !self.round.is_multiple() {
+        if *self.round.value() == AmountOf::Bytes(0) {
             bail!("round {:?}: must be > 0 bytes", self.round.text());
         }
         Ok(())

@@ -144,10 +144,6 @@ impl Amount {
             AmountOf::Multiple(m) => (m * base as f64) as u64,
         }
     }
-    /// Whether it is a multiple (which a scaled run keeps) rather than bytes (which it scales).
-    pub fn is_multiple(&self) -> bool {
-        matches!(self.value, AmountOf::Multiple(_))
-    }
 }
 
 /// What a [`Share`] says.
@@ -217,14 +213,10 @@ impl Duration {
     pub fn ns(&self) -> u64 {
         self.value
     }
-    /// `ns` nanoseconds, written as a plain count.
-    pub fn exact_ns(ns: u64) -> Self {
-        Quantity::computed(ns, ns.to_string())
-    }
 }
 
 /// Nanoseconds of a duration (see [`Duration`]), or what is wrong with it.
-pub fn duration_ns(s: &str) -> Result<u64, String> {
+fn duration_ns(s: &str) -> Result<u64, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
@@ -248,7 +240,7 @@ pub fn duration_ns(s: &str) -> Result<u64, String> {
 
 /// Slowest and fastest rate a link, bus or device may have: 1 B/s to 1 PB/s. A rate of 0 (or
 /// negative, NaN, infinite) would make transfers take forever or no time at all.
-pub const RATE_RANGE: (f64, f64) = (1.0, 1e15);
+const RATE_RANGE: (f64, f64) = (1.0, 1e15);
 
 /// Grammar of [`Rate`].
 #[derive(Clone, Debug, PartialEq)]
@@ -273,7 +265,7 @@ impl<G: Grammar<Value = f64>> Quantity<G> {
 
 /// Bytes per second of a rate (see [`Rate`]), or what is wrong with it; 0, negative, NaN and
 /// infinite rates are refused.
-pub fn rate_bytes_per_s(s: &str) -> Result<f64, String> {
+fn rate_bytes_per_s(s: &str) -> Result<f64, String> {
     const EXPECTED: &str = "expected a rate from 1 B/s to 1 PB/s (e.g. \"1600MT/s\", \"2GB/s\", \"235MiB/s\")";
     // Said before the unit is read: "-2GB/s" is a negative rate, not an unknown unit "-2GB".
     let v = if s.trim_start().starts_with('-') { -1.0 } else { rate_value(s)? };
@@ -363,53 +355,41 @@ fn is_duration(t: &str) -> bool {
     t.ends_with('h') || t.ends_with("min") || (t.ends_with('s') && !t.ends_with("/s"))
 }
 
-/// A key that is a rate or the word "none" (not modelled, no limit).
+/// A key that is a quantity or the word "none": `datapath` (not modelled, no limit), dm-zoned's
+/// `cache_size` (no cache device).
 #[derive(Clone, Debug, PartialEq)]
-pub enum RateOrNone {
-    /// No rate: the thing is not modelled.
+pub enum OrNone<G: Grammar> {
+    /// "none".
     None,
-    /// A rate.
-    Rate(Rate),
+    /// A quantity.
+    Given(Quantity<G>),
 }
 
-impl<'de> Deserialize<'de> for RateOrNone {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        if s == "none" {
-            return Ok(RateOrNone::None);
-        }
-        s.parse().map(RateOrNone::Rate).map_err(|e: String| serde::de::Error::custom(format!("{e}, or \"none\"")))
-    }
-}
-
-/// A key that is a size or the word "none" (absent).
-#[derive(Clone, Debug, PartialEq)]
-pub enum BytesOrNone {
-    /// None.
-    None,
-    /// A size.
-    Bytes(Bytes),
-}
-
-impl BytesOrNone {
-    /// The size, if one is given.
-    pub fn bytes(&self) -> Option<&Bytes> {
+impl<G: Grammar> OrNone<G> {
+    /// The quantity, if one is given.
+    pub fn given(&self) -> Option<&Quantity<G>> {
         match self {
-            BytesOrNone::None => None,
-            BytesOrNone::Bytes(b) => Some(b),
+            OrNone::None => None,
+            OrNone::Given(q) => Some(q),
         }
     }
 }
 
-impl<'de> Deserialize<'de> for BytesOrNone {
+impl<'de, G: Grammar> Deserialize<'de> for OrNone<G> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         if s == "none" {
-            return Ok(BytesOrNone::None);
+            return Ok(OrNone::None);
         }
-        s.parse().map(BytesOrNone::Bytes).map_err(|e: String| serde::de::Error::custom(format!("{e}, or \"none\"")))
+        s.parse().map(OrNone::Given).map_err(|e: String| serde::de::Error::custom(format!("{e}, or \"none\"")))
     }
 }
+
+/// A rate or "none".
+pub type RateOrNone = OrNone<RateGrammar>;
+
+/// A size or "none".
+pub type BytesOrNone = OrNone<ByteSize>;
 
 #[cfg(test)]
 mod tests {
