@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build WiredTiger 11.3.1 (MongoDB's storage engine) from its public source, once per machine,
-# and print the path of its `wtperf` benchmark. The source is PyPI's `wiredtiger` source
+# and print the path of its `wtperf` benchmark (with --driver: of the pair's driver,
+# experiments/real/wt-ycsb.c, compiled against it). The source is PyPI's `wiredtiger` source
 # distribution (the full engine); the build goes to $WAFSIM_CACHE (default ~/.cache/wafsim) and
 # later runs reuse it. About 3 minutes on 2 cores. Needs cmake, a C compiler and pip.
 #
@@ -10,9 +11,18 @@ VERSION=11.3.1
 CACHE="${WAFSIM_CACHE:-$HOME/.cache/wafsim}"
 DIR="$CACHE/wiredtiger-$VERSION"
 WTPERF="$DIR/build/bench/wtperf/wtperf"
+# The pair's driver, rebuilt when its source is newer than the binary.
+driver() {
+    local src out
+    src="$(cd "$(dirname "$0")" && pwd)/wt-ycsb.c"; out="$DIR/build/wt-ycsb"
+    if [ ! -x "$out" ] || [ "$src" -nt "$out" ]; then
+        cc -O2 -Wall -I"$DIR/build/include" "$src" -L"$DIR/build" -lwiredtiger -Wl,-rpath,"$DIR/build" -o "$out" >&2
+    fi
+    echo "$out"
+}
 # The build records its completion: an interrupted one is started over.
 if [ -x "$WTPERF" ] && [ -e "$DIR/.built" ]; then
-    echo "$WTPERF"
+    if [ "${1:-}" = --driver ]; then driver; else echo "$WTPERF"; fi
     exit 0
 fi
 for t in cmake cc make; do
@@ -32,4 +42,4 @@ echo "build-wiredtiger.sh: building wtperf (cmake, Release) in $DIR" >&2
 cmake -S "$DIR" -B "$DIR/build" -DCMAKE_BUILD_TYPE=Release -DENABLE_PYTHON=0 -DENABLE_STRICT=0 >"$DIR/cmake.log" 2>&1 || { tail -20 "$DIR/cmake.log" >&2; exit 1; }
 make -C "$DIR/build" -j"$(nproc)" wtperf >"$DIR/make.log" 2>&1 || { tail -20 "$DIR/make.log" >&2; exit 1; }
 touch "$DIR/.built"
-echo "$WTPERF"
+if [ "${1:-}" = --driver ]; then driver; else echo "$WTPERF"; fi

@@ -106,3 +106,25 @@ history_args() {
         *) echo "$(basename "$0"): unknown history $1 (fresh, filled)" >&2; exit 2 ;;
     esac
 }
+
+# A pair's model half (experiments/real/pair-*.sh): the pair's experiment TOML with the sed
+# script EDITS applied, its history's counterpart when HISTORY is filled (every LBA written
+# once, mkfs not discarding, under the store's `[phase.kv.STORE]` tables), run at SCALE into
+# WORK/model.json. Args: work dir, experiment, store table name (lsm, wiredtiger), sed script.
+pair_model() {
+    local work="$1" toml="$2" store="$3" edits="$4"
+    sed "$edits" "$toml" > "$work/model.toml"
+    if [ "$HISTORY" = filled ]; then
+        sed -i "s/^precondition = false/precondition = true/; s/^\[phase.kv.$store\]\$/[phase.kv.fs]\nmkfs_trim = false\n[phase.kv.$store]/; s/^\[variant.phase.kv.$store\]\$/[variant.phase.kv.fs]\nmkfs_trim = false\n[variant.phase.kv.$store]/" "$work/model.toml"
+    fi
+    "$WAFSIM" run "$work/model.toml" --scale "$SCALE" --json > "$work/model.json" 2> "$work/model.err" || { cat "$work/model.err" >&2; exit 1; }
+}
+
+# A pair's real half: WORK/run.sh under `wafsim attach` of drive.toml's one-namespace variant
+# (export db), FS on it, at SCALE, from HISTORY. Args: work dir, attachment name.
+pair_attach() {
+    local work="$1" name="$2" args
+    args=(experiments/real/drive.toml --variant one-namespace --export db --fs "$FS" --name "$name" --scale "$SCALE" --json "$work/window.json")
+    history_args "$HISTORY" "$FS"; args+=("${HIST_ARGS[@]}")
+    attach_run "$work" "${args[@]}" -- sh "$work/run.sh"
+}

@@ -52,13 +52,8 @@ MEMTABLE=$(size 67108864); TARGET=$(size 67108864); BASE=$(size 268435456)
 
 # The model's half: the pair's experiment with this N.
 case "$MODEL_FS" in conventional|btrfs) ;; *) echo "pair-lsm.sh: --model-fs $MODEL_FS: conventional or btrfs" >&2; exit 2 ;; esac
-sed "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/; s/^filesystem = \"conventional\"/filesystem = \"$MODEL_FS\"/" experiments/real/pairs/lsm-dbbench.toml > "$work/model.toml"
-# Filled: every LBA written once, and mkfs told not to discard (the real side's -K / nodiscard).
-if [ "$HISTORY" = filled ]; then
-    sed -i 's/^precondition = false/precondition = true/; s/^\[phase.kv.lsm\]$/[phase.kv.fs]\nmkfs_trim = false\n[phase.kv.lsm]/; s/^\[variant.phase.kv.lsm\]$/[variant.phase.kv.fs]\nmkfs_trim = false\n[variant.phase.kv.lsm]/' "$work/model.toml"
-fi
 echo "pair-lsm.sh: model ..." >&2
-"$WAFSIM" run "$work/model.toml" --scale "$SCALE" --json > "$work/model.json"
+pair_model "$work" experiments/real/pairs/lsm-dbbench.toml lsm "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/; s/^filesystem = \"conventional\"/filesystem = \"$MODEL_FS\"/"
 
 # The real half.
 C="--num=$NUM --key_size=16 --value_size=400 --compression_type=none --seed=1 --statistics=1 --db=\$WAFSIM_MNT_DB/db --wal_dir=\$WAFSIM_MNT_DB/wal"
@@ -73,15 +68,15 @@ sync; cap "$work/before.json"
 db_bench --benchmarks=overwrite,waitforcompaction --use_existing_db=1 $C > "$work/overwrite.txt"
 sync; cap "$work/after.json"
 EOF
-args=(experiments/real/drive.toml --variant one-namespace --export db --fs "$FS" --name pair-lsm --scale "$SCALE" --json "$work/window.json")
-history_args "$HISTORY" "$FS"; args+=("${HIST_ARGS[@]}")
 echo "pair-lsm.sh: db_bench on $FS ..." >&2
-attach_run "$work" "${args[@]}" -- sh "$work/run.sh"
+pair_attach "$work" pair-lsm
 
 # The drive's bytes over both windows, as every script of experiments/real reads them.
 drive="$(window_columns "$work" db)"
 python3 - "$work" "$NUM" "$FS" "$SCALE" "$HISTORY" "$OUT" "$MODEL_FS" "$drive" <<'PY'
 import json, re, sys
+sys.path.insert(0, "experiments/real")
+from pair_table import print_table
 work, num, fs, scale, history, out, model_fs, drive = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
 # window_columns: device bytes, run host/media/WAF, phase (overwrite) host/media/WAF, seconds.
 _, run_host, run_media, _, over_host, over_media, _, _ = drive.split("\t")
@@ -126,12 +121,5 @@ for window in ("run", "overwrite"):
     a = model[window]["media"] / model[window]["file system"]
     b = real[window]["media"] / real[window]["file system"]
     rows.append([window, "drive WAF", "", "", f"{a:.3f}", f"{b:.3f}", f"{a / b:.3f}"])
-print(f"# LSM leveled on the {model_fs} model vs RocksDB 7.8.3 db_bench on {fs}: {num} keys filluniquerandom + {num} overwrite; scale {scale}; history {history}")
-widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
-for r in rows:
-    print("  ".join(str(c).rjust(widths[i]) if i >= 2 else str(c).ljust(widths[i]) for i, c in enumerate(r)))
-if out:
-    with open(out, "w") as fh:
-        for r in rows:
-            fh.write("\t".join(map(str, r)) + "\n")
+print_table(f"LSM leveled on the {model_fs} model vs RocksDB 7.8.3 db_bench on {fs}: {num} keys filluniquerandom + {num} overwrite; scale {scale}; history {history}", rows, out)
 PY

@@ -93,6 +93,25 @@ fn the_journal_rewrites_its_tail_block_at_each_sync() {
     assert_eq!(wt.counters().journal_write_bytes, 33 * 4096);
 }
 
+/// A transaction's journal record holds every operation of it (`__wt_txn_log_op`): an insert
+/// logs the document (457 B) and its `_id` index entry (32 B) with the record's 32 B, 521 B
+/// padded to 640 B; an update by `_id` changes no index entry, 489 B padded to 512 B. No
+/// compression. 100 inserts (64,000 B, blocks 0..16) synced at 100 ms, then 100 updates
+/// (51,200 B more, to 115,200 B) synced at 200 ms from block 15, partly filled, to block 29.
+#[test]
+fn a_journal_record_carries_the_index_entries_of_its_transaction() {
+    let cfg = WtConfig { ops_per_sec: 1000.0, compression_ratio: 1.0, ..WtConfig::default() };
+    let mut wt = WiredTiger::new(cfg).unwrap();
+    let mut out = Vec::new();
+    for key in 0..100 {
+        wt.apply(&KvOp::Insert { key, bytes: 393 }, &mut out).unwrap();
+    }
+    for key in 0..=100 {
+        wt.apply(&KvOp::Update { key: key % 100, bytes: 393 }, &mut out).unwrap();
+    }
+    assert_eq!(writes_to(&out, 16), vec![(0, 16 * 4096), (15 * 4096, 14 * 4096)]);
+}
+
 /// Journal files of 100,000 B hold 156 records of 640 B; a full one is synced, closed and a new
 /// one begins; a checkpoint removes every file but the one being written.
 #[test]

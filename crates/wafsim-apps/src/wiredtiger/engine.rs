@@ -543,7 +543,8 @@ impl WiredTiger {
                         let j = t.leaf_of(index_position(s.order, doc, rid));
                         t.change(j, -(self.cfg.index_entry_bytes as i64), now, &mut self.dirty_bytes);
                     }
-                    self.logged_write(0, now, out);
+                    let entries = coll.indexes.len() as u64 * self.cfg.index_entry_bytes as u64;
+                    self.logged_write(0, entries, now, out);
                 }
             }
             // Reads change nothing the drive holds.
@@ -572,16 +573,18 @@ impl WiredTiger {
                 let t = &mut self.trees[coll.tree];
                 let i = t.leaf_of(rid);
                 t.change(i, doc as i64 - old as i64, now, &mut self.dirty_bytes);
+                let mut entries = 0;
                 for s in coll.indexes.iter().filter(|s| s.on_update) {
                     let t = &mut self.trees[s.tree];
                     let j = t.leaf_of(index_position(s.order, key, rid));
                     t.change(j, 0, now, &mut self.dirty_bytes);
+                    entries += self.cfg.index_entry_bytes as u64;
                 }
                 self.docs.insert(key, (rid, doc));
                 // A whole-document store's client rewrites the document (YCSB); TPC-C's
                 // clients send the fields they change.
                 self.counters.doc_write_bytes += if single { doc as u64 } else { sent as u64 };
-                self.logged_write(sent as u64, now, out);
+                self.logged_write(sent as u64, entries, now, out);
             }
             None => {
                 let coll = &mut self.colls[c];
@@ -601,17 +604,22 @@ impl WiredTiger {
                 }
                 self.docs.insert(key, (rid, sent));
                 self.counters.doc_write_bytes += sent as u64;
-                self.logged_write(sent as u64, now, out);
+                let entries = self.colls[c].indexes.len() as u64 * self.cfg.index_entry_bytes as u64;
+                self.logged_write(sent as u64, entries, now, out);
             }
         }
     }
 
-    /// A write of `data` bytes made durable: the oplog entry in a replica set (the oplog is
-    /// the only journaled collection: `WiredTigerUtil::useTableLogging`), else the journal
-    /// record of the write itself.
-    fn logged_write(&mut self, data: u64, now: u64, out: &mut Vec<FileOp>) {
+    /// A write of `data` document bytes and `index_entries` bytes of index entries made
+    /// durable: the oplog entry in a replica set (the oplog is the only journaled collection:
+    /// `WiredTigerUtil::useTableLogging`; the entry carries the document, not the index
+    /// entries), else the journal record of the write itself. That record is the
+    /// transaction's: every operation of it, the document's and each index entry's, goes into
+    /// one log record written at commit (`txn_log.c` `__wt_txn_log_op` appends to
+    /// `txn->logrec`).
+    fn logged_write(&mut self, data: u64, index_entries: u64, now: u64, out: &mut Vec<FileOp>) {
         let Some(o) = self.oplog.as_mut() else {
-            self.log(data, out);
+            self.log(data + index_entries, out);
             return;
         };
         let entry = data + self.cfg.oplog_entry_overhead as u64;
