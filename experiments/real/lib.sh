@@ -115,7 +115,12 @@ pair_model() {
     local work="$1" toml="$2" store="$3" edits="$4"
     sed "$edits" "$toml" > "$work/model.toml"
     if [ "$HISTORY" = filled ]; then
-        sed -i "s/^precondition = false/precondition = true/; s/^\[phase.kv.$store\]\$/[phase.kv.fs]\nmkfs_trim = false\n[phase.kv.$store]/; s/^\[variant.phase.kv.$store\]\$/[variant.phase.kv.fs]\nmkfs_trim = false\n[variant.phase.kv.$store]/" "$work/model.toml"
+        sed -i "s/^precondition = false/precondition = true/" "$work/model.toml"
+        if grep -q '^\[phase.kv.fs\]$' "$work/model.toml"; then
+            sed -i "s/^\[\(variant.\)\{0,1\}phase.kv.fs\]\$/&\nmkfs_trim = false/" "$work/model.toml"
+        else
+            sed -i "s/^\[phase.kv.$store\]\$/[phase.kv.fs]\nmkfs_trim = false\n[phase.kv.$store]/; s/^\[variant.phase.kv.$store\]\$/[variant.phase.kv.fs]\nmkfs_trim = false\n[variant.phase.kv.$store]/" "$work/model.toml"
+        fi
     fi
     "$WAFSIM" run "$work/model.toml" --scale "$SCALE" --json > "$work/model.json" 2> "$work/model.err" || { cat "$work/model.err" >&2; exit 1; }
 }

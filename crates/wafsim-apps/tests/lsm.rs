@@ -783,6 +783,8 @@ fn check_file_rules(ops: &[FileOp]) {
             }
             // An LSM tree writes files whole and never cuts them.
             FileOp::Truncate { file, .. } => panic!("op {i}: truncate of file {file}"),
+            FileOp::Sync { file } => panic!("op {i}: sync of file {file} (the LSM model does not sync yet)"),
+            FileOp::Clock { .. } => panic!("op {i}: a clock (the LSM model has none)"),
         }
     }
 }

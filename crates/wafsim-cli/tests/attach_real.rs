@@ -371,10 +371,10 @@ impl Pair {
 /// The WiredTiger pair (experiments/real/pair-wt.sh) at a small scale (20,000 documents, a
 /// 12.8 MiB cache, a checkpoint every 240 requests): the same documents on both sides; the
 /// journal within 10% (each transaction's record carries its index entries); the data files
-/// and the file system within the bounds docs/real-stacks.md states for the two named
-/// mechanisms the model leaves out (eviction holding more dirty pages than its target, the
-/// page cache merging rewrites of a block between syncs): the model writes more, by at most
-/// 1.7x (measured 1.31 and 1.42 over the run, 1.34 and 1.51 over the updates).
+/// within the bound docs/real-stacks.md states for the mechanism the model leaves out
+/// (eviction holding more dirty pages than its target): the model writes more, by at most
+/// 1.6x (measured 1.31 over the run, 1.35 over the updates); and the file system, behind the
+/// page cache on both sides, by at most 1.3x (measured 1.11 and 1.15).
 #[test]
 fn the_wiredtiger_pair_runs_both_halves_on_the_same_documents() {
     if !ready(&["mkfs.xfs", "python3", "cmake", "cc"]) || !wiredtiger_built() {
@@ -383,9 +383,9 @@ fn the_wiredtiger_pair_runs_both_halves_on_the_same_documents() {
     let t = Pair::run("pair-wt.sh", &["--records", "20000", "--cache", "13421772", "--rate", "2000"], &["run", "updates"]);
     assert!((t.ratio("run", "application") - 1.0).abs() < 0.001, "{:?}", t.0);
     assert!((t.ratio("run", "store: journal") - 1.0).abs() < 0.1, "{:?}", t.0);
-    for (window, level) in [("run", "store: data"), ("updates", "store"), ("run", "file system"), ("updates", "file system")] {
+    for (window, level, most) in [("run", "store: data", 1.6), ("updates", "store", 1.6), ("run", "file system", 1.3), ("updates", "file system", 1.3)] {
         let r = t.ratio(window, level);
-        assert!((1.0..=1.7).contains(&r), "{window} {level}: model/real {r}: {:?}", t.0);
+        assert!((1.0..=most).contains(&r), "{window} {level}: model/real {r}, expected 1.0 to {most}: {:?}", t.0);
     }
 }
 

@@ -355,9 +355,16 @@ amount = "3x"
     let store = f.store_write_bytes.unwrap();
     assert!(store >= 3 * r.namespaces[0].size_bytes, "ran to its amount: {store}");
     assert!(store > 2 * f.file_write_bytes, "engine WAF {}", store as f64 / f.file_write_bytes as f64);
-    assert_eq!(f.dev_write_bytes, store, "a conventional file system writes what it is given");
+    // The page cache sends down less than the engine wrote (pages evicted again within 30 s
+    // merge); without it a conventional file system writes what it is given.
+    let merged = f.metrics.iter().find(|m| m.0 == "page cache: share of writes merged").map(|m| m.1).unwrap();
+    assert!(f.dev_write_bytes < store && merged > 0.0, "{} of {store}, merged {merged}", f.dev_write_bytes);
     assert_eq!(r.counters.host_write_bytes, f.dev_write_bytes, "the drive got what the file system sent");
-    assert!(r.counters.gc_units > 0, "freed space stays valid on the drive, so GC copies");
+    let uncached = common::run_doc(&format!("{doc}[phase.kv.fs]\npage_cache = false\n"), 1.0).unwrap();
+    let u = &uncached.filesystems[0];
+    assert_eq!(u.dev_write_bytes, u.store_write_bytes.unwrap(), "a conventional file system writes what it is given");
+    // (With the page cache the drive takes 0.7x its namespace here: too little to need GC.)
+    assert!(uncached.counters.gc_units > 0, "freed space stays valid on the drive, so GC copies");
     let metric = |name: &str| f.metrics.iter().find(|m| m.0 == name).map(|m| m.1).unwrap_or_else(|| panic!("no {name}: {:?}", f.metrics));
     assert!(metric("checkpoints") >= 1.0);
     assert!(metric("journal share of file writes") > 0.0);
@@ -556,7 +563,11 @@ PHASES
     assert_eq!((cr.origin, cw.origin), ("the run start", "the phase start"));
     let half = (1u64 << 30) / 2;
     assert!(cr.reached.unwrap() >= half && cr.reached.unwrap() < half + (64 << 20), "{:?}", cr.reached);
-    assert!(cr.waf != cw.waf, "the run's checkpoint is not the load's");
+    // Without the page cache (which merges most of this small, hot run's writes, too few for GC
+    // to start by the checkpoint), the two windows' WAFs differ.
+    let uncached = |measure: &str| common::run_doc(&format!("{}[phase.kv.fs]\npage_cache = false\n", doc(measure, "")), 1.0).unwrap();
+    let (ur, uw) = (uncached("measure_from = \"run\"\ncheckpoints = [\"0.5x\"]"), uncached("checkpoints = [\"0.5x\"]"));
+    assert!(ur.phases[0].checkpoints[0].waf != uw.phases[0].checkpoints[0].waf, "the run's checkpoint is not the load's");
 }
 
 /// `measure_from = "run"` needs stores to load (timed: tests/timed_meters.rs).

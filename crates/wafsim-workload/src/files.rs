@@ -240,7 +240,7 @@ mod tests {
                 FileOp::Delete { file } => {
                     files.remove(&file).expect("delete of a live file");
                 }
-                FileOp::Read { .. } | FileOp::Truncate { .. } => {}
+                FileOp::Read { .. } | FileOp::Truncate { .. } | FileOp::Sync { .. } | FileOp::Clock { .. } => {}
                 FileOp::Close { file } => assert!(files.contains_key(&file), "close of a live file"),
             }
         }

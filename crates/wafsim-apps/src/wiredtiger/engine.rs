@@ -288,6 +288,9 @@ const DATA_GROUP: u32 = 0;
 const JOURNAL_GROUP: u32 = 1;
 /// Reconciliation fills pages to this share of their maximum (`split_pct`).
 const SPLIT_PCT: u64 = 90;
+/// How often the engine tells the layers below its time (a page cache's flusher wakes every
+/// 5 s; a second is fine enough).
+const CLOCK_TICK_NS: u64 = 1_000_000_000;
 /// Journal records are padded to this (`WT_LOG_ALIGN`).
 const LOG_ALIGN: u64 = 128;
 /// A capped collection gives back its oldest "stone" at a time (MongoDB's oplog truncation
@@ -348,6 +351,8 @@ pub struct WiredTiger {
     started: bool,
     next_checkpoint: u64,
     next_flush: u64,
+    /// When the clock is next said to the layers below.
+    next_clock: u64,
     ns_per_op: f64,
     counters: WtCounters,
 }
@@ -403,6 +408,7 @@ impl WiredTiger {
             started: false,
             next_checkpoint: (cfg.checkpoint_secs * 1e9) as u64,
             next_flush: cfg.journal_flush_ms as u64 * 1_000_000,
+            next_clock: 0,
             ns_per_op,
             cfg,
             counters: WtCounters::default(),
@@ -675,13 +681,19 @@ impl WiredTiger {
         let f = *self.journal.files.back().expect("a journal file");
         let len = (end_block - from) * b;
         out.push(FileOp::Write { file: f, offset: from * b, len: len as u32 });
+        out.push(FileOp::Sync { file: f });
         self.counters.journal_write_bytes += len;
         // A partly filled last block is written again at the next sync.
         self.journal.synced_block = self.journal.end / b;
     }
 
-    /// Run the journal syncs and checkpoints due up to time `t`.
+    /// Run the journal syncs and checkpoints due up to time `t`, and say the time once a second
+    /// of the clock (a page cache below writes back what expired).
     pub fn advance_to(&mut self, t: u64, out: &mut Vec<FileOp>) {
+        if t >= self.next_clock {
+            out.push(FileOp::Clock { ns: t });
+            self.next_clock = (t / CLOCK_TICK_NS + 1) * CLOCK_TICK_NS;
+        }
         loop {
             let next = self.next_flush.min(self.next_checkpoint);
             if next > t {
@@ -779,6 +791,9 @@ impl WiredTiger {
                 level += 1;
             }
             let w = checkpoint_file(&mut tree.bm, tree.file, internal, out);
+            // The file made durable before the metadata points at its checkpoint
+            // (`__wt_checkpoint_sync`).
+            out.push(FileOp::Sync { file: tree.file });
             self.counters.truncated_bytes += w.cut_bytes;
             self.counters.data_write_bytes += w.root.1 + w.lists.iter().map(|l| l.1).sum::<u64>();
             tree.written.clear();
@@ -798,11 +813,13 @@ impl WiredTiger {
         let size = self.meta.round_up(internal);
         self.meta_page = Some(rewrite(&mut self.meta, METADATA, size, self.meta_page, out));
         let w = checkpoint_file(&mut self.meta, METADATA, internal, out);
+        out.push(FileOp::Sync { file: METADATA });
         self.counters.data_write_bytes += size + w.root.1 + w.lists.iter().map(|l| l.1).sum::<u64>();
         // The turtle file: written anew and renamed over the old one.
         let t = self.new_file();
         out.push(FileOp::Create { file: t, group: DATA_GROUP });
         out.push(FileOp::Write { file: t, offset: 0, len: self.cfg.fs_block_bytes as u32 });
+        out.push(FileOp::Sync { file: t });
         self.counters.data_write_bytes += self.cfg.fs_block_bytes;
         if let Some(old) = self.turtle.replace(t) {
             out.push(FileOp::Delete { file: old });

@@ -32,9 +32,11 @@ pub struct LayerFigures {
 impl LayerFigures {
     /// These figures (a file system's) under `above` (a store writing files through it): the
     /// application's bytes become the store's clients', the file system's application bytes
-    /// the store's writes, and the store's own figures join (before the file system's).
+    /// the store's writes (unless `above` says what the store wrote: a page cache between them
+    /// sends down less than it took), and the store's own figures join (before the file
+    /// system's).
     pub fn under(mut self, above: LayerFigures) -> LayerFigures {
-        self.store_write_bytes = Some(self.app_write_bytes);
+        self.store_write_bytes = Some(above.store_write_bytes.unwrap_or(self.app_write_bytes));
         self.app_write_bytes = above.app_write_bytes;
         let own = std::mem::replace(&mut self.metrics, above.metrics);
         self.metrics.extend(own);

@@ -55,6 +55,20 @@ pub enum FileOp {
         /// Its new size in bytes.
         size: u64,
     },
+    /// Make what was written to the file durable (`fsync`/`fdatasync`): a page cache above the
+    /// file system writes the file's dirty pages back now. A file system itself has nothing
+    /// to do (its model writes at once).
+    Sync {
+        /// The file synced.
+        file: FileId,
+    },
+    /// The application's clock reached `ns` nanoseconds (an engine with a clock says so at
+    /// least once a second of it): a page cache writes back the files dirty for longer than
+    /// its expiry. Nothing else uses it.
+    Clock {
+        /// Nanoseconds on the application's clock.
+        ns: u64,
+    },
 }
 
 /// In words, for error messages: "write of 1048576 bytes at offset 67108864 of file 3".
@@ -67,6 +81,8 @@ impl std::fmt::Display for FileOp {
             FileOp::Close { file } => write!(f, "close of file {file}"),
             FileOp::Delete { file } => write!(f, "delete of file {file}"),
             FileOp::Truncate { file, size } => write!(f, "truncate of file {file} to {size} bytes"),
+            FileOp::Sync { file } => write!(f, "sync of file {file}"),
+            FileOp::Clock { ns } => write!(f, "clock at {ns} ns"),
         }
     }
 }

@@ -275,6 +275,9 @@ pub fn file_parts(
         }
         let mean_write = mean_write(&groups);
         let synthetic = SyntheticFiles::new(groups, amount, seed(i, g)).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
+        if f.fs.page_cache.is_some() || f.fs.writeback_expire.is_some() {
+            bail!("{}: page_cache and writeback_expire are settings of [[phase.kv]] store = \"wiredtiger\" (a file workload does not sync its files: its writes go down at once)", ctx());
+        }
         let (fs, mkfs) = make_fs(&FsChoice::of_files(f), target, g, ns, ns_bytes).with_context(ctx)?;
         // mkfs first; the file system's refusals come out of fill, its counts from figures.
         let source = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(synthetic, fs))]);

@@ -20,10 +20,13 @@ const DEFAULT_IODEPTH: u32 = 8;
 /// store's own settings are in its sub-table, which the other stores leave alone.)
 fn check_entry_keys(k: &KvSpec) -> Result<()> {
     use KvStore::{Hse, LogStructured, Lsm, WiredTiger};
-    let readers: [(&str, bool, &[KvStore]); 3] = [
+    let readers: [(&str, bool, &[KvStore]); 5] = [
         ("rate", k.rate.is_some(), &[LogStructured, WiredTiger, Hse]),
         ("fill", k.fill.is_some(), &[LogStructured, Lsm, WiredTiger, Hse]),
         ("warehouses", k.warehouses.is_some(), &[LogStructured, Lsm]),
+        // Only an engine that syncs its files and says its clock can sit on a page cache.
+        ("fs.page_cache", k.fs.page_cache.is_some(), &[WiredTiger]),
+        ("fs.writeback_expire", k.fs.writeback_expire.is_some(), &[WiredTiger]),
     ];
     for (field, set, stores) in readers {
         if set && !stores.contains(&k.store) {

@@ -11,7 +11,8 @@ use crate::schema::{FsKind, KvSpec, KvWorkload, Share, ShareOf};
 use anyhow::{anyhow, bail, Context, Result};
 use wafsim_apps::wiredtiger::{Layout, WiredTiger, WtConfig, WtFiles};
 use wafsim_core::pipeline::{Chain, KvSource, Script};
-use wafsim_host::fs::FsSource;
+use wafsim_host::fs::page_cache::DEFAULT_EXPIRE_NS;
+use wafsim_host::fs::{FsSource, PageCache};
 
 /// The engine's configuration from `k` on a namespace of `ns_bytes`.
 fn wt_config(k: &KvSpec, ns_bytes: u64) -> Result<WtConfig> {
@@ -124,7 +125,23 @@ pub fn wiredtiger_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnO
         (true, true) => "replica set, oplog journaled",
     };
     let wt = WiredTiger::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
-    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(WtFiles::new(kv, wt), fs))]);
+    let files = WtFiles::new(kv, wt);
+    let below: Box<dyn wafsim_core::pipeline::IoSource + Send> = if k.fs.page_cache.unwrap_or(true) {
+        let expire = match k.fs.writeback_expire.as_ref() {
+            None => Some(DEFAULT_EXPIRE_NS),
+            Some(e) => e.given().map(|d| d.ns()),
+        };
+        if expire == Some(0) {
+            bail!("{}: writeback_expire = \"0\": a duration above 0, or \"none\"", ctx());
+        }
+        Box::new(FsSource::new(PageCache::new(files, expire), fs))
+    } else {
+        if k.fs.writeback_expire.is_some() {
+            bail!("{}: writeback_expire is the page cache's (page_cache = false)", ctx());
+        }
+        Box::new(FsSource::new(files, fs))
+    };
+    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), below]);
     let workload = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
     parts.push(Part {
         source: budgeted(Box::new(inner), limit),

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{default_of, one_f64, Amount, Bytes, Rate, BtrfsDiscardMode, FileDelete, FsKind, Victim, ZonePlacement};
+use super::{default_of, one_f64, Amount, Bytes, DurationOrNone, Rate, BtrfsDiscardMode, FileDelete, FsKind, Victim, ZonePlacement};
 
 /// `[[phase.files]]`: a synthetic file workload through a file system made on a namespace at
 /// the start of the phase (mkfs: a conventional file system discards the namespace when it
@@ -108,6 +108,15 @@ pub struct FsSpec {
     /// 30 s commits and the discard delays (default 100 MiB/s; an assumption where the
     /// workload's rate is not published).
     pub fs_write_rate: Option<Rate>,
+    /// A store whose engine syncs its files (`store = "wiredtiger"`): the kernel's page cache
+    /// between the engine and the file system (default true: MongoDB writes through it). A
+    /// page written again before it is written back goes down once; a deleted file's dirty
+    /// pages never do.
+    pub page_cache: Option<bool>,
+    /// The page cache's writeback expiry, `vm.dirty_expire_centisecs` on the engine's clock
+    /// (default "30s", Linux's): a file dirty for longer is written back by the flusher (every
+    /// 5 s). "none": pages wait for a sync or the end.
+    pub writeback_expire: Option<DurationOrNone>,
 }
 
 impl Default for FsSpec {
@@ -124,6 +133,8 @@ impl Default for FsSpec {
             zone_placement: None,
             bg_reclaim_threshold: None,
             fs_write_rate: None,
+            page_cache: None,
+            writeback_expire: None,
         }
     }
 }

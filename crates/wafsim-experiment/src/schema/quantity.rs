@@ -391,6 +391,9 @@ pub type RateOrNone = OrNone<RateGrammar>;
 /// A size or "none".
 pub type BytesOrNone = OrNone<ByteSize>;
 
+/// A duration or "none".
+pub type DurationOrNone = OrNone<DurationGrammar>;
+
 #[cfg(test)]
 mod tests {
     use super::*;

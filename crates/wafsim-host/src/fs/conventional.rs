@@ -242,6 +242,9 @@ impl ConvFs {
                     self.release(dev, len);
                 }
             }
+            // The model writes at once: nothing is left to make durable (a page cache above it
+            // holds writes until these).
+            FileOp::Sync { .. } | FileOp::Clock { .. } => {}
             FileOp::Truncate { file, size } => self.truncate(file, size, out)?,
             FileOp::Delete { file } => {
                 let f = self.files.remove(&file).ok_or(FsError::NoSuchFile(file))?;

@@ -61,7 +61,12 @@ impl<S: FileSystem, C: FileSystem> FileSystem for MediaClassFs<S, C> {
                 }
                 return r;
             }
-            FileOp::Write { file, .. } | FileOp::Read { file, .. } | FileOp::Close { file } | FileOp::Truncate { file, .. } => self.capacity_file(file),
+            FileOp::Write { file, .. } | FileOp::Read { file, .. } | FileOp::Close { file } | FileOp::Truncate { file, .. } | FileOp::Sync { file } => self.capacity_file(file),
+            // Both file systems share the application's clock.
+            FileOp::Clock { .. } => {
+                self.staging.apply(op, out)?;
+                return self.capacity.apply(op, out);
+            }
             FileOp::Delete { file } => self.on_capacity.remove(&file),
         };
         if capacity {

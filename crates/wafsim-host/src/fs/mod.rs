@@ -14,12 +14,14 @@ pub mod btrfs;
 pub mod conventional;
 pub mod media;
 pub mod mpool;
+pub mod page_cache;
 pub mod zoned;
 
 pub use btrfs::{BtrfsConfig, BtrfsCounters, BtrfsFs, BtrfsZones, Discard as BtrfsDiscard, Placement as BtrfsPlacement};
 pub use conventional::{ConvFs, ConvFsConfig, FsCounters, FsError};
 pub use media::{MediaClassBytes, MediaClassFs};
 pub use mpool::{MpoolConfig, MpoolCounters, MpoolFs};
+pub use page_cache::{PageCache, PageCacheCounters};
 pub use zoned::{GcVictim, ZonedFs, ZonedFsConfig, ZonedFsCounters};
 
 use wafsim_core::Io;

@@ -282,6 +282,9 @@ impl MpoolFs {
             FileOp::Close { file } => {
                 self.objects.get(&file).ok_or(FsError::NoSuchFile(file))?;
             }
+            // The model writes at once: nothing is left to make durable (a page cache above it
+            // holds writes until these).
+            FileOp::Sync { .. } | FileOp::Clock { .. } => {}
             FileOp::Truncate { file, size } => {
                 let zb = self.cfg.zone_bytes;
                 let o = self.objects.get_mut(&file).ok_or(FsError::NoSuchFile(file))?;

@@ -305,6 +305,9 @@ impl ZonedFs {
             FileOp::Close { file } => {
                 self.files.get(&file).ok_or(FsError::NoSuchFile(file))?;
             }
+            // The model writes at once: nothing is left to make durable (a page cache above it
+            // holds writes until these).
+            FileOp::Sync { .. } | FileOp::Clock { .. } => {}
             FileOp::Truncate { file, size } => {
                 let b = self.cfg.block_bytes as u64;
                 let s = *self.files.get(&file).ok_or(FsError::NoSuchFile(file))?;
