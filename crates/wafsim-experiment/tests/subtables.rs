@@ -22,7 +22,7 @@ fn check(_: &wafsim_experiment::schema::ExperimentSpec) -> anyhow::Result<()> {
 fn a_sub_table_owns_the_fields_of_its_struct() {
     assert_eq!(struct_keys::<LsmSpec>(), ["compaction", "memtable", "staging_namespace", "staging_levels", "file_groups"]);
     let fs = struct_keys::<FsSpec>();
-    assert!(fs.contains(&"mkfs_trim") && fs.contains(&"zone_placement") && fs.len() == 11, "{fs:?}");
+    assert!(fs.contains(&"mkfs_trim") && fs.contains(&"zone_placement") && fs.contains(&"page_cache") && fs.len() == 13, "{fs:?}");
 }
 
 /// Flat keys and the same keys in their sub-tables give the same experiment; the flat form is
