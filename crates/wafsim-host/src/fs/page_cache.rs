@@ -75,8 +75,9 @@ pub struct PageCache<S: FileSource> {
     /// Operations made but not handed out yet (`pending[taken..]`).
     pending: Vec<FileOp>,
     taken: usize,
-    /// The source above is (or may still be) loading its initial records.
-    loading: bool,
+    /// The source above has been seen loading its initial records; it is done (or never did).
+    seen_loading: bool,
+    loaded: bool,
     ended: bool,
     counters: PageCacheCounters,
 }
@@ -84,7 +85,7 @@ pub struct PageCache<S: FileSource> {
 impl<S: FileSource> PageCache<S> {
     /// `inner`'s operations through a cache whose dirty files expire after `expire_ns`.
     pub fn new(inner: S, expire_ns: Option<u64>) -> Self {
-        PageCache { inner, expire_ns, files: BTreeMap::new(), now_ns: 0, next_flusher_ns: WRITEBACK_PERIOD_NS, batch: Vec::new(), pending: Vec::new(), taken: 0, loading: true, ended: false, counters: PageCacheCounters::default() }
+        PageCache { inner, expire_ns, files: BTreeMap::new(), now_ns: 0, next_flusher_ns: WRITEBACK_PERIOD_NS, batch: Vec::new(), pending: Vec::new(), taken: 0, seen_loading: false, loaded: false, ended: false, counters: PageCacheCounters::default() }
     }
 
     /// Its counts so far.
@@ -234,12 +235,18 @@ impl<S: FileSource> FileSource for PageCache<S> {
                 self.apply(op, &mut down);
             }
             self.batch = batch;
-            if self.loading && !self.inner.figures().is_some_and(|f| f.loading) {
-                // The clients' load is over: written back here, so that a run measured from
-                // the end of the load starts there and not at the next sync (as `sync` between
-                // the two does on a real machine).
-                self.loading = false;
-                self.write_back_all(&mut down);
+            if !self.loaded {
+                if self.inner.figures().is_some_and(|f| f.loading) {
+                    self.seen_loading = true;
+                } else {
+                    // The clients' load is over (or there was none): written back here, so
+                    // that a run measured from the end of the load starts there and not at the
+                    // next sync (as `sync` between the two does on a real machine).
+                    if self.seen_loading {
+                        self.write_back_all(&mut down);
+                    }
+                    self.loaded = true;
+                }
             }
             self.pending = down;
             self.taken = 0;
