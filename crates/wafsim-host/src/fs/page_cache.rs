@@ -45,7 +45,7 @@ pub struct PageCacheCounters {
     pub written_back_bytes: u64,
     /// Bytes of dirty pages dropped unwritten (files deleted or cut).
     pub dropped_bytes: u64,
-    /// Files written back because they were synced / because they expired.
+    /// Syncs taken (each writes its file's dirty pages back).
     pub syncs: u64,
     /// Files written back by the flusher (expired).
     pub expired: u64,
@@ -91,16 +91,6 @@ impl<S: FileSource> PageCache<S> {
     /// Its counts so far.
     pub fn counters(&self) -> &PageCacheCounters {
         &self.counters
-    }
-
-    /// The source above it.
-    pub fn source(&self) -> &S {
-        &self.inner
-    }
-
-    /// Bytes held dirty now.
-    pub fn dirty_bytes(&self) -> u64 {
-        self.files.values().map(|f| f.dirty.len() as u64 * PAGE).sum()
     }
 
     /// Take one operation from above; what goes down is appended to `out`.
