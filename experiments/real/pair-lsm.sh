@@ -21,6 +21,8 @@
 #   --scale S    the drive and the store's sizes at scale S of the full-size ones (default 0.002)
 #   --history H  fresh (mkfs discards a fresh drive) or filled (every LBA written once first)
 #   --out FILE   the table as TSV too
+#   --bandwidth B, --client-rate C  the model's background bandwidth and client speed, bytes/s
+#                (default: measured from the real half's own statistics, see below)
 #
 # Configuration on both sides: leveled compaction with dynamic level bytes, min-overlapping-
 # ratio picking, level-0 trigger 4, multiplier 10, 2 write buffers, 2 background jobs, no
@@ -29,7 +31,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-NUM=1000000; FS="xfs"; MODEL_FS="conventional"; SCALE="0.002"; HISTORY="fresh"; OUT=""; WAFSIM="target/release/wafsim"; LAYOUTS=""
+NUM=1000000; BANDWIDTH=""; CLIENT_RATE=""; FS="xfs"; MODEL_FS="conventional"; SCALE="0.002"; HISTORY="fresh"; OUT=""; WAFSIM="target/release/wafsim"; LAYOUTS=""
 . experiments/real/lib.sh
 while [ $# -gt 0 ]; do
     common_option "$1" "${2:-}" && { shift 2; continue; }
@@ -38,6 +40,8 @@ while [ $# -gt 0 ]; do
         --fs) FS="$2"; shift 2 ;;
         --model-fs) MODEL_FS="$2"; shift 2 ;;
         --scale) SCALE="$2"; shift 2 ;;
+        --bandwidth) BANDWIDTH="$2"; shift 2 ;;
+        --client-rate) CLIENT_RATE="$2"; shift 2 ;;
         *) echo "pair-lsm.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -50,26 +54,40 @@ trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 size() { python3 -c "import sys; b, s = int(sys.argv[1]), float(sys.argv[2]); print(b if s >= 1 else max(int(b * s) // 4096 * 4096, 16 * 4096))" "$1" "$SCALE"; }
 MEMTABLE=$(size 67108864); TARGET=$(size 67108864); BASE=$(size 268435456)
 
-# The model's half: the pair's experiment with this N.
 case "$MODEL_FS" in conventional|btrfs) ;; *) echo "pair-lsm.sh: --model-fs $MODEL_FS: conventional or btrfs" >&2; exit 2 ;; esac
-echo "pair-lsm.sh: model ..." >&2
-pair_model "$work" experiments/real/pairs/lsm-dbbench.toml lsm "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/; s/^filesystem = \"conventional\"/filesystem = \"$MODEL_FS\"/"
+# The write controller's byte limits as the model scales them (RocksDB's defaults: 64 GiB soft,
+# 256 GiB hard); db_bench gets the same, and its own default delayed_write_rate (8 MiB/s).
+SOFT=$(size 68719476736); HARD=$(size 274877906944)
 
 # The real half.
 C="--num=$NUM --key_size=16 --value_size=400 --compression_type=none --seed=1 --statistics=1 --db=\$WAFSIM_MNT_DB/db --wal_dir=\$WAFSIM_MNT_DB/wal"
 C="$C --write_buffer_size=$MEMTABLE --max_write_buffer_number=2 --min_write_buffer_number_to_merge=1 --level0_file_num_compaction_trigger=4"
 C="$C --max_bytes_for_level_base=$BASE --max_bytes_for_level_multiplier=10 --target_file_size_base=$TARGET --target_file_size_multiplier=1"
 C="$C --num_levels=7 --max_background_jobs=2 --subcompactions=1 --compaction_style=0 --level_compaction_dynamic_level_bytes=true --compaction_pri=3"
+C="$C --soft_pending_compaction_bytes_limit=$SOFT --hard_pending_compaction_bytes_limit=$HARD --delayed_write_rate=8388608"
 cat > "$work/run.sh" <<EOF
 set -e
 $(cap_function 0)
-db_bench --benchmarks=filluniquerandom,waitforcompaction $C > "$work/fill.txt"
+db_bench --benchmarks=filluniquerandom,waitforcompaction,stats $C > "$work/fill.txt"
 sync; cap "$work/before.json"
-db_bench --benchmarks=overwrite,waitforcompaction --use_existing_db=1 $C > "$work/overwrite.txt"
+db_bench --benchmarks=overwrite,waitforcompaction,stats --use_existing_db=1 $C > "$work/overwrite.txt"
 sync; cap "$work/after.json"
 EOF
 echo "pair-lsm.sh: db_bench on $FS ..." >&2
 pair_attach "$work" pair-lsm
+
+# The model's two speeds are the machine's, read from the real half's own statistics (not fitted
+# to any of its byte counts): a flush or compaction job's read + write bytes per second of its
+# run time (the Sum row of RocksDB's compaction stats), and the clients' speed while not
+# stalled (log bytes over the benchmark's time less its stall time). --bandwidth/--client-rate
+# set them instead.
+read -r BW_MEASURED CLIENT_MEASURED < <(python3 experiments/real/rocksdb_speeds.py "$work/fill.txt" "$work/overwrite.txt")
+BW="${BANDWIDTH:-$BW_MEASURED}"; CLIENT="${CLIENT_RATE:-$CLIENT_MEASURED}"
+echo "pair-lsm.sh: background bandwidth $BW B/s, client rate $CLIENT B/s (measured: $BW_MEASURED, $CLIENT_MEASURED)" >&2
+
+# The model's half: the pair's experiment with this N and these speeds.
+echo "pair-lsm.sh: model ..." >&2
+pair_model "$work" experiments/real/pairs/lsm-dbbench.toml lsm "s/recordcount = 1000000, operationcount = 1000000/recordcount = $NUM, operationcount = $NUM/; s/^filesystem = \"conventional\"/filesystem = \"$MODEL_FS\"/; s|^background_bandwidth = .*|background_bandwidth = \"${BW}B/s\"\nclient_rate = \"${CLIENT}B/s\"|"
 
 # The drive's bytes over both windows, as every script of experiments/real reads them.
 drive="$(window_columns "$work" db)"

@@ -19,5 +19,5 @@ pub mod wiredtiger;
 pub use flashcache::{CacheSize, FlashCache, FlashCacheConfig, FlashCacheCounters, FlashCacheError, FlashCacheReport, FlashCacheSource, RegionEviction};
 
 pub use hse::{Hse, HseConfig, HseCounters, HseFiles, MclassPolicy};
-pub use lsm::{CompactionConfig, FilePick, LeveledConfig, Lsm, LsmConfig, LsmCounters, LsmError, LsmFiles, LsmReport, SizeTieredConfig, CAPACITY_GROUP_BIT};
+pub use lsm::{CompactionConfig, FilePick, LeveledConfig, Lsm, LsmConfig, LsmCounters, LsmError, LsmFiles, LsmReport, SizeTieredConfig, WriteControllerConfig, CAPACITY_GROUP_BIT};
 pub use lskv::{LsKv, LsKvConfig, LsKvCounters, LsKvError, LsKvReport, LsKvSource, RecordLoc, HEADER_BYTES};

@@ -139,6 +139,94 @@ pub fn pick_level(level_bytes: &[u64], l0_files: usize, targets: &LevelTargets, 
     best.map(|b| b.1)
 }
 
+/// RocksDB 7.8's choice (`VersionStorageInfo::ComputeCompactionScore`, `db/version_set.cc`),
+/// used by the write-controller mode, where compactions are picked when a lane frees and L0
+/// can hold many files: `idle` are the bytes of files no compaction is reading (index 0 =
+/// L0), `l0_idle_files` L0's files no compaction is reading, `l0_all_bytes` L0's bytes with
+/// those being compacted, `l0_busy` whether an L0 compaction runs (then L0 is not picked:
+/// `LevelCompactionBuilder::PickFileToCompact`). Scores: L0 files / trigger; with dynamic
+/// level bytes at least 1.01 once L0 holds max_bytes_for_level_base, at least L0 bytes / the
+/// base level's (actual or target, the larger) once L0 outgrows the base target, and x 10
+/// above 1. A level below its target scores bytes / target; above it, with dynamic level
+/// bytes, bytes / (target + the bytes coming down: all of L0 and every upper level's excess)
+/// x 10. The highest score of at least 1 wins; ties go to the upper level.
+pub fn pick_level_v7(idle: &[u64], l0_idle_files: usize, l0_all_bytes: u64, l0_busy: bool, targets: &LevelTargets, cfg: &LeveledConfig) -> Option<usize> {
+    let n = cfg.num_levels as usize;
+    let mut best: Option<(f64, usize)> = None;
+    if !l0_busy && l0_idle_files > 0 {
+        let mut s = l0_idle_files as f64 / cfg.level0_file_num_compaction_trigger.max(1) as f64;
+        if cfg.dynamic_level_bytes {
+            if idle[0] >= cfg.max_bytes_for_level_base {
+                s = s.max(1.01);
+            }
+            let base_target = targets.max_bytes[targets.base_level];
+            if idle[0] > base_target {
+                s = s.max(idle[0] as f64 / idle[targets.base_level].max(base_target) as f64);
+            }
+            if s > 1.0 {
+                s *= 10.0;
+            }
+        } else {
+            s = s.max(idle[0] as f64 / cfg.max_bytes_for_level_base as f64);
+        }
+        if s >= 1.0 {
+            best = Some((s, 0));
+        }
+    }
+    let mut coming_down = l0_all_bytes as f64;
+    for l in 1..n - 1 {
+        let (bytes, t) = (idle[l], targets.max_bytes[l]);
+        if t == u64::MAX || bytes == 0 {
+            continue;
+        }
+        let s = if !cfg.dynamic_level_bytes || bytes < t {
+            bytes as f64 / t as f64
+        } else {
+            let s = bytes as f64 / (t as f64 + coming_down) * 10.0;
+            coming_down += (bytes - t) as f64;
+            s
+        };
+        if s >= 1.0 && best.is_none_or(|b| s > b.0) {
+            best = Some((s, l));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// The compaction debt RocksDB's write controller watches
+/// (`VersionStorageInfo::EstimateCompactionBytesNeeded`): once L0 is due (files at the trigger
+/// or bytes at max_bytes_for_level_base), its bytes and the base level's; then, from the base
+/// level down, each level's excess over its target (with what comes into it from above) times
+/// one plus the size ratio of the next level to it. `bytes` are every file's, those being
+/// compacted included.
+pub fn compaction_debt(bytes: &[u64], l0_files: usize, targets: &LevelTargets, cfg: &LeveledConfig) -> u64 {
+    let n = cfg.num_levels as usize;
+    let mut debt = 0f64;
+    let mut down = 0f64;
+    let l0_due = l0_files >= cfg.level0_file_num_compaction_trigger as usize || bytes[0] >= cfg.max_bytes_for_level_base;
+    if l0_due {
+        debt += bytes[0] as f64;
+        down = bytes[0] as f64;
+    }
+    for l in targets.base_level..n - 1 {
+        let mut size = bytes[l] as f64;
+        if l == targets.base_level && l0_due {
+            debt += size;
+        }
+        size += down;
+        down = 0.0;
+        let t = targets.max_bytes[l];
+        if t != u64::MAX && size > t as f64 {
+            down = size - t as f64;
+            let next = bytes[l + 1] as f64;
+            if next > 0.0 {
+                debt += next / size * down + down;
+            }
+        }
+    }
+    debt as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +280,49 @@ mod tests {
         assert_eq!(t.max_bytes[3], 256 * MIB, "no target below the base");
         assert_eq!(t.max_bytes[5], 30 * 1024 * MIB / 1000 * 100);
         assert_eq!(t.max_bytes[2], u64::MAX);
+    }
+
+    #[test]
+    fn version_7_scores_put_a_piled_up_l0_first_and_weigh_what_comes_down() {
+        let cfg = LeveledConfig::default();
+        let mut b = [0u64; 7];
+        b[6] = 30 * 1024 * MIB;
+        let t = level_targets(&b, &cfg);
+        assert_eq!(t.base_level, 3);
+        // Three idle L0 files: below the trigger. Running L0 compaction: never L0.
+        assert_eq!(pick_level_v7(&b, 3, 3 * 64 * MIB, false, &t, &cfg), None);
+        let mut idle = b;
+        idle[0] = 29 * 64 * MIB;
+        assert_eq!(pick_level_v7(&idle, 29, idle[0], true, &t, &cfg), None);
+        // L3 at 1.5x its target against 29 L0 files: L0's 72.5 beats L3's
+        // 384 / (256 + 1856) x 10 = 1.8.
+        idle[3] = 384 * MIB;
+        assert_eq!(pick_level_v7(&idle, 29, idle[0], false, &t, &cfg), Some(0));
+        // With L0 busy, L3 is the one.
+        assert_eq!(pick_level_v7(&idle, 29, idle[0], true, &t, &cfg), Some(3));
+        // L3 at 1.1x its target with 29 L0 files coming down scores 282 / 2112 x 10 = 1.3:
+        // still due; with 200 GiB coming down it would not be.
+        idle[3] = 282 * MIB;
+        assert_eq!(pick_level_v7(&idle, 0, 29 * 64 * MIB, true, &t, &cfg), Some(3));
+        assert_eq!(pick_level_v7(&idle, 0, 200 * 1024 * MIB, true, &t, &cfg), None);
+    }
+
+    #[test]
+    fn the_debt_is_l0_and_the_base_level_once_l0_is_due_plus_the_excess_below() {
+        let cfg = LeveledConfig::default();
+        let mut b = [0u64; 7];
+        b[6] = 30 * 1024 * MIB;
+        let t = level_targets(&b, &cfg);
+        b[3] = 200 * MIB;
+        assert_eq!(compaction_debt(&b, 0, &t, &cfg), 0);
+        // Four L0 files of 64 MiB: L0 and L3 are owed; L3 then holds 456 MiB, 200 over its
+        // 256 MiB target, and L4 (empty) adds no fan-out.
+        b[0] = 256 * MIB;
+        assert_eq!(compaction_debt(&b, 4, &t, &cfg), (256 + 200) * MIB);
+        // With 3 GiB in L4: the 200 MiB excess fans out x (1 + 3072 / 456).
+        b[4] = 3072 * MIB;
+        let want = (456.0 + 3072.0 / 456.0 * 200.0 + 200.0) * MIB as f64;
+        assert!((compaction_debt(&b, 4, &t, &cfg) as f64 - want).abs() < 2.0 * MIB as f64);
     }
 
     #[test]

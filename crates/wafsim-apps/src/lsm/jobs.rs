@@ -48,6 +48,16 @@ struct Job {
     ready: bool,
     /// Bytes of the input files it deletes (held until its end).
     input_bytes: u64,
+    /// A compaction's number (from [`Jobs::add_compaction`]).
+    id: u64,
+}
+
+/// Which kind of job completed (the clock mode reacts: a flush or compaction installs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Done {
+    Flush,
+    /// The compaction of this number.
+    Compaction(u64),
 }
 
 /// What the background jobs are doing, for inspection.
@@ -98,6 +108,10 @@ pub(crate) struct Jobs {
     log_wait: VecDeque<(u64, FileId, u64)>,
     /// Flushes made, in memtable order, and whether complete.
     flushes: VecDeque<(u64, bool)>,
+    /// Compactions added.
+    compactions_added: u64,
+    /// The last job to complete since [`Jobs::take_done`].
+    done: Option<Done>,
 }
 
 impl Jobs {
@@ -122,6 +136,8 @@ impl Jobs {
             incomplete: HashSet::new(),
             log_wait: VecDeque::new(),
             flushes: VecDeque::new(),
+            compactions_added: 0,
+            done: None,
         }
     }
 
@@ -164,7 +180,7 @@ impl Jobs {
             }
         }
         self.held += input_bytes;
-        Job { flush_mem, ops, next: 0, inputs, ready: false, input_bytes }
+        Job { flush_mem, ops, next: 0, inputs, ready: false, input_bytes, id: 0 }
     }
 
     /// A flush of memtable `mem` writing `ops`; `log_freed` are the log segments (file,
@@ -185,14 +201,18 @@ impl Jobs {
     }
 
     /// A compaction reading `inputs` (of `input_bytes` together) with operations `ops` (reads,
-    /// outputs, deletes of the inputs).
-    pub(crate) fn add_compaction(&mut self, ops: Vec<FileOp>, inputs: Vec<FileId>, input_bytes: u64, out: &mut Vec<FileOp>) {
-        let j = self.job(None, ops, inputs, input_bytes);
+    /// outputs, deletes of the inputs). Returns its number ([`Done::Compaction`]).
+    pub(crate) fn add_compaction(&mut self, ops: Vec<FileOp>, inputs: Vec<FileId>, input_bytes: u64, out: &mut Vec<FileOp>) -> u64 {
+        let mut j = self.job(None, ops, inputs, input_bytes);
+        self.compactions_added += 1;
+        let id = self.compactions_added;
+        j.id = id;
         self.compaction_queue.push_back(j);
         self.promote();
         if !self.background {
             self.drain(out);
         }
+        id
     }
 
     /// Move queued jobs into free lanes, oldest first.
@@ -230,6 +250,64 @@ impl Jobs {
         }
     }
 
+    /// Jobs in a lane (each moves at the background bandwidth).
+    #[inline]
+    pub(crate) fn running(&self) -> usize {
+        self.active.len()
+    }
+
+    /// Whether a compaction lane is free, no compaction waiting for one.
+    #[inline]
+    pub(crate) fn compaction_lane_free(&self) -> bool {
+        self.active_compactions + self.compaction_queue.len() < self.compaction_lanes
+    }
+
+    /// Flushes made and not complete (memtables not flushed yet, RocksDB's immutable ones).
+    #[inline]
+    pub(crate) fn unflushed(&self) -> usize {
+        self.flushes.iter().filter(|f| !f.1).count()
+    }
+
+    /// The job that completed last, once.
+    #[inline]
+    pub(crate) fn take_done(&mut self) -> Option<Done> {
+        self.done.take()
+    }
+
+    /// Release up to `budget` read and write bytes (the bandwidth of the time that passed),
+    /// stopping early when a job completes (the caller reacts and calls again with what is
+    /// left). A step may overdraw the budget; time with no job able to step is lost (idle).
+    /// Returns the bytes released.
+    pub(crate) fn run_for(&mut self, budget: &mut f64, out: &mut Vec<FileOp>) -> u64 {
+        let mut used = 0;
+        while *budget > 0.0 {
+            let Some(i) = self.next_ready() else {
+                *budget = 0.0;
+                break;
+            };
+            let b = self.step(i, out);
+            used += b;
+            *budget -= b as f64;
+            if self.done.is_some() {
+                break;
+            }
+        }
+        used
+    }
+
+    /// Release steps until a job completes; returns the bytes released, or None when no job
+    /// can step (nothing to wait for).
+    pub(crate) fn run_until_done(&mut self, out: &mut Vec<FileOp>) -> Option<u64> {
+        let mut used = 0;
+        loop {
+            let i = self.next_ready()?;
+            used += self.step(i, out);
+            if self.done.is_some() {
+                return Some(used);
+            }
+        }
+    }
+
     /// Release everything (the request stream ended, or a shutdown flush).
     pub(crate) fn drain(&mut self, out: &mut Vec<FileOp>) {
         while let Some(i) = self.next_ready() {
@@ -238,6 +316,7 @@ impl Jobs {
         debug_assert!(self.active.is_empty() && self.flush_queue.is_empty() && self.compaction_queue.is_empty());
         debug_assert_eq!((self.backlog, self.pending_writes, self.held), (0, 0, 0));
         self.credit = 0;
+        self.done = None;
     }
 
     /// The next job in a lane, round-robin from `rr`, whose inputs are complete.
@@ -316,6 +395,7 @@ impl Jobs {
             }
             None => self.active_compactions -= 1,
         }
+        self.done = Some(if j.flush_mem.is_some() { Done::Flush } else { Done::Compaction(j.id) });
         let before = self.active.len();
         self.promote();
         if before == 0 && !self.active.is_empty() {

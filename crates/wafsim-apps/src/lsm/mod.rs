@@ -236,6 +236,7 @@ pub mod jobs;
 pub mod log;
 pub mod memtable;
 pub mod source;
+pub mod stall;
 pub mod store;
 pub mod table;
 
@@ -243,6 +244,7 @@ pub use jobs::JobsState;
 pub use log::LogCounters;
 pub use source::{LsmFiles, LsmReport};
 pub use store::{Lsm, LsmCounters, TableInfo};
+pub use stall::WriteControllerConfig;
 
 #[allow(unused_imports)]
 use wafsim_core::pipeline::{FileOp, FileSource};
@@ -390,6 +392,10 @@ pub struct LsmConfig {
     /// Window, in memtables of client bytes, over which the backlog is worked off: the pace
     /// adds backlog / (this x memtable_bytes) (default 1).
     pub pace_window_memtables: f64,
+    /// RocksDB's write controller with a clock (leveled only; default None: the pace above).
+    /// Jobs move at a bandwidth in time, compactions are picked when a lane frees, and client
+    /// writes are slowed or stopped by L0 and memtable triggers (see [`stall`]).
+    pub write_controller: Option<WriteControllerConfig>,
 }
 
 impl LsmConfig {
@@ -419,6 +425,7 @@ impl LsmConfig {
             compaction_lanes: 1,
             pace_base: 1.0,
             pace_window_memtables: 1.0,
+            write_controller: None,
         }
     }
 
@@ -465,6 +472,12 @@ impl LsmConfig {
         }
         if self.pace_base == 0.0 && self.pace_window_memtables.is_infinite() {
             return bad("pace_base 0 with an infinite pace window never runs a background job");
+        }
+        if let Some(wc) = &self.write_controller {
+            wc.validate().map_err(LsmError::Config)?;
+            if !self.background || !matches!(self.compaction, CompactionConfig::Leveled(_)) {
+                return bad("the write controller needs background jobs and leveled compaction");
+            }
         }
         if self.table_group.is_some_and(|g| g & CAPACITY_GROUP_BIT != 0 || g == self.log_group) {
             return bad("table_group must differ from log_group and leave CAPACITY_GROUP_BIT clear");

@@ -124,14 +124,30 @@ impl<K: KvSource> FileSource for LsmFiles<K> {
     /// compaction bytes), so a run can be held against the real engine's.
     fn figures(&self) -> Option<LayerFigures> {
         let c = self.store().counters();
-        let metrics = vec![
+        let mut metrics = vec![
             ("store log bytes".to_string(), c.log_bytes as f64),
             ("store flush bytes".to_string(), c.flush_bytes as f64),
             ("store compaction write bytes".to_string(), c.compaction_write_bytes as f64),
             ("store flushes".to_string(), c.flushes as f64),
             ("store compactions".to_string(), c.compactions as f64),
             ("store trivial moves".to_string(), c.trivial_moves as f64),
+            ("store L0 compactions".to_string(), c.l0_compactions as f64),
+            ("store L0 compaction input files".to_string(), c.l0_compaction_files as f64),
         ];
+        for (l, &b) in c.compaction_write_bytes_by_level.iter().enumerate() {
+            if b > 0 {
+                metrics.push((format!("store compaction write bytes L{l}"), b as f64));
+            }
+        }
+        if self.store().config().write_controller.is_some() {
+            metrics.extend([
+                ("store clock seconds".to_string(), c.clock_seconds),
+                ("store stopped writes".to_string(), c.stopped_writes as f64),
+                ("store stop seconds".to_string(), c.stop_seconds),
+                ("store delayed writes".to_string(), c.delayed_writes as f64),
+                ("store delay seconds".to_string(), c.delay_seconds),
+            ]);
+        }
         Some(LayerFigures { app_write_bytes: c.client_sent_bytes, loading: self.0.source().loading(), metrics, ..LayerFigures::default() })
     }
 }

@@ -4,8 +4,9 @@ use std::collections::HashMap;
 
 use wafsim_core::pipeline::{FileId, FileOp, KvOp};
 
-use super::compaction::{level_targets, pick_level, size_tiered_pick};
+use super::compaction::{level_targets, pick_level, pick_level_v7, size_tiered_pick};
 use super::jobs::{Jobs, JobsState};
+use super::stall::WriteController;
 use super::log::Log;
 use super::memtable::Memtable;
 use super::table::{combine_down, entry_bytes, is_partial, is_tombstone, merge, Cells, Kept, Run, Table, PARTIAL, TOMBSTONE};
@@ -21,11 +22,13 @@ struct Loc {
 
 const MEM: u32 = u32::MAX;
 
+mod clock;
+
 
 type Index = crate::keymap::KeyMap<Loc>;
 
 /// What an [`Lsm`] has done so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LsmCounters {
     /// Requests applied.
     pub ops: u64,
@@ -68,6 +71,9 @@ pub struct LsmCounters {
     pub trivial_moves: u64,
     /// Bytes of the SSTable files compactions wrote.
     pub compaction_write_bytes: u64,
+    /// Of which per output level (leveled; size-tiered: per tier), as RocksDB's compaction
+    /// statistics list them.
+    pub compaction_write_bytes_by_level: Vec<u64>,
     /// Bytes compactions read (their input files, whole).
     pub compaction_read_bytes: u64,
     /// Bytes read for clients (point reads and scans).
@@ -80,6 +86,20 @@ pub struct LsmCounters {
     pub files_created: u64,
     /// Files deleted.
     pub files_deleted: u64,
+    /// Leveled: compactions out of L0 (trivial moves not included).
+    pub l0_compactions: u64,
+    /// L0 files those compactions read.
+    pub l0_compaction_files: u64,
+    /// Write controller: model time, seconds (clients' writes, delays and stops).
+    pub clock_seconds: f64,
+    /// Write controller: client writes that waited for a stop to clear.
+    pub stopped_writes: u64,
+    /// Seconds they waited.
+    pub stop_seconds: f64,
+    /// Write controller: client writes slowed to the delayed rate.
+    pub delayed_writes: u64,
+    /// Seconds they took.
+    pub delay_seconds: f64,
 }
 
 impl LsmCounters {
@@ -151,6 +171,9 @@ pub struct Lsm {
     jobs: Jobs,
     /// Reads' buffer of older versions (see [`Lsm::older_versions`]).
     older: Vec<(u64, u32, u32, u32)>,
+    /// The write controller and its clock (`LsmConfig::write_controller`).
+    wc: Option<WriteController>,
+    clock: clock::Clock,
 }
 
 impl Lsm {
@@ -185,6 +208,8 @@ impl Lsm {
             table_bytes: 0,
             counters: LsmCounters::default(),
             block,
+            wc: cfg.write_controller.clone().map(WriteController::new),
+            clock: clock::Clock::new(nlev),
             cfg,
             older: Vec::new(),
         })
@@ -329,6 +354,9 @@ impl Lsm {
     /// Flush the memtable now and run the compactions it causes, all to completion (background
     /// jobs included), as at shutdown.
     pub fn flush(&mut self, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        if self.wc.is_some() {
+            return self.settle(out);
+        }
         if !self.mem.is_empty() {
             self.flush_memtable(out)?;
             self.compact(out)?;
@@ -406,6 +434,9 @@ impl Lsm {
         if append > 0 && self.live_file_bytes() + append > self.cfg.capacity_bytes {
             return Err(self.full(append));
         }
+        if self.wc.is_some() {
+            self.before_write(logged, out)?;
+        }
         self.log.add(logged, self.mem_id, &mut self.next_file, out);
         if kind == Kind::Tombstone {
             self.counters.deletes += 1;
@@ -440,9 +471,15 @@ impl Lsm {
         self.mem.bytes += stored;
         if self.mem.bytes >= self.cfg.memtable_bytes {
             self.flush_memtable(out)?;
+            if self.wc.is_some() {
+                self.installed(out)?;
+                return Ok(());
+            }
             self.compact(out)?;
         }
-        self.jobs.after_write(logged, out);
+        if self.wc.is_none() {
+            self.jobs.after_write(logged, out);
+        }
         Ok(())
     }
 
@@ -688,11 +725,24 @@ impl Lsm {
             }
             CompactionConfig::Leveled(lc) => {
                 let bytes: Vec<u64> = self.levels.iter().map(|l| l.iter().map(|&s| self.table(s).file_bytes).sum()).collect();
-                let targets = level_targets(&bytes, &lc);
-                let from = pick_level(&bytes, self.levels[0].len(), &targets, &lc)?;
+                let (from, targets, l0) = if self.wc.is_some() {
+                    // Picked when a lane frees, from installed files: L0 files whose flush is
+                    // complete, none while an L0 compaction runs.
+                    let l0: Vec<u32> = self.levels[0].iter().copied().filter(|&s| !self.jobs.is_incomplete(self.table(s).file)).collect();
+                    let mut idle = bytes.clone();
+                    idle[0] = l0.iter().map(|&s| self.table(s).file_bytes).sum();
+                    let mut all = bytes.clone();
+                    all[0] = idle[0] + self.clock.compacting_bytes[0];
+                    let targets = level_targets(&all, &lc);
+                    let from = pick_level_v7(&idle, l0.len(), all[0], self.clock.compacting_files[0] > 0, &targets, &lc)?;
+                    (from, targets, l0)
+                } else {
+                    let targets = level_targets(&bytes, &lc);
+                    (pick_level(&bytes, self.levels[0].len(), &targets, &lc)?, targets, self.levels[0].clone())
+                };
                 let to = if from == 0 { targets.base_level } else { from + 1 };
                 let upper: Vec<u32> = if from == 0 {
-                    self.levels[0].clone()
+                    l0
                 } else {
                     vec![self.pick_file(from, lc.pick)]
                 };
@@ -758,6 +808,23 @@ impl Lsm {
             return Err(self.full(in_bytes));
         }
         self.counters.compactions += 1;
+        // Bytes and files per input level (the write controller counts them until the end).
+        let mut in_levels: Vec<(usize, u64, u32)> = Vec::new();
+        for &s in &slots {
+            let t = self.table(s);
+            match in_levels.iter_mut().find(|e| e.0 == t.level as usize) {
+                Some(e) => {
+                    e.1 += t.file_bytes;
+                    e.2 += 1;
+                }
+                None => in_levels.push((t.level as usize, t.file_bytes, 1)),
+            }
+        }
+        if job.from_level == Some(0) {
+            let n = in_levels.iter().find(|e| e.0 == 0).map_or(0, |e| e.2);
+            self.counters.l0_compactions += 1;
+            self.counters.l0_compaction_files += n as u64;
+        }
         // The job's operations: read every input whole, write the outputs, delete the inputs.
         let mut ops = Vec::new();
         let r = self.cfg.read_chunk_bytes as u64;
@@ -831,7 +898,10 @@ impl Lsm {
             self.free_slots.push(s);
         }
         self.place(&outputs, job.out_level);
-        self.jobs.add_compaction(ops, input_files, in_bytes, out);
+        let id = self.jobs.add_compaction(ops, input_files, in_bytes, out);
+        if self.wc.is_some() {
+            self.clock.compacting(id, in_levels);
+        }
         Ok(())
     }
 
@@ -840,7 +910,13 @@ impl Lsm {
     fn finish_output(&mut self, run: Run, origin: Vec<Loc>, group: u32, level: u32, out: &mut Vec<FileOp>) -> u32 {
         let keys = run.keys.clone();
         let slot = self.write_table(run, group, level, out);
-        self.counters.compaction_write_bytes += self.table(slot).file_bytes;
+        let fb = self.table(slot).file_bytes;
+        self.counters.compaction_write_bytes += fb;
+        let by = &mut self.counters.compaction_write_bytes_by_level;
+        if by.len() <= level as usize {
+            by.resize(level as usize + 1, 0);
+        }
+        by[level as usize] += fb;
         for (i, (k, from)) in keys.into_iter().zip(origin).enumerate() {
             if let Some(loc) = self.index.get_mut(&k) {
                 if *loc == from {
@@ -868,8 +944,8 @@ impl Lsm {
 
     fn try_trivial_move(&mut self, job: &Job) -> bool {
         let from = job.from_level.expect("leveled");
-        let upper: Vec<u32> = if from == 0 { self.levels[0].clone() } else { job.inputs[0].clone() };
-        let upper_groups = if from == 0 { upper.len() } else { 1 };
+        let upper_groups = if from == 0 { job.inputs.iter().filter(|g| self.table(g[0]).level == 0).count() } else { 1 };
+        let upper: Vec<u32> = job.inputs.iter().take(upper_groups).flatten().copied().collect();
         if job.inputs.len() != upper_groups {
             return false; // something in the output level overlaps
         }

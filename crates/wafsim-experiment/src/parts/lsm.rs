@@ -10,7 +10,7 @@ use crate::parts::part::budgeted;
 use crate::parts::{Label, Part, PartTiming, Target};
 use crate::schema::{Compaction, FileGroups, FsKind, KvSpec, KvWorkload};
 use anyhow::{anyhow, bail, Context, Result};
-use wafsim_apps::lsm::{CompactionConfig, LsmConfig, CAPACITY_GROUP_BIT};
+use wafsim_apps::lsm::{CompactionConfig, LsmConfig, WriteControllerConfig, CAPACITY_GROUP_BIT};
 use wafsim_apps::{Lsm, LsmFiles};
 use wafsim_core::pipeline::{Chain, KvSource, Script};
 use wafsim_host::fs::{FileSystem, FsSource, MediaClassFs};
@@ -23,6 +23,22 @@ fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
     };
     if let Some(m) = &k.lsm.memtable {
         cfg.memtable_bytes = m.get();
+    }
+    if let Some(w) = &k.lsm.write_controller {
+        if !matches!(cfg.compaction, CompactionConfig::Leveled(_)) {
+            bail!("[phase.kv.lsm.write_controller] models RocksDB's write stalls: it needs compaction = \"leveled\"");
+        }
+        let d = WriteControllerConfig::rocksdb(w.background_bandwidth.bytes_per_s());
+        cfg.write_controller = Some(WriteControllerConfig {
+            client_rate: w.client_rate.as_ref().map_or(d.client_rate, |r| r.bytes_per_s()),
+            delayed_write_rate: w.delayed_write_rate.as_ref().map_or(d.delayed_write_rate, |r| r.bytes_per_s()),
+            level0_slowdown_writes_trigger: w.level0_slowdown_writes_trigger.unwrap_or(d.level0_slowdown_writes_trigger),
+            level0_stop_writes_trigger: w.level0_stop_writes_trigger.unwrap_or(d.level0_stop_writes_trigger),
+            max_write_buffer_number: w.max_write_buffer_number.unwrap_or(d.max_write_buffer_number),
+            soft_pending_compaction_bytes: w.soft_pending_compaction_bytes.as_ref().map_or(d.soft_pending_compaction_bytes, |b| b.get()),
+            hard_pending_compaction_bytes: w.hard_pending_compaction_bytes.as_ref().map_or(d.hard_pending_compaction_bytes, |b| b.get()),
+            ..d
+        });
     }
     scale_sizes(&mut cfg, k.scale);
     // The data directory: group 1 (the log's is 0).
@@ -52,6 +68,10 @@ fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
     cfg.memtable_bytes = f(cfg.memtable_bytes);
     if cfg.log_segment_bytes > 0 {
         cfg.log_segment_bytes = f(cfg.log_segment_bytes);
+    }
+    if let Some(w) = &mut cfg.write_controller {
+        w.soft_pending_compaction_bytes = f(w.soft_pending_compaction_bytes);
+        w.hard_pending_compaction_bytes = f(w.hard_pending_compaction_bytes);
     }
     match &mut cfg.compaction {
         CompactionConfig::SizeTiered(t) => t.min_sstable_bytes = f(t.min_sstable_bytes),

@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::moved::struct_keys;
-use super::{one_f64, Amount, Bytes, Duration, Share, yes, CacheRequests, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, RegionOrder};
+use super::{one_f64, Amount, Bytes, Duration, Rate, Share, yes, CacheRequests, Compaction, FileGroups, FsKind, FsSpec, KvPhases, KvStore, KvWorkload, RegionOrder};
 use super::parsed_some;
 use wafsim_apps::MclassPolicy;
 
@@ -255,6 +255,44 @@ pub struct LsmSpec {
     /// The directories of the table files: `"directory"` (default: one, as the real stores) or
     /// `"job"` (one per flush or compaction job).
     pub file_groups: Option<FileGroups>,
+    /// RocksDB's write controller with a clock (leveled only; default off: background jobs
+    /// keep pace with the clients by the byte-credit pace of docs/model.md).
+    pub write_controller: Option<WriteControllerSpec>,
+}
+
+/// `[phase.kv.lsm.write_controller]`: a clock for a leveled LSM store. Background jobs move
+/// at `background_bandwidth` per lane; compactions are picked when a lane frees, from the tree
+/// as it is then; client writes go at `client_rate` and are slowed (to `delayed_write_rate`,
+/// adapted at each install) or stopped by RocksDB's write-stall triggers. Byte limits scale
+/// with the run as the store's other sizes; rates do not (every time then scales with the
+/// run alike).
+///
+/// ```toml
+/// [phase.kv.lsm.write_controller]
+/// background_bandwidth = "150MB/s"  # a flush or compaction thread on this machine
+/// delayed_write_rate = "8MiB/s"     # db_bench's default (RocksDB's: 16MiB/s)
+/// # client_rate = "20MB/s"          # default: clients as fast as they can (db_bench fills)
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteControllerSpec {
+    /// Read and write bytes per second of one flush or compaction job (required: a property
+    /// of the machine RocksDB runs on).
+    pub background_bandwidth: Rate,
+    /// Client log bytes per second when not slowed (default: as fast as they can).
+    pub client_rate: Option<Rate>,
+    /// `delayed_write_rate` (default 16MiB/s, RocksDB's; db_bench's is 8MiB/s).
+    pub delayed_write_rate: Option<Rate>,
+    /// `level0_slowdown_writes_trigger` (default 20).
+    pub level0_slowdown_writes_trigger: Option<u32>,
+    /// `level0_stop_writes_trigger` (default 36).
+    pub level0_stop_writes_trigger: Option<u32>,
+    /// `max_write_buffer_number` (default 2).
+    pub max_write_buffer_number: Option<u32>,
+    /// `soft_pending_compaction_bytes_limit` (default 64GiB, scaled with the run).
+    pub soft_pending_compaction_bytes: Option<Bytes>,
+    /// `hard_pending_compaction_bytes_limit` (default 256GiB, scaled with the run).
+    pub hard_pending_compaction_bytes: Option<Bytes>,
 }
 
 /// `[phase.kv.flash-cache]`: a CacheLib-like hybrid cache (wafsim_apps::flashcache) under

@@ -126,7 +126,7 @@ pub use device::*;
 pub use phase::*;
 pub use timing::*;
 pub use quantity::*;
-pub use kv::{FlashCacheSpec, HseSpec, KvSpec, LogStructuredSpec, LsmSpec, WiredTigerSpec};
+pub use kv::{FlashCacheSpec, HseSpec, KvSpec, LogStructuredSpec, LsmSpec, WiredTigerSpec, WriteControllerSpec};
 
 choice! {
     /// `requests` of `[phase.kv.flash-cache]`: the request generator.
