@@ -234,6 +234,9 @@ fn leveled_compaction_bytes_match_the_textbook_estimate() {
         num_levels: 4,
         dynamic_level_bytes: false,
         pick: FilePick::RoundRobin,
+        // The textbook's files: fixed size, one per move.
+        dynamic_file_size: false,
+        expand_inputs: false,
     };
     let mut cfg = base(CompactionConfig::Leveled(lc));
     cfg.memtable_bytes = 256 * KIB;
@@ -249,6 +252,46 @@ fn leveled_compaction_bytes_match_the_textbook_estimate() {
     // Where the data ended: L1 below its target, L2 about T2.
     let b = s.bytes_per_level();
     assert!(b[1] < t1 && b[2] > 9 * t1, "{b:?}");
+}
+
+/// RocksDB 7.8's output cuts (`level_compaction_dynamic_file_size`): files end where files two
+/// levels down end, so the next compaction of a file rewrites fewer files below it. Under
+/// uniform overwrites of a three-level tree: no file above twice the target (none above the
+/// target in the last level, which has nothing below it), files above the last level sit
+/// inside fewer next-level files than with fixed sizes, and fewer compaction bytes. RocksDB's
+/// db_bench fill + overwrite (experiments/real/pair-lsm.sh) is where the size of the effect is
+/// checked.
+#[test]
+fn dynamic_file_sizes_align_files_with_the_level_below() {
+    let run = |dynamic: bool| {
+        let lc = LeveledConfig { target_file_bytes: 64 * KIB, max_bytes_for_level_base: 512 * KIB, dynamic_file_size: dynamic, ..LeveledConfig::default() };
+        let cfg = LsmConfig { compaction: CompactionConfig::Leveled(lc), memtable_bytes: 64 * KIB, background: false, ..base(CompactionConfig::Leveled(LeveledConfig::default())) };
+        let mut s = Lsm::new(cfg).unwrap();
+        let mut rng = Rng::new(17);
+        let n = 12_000u64;
+        apply_all(&mut s, (0..n).map(ins));
+        apply_all(&mut s, (0..3 * n).map(|_| KvOp::Update { key: key(rng.below(n)), bytes: VALUE }));
+        s.check_invariants();
+        let tables = s.tables();
+        let last = tables.iter().map(|t| t.level).max().unwrap();
+        // Next-level files each file above the last level overlaps, on average.
+        let mut spans = (0u64, 0u64);
+        for t in tables.iter().filter(|t| t.level >= 1 && t.level < last) {
+            let over = tables.iter().filter(|o| o.level == t.level + 1 && o.min_key <= t.max_key && o.max_key >= t.min_key).count() as u64;
+            spans = (spans.0 + over, spans.1 + 1);
+        }
+        let max_above = tables.iter().filter(|t| t.level < last).map(|t| t.file_bytes).max().unwrap();
+        let max_last = tables.iter().filter(|t| t.level == last).map(|t| t.file_bytes).max().unwrap();
+        (s.counters().compaction_write_bytes, spans.0 as f64 / spans.1.max(1) as f64, max_above, max_last)
+    };
+    let (fixed, fixed_span, fixed_above, _) = run(false);
+    let (dynamic, dynamic_span, dynamic_above, dynamic_last) = run(true);
+    eprintln!("compaction bytes fixed {fixed} dynamic {dynamic}; next-level files per file {fixed_span:.2} / {dynamic_span:.2}; largest {fixed_above} / {dynamic_above}");
+    // A file ends at the first record past its bound, rounded up to a 4 KiB block.
+    let slack = 1024 + 4096;
+    assert!(fixed_above <= 64 * KIB + slack && dynamic_above <= 2 * 64 * KIB + slack && dynamic_last <= 64 * KIB + slack, "{fixed_above} {dynamic_above} {dynamic_last}");
+    assert!(dynamic_span < fixed_span, "aligned files overlap fewer below: {dynamic_span:.2} vs {fixed_span:.2}");
+    assert!((dynamic as f64) < 0.97 * fixed as f64, "{dynamic} vs {fixed}");
 }
 
 #[test]

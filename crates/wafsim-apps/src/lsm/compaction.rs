@@ -139,6 +139,89 @@ pub fn pick_level(level_bytes: &[u64], l0_files: usize, targets: &LevelTargets, 
     best.map(|b| b.1)
 }
 
+/// Where a leveled compaction cuts its output files (RocksDB 7.8.3
+/// `CompactionOutputs::ShouldStopBefore` and `UpdateGrandparentBoundaryInfo`,
+/// `db/compaction/compaction_outputs.cc`). Without `level_compaction_dynamic_file_size` a file
+/// ends once it holds the target size. With it (RocksDB's default since 7.8) the files of the
+/// first level below the output that overlap the compaction (the grandparents) shape the cuts,
+/// so that an output file tends to end where a grandparent file does and its next compaction
+/// rewrites fewer files below: at a grandparent boundary once the file holds 50% of the target
+/// plus 5% per boundary it has passed (at most 90%), before a key that jumps over whole
+/// grandparent files worth more than 1/8 of the target, once file plus overlapped grandparent
+/// bytes pass `max_compaction_bytes` (25 targets), and at twice the target in any case; with
+/// no grandparents (the output is the bottommost data of its range) at the target.
+#[derive(Debug, Clone)]
+pub struct OutputCutter {
+    /// Grandparent files: (smallest key, largest key, bytes), in key order.
+    g: Vec<(u64, u64, u64)>,
+    target: u64,
+    max_file: u64,
+    max_compaction: u64,
+    dynamic: bool,
+    idx: usize,
+    gap: bool,
+    seen: bool,
+    overlapped: u64,
+    switched: u64,
+}
+
+impl OutputCutter {
+    /// Cuts for output files of `target` bytes over `grandparents`.
+    pub fn new(grandparents: Vec<(u64, u64, u64)>, target: u64, dynamic: bool) -> OutputCutter {
+        let max_file = if grandparents.is_empty() || !dynamic { target } else { 2 * target };
+        OutputCutter { g: grandparents, target, max_file, max_compaction: 25 * target, dynamic, idx: 0, gap: true, seen: false, overlapped: 0, switched: 0 }
+    }
+
+    /// Whether a new file starts before output key `k`, the current file holding `size` bytes
+    /// (0: none open). Called for every output key, in order.
+    pub fn cut_before(&mut self, k: u64, size: u64) -> bool {
+        let prev = self.overlapped;
+        let mut crossed = 0u64;
+        while self.idx < self.g.len() {
+            let (lo, hi, bytes) = self.g[self.idx];
+            if self.gap {
+                if k < lo {
+                    break;
+                }
+                if self.seen {
+                    crossed += 1;
+                    self.switched += 1;
+                    self.overlapped += bytes;
+                }
+                self.gap = false;
+            } else {
+                if k <= hi {
+                    break;
+                }
+                if self.seen {
+                    crossed += 1;
+                    self.switched += 1;
+                }
+                self.gap = true;
+                self.idx += 1;
+            }
+        }
+        if !self.seen && !self.gap {
+            self.overlapped = self.g[self.idx].2;
+        }
+        self.seen = true;
+        if size == 0 {
+            return false;
+        }
+        let t = self.target;
+        let cut = size >= self.max_file
+            || (crossed > 0
+                && (self.overlapped + size > self.max_compaction
+                    || (self.dynamic && crossed >= if self.gap { 2 } else { 3 } && self.overlapped - prev > t / 8)
+                    || (self.dynamic && size >= t.div_ceil(100) * (50 + (5 * self.switched).min(40)))));
+        if cut {
+            self.switched = 0;
+            self.overlapped = if self.gap { 0 } else { self.g[self.idx].2 };
+        }
+        cut
+    }
+}
+
 /// RocksDB 7.8's choice (`VersionStorageInfo::ComputeCompactionScore`, `db/version_set.cc`),
 /// used by the write-controller mode, where compactions are picked when a lane frees and L0
 /// can hold many files: `idle` are the bytes of files no compaction is reading (index 0 =
@@ -305,6 +388,53 @@ mod tests {
         idle[3] = 282 * MIB;
         assert_eq!(pick_level_v7(&idle, 0, 29 * 64 * MIB, true, &t, &cfg), Some(3));
         assert_eq!(pick_level_v7(&idle, 0, 200 * 1024 * MIB, true, &t, &cfg), None);
+    }
+
+    #[test]
+    fn dynamic_file_sizes_cut_at_grandparent_boundaries() {
+        // Target 100 bytes a key... in bytes: keys 0..; each key adds 10 bytes; grandparents
+        // [100, 199], [200, 299], [300, 399] of 50 bytes each.
+        let g = vec![(100, 199, 50), (200, 299, 50), (300, 399, 50)];
+        let cuts = |dynamic: bool| {
+            let mut c = OutputCutter::new(g.clone(), 100, dynamic);
+            let (mut size, mut starts) = (0u64, vec![]);
+            for k in (0..500).step_by(10) {
+                if c.cut_before(k, size) {
+                    size = 0;
+                }
+                if size == 0 {
+                    starts.push(k);
+                }
+                size += 10;
+            }
+            starts
+        };
+        // Fixed size: every 10 keys (100 bytes).
+        assert_eq!(cuts(false), vec![0, 100, 200, 300, 400]);
+        // Dynamic: the file from 0 passes 55 bytes by key 60 but crosses its first boundary at
+        // key 100 (entering [100, 199]), 100 bytes: cut there. From 100: at 200 it leaves one
+        // and enters the next (2 boundaries seen, 60% = 60 bytes; it holds 100): cut; and so on.
+        assert_eq!(cuts(true), vec![0, 100, 200, 300, 400]);
+        // A grandparent every 25 keys-worth: the file cuts at the first boundary past 55%.
+        let g = vec![(0, 59, 50), (60, 139, 50), (140, 219, 50), (220, 499, 50)];
+        let mut c = OutputCutter::new(g, 100, true);
+        let (mut size, mut starts) = (0u64, vec![]);
+        for k in (0..500).step_by(10) {
+            if c.cut_before(k, size) {
+                size = 0;
+            }
+            if size == 0 {
+                starts.push(k);
+            }
+            size += 10;
+        }
+        // From 0: boundary at 60 (left [0, 59], entered [60, 139]: 2 crossings, 60 bytes >= 60%):
+        // cut. From 60: at 140 (80 bytes >= 60%): cut. From 140: at 220 (80 bytes): cut. From
+        // 220 the last grandparent runs to 499: no boundary, so the 2x target (200 bytes) cuts.
+        assert_eq!(starts, vec![0, 60, 140, 220, 420]);
+        // No grandparents: the target.
+        let mut c = OutputCutter::new(vec![], 100, true);
+        assert!(!c.cut_before(0, 0) && !c.cut_before(10, 90) && c.cut_before(20, 100));
     }
 
     #[test]

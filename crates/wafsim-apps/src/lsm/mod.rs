@@ -303,6 +303,13 @@ pub struct LeveledConfig {
     pub dynamic_level_bytes: bool,
     /// File choice within a level (default [`FilePick::MinOverlappingRatio`]).
     pub pick: FilePick,
+    /// Output files cut at the boundaries of the files two levels down
+    /// (`level_compaction_dynamic_file_size`, default true since RocksDB 7.8; false: at the
+    /// target size). See [`compaction::OutputCutter`].
+    pub dynamic_file_size: bool,
+    /// A compaction out of L1 or below takes the neighbours of its file that come without
+    /// more files of the next level (RocksDB's `SetupOtherInputs`, always on; default true).
+    pub expand_inputs: bool,
 }
 
 impl Default for LeveledConfig {
@@ -315,6 +322,8 @@ impl Default for LeveledConfig {
             num_levels: 7,
             dynamic_level_bytes: true,
             pick: FilePick::MinOverlappingRatio,
+            dynamic_file_size: true,
+            expand_inputs: true,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use wafsim_core::pipeline::{FileId, FileOp, KvOp};
 
-use super::compaction::{level_targets, pick_level, pick_level_v7, size_tiered_pick};
+use super::compaction::{level_targets, pick_level, pick_level_v7, size_tiered_pick, OutputCutter};
 use super::jobs::{Jobs, JobsState};
 use super::stall::WriteController;
 use super::log::Log;
@@ -746,9 +746,18 @@ impl Lsm {
                 } else {
                     vec![self.pick_file(from, lc.pick)]
                 };
-                let lo = upper.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
-                let hi = upper.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
-                let lower: Vec<u32> = self.overlapping(to, lo, hi);
+                let mut lo = upper.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
+                let mut hi = upper.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
+                let mut lower: Vec<u32> = self.overlapping(to, lo, hi);
+                let mut upper = upper;
+                if from > 0 && lc.expand_inputs && !lower.is_empty() {
+                    if let Some(e) = self.expanded_inputs(from, to, &upper, &lower) {
+                        upper = e;
+                        lo = upper.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
+                        hi = upper.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
+                        lower = self.overlapping(to, lo, hi);
+                    }
+                }
                 let mut inputs: Vec<Vec<u32>> = if from == 0 { upper.iter().map(|&s| vec![s]).collect() } else { vec![upper] };
                 if !lower.is_empty() {
                     inputs.push(lower);
@@ -757,6 +766,26 @@ impl Lsm {
                 Some(Job { inputs, out_level: to as u32, drop_tombstones, split_bytes: Some(lc.target_file_bytes), from_level: Some(from) })
             }
         }
+    }
+
+    /// More files of level `from` for a compaction of `upper` into `lower` (level `to`), when
+    /// they come without more files of `to` (RocksDB `CompactionPicker::SetupOtherInputs`,
+    /// whose byte limit `ignore_max_compaction_bytes_for_input` lifts by default): first every
+    /// `from` file overlapping the span of upper and lower, if the `to` files overlapping them
+    /// are as many; else the `from` files lying wholly inside that span. None: no more files.
+    fn expanded_inputs(&self, from: usize, to: usize, upper: &[u32], lower: &[u32]) -> Option<Vec<u32>> {
+        let lo = upper.iter().chain(lower).map(|&s| self.table(s).min_key()).min()?;
+        let hi = upper.iter().chain(lower).map(|&s| self.table(s).max_key()).max()?;
+        let touching = self.overlapping(from, lo, hi);
+        if touching.len() > upper.len() {
+            let a = touching.iter().map(|&s| self.table(s).min_key()).min()?;
+            let b = touching.iter().map(|&s| self.table(s).max_key()).max()?;
+            if self.overlapping(to, a, b).len() == lower.len() {
+                return Some(touching);
+            }
+        }
+        let inside: Vec<u32> = touching.into_iter().filter(|&s| self.table(s).min_key() >= lo && self.table(s).max_key() <= hi).collect();
+        (inside.len() > upper.len()).then_some(inside)
     }
 
     /// Slots of level `l` (l >= 1) overlapping [lo, hi], in key order.
@@ -838,6 +867,18 @@ impl Lsm {
             }
             self.counters.compaction_read_bytes += size;
         }
+        // RocksDB 7.8's output cuts need the files of the first level below the output that
+        // overlap the compaction (`CompactionPicker::GetGrandparents`).
+        let mut cutter = match (&self.cfg.compaction, job.split_bytes) {
+            (CompactionConfig::Leveled(lc), Some(t)) if lc.dynamic_file_size => {
+                let lo = slots.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
+                let hi = slots.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
+                let below = (job.out_level as usize + 1..self.levels.len()).map(|l| self.overlapping(l, lo, hi)).find(|g| !g.is_empty()).unwrap_or_default();
+                let g = below.iter().map(|&s| (self.table(s).min_key(), self.table(s).max_key(), self.table(s).file_bytes)).collect();
+                Some(OutputCutter::new(g, t, true))
+            }
+            _ => None,
+        };
         // Take the inputs out of the tree; their slots stay reserved until the end.
         let mut taken: Vec<(u32, Table)> = Vec::with_capacity(slots.len());
         for &s in &slots {
@@ -869,10 +910,16 @@ impl Lsm {
                 return;
             }
             kept += 1;
+            if let Some(c) = cutter.as_mut() {
+                if c.cut_before(k.key, cur_bytes) {
+                    outputs.push(self.finish_output(std::mem::take(&mut cur), std::mem::take(&mut origin), group, job.out_level, &mut ops));
+                    cur_bytes = 0;
+                }
+            }
             cur.push(k.key, k.size, k.seq);
             origin.push(from);
             cur_bytes += entry_bytes(k.size) as u64;
-            if job.split_bytes.is_some_and(|b| cur_bytes >= b) {
+            if cutter.is_none() && job.split_bytes.is_some_and(|b| cur_bytes >= b) {
                 outputs.push(self.finish_output(std::mem::take(&mut cur), std::mem::take(&mut origin), group, job.out_level, &mut ops));
                 cur_bytes = 0;
             }
