@@ -321,9 +321,9 @@ fn a_drive_aged_by_xfs_is_the_history_of_a_model_run() {
 }
 
 /// The first model/real pair runs both halves and lines them up: the same application bytes
-/// (the request streams match: 416 bytes a put on both sides), and the log, the one level
-/// simple enough to agree at any size, within 10% (the model's records and RocksDB's
-/// statistics, counted independently); every level of both sides written.
+/// (the request streams match: 416 bytes a put on both sides), the log, and the store level
+/// and its compaction bytes within 10% (the model's records and RocksDB's statistics, counted
+/// independently) over the whole run; every level of both sides written.
 #[test]
 fn the_lsm_pair_runs_both_halves_on_the_same_stream() {
     if !ready(&["db_bench", "mkfs.xfs", "python3"]) {
@@ -332,6 +332,11 @@ fn the_lsm_pair_runs_both_halves_on_the_same_stream() {
     let t = Pair::run("pair-lsm.sh", &["--num", "20000"], &["run", "overwrite"]);
     assert!((t.ratio("run", "application") - 1.0).abs() < 0.001, "{:?}", t.0);
     assert!((t.ratio("run", "store: log") - 1.0).abs() < 0.1, "{:?}", t.0);
+    // The store level within the 10% docs/real-stacks.md states (measured 1.003 here, 1.025 at
+    // 1,000,000 keys): the write controller and RocksDB 7.8's output cuts in the model.
+    for level in ["store", "store: compaction"] {
+        assert!((t.ratio("run", level) - 1.0).abs() < 0.1, "{level}: {:?}", t.0);
+    }
 }
 
 /// The TSV table of a pair script (experiments/real/pair-*.sh): per window and level, the
