@@ -1115,3 +1115,37 @@ fn background_jobs_make_a_conventional_ssd_collect_garbage() {
     assert!(host_on > 3 * ns, "the drive written several times");
     assert!(on > 1.02 && on > off, "device WAF background {on:.3} vs at once {off:.3}");
 }
+
+/// RocksDB's universal compaction over equal flushes of unique keys, step by step as its
+/// picker decides (`UniversalCompactionBuilder::PickCompaction`, trigger 4, size ratio 1%,
+/// size amplification 200%; m = one memtable, runs newest first):
+/// - 4 flushes [m m m m]: the newer three are 300% of the oldest: all four into L6 (4m);
+/// - 7 [m m m 4m]: 75%, so the size ratio: m + m + m, not 4m: 3m into L5;
+/// - 9 [m m 3m 4m]: m + m, not 3m: 2m into L4;
+/// - 10 [m 2m 3m 4m]: no pick (no neighbours within 1%, runs at the trigger);
+/// - 11 [m m 2m 3m 4m]: 175% of the oldest, but the size ratio takes every run: 11m into L6.
+#[test]
+fn universal_compaction_merges_the_runs_rocksdb_picks() {
+    use wafsim_apps::lsm::UniversalConfig;
+    let cfg = LsmConfig { background: false, ..base(CompactionConfig::Universal(UniversalConfig::default())) };
+    let mut s = Lsm::new(cfg).unwrap();
+    let m = 64 * KIB;
+    let mut flushes = 0u64;
+    let mut steps = Vec::new();
+    for n in 1..=11u64 {
+        apply_all(&mut s, ((n - 1) * 64..n * 64).map(ins));
+        s.check_invariants();
+        flushes += 1;
+        assert_eq!(s.counters().flushes, flushes);
+        steps.push((n, s.bytes_per_level().iter().map(|b| b / m).collect::<Vec<_>>(), s.counters().compaction_write_bytes / m));
+    }
+    let at = |n: u64| steps[n as usize - 1].clone();
+    assert_eq!(at(3), (3, vec![3, 0, 0, 0, 0, 0, 0], 0));
+    assert_eq!(at(4), (4, vec![0, 0, 0, 0, 0, 0, 4], 4));
+    assert_eq!(at(7), (7, vec![0, 0, 0, 0, 0, 3, 4], 7));
+    assert_eq!(at(9), (9, vec![0, 0, 0, 0, 2, 3, 4], 9));
+    assert_eq!(at(10), (10, vec![1, 0, 0, 0, 2, 3, 4], 9));
+    assert_eq!(at(11), (11, vec![0, 0, 0, 0, 0, 0, 11], 20));
+    assert_eq!(s.counters().universal_picks, [1, 3, 0]);
+    assert_eq!(s.keys(), 11 * 64);
+}

@@ -177,3 +177,47 @@ fn the_write_controller_is_refused_where_it_does_not_apply() {
     assert!(bad(|w| w.level0_stop_writes_trigger = 10));
     assert!(bad(|w| w.max_write_buffer_number = 1));
 }
+
+/// Universal compaction under the write controller: runs stay in time order (the store's
+/// invariants, checked as it goes), the stall triggers count sorted runs (L0 files and the
+/// levels below) and hold them, and every key ends where the at-once store puts it.
+#[test]
+fn universal_compaction_under_the_write_controller_keeps_runs_in_time_order() {
+    use wafsim_apps::lsm::UniversalConfig;
+    let reqs = fill_overwrite(16_000, 7);
+    let universal = |cfg: LsmConfig| LsmConfig { compaction: CompactionConfig::Universal(UniversalConfig { target_file_bytes: 64 * KIB, ..UniversalConfig::default() }), ..cfg };
+    let at_once = run(universal(LsmConfig { background: false, ..small() }), &reqs);
+    let a = at_once.store.counters();
+    for bw in [1e6, 16.0] {
+        let mut cfg = universal(clocked(bw * 1048576.0));
+        cfg.write_controller.as_mut().unwrap().client_rate = 4.0 * 1048576.0;
+        let mut s = Lsm::new(cfg).unwrap();
+        let mut ops = Vec::new();
+        let mut max_runs = 0;
+        for (i, r) in reqs.iter().enumerate() {
+            s.apply(r, &mut ops).unwrap();
+            max_runs = max_runs.max(s.l0_stall_files());
+            if i % 997 == 0 {
+                s.check_invariants();
+            }
+        }
+        s.flush(&mut ops).unwrap();
+        s.check_invariants();
+        let c = s.counters();
+        eprintln!("{bw} MiB/s: max runs {max_runs}, compaction {} B (at once {}), picks {:?} (at once {:?}), stopped {} delayed {}", c.compaction_write_bytes, a.compaction_write_bytes, c.universal_picks, a.universal_picks, c.stopped_writes, c.delayed_writes);
+        assert!(max_runs <= 36 + 2, "{bw}: {max_runs} sorted runs");
+        assert_eq!((c.log_bytes, c.flush_bytes, c.flushes), (a.log_bytes, a.flush_bytes, a.flushes));
+        assert_eq!(s.keys(), at_once.store.keys());
+        for i in (0..16_000).step_by(97) {
+            assert_eq!(s.value_of(key(i)), at_once.store.value_of(key(i)));
+        }
+        if bw > 1e5 {
+            // A lane free at every flush: the at-once store's compactions.
+            assert_eq!(c.universal_picks, a.universal_picks);
+            assert_eq!(c.compaction_write_bytes, a.compaction_write_bytes);
+        } else {
+            // A slow background: runs pile up and are merged more at a time, fewer times.
+            assert!(max_runs > 4 && c.compactions < a.compactions, "{} compactions, at once {}", c.compactions, a.compactions);
+        }
+    }
+}

@@ -22,6 +22,7 @@
 
 use super::LeveledConfig;
 use super::SizeTieredConfig;
+use super::UniversalConfig;
 
 /// Size-tiered: the tables of the next compaction, as indices into `sizes` (table bytes on
 /// disk, in table creation order), or None when no bucket is full enough.
@@ -57,6 +58,110 @@ pub fn size_tiered_pick(sizes: &[u64], cfg: &SizeTieredConfig) -> Option<Vec<usi
         }
     }
     best.map(|b| b.1)
+}
+
+/// A sorted run as RocksDB's universal picker sees it (`UniversalCompactionBuilder::SortedRun`):
+/// an L0 file, or a whole level below L0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortedRun {
+    /// Its level (0: one L0 file).
+    pub level: u32,
+    /// Its bytes.
+    pub bytes: u64,
+}
+
+/// A universal compaction: sorted runs `start..end` (indices into the runs, newest first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UniversalPick {
+    /// First run (the newest) merged.
+    pub start: usize,
+    /// One past the last (the oldest) run merged.
+    pub end: usize,
+    /// Why (RocksDB's compaction reason).
+    pub reason: UniversalReason,
+}
+
+/// RocksDB's `CompactionReason` of a universal compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniversalReason {
+    /// kUniversalSizeAmplification: every run into the oldest.
+    SizeAmplification,
+    /// kUniversalSizeRatio: newer runs of similar total size.
+    SizeRatio,
+    /// kUniversalSortedRunNum: too many runs, merged regardless of size.
+    SortedRunNum,
+}
+
+/// Universal: the runs of the next compaction (`runs` newest first: L0 files newest first,
+/// then L1, L2, ... as RocksDB 7.8.3's `CalculateSortedRuns` lists them; none being
+/// compacted), or None. `UniversalCompactionBuilder::PickCompaction` without periodic, delete-
+/// triggered and incremental compactions: nothing below the trigger; else the size
+/// amplification (`PickCompactionToReduceSizeAmp`: the runs before the oldest add up to at
+/// least `max_size_amplification_percent` of it), then the size ratio
+/// (`PickCompactionToReduceSortedRuns` with `size_ratio`), then the run count (the same with
+/// no ratio and at most runs - trigger + 1 runs) when there are more runs than the trigger.
+pub fn universal_pick(runs: &[SortedRun], cfg: &UniversalConfig) -> Option<UniversalPick> {
+    let trigger = cfg.level0_file_num_compaction_trigger as usize;
+    if runs.is_empty() || runs.len() < trigger {
+        return None;
+    }
+    if runs.len() >= 2 {
+        let newer: u64 = runs[..runs.len() - 1].iter().map(|r| r.bytes).sum();
+        let oldest = runs[runs.len() - 1].bytes;
+        if newer as u128 * 100 >= cfg.max_size_amplification_percent as u128 * oldest as u128 {
+            return Some(UniversalPick { start: 0, end: runs.len(), reason: UniversalReason::SizeAmplification });
+        }
+    }
+    if let Some((start, end)) = reduce_sorted_runs(runs, cfg.size_ratio as f64, u32::MAX, cfg) {
+        return Some(UniversalPick { start, end, reason: UniversalReason::SizeRatio });
+    }
+    if runs.len() > trigger {
+        let n = (runs.len() - trigger + 1) as u32;
+        if let Some((start, end)) = reduce_sorted_runs(runs, f64::INFINITY, n, cfg) {
+            return Some(UniversalPick { start, end, reason: UniversalReason::SortedRunNum });
+        }
+    }
+    None
+}
+
+/// `PickCompactionToReduceSortedRuns`: from each run in turn (newest first), take the next
+/// older runs while the next is no larger than the bytes taken so far x (100 + ratio) / 100
+/// (the default stop style, kCompactionStopStyleTotalSize), at most `max_files` (and
+/// `max_merge_width`) runs; the first start that takes `min_merge_width` (at least 2) wins.
+/// An infinite ratio takes runs regardless of size.
+fn reduce_sorted_runs(runs: &[SortedRun], ratio: f64, max_files: u32, cfg: &UniversalConfig) -> Option<(usize, usize)> {
+    let max = cfg.max_merge_width.min(max_files) as usize;
+    let min = cfg.min_merge_width.max(2) as usize;
+    for start in 0..runs.len() {
+        let mut taken = runs[start].bytes as f64;
+        let mut count = 1;
+        for next in &runs[start + 1..] {
+            if count >= max {
+                break;
+            }
+            if taken * (100.0 + ratio) / 100.0 < next.bytes as f64 {
+                break;
+            }
+            taken += next.bytes as f64;
+            count += 1;
+        }
+        if count >= min {
+            return Some((start, start + count));
+        }
+    }
+    None
+}
+
+/// The output level of universal runs `start..end` of `runs` over `num_levels` levels
+/// (`PickCompactionToReduceSortedRuns`, `PickCompactionWithSortedRunRange`): the last level
+/// when the oldest run is merged, L0 when the next older run is an L0 file, else the level
+/// just above the next older run.
+pub fn universal_output_level(runs: &[SortedRun], end: usize, num_levels: u32) -> u32 {
+    match runs.get(end) {
+        None => num_levels - 1,
+        Some(r) if r.level == 0 => 0,
+        Some(r) => r.level - 1,
+    }
 }
 
 /// Level targets of a leveled tree.
@@ -313,6 +418,50 @@ pub fn compaction_debt(bytes: &[u64], l0_files: usize, targets: &LevelTargets, c
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn runs(spec: &[(u32, u64)]) -> Vec<SortedRun> {
+        spec.iter().map(|&(level, bytes)| SortedRun { level, bytes }).collect()
+    }
+
+    /// The three reasons in RocksDB's order, each on a tree where the earlier ones do not
+    /// apply; nothing below the trigger.
+    #[test]
+    fn universal_picks_size_amplification_then_size_ratio_then_run_count() {
+        let c = UniversalConfig::default();
+        let pick = |spec: &[(u32, u64)]| universal_pick(&runs(spec), &c).map(|p| (p.start, p.end, p.reason));
+        use UniversalReason::*;
+        // Three runs: below the trigger, whatever their sizes.
+        assert_eq!(pick(&[(0, 10), (0, 10), (6, 1)]), None);
+        // Newer runs 300% of the oldest: all of them (size amplification).
+        assert_eq!(pick(&[(0, 1), (0, 1), (0, 1), (6, 1)]), Some((0, 4, SizeAmplification)));
+        // 199% is not enough; 200% is.
+        assert_eq!(pick(&[(0, 50), (0, 50), (0, 99), (6, 100)]), Some((0, 4, SizeRatio)));
+        assert_eq!(pick(&[(0, 50), (0, 50), (0, 100), (6, 100)]), Some((0, 4, SizeAmplification)));
+        // Size ratio: 1 + 1 (+1% slack) takes the next 1 and 2, not the 5 after.
+        assert_eq!(pick(&[(0, 1), (0, 1), (4, 2), (5, 5), (6, 100)]), Some((0, 3, SizeRatio)));
+        // A run more than 1% above the newer ones stops the candidate; the next start wins.
+        assert_eq!(pick(&[(0, 1), (4, 3), (5, 3), (6, 100)]), Some((1, 3, SizeRatio)));
+        // No two neighbours within the ratio, five runs over a trigger of 4: the newest
+        // 5 - 4 + 1 = 2 runs regardless of size.
+        assert_eq!(pick(&[(0, 1), (2, 3), (3, 10), (4, 30), (6, 100)]), Some((0, 2, SortedRunNum)));
+        // Four runs not within the ratio: at the trigger, nothing.
+        assert_eq!(pick(&[(0, 1), (3, 3), (4, 10), (6, 100)]), None);
+        // max_merge_width bounds the size-ratio pick.
+        let narrow = UniversalConfig { max_merge_width: 2, ..UniversalConfig::default() };
+        let p = universal_pick(&runs(&[(0, 1), (0, 1), (0, 1), (4, 2), (6, 100)]), &narrow).unwrap();
+        assert_eq!((p.start, p.end), (0, 2));
+    }
+
+    /// Outputs: the last level with the oldest run, L0 above an L0 file, else the level
+    /// above the next older run.
+    #[test]
+    fn universal_outputs_go_just_above_the_next_older_run() {
+        let r = runs(&[(0, 1), (0, 1), (0, 1), (4, 2), (6, 100)]);
+        assert_eq!(universal_output_level(&r, 5, 7), 6);
+        assert_eq!(universal_output_level(&r, 2, 7), 0);
+        assert_eq!(universal_output_level(&r, 3, 7), 3);
+        assert_eq!(universal_output_level(&r, 4, 7), 5);
+    }
 
     const MIB: u64 = 1 << 20;
 

@@ -1,7 +1,8 @@
 //! An LSM-tree key-value store that turns key-value requests into file operations: a commit
 //! log (write-ahead log), a memtable flushed into immutable SSTable files, and compaction,
-//! either size-tiered in the manner of Apache Cassandra (`SizeTieredCompactionStrategy`) or
-//! leveled in the manner of RocksDB. The store emits [`FileOp`]s for a file system below it
+//! size-tiered in the manner of Apache Cassandra (`SizeTieredCompactionStrategy`), leveled in
+//! the manner of RocksDB, or RocksDB's universal compaction ([`UniversalConfig`],
+//! [`compaction::universal_pick`]). The store emits [`FileOp`]s for a file system below it
 //! (conventional or zone-aware); it never sees blocks.
 //!
 //! Modules: [`table`] (SSTables as sorted key arrays, the linear k-way merge), [`memtable`],
@@ -245,6 +246,7 @@ pub use log::LogCounters;
 pub use source::{LsmFiles, LsmReport};
 pub use store::{Lsm, LsmCounters, TableInfo};
 pub use stall::WriteControllerConfig;
+pub use compaction::{universal_pick, SortedRun, UniversalPick};
 
 #[allow(unused_imports)]
 use wafsim_core::pipeline::{FileOp, FileSource};
@@ -328,6 +330,36 @@ impl Default for LeveledConfig {
     }
 }
 
+/// Universal compaction settings (RocksDB's `CompactionOptionsUniversal` names and defaults,
+/// `include/rocksdb/universal_compaction.h`; the picker in [`compaction::universal_pick`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniversalConfig {
+    /// Sorted runs that start a compaction, and the most that may stand without one
+    /// (`level0_file_num_compaction_trigger`, default 4).
+    pub level0_file_num_compaction_trigger: u32,
+    /// Percent by which a run may be larger than the runs before it and still join them
+    /// (`size_ratio`, default 1).
+    pub size_ratio: u32,
+    /// Fewest runs merged for the size ratio (`min_merge_width`, default 2).
+    pub min_merge_width: u32,
+    /// Most runs merged for the size ratio (`max_merge_width`, default unbounded).
+    pub max_merge_width: u32,
+    /// All runs are merged into the oldest when the others add up to more than this percent
+    /// of it (`max_size_amplification_percent`, default 200).
+    pub max_size_amplification_percent: u32,
+    /// Levels, L0 included: each of L1.. holds at most one sorted run (`num_levels`, default 7).
+    pub num_levels: u32,
+    /// Outputs into L1 and below are cut at this size (`target_file_size_base`, 64 MiB);
+    /// outputs into L0 are one file.
+    pub target_file_bytes: u64,
+}
+
+impl Default for UniversalConfig {
+    fn default() -> Self {
+        UniversalConfig { level0_file_num_compaction_trigger: 4, size_ratio: 1, min_merge_width: 2, max_merge_width: u32::MAX, max_size_amplification_percent: 200, num_levels: 7, target_file_bytes: 64 * MIB }
+    }
+}
+
 /// The compaction strategy.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CompactionConfig {
@@ -335,6 +367,8 @@ pub enum CompactionConfig {
     SizeTiered(SizeTieredConfig),
     /// RocksDB-like leveled compaction.
     Leveled(LeveledConfig),
+    /// RocksDB's universal compaction.
+    Universal(UniversalConfig),
 }
 
 /// Configuration of an [`Lsm`]. [`LsmConfig::rocksdb`] (also the `Default`) and
@@ -401,13 +435,18 @@ pub struct LsmConfig {
     /// Window, in memtables of client bytes, over which the backlog is worked off: the pace
     /// adds backlog / (this x memtable_bytes) (default 1).
     pub pace_window_memtables: f64,
-    /// RocksDB's write controller with a clock (leveled only; default None: the pace above).
+    /// RocksDB's write controller with a clock (leveled or universal; default None: the pace above).
     /// Jobs move at a bandwidth in time, compactions are picked when a lane frees, and client
     /// writes are slowed or stopped by L0 and memtable triggers (see [`stall`]).
     pub write_controller: Option<WriteControllerConfig>,
 }
 
 impl LsmConfig {
+    /// RocksDB's defaults with universal compaction (`compaction_style = kCompactionStyleUniversal`).
+    pub fn rocksdb_universal() -> LsmConfig {
+        LsmConfig { compaction: CompactionConfig::Universal(UniversalConfig::default()), ..LsmConfig::rocksdb() }
+    }
+
     /// RocksDB's defaults (leveled compaction).
     pub fn rocksdb() -> LsmConfig {
         LsmConfig {
@@ -484,8 +523,13 @@ impl LsmConfig {
         }
         if let Some(wc) = &self.write_controller {
             wc.validate().map_err(LsmError::Config)?;
-            if !self.background || !matches!(self.compaction, CompactionConfig::Leveled(_)) {
-                return bad("the write controller needs background jobs and leveled compaction");
+            if !self.background || matches!(self.compaction, CompactionConfig::SizeTiered(_)) {
+                return bad("the write controller needs background jobs and leveled or universal compaction");
+            }
+            if matches!(self.compaction, CompactionConfig::Universal(_)) && self.compaction_lanes != 1 {
+                // RocksDB's picker skips runs being compacted; the model takes a job's inputs
+                // out of the tree, which with two lanes would join runs that are not adjacent.
+                return bad("universal compaction with the write controller runs one compaction lane");
             }
         }
         if self.table_group.is_some_and(|g| g & CAPACITY_GROUP_BIT != 0 || g == self.log_group) {
@@ -512,6 +556,17 @@ impl LsmConfig {
                 }
                 if l.max_bytes_for_level_multiplier < 2 {
                     return bad("leveled: max_bytes_for_level_multiplier must be at least 2");
+                }
+            }
+            CompactionConfig::Universal(u) => {
+                if u.num_levels < 1 || u.num_levels > 64 {
+                    return bad("universal: num_levels must be 1..=64");
+                }
+                if u.level0_file_num_compaction_trigger == 0 || u.target_file_bytes == 0 {
+                    return bad("universal: trigger and target file size must be positive");
+                }
+                if u.max_merge_width < 2 || u.min_merge_width > u.max_merge_width {
+                    return bad("universal: need min_merge_width <= max_merge_width and max_merge_width >= 2");
                 }
             }
         }

@@ -139,6 +139,14 @@ impl<K: KvSource> FileSource for LsmFiles<K> {
                 metrics.push((format!("store compaction write bytes L{l}"), b as f64));
             }
         }
+        if matches!(self.store().config().compaction, super::CompactionConfig::Universal(_)) {
+            let [amp, ratio, runs] = c.universal_picks;
+            metrics.extend([
+                ("store universal compactions for size amplification".to_string(), amp as f64),
+                ("store universal compactions for size ratio".to_string(), ratio as f64),
+                ("store universal compactions for sorted runs".to_string(), runs as f64),
+            ]);
+        }
         if self.store().config().write_controller.is_some() {
             metrics.extend([
                 ("store clock seconds".to_string(), c.clock_seconds),

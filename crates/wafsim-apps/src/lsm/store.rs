@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use wafsim_core::pipeline::{FileId, FileOp, KvOp};
 
-use super::compaction::{level_targets, pick_level, pick_level_v7, size_tiered_pick, OutputCutter};
+use super::compaction::{level_targets, pick_level, pick_level_v7, size_tiered_pick, universal_output_level, universal_pick, OutputCutter, SortedRun};
 use super::jobs::{Jobs, JobsState};
 use super::stall::WriteController;
 use super::log::Log;
@@ -86,10 +86,14 @@ pub struct LsmCounters {
     pub files_created: u64,
     /// Files deleted.
     pub files_deleted: u64,
-    /// Leveled: compactions out of L0 (trivial moves not included).
+    /// Leveled: compactions out of L0 (trivial moves not included); universal: compactions
+    /// whose newest run is an L0 file.
     pub l0_compactions: u64,
     /// L0 files those compactions read.
     pub l0_compaction_files: u64,
+    /// Universal: compactions picked for size amplification, for the size ratio and for the
+    /// number of sorted runs ([`super::compaction::UniversalReason`] order).
+    pub universal_picks: [u64; 3],
     /// Write controller: model time, seconds (clients' writes, delays and stops).
     pub clock_seconds: f64,
     /// Write controller: client writes that waited for a stop to clear.
@@ -126,9 +130,10 @@ struct Job {
     inputs: Vec<Vec<u32>>,
     out_level: u32,
     drop_tombstones: bool,
-    /// Split the output into files of this many bytes (leveled).
+    /// Split the output into files of this many bytes (leveled; universal below L0).
     split_bytes: Option<u64>,
-    /// The input level of a leveled compaction (for the round-robin cursor).
+    /// The input level of a leveled compaction (for the round-robin cursor); of a universal
+    /// one, the level of its newest run.
     from_level: Option<usize>,
 }
 
@@ -183,6 +188,7 @@ impl Lsm {
         let block = cfg.block_bytes as u64;
         let nlev = match &cfg.compaction {
             CompactionConfig::Leveled(l) => l.num_levels as usize,
+            CompactionConfig::Universal(u) => u.num_levels as usize,
             CompactionConfig::SizeTiered(_) => 1,
         };
         let log = Log::new(cfg.log_chunk_bytes as u64, cfg.log_segment_bytes, cfg.log_switch_on_flush, block, cfg.log_group);
@@ -283,9 +289,7 @@ impl Lsm {
             }
             v[l] += 1;
         }
-        if let CompactionConfig::Leveled(l) = &self.cfg.compaction {
-            v.resize(v.len().max(l.num_levels as usize), 0);
-        }
+        v.resize(v.len().max(self.levels.len()), 0);
         v
     }
 
@@ -299,9 +303,7 @@ impl Lsm {
             }
             v[l] += t.file_bytes;
         }
-        if let CompactionConfig::Leveled(l) = &self.cfg.compaction {
-            v.resize(v.len().max(l.num_levels as usize), 0);
-        }
+        v.resize(v.len().max(self.levels.len()), 0);
         v
     }
 
@@ -536,7 +538,7 @@ impl Lsm {
     fn runs(&self) -> Vec<&[u32]> {
         match &self.cfg.compaction {
             CompactionConfig::SizeTiered(_) => self.levels[0].chunks(1).collect(),
-            CompactionConfig::Leveled(_) => {
+            CompactionConfig::Leveled(_) | CompactionConfig::Universal(_) => {
                 let mut v: Vec<&[u32]> = self.levels[0].chunks(1).collect();
                 v.extend(self.levels[1..].iter().filter(|l| !l.is_empty()).map(|l| l.as_slice()));
                 v
@@ -723,6 +725,26 @@ impl Lsm {
                 let drop_tombstones = inputs.len() == slots.len();
                 Some(Job { inputs, out_level, drop_tombstones, split_bytes: None, from_level: None })
             }
+            CompactionConfig::Universal(uc) => {
+                // Sorted runs newest first: installed L0 files (levels[0] is oldest first),
+                // then each non-empty level.
+                let l0: Vec<u32> = self.levels[0].iter().rev().copied().filter(|&s| self.wc.is_none() || !self.jobs.is_incomplete(self.table(s).file)).collect();
+                let mut members: Vec<Vec<u32>> = l0.iter().map(|&s| vec![s]).collect();
+                let mut runs: Vec<SortedRun> = l0.iter().map(|&s| SortedRun { level: 0, bytes: self.table(s).file_bytes }).collect();
+                for (l, files) in self.levels.iter().enumerate().skip(1) {
+                    if !files.is_empty() {
+                        runs.push(SortedRun { level: l as u32, bytes: files.iter().map(|&s| self.table(s).file_bytes).sum() });
+                        members.push(files.clone());
+                    }
+                }
+                let pick = universal_pick(&runs, &uc)?;
+                let out_level = universal_output_level(&runs, pick.end, uc.num_levels);
+                let drop_tombstones = pick.end == runs.len();
+                let split_bytes = (out_level > 0).then_some(uc.target_file_bytes);
+                let from_level = Some(runs[pick.start].level as usize);
+                self.counters.universal_picks[pick.reason as usize] += 1;
+                Some(Job { inputs: members.drain(pick.start..pick.end).collect(), out_level, drop_tombstones, split_bytes, from_level })
+            }
             CompactionConfig::Leveled(lc) => {
                 let bytes: Vec<u64> = self.levels.iter().map(|l| l.iter().map(|&s| self.table(s).file_bytes).sum()).collect();
                 let (from, targets, l0) = if self.wc.is_some() {
@@ -829,7 +851,7 @@ impl Lsm {
         }
         // A trivial move: the upper inputs do not overlap each other nor anything in the
         // output level, and stay in the same media class.
-        if job.from_level.is_some() && self.try_trivial_move(&job) {
+        if job.from_level.is_some() && matches!(self.cfg.compaction, CompactionConfig::Leveled(_)) && self.try_trivial_move(&job) {
             return Ok(());
         }
         let in_bytes: u64 = slots.iter().map(|&s| self.table(s).file_bytes).sum();
@@ -978,7 +1000,15 @@ impl Lsm {
     fn place(&mut self, slots: &[u32], level: u32) {
         match self.cfg.compaction {
             CompactionConfig::SizeTiered(_) => self.levels[0].extend_from_slice(slots),
-            CompactionConfig::Leveled(_) => {
+            // A universal output into L0 goes where its inputs were in time: L0 files stay
+            // ordered by their newest sequence number (RocksDB's L0 order), oldest first.
+            CompactionConfig::Universal(_) if level == 0 => {
+                self.levels[0].extend_from_slice(slots);
+                let mut l0 = std::mem::take(&mut self.levels[0]);
+                l0.sort_by_key(|&s| self.table(s).run.meta.iter().map(|m| m.seq).max().unwrap_or(0));
+                self.levels[0] = l0;
+            }
+            CompactionConfig::Leveled(_) | CompactionConfig::Universal(_) => {
                 let l = level as usize;
                 for &s in slots {
                     let k = self.table(s).min_key();
@@ -1036,11 +1066,24 @@ impl Lsm {
             assert!(t.run.keys.windows(2).all(|w| w[0] < w[1]), "table keys ascend");
             assert!(self.cfg.partial_updates || t.partials == 0, "partial rows only with partial updates");
         }
-        if let CompactionConfig::Leveled(_) = self.cfg.compaction {
+        if let CompactionConfig::Leveled(_) | CompactionConfig::Universal(_) = self.cfg.compaction {
             for l in &self.levels[1..] {
                 for w in l.windows(2) {
                     assert!(self.table(w[0]).max_key() < self.table(w[1]).min_key(), "level files disjoint and ordered");
                 }
+            }
+        }
+        if let CompactionConfig::Universal(_) = self.cfg.compaction {
+            // Sorted runs lie in time order: every L0 file (oldest first in the list) newer
+            // than the one before, every level older than L0 and than the levels above it.
+            let seqs = |slots: &[u32]| {
+                let all = slots.iter().flat_map(|&s| self.table(s).run.meta.iter().map(|m| m.seq));
+                all.fold((u64::MAX, 0u64), |(lo, hi), q| (lo.min(q), hi.max(q)))
+            };
+            let mut runs: Vec<(u64, u64)> = self.levels[0].iter().rev().map(|&s| seqs(&[s])).collect();
+            runs.extend(self.levels[1..].iter().filter(|l| !l.is_empty()).map(|l| seqs(l)));
+            for w in runs.windows(2) {
+                assert!(w[0].0 > w[1].1, "universal sorted runs in time order, newest first: {runs:?}");
             }
         }
     }

@@ -20,13 +20,14 @@ fn lsm_config(k: &KvSpec, capacity_bytes: u64) -> Result<LsmConfig> {
     let mut cfg = match k.lsm.compaction.unwrap_or_default() {
         Compaction::SizeTiered => LsmConfig::cassandra(),
         Compaction::Leveled => LsmConfig::rocksdb(),
+        Compaction::Universal => LsmConfig::rocksdb_universal(),
     };
     if let Some(m) = &k.lsm.memtable {
         cfg.memtable_bytes = m.get();
     }
     if let Some(w) = &k.lsm.write_controller {
-        if !matches!(cfg.compaction, CompactionConfig::Leveled(_)) {
-            bail!("[phase.kv.lsm.write_controller] models RocksDB's write stalls: it needs compaction = \"leveled\"");
+        if matches!(cfg.compaction, CompactionConfig::SizeTiered(_)) {
+            bail!("[phase.kv.lsm.write_controller] models RocksDB's write stalls: it needs compaction = \"leveled\" or \"universal\"");
         }
         let d = WriteControllerConfig::rocksdb(w.background_bandwidth.bytes_per_s());
         cfg.write_controller = Some(WriteControllerConfig {
@@ -79,6 +80,7 @@ fn scale_sizes(cfg: &mut LsmConfig, s: f64) {
             l.max_bytes_for_level_base = f(l.max_bytes_for_level_base);
             l.target_file_bytes = f(l.target_file_bytes);
         }
+        CompactionConfig::Universal(u) => u.target_file_bytes = f(u.target_file_bytes),
     }
 }
 
@@ -116,6 +118,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
     let what = match cfg.compaction {
         CompactionConfig::SizeTiered(_) => "size-tiered",
         CompactionConfig::Leveled(_) => "leveled",
+        CompactionConfig::Universal(_) => "universal",
     };
     let store = Lsm::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
     // The row carries every level: the clients' bytes (the store's figures), the store's file

@@ -236,7 +236,7 @@ pub struct LogStructuredSpec {
 ///
 /// ```toml
 /// [phase.kv.lsm]
-/// compaction = "leveled"      # RocksDB-like; "size-tiered" (default) is Cassandra-like
+/// compaction = "leveled"      # RocksDB-like, or "universal"; "size-tiered" (default) is Cassandra-like
 /// memtable = "64MiB"
 /// staging_namespace = "fast"  # upper levels and the log on this namespace (HSE-like media classes)
 /// staging_levels = 1
@@ -244,7 +244,8 @@ pub struct LogStructuredSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LsmSpec {
-    /// "size-tiered" (default, Cassandra-like) or "leveled" (RocksDB-like).
+    /// "size-tiered" (default, Cassandra-like), "leveled" or "universal" (RocksDB-like, with
+    /// RocksDB 7.8's defaults).
     pub compaction: Option<Compaction>,
     /// Memtable flush size (default: the engine's).
     pub memtable: Option<Bytes>,
@@ -255,12 +256,12 @@ pub struct LsmSpec {
     /// The directories of the table files: `"directory"` (default: one, as the real stores) or
     /// `"job"` (one per flush or compaction job).
     pub file_groups: Option<FileGroups>,
-    /// RocksDB's write controller with a clock (leveled only; default off: background jobs
+    /// RocksDB's write controller with a clock (leveled or universal; default off: background jobs
     /// keep pace with the clients by the byte-credit pace of docs/model.md).
     pub write_controller: Option<WriteControllerSpec>,
 }
 
-/// `[phase.kv.lsm.write_controller]`: a clock for a leveled LSM store. Background jobs move
+/// `[phase.kv.lsm.write_controller]`: a clock for a leveled or universal LSM store. Background jobs move
 /// at `background_bandwidth` per lane; compactions are picked when a lane frees, from the tree
 /// as it is then; client writes go at `client_rate` and are slowed (to `delayed_write_rate`,
 /// adapted at each install) or stopped by RocksDB's write-stall triggers. Byte limits scale

@@ -329,12 +329,14 @@ choice! {
 choice! {
     /// `compaction` of an lsm store: the engine's compaction style and defaults.
     #[derive(Default)]
-    pub enum Compaction, "compaction {v:?}: expected \"size-tiered\" (Cassandra-like) or \"leveled\" (RocksDB-like)" {
+    pub enum Compaction, "compaction {v:?}: expected \"size-tiered\" (Cassandra-like), \"leveled\" or \"universal\" (RocksDB-like)" {
         /// Cassandra-like size-tiered compaction (the default).
         #[default]
         SizeTiered = "size-tiered",
         /// RocksDB-like leveled compaction.
         Leveled = "leveled",
+        /// RocksDB's universal compaction (its defaults: size ratio 1, size amplification 200%).
+        Universal = "universal",
     }
 }
 

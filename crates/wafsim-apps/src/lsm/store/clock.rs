@@ -57,9 +57,15 @@ impl Clock {
 
 impl Lsm {
     /// L0 files as RocksDB's write stalls count them: installed (their flush complete), being
-    /// compacted or not (`l0_delay_trigger_count`). Leveled stores.
+    /// compacted or not (`l0_delay_trigger_count`); under universal compaction every non-empty
+    /// level below L0 counts as one more (`VersionStorageInfo::CalculateBaseBytes`: the sorted
+    /// runs). A level a compaction is reading counts though the model took its files out.
     pub fn l0_stall_files(&self) -> u32 {
-        self.levels[0].iter().filter(|&&s| !self.jobs.is_incomplete(self.table(s).file)).count() as u32 + self.clock.compacting_files[0]
+        let l0 = self.levels[0].iter().filter(|&&s| !self.jobs.is_incomplete(self.table(s).file)).count() as u32 + self.clock.compacting_files[0];
+        match self.cfg.compaction {
+            CompactionConfig::Universal(_) => l0 + (1..self.levels.len()).filter(|&l| !self.levels[l].is_empty() || self.clock.compacting_files[l] > 0).count() as u32,
+            _ => l0,
+        }
     }
 
     /// Bytes per second the jobs in lanes move together.
@@ -157,18 +163,23 @@ impl Lsm {
     /// What the controller looks at: memtables not flushed, installed L0 files (being
     /// compacted or not), the compaction debt.
     fn tree_state(&self) -> TreeState {
-        let CompactionConfig::Leveled(lc) = &self.cfg.compaction else {
-            unreachable!("the write controller runs leveled stores only (validated)")
+        let l0_files = self.l0_stall_files() as usize;
+        let unflushed = self.jobs.unflushed() as u32;
+        let lc = match &self.cfg.compaction {
+            CompactionConfig::Leveled(lc) => lc,
+            // RocksDB 7.8 estimates no pending compaction bytes for universal compaction
+            // (`EstimateCompactionBytesNeeded`: "only implemented for level-based").
+            CompactionConfig::Universal(_) => return TreeState { unflushed, l0_files: l0_files as u32, debt: 0 },
+            CompactionConfig::SizeTiered(_) => unreachable!("the write controller runs leveled or universal stores only (validated)"),
         };
         let mut bytes: Vec<u64> = self.levels.iter().map(|l| l.iter().map(|&s| self.table(s).file_bytes).sum()).collect();
         let installed: Vec<u64> = self.levels[0].iter().filter(|&&s| !self.jobs.is_incomplete(self.table(s).file)).map(|&s| self.table(s).file_bytes).collect();
-        let l0_files = self.l0_stall_files() as usize;
         for (b, c) in bytes.iter_mut().zip(&self.clock.compacting_bytes) {
             *b += c;
         }
         bytes[0] = installed.iter().sum::<u64>() + self.clock.compacting_bytes[0];
         let targets = level_targets(&bytes, lc);
-        TreeState { unflushed: self.jobs.unflushed() as u32, l0_files: l0_files as u32, debt: compaction_debt(&bytes, l0_files, &targets, lc) }
+        TreeState { unflushed, l0_files: l0_files as u32, debt: compaction_debt(&bytes, l0_files, &targets, lc) }
     }
 
     /// The end of the requests (or a shutdown flush): flush the memtable, then run jobs and
