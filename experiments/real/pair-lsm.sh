@@ -88,7 +88,8 @@ $(cap_function 0)
 bench() {
     local out="\$1"; shift
     local log="\$WAFSIM_MNT_DB/db/LOG"
-    db_bench "\$@" $C $DUMP > "\$out" &
+    # Line-buffered, so waitforcompaction's lines are seen as they come.
+    stdbuf -oL db_bench "\$@" $C $DUMP > "\$out" &
     local pid=\$!
     while kill -0 \$pid 2>/dev/null; do
         sleep 1
@@ -116,7 +117,8 @@ bench "$work/overwrite.txt" --benchmarks=overwrite,waitforcompaction,stats --use
 sync; cap "$work/after.json"
 EOF
 echo "pair-lsm.sh: db_bench on $FS ..." >&2
-pair_attach "$work" pair-lsm
+# One attachment per run of the script (the suite runs two pairs at once).
+pair_attach "$work" "pair-lsm-$$"
 
 # The model's two speeds are the machine's, read from the real half's own statistics (not fitted
 # to any of its byte counts): a flush or compaction job's read + write bytes per second of its

@@ -67,7 +67,7 @@ sync; cap "$work/before.json"
 sync; cap "$work/after.json"
 EOF
 echo "pair-wt.sh: WiredTiger on $FS ..." >&2
-pair_attach "$work" pair-wt
+pair_attach "$work" "pair-wt-$$"
 
 drive="$(window_columns "$work" db)"
 python3 - "$work" "$RECORDS" "$FS" "$SCALE" "$HISTORY" "$OUT" "$drive" <<'PY'

@@ -1149,3 +1149,51 @@ fn universal_compaction_merges_the_runs_rocksdb_picks() {
     assert_eq!(s.counters().universal_picks, [1, 3, 0]);
     assert_eq!(s.keys(), 11 * 64);
 }
+
+/// db_bench's waitforcompaction between its load and its run (`with_wait_for_compaction`):
+/// the load lasts until its last record is in, the memtable flushed and every job done; then
+/// the run. Without it the load ends with a part-filled memtable (31.25 memtables of records
+/// here) and jobs in flight. Leveled and universal, paced and under the write controller.
+#[test]
+fn waiting_for_compaction_ends_the_load_with_the_memtable_flushed_and_no_job_in_flight() {
+    use wafsim_apps::lsm::{UniversalConfig, WriteControllerConfig};
+    use wafsim_core::pipeline::LayerFigures;
+    let mut y = ycsb_a(2_000, 2_000);
+    y.fieldcount = 1;
+    y.fieldlength = 1000;
+    y.readproportion = 0.0;
+    y.updateproportion = 1.0;
+    let mut configs = Vec::new();
+    for compaction in [CompactionConfig::Leveled(LeveledConfig { target_file_bytes: 64 * KIB, max_bytes_for_level_base: 256 * KIB, ..LeveledConfig::default() }), CompactionConfig::Universal(UniversalConfig { target_file_bytes: 64 * KIB, ..UniversalConfig::default() })] {
+        let paced = LsmConfig { compaction, memtable_bytes: 64 * KIB, key_bytes: 24, record_overhead_bytes: 0, log_record_overhead_bytes: 0, capacity_bytes: 1 << 30, ..LsmConfig::rocksdb() };
+        let clocked = LsmConfig { write_controller: Some(WriteControllerConfig { client_rate: 4e6, ..WriteControllerConfig::rocksdb(8e6) }), ..paced.clone() };
+        configs.extend([paced, clocked]);
+    }
+    for cfg in configs {
+        for wait in [true, false] {
+            let mut src = LsmFiles::new(Ycsb::try_new(&y, YcsbPhases::LoadAndRun, 1).unwrap(), Lsm::new(cfg.clone()).unwrap()).with_wait_for_compaction(wait);
+            let mut out = Vec::new();
+            let at_end = loop {
+                let f: LayerFigures = src.figures().unwrap();
+                if !f.loading {
+                    break src.report();
+                }
+                assert!(src.fill(&mut out, 1).unwrap() > 0, "the load never ended");
+            };
+            let c = at_end.counters;
+            let idle = at_end.jobs.active_flushes + at_end.jobs.active_compactions + at_end.jobs.queued_flushes + at_end.jobs.queued_compactions == 0;
+            let what = format!("wait {wait}, {:?}: {} writes, memtable {} B, jobs {:?}", cfg.compaction, c.writes, at_end.memtable_bytes, at_end.jobs);
+            if wait {
+                // The wait's writes are handed out one command at a time here, so the run has
+                // not begun: the load's records, none of the run's.
+                assert_eq!(c.writes, 2_000, "{what}");
+                assert!(at_end.memtable_bytes == 0 && idle, "{what}");
+            } else {
+                assert!(at_end.memtable_bytes > 0, "{what}");
+            }
+            while src.fill(&mut out, 4096).unwrap() > 0 {}
+            src.store().check_invariants();
+            assert_eq!(src.report().counters.writes, 4_000);
+        }
+    }
+}

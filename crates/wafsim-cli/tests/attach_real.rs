@@ -332,11 +332,27 @@ fn the_lsm_pair_runs_both_halves_on_the_same_stream() {
     let t = Pair::run("pair-lsm.sh", &["--num", "20000"], &["run", "overwrite"]);
     assert!((t.ratio("run", "application") - 1.0).abs() < 0.001, "{:?}", t.0);
     assert!((t.ratio("run", "store: log") - 1.0).abs() < 0.1, "{:?}", t.0);
-    // The store level within the 10% docs/real-stacks.md states (measured 1.003 here, 1.025 at
-    // 1,000,000 keys): the write controller and RocksDB 7.8's output cuts in the model.
+    // The store level within the 10% docs/real-stacks.md states (measured 0.97-1.01 here over
+    // four runs, 1.03-1.13 at 1,000,000 keys on two machines): the write controller, RocksDB
+    // 7.8's output cuts and the wait for compaction after the load in the model.
     for level in ["store", "store: compaction"] {
         assert!((t.ratio("run", level) - 1.0).abs() < 0.1, "{level}: {:?}", t.0);
     }
+}
+
+/// The universal-compaction pair (`pair-lsm.sh --compaction universal`) at 20,000 keys: the
+/// same stream, the log within 10%, and the store level within the 15% docs/real-stacks.md
+/// states for this size (measured 0.90-1.00 over five runs: at 65 flushes a run, which sorted
+/// runs merge depends on when each flush lands, on both sides; 0.92-0.98 at 1,000,000 keys).
+#[test]
+fn the_universal_lsm_pair_runs_both_halves_on_the_same_stream() {
+    if !ready(&["db_bench", "mkfs.xfs", "python3", "stdbuf"]) {
+        return;
+    }
+    let t = Pair::run("pair-lsm.sh", &["--num", "20000", "--compaction", "universal"], &["run", "overwrite"]);
+    assert!((t.ratio("run", "application") - 1.0).abs() < 0.001, "{:?}", t.0);
+    assert!((t.ratio("run", "store: log") - 1.0).abs() < 0.1, "{:?}", t.0);
+    assert!((t.ratio("run", "store") - 1.0).abs() < 0.15, "{:?}", t.0);
 }
 
 /// The TSV table of a pair script (experiments/real/pair-*.sh): per window and level, the

@@ -756,4 +756,7 @@ impl KvSource for Ycsb {
     fn loading(&self) -> bool {
         self.phase == Phase::Load && self.load_next < self.recordcount
     }
+    fn load_left(&self) -> Option<u64> {
+        Some(if self.phase == Phase::Load { self.recordcount - self.load_next } else { 0 })
+    }
 }

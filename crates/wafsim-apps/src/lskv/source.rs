@@ -81,6 +81,9 @@ impl<K: KvSource> KvSource for TakeOps<K> {
     fn loading(&self) -> bool {
         self.inner.loading()
     }
+    fn load_left(&self) -> Option<u64> {
+        self.inner.load_left().map(|l| l.min(self.left))
+    }
     fn fill(&mut self, out: &mut Vec<KvOp>, max: usize) -> usize {
         let n = self.inner.fill(out, max.min(self.left.min(usize::MAX as u64) as usize));
         self.left -= n as u64;

@@ -43,6 +43,9 @@ impl LsmReport {
 pub struct LsmEngine {
     store: Lsm,
     flush_at_end: bool,
+    /// Wait for compaction after this many requests (the load) and at the end.
+    wait: Option<u64>,
+    applied: u64,
 }
 
 impl Engine<KvOp> for LsmEngine {
@@ -50,7 +53,12 @@ impl Engine<KvOp> for LsmEngine {
     type Error = LsmError;
 
     fn apply(&mut self, op: &KvOp, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
-        self.store.apply(op, out)
+        self.store.apply(op, out)?;
+        self.applied += 1;
+        if self.wait == Some(self.applied) {
+            self.store.wait_for_compaction(true, out)?;
+        }
+        Ok(())
     }
 
     fn is_no_space(e: &LsmError) -> bool {
@@ -60,14 +68,20 @@ impl Engine<KvOp> for LsmEngine {
     /// The requests ran out: the last flush (when asked for), then every background job
     /// completed, so the file system sees whole files (also when the flush is refused).
     fn ended(&mut self, out: &mut Vec<FileOp>) -> Result<(), SourceError> {
-        let flushed = if self.flush_at_end { self.store.flush(out) } else { Ok(()) };
+        let flushed = if self.flush_at_end {
+            self.store.flush(out)
+        } else if self.wait.is_some() {
+            self.store.wait_for_compaction(false, out)
+        } else {
+            Ok(())
+        };
         self.store.drain_jobs(out);
         flushed.map_err(|e| Self::refusal("final flush", e))
     }
 }
 
 /// Key-value requests through an LSM store, as file operations.
-pub struct LsmFiles<K: KvSource>(Expand<KvOp, K, LsmEngine>);
+pub struct LsmFiles<K: KvSource>(Expand<KvOp, K, LsmEngine>, std::cell::Cell<bool>);
 
 impl<K: KvSource> LsmFiles<K> {
     /// Requests from `kv` through `store`, as file operations.
@@ -81,7 +95,20 @@ impl<K: KvSource> LsmFiles<K> {
     /// (size-tiered needs up to twice the data during a major compaction); drain with `fill`
     /// and count `report().counters.ops`.
     pub fn new(kv: K, store: Lsm) -> Self {
-        LsmFiles(Expand::new(kv, LsmEngine { store, flush_at_end: false }, 256))
+        LsmFiles(Expand::new(kv, LsmEngine { store, flush_at_end: false, wait: None, applied: 0 }, 256), std::cell::Cell::new(false))
+    }
+
+    /// db_bench's `waitforcompaction` after each of its runs: once the load's last request
+    /// (as the source counts its load before the first fill, [`KvSource::load_left`]) the
+    /// memtable is flushed (the next db_bench's WAL recovery does that when it opens the
+    /// store) and compactions run until none is due, before the run's first request; at the
+    /// end the same without the flush (db_bench leaves the last memtable in the WAL). Off by
+    /// default: the run follows the load at once, and the end completes the jobs in progress.
+    pub fn with_wait_for_compaction(mut self, on: bool) -> Self {
+        let load = self.0.source().load_left().filter(|&n| n > 0);
+        let e = self.0.engine_mut();
+        e.wait = if on { Some(load.unwrap_or(u64::MAX)) } else { None };
+        self
     }
 
     /// Flush the memtable when the requests run out (as a clean shutdown does; default off).
@@ -111,6 +138,26 @@ impl<K: KvSource> LsmFiles<K> {
             jobs: s.jobs(),
             ended: self.0.has_ended(),
         }
+    }
+}
+
+impl<K: KvSource> LsmFiles<K> {
+    /// With [`LsmFiles::with_wait_for_compaction`], the load lasts until its last request is
+    /// applied and the writes of the wait after it are handed out (as db_bench's
+    /// waitforcompaction belongs to the load's run), so a window from the run starts after them.
+    fn settling(&self) -> bool {
+        let e = self.0.engine();
+        let Some(w) = e.wait.filter(|&w| w != u64::MAX) else { return false };
+        if self.1.get() {
+            return false;
+        }
+        // Expand hands out every command of a request before it applies the next, so past the
+        // load's last request the wait's writes are out.
+        let busy = e.applied < w || (e.applied == w && self.0.pending_write_bytes() > 0);
+        if !busy {
+            self.1.set(true);
+        }
+        busy
     }
 }
 
@@ -156,6 +203,6 @@ impl<K: KvSource> FileSource for LsmFiles<K> {
                 ("store delay seconds".to_string(), c.delay_seconds),
             ]);
         }
-        Some(LayerFigures { app_write_bytes: c.client_sent_bytes, loading: self.0.source().loading(), metrics, ..LayerFigures::default() })
+        Some(LayerFigures { app_write_bytes: c.client_sent_bytes, loading: self.0.source().loading() || self.settling(), metrics, ..LayerFigures::default() })
     }
 }

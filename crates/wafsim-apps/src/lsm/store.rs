@@ -357,12 +357,28 @@ impl Lsm {
     /// jobs included), as at shutdown.
     pub fn flush(&mut self, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
         if self.wc.is_some() {
-            return self.settle(out);
+            return self.settle(true, out);
         }
         if !self.mem.is_empty() {
             self.flush_memtable(out)?;
             self.compact(out)?;
         }
+        self.jobs.drain(out);
+        Ok(())
+    }
+
+    /// db_bench's `waitforcompaction`: every flush and compaction due runs to completion, and
+    /// the compactions they make due, until none is (`flush_memtable`: the memtable is
+    /// flushed first, as the next db_bench's WAL recovery does when it opens the store).
+    /// Without the write controller that is the at-once store's cascade.
+    pub fn wait_for_compaction(&mut self, flush_memtable: bool, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        if self.wc.is_some() {
+            return self.settle(flush_memtable, out);
+        }
+        if flush_memtable && !self.mem.is_empty() {
+            self.flush_memtable(out)?;
+        }
+        self.compact(out)?;
         self.jobs.drain(out);
         Ok(())
     }

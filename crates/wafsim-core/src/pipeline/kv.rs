@@ -86,6 +86,13 @@ pub trait KvSource: Send {
     fn loading(&self) -> bool {
         false
     }
+    /// Requests of the load not handed out yet, where the source knows (a YCSB load: its
+    /// records to insert); None otherwise. A store that pauses between its load and its run
+    /// (db_bench's `waitforcompaction` between two db_bench runs) reads it before the first
+    /// fill to know which request ends the load.
+    fn load_left(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<T: KvSource + ?Sized> KvSource for Box<T> {
@@ -94,6 +101,9 @@ impl<T: KvSource + ?Sized> KvSource for Box<T> {
     }
     fn loading(&self) -> bool {
         (**self).loading()
+    }
+    fn load_left(&self) -> Option<u64> {
+        (**self).load_left()
     }
 }
 

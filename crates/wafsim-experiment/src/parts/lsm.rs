@@ -123,7 +123,7 @@ pub fn lsm_part(k: &KvSpec, i: usize, target: &Target, requests: impl FnOnce(&Ls
     let store = Lsm::new(cfg).map_err(|e| anyhow!("{e}")).with_context(ctx)?;
     // The row carries every level: the clients' bytes (the store's figures), the store's file
     // bytes and the device bytes (the file system's), as FsSource composes them.
-    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(LsmFiles::new(kv, store), fs))]);
+    let inner = Chain::new(vec![Box::new(Script::new(mkfs)), Box::new(FsSource::new(LsmFiles::new(kv, store).with_wait_for_compaction(k.lsm.wait_for_compaction.unwrap_or(false)), fs))]);
     let workload = if k.workload == KvWorkload::Tpcc { "tpcc".to_string() } else { format!("ycsb-{}", k.ycsb) };
     let label = Label { name: format!("kv{} (lsm {what}, {workload})", i + 1), namespace: k.namespace.clone() };
     let staged = if k.lsm.staging_namespace.is_some() { " + staging" } else { "" };

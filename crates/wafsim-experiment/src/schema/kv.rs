@@ -256,6 +256,13 @@ pub struct LsmSpec {
     /// The directories of the table files: `"directory"` (default: one, as the real stores) or
     /// `"job"` (one per flush or compaction job).
     pub file_groups: Option<FileGroups>,
+    /// db_bench's `waitforcompaction` after the load and at the end (default false): the
+    /// store flushes its memtable after the load's last request and runs every compaction due
+    /// before the run starts, and at the end runs them all again (without the flush), as two
+    /// db_bench runs with waitforcompaction each do; a window from the run starts after the
+    /// first wait. Needs a workload that says where its load ends (YCSB); otherwise only the
+    /// end waits.
+    pub wait_for_compaction: Option<bool>,
     /// RocksDB's write controller with a clock (leveled or universal; default off: background jobs
     /// keep pace with the clients by the byte-credit pace of docs/model.md).
     pub write_controller: Option<WriteControllerSpec>,

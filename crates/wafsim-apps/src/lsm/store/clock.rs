@@ -182,10 +182,10 @@ impl Lsm {
         TreeState { unflushed, l0_files: l0_files as u32, debt: compaction_debt(&bytes, l0_files, &targets, lc) }
     }
 
-    /// The end of the requests (or a shutdown flush): flush the memtable, then run jobs and
-    /// the compactions they lead to until none is due (db_bench's `waitforcompaction`).
-    pub(super) fn settle(&mut self, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
-        if !self.mem.is_empty() {
+    /// The end of the requests (or a shutdown flush): flush the memtable (when asked), then run
+    /// jobs and the compactions they lead to until none is due (db_bench's `waitforcompaction`).
+    pub(super) fn settle(&mut self, flush_memtable: bool, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
+        if flush_memtable && !self.mem.is_empty() {
             self.flush_memtable(out)?;
             self.installed(out)?;
         }
