@@ -12,17 +12,8 @@ use wafsim_core::pipeline::{FileOp, FileSource, KvOp, KvScript};
 use wafsim_core::Rng;
 use wafsim_workload::ycsb::{RequestDistribution, Ycsb, YcsbConfig, YcsbPhases};
 
-const KIB: u64 = 1024;
-/// Value bytes that make a 1 KiB record with a 24-byte key and no overhead.
-const VALUE: u32 = 1000;
-
-/// A scrambled key (unique per record number, uniform over u64).
-fn key(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+mod common;
+use common::{key, KIB, VALUE};
 
 /// 1 KiB records (key 24, value 1000, no overhead), 1 KiB log records, 64-record memtables,
 /// 64 KiB log chunks: every memtable is exactly one 64 KiB table and one log chunk.

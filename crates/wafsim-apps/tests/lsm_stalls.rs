@@ -8,15 +8,8 @@ use wafsim_apps::lsm::{CompactionConfig, LeveledConfig, Lsm, LsmConfig, LsmFiles
 use wafsim_core::pipeline::{FileOp, FileSource, KvOp, KvScript};
 use wafsim_core::Rng;
 
-const KIB: u64 = 1024;
-const VALUE: u32 = 1000;
-
-fn key(i: u64) -> u64 {
-    let mut z = i.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+mod common;
+use common::{key, KIB, VALUE};
 
 /// 1 KiB records (24-byte keys, no overheads), 64 KiB memtables and target files, 256 KiB
 /// level base: 1 MiB of client writes makes 16 flushes.

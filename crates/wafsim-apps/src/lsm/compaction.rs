@@ -544,8 +544,9 @@ mod tests {
         // Target 100 bytes a key... in bytes: keys 0..; each key adds 10 bytes; grandparents
         // [100, 199], [200, 299], [300, 399] of 50 bytes each.
         let g = vec![(100, 199, 50), (200, 299, 50), (300, 399, 50)];
-        let cuts = |dynamic: bool| {
-            let mut c = OutputCutter::new(g.clone(), 100, dynamic);
+        // Where files start for keys 0, 10, .. 490 of 10 bytes each.
+        let cuts = |g: &[(u64, u64, u64)], dynamic: bool| {
+            let mut c = OutputCutter::new(g.to_vec(), 100, dynamic);
             let (mut size, mut starts) = (0u64, vec![]);
             for k in (0..500).step_by(10) {
                 if c.cut_before(k, size) {
@@ -559,24 +560,13 @@ mod tests {
             starts
         };
         // Fixed size: every 10 keys (100 bytes).
-        assert_eq!(cuts(false), vec![0, 100, 200, 300, 400]);
+        assert_eq!(cuts(&g, false), vec![0, 100, 200, 300, 400]);
         // Dynamic: the file from 0 passes 55 bytes by key 60 but crosses its first boundary at
         // key 100 (entering [100, 199]), 100 bytes: cut there. From 100: at 200 it leaves one
         // and enters the next (2 boundaries seen, 60% = 60 bytes; it holds 100): cut; and so on.
-        assert_eq!(cuts(true), vec![0, 100, 200, 300, 400]);
+        assert_eq!(cuts(&g, true), vec![0, 100, 200, 300, 400]);
         // A grandparent every 25 keys-worth: the file cuts at the first boundary past 55%.
-        let g = vec![(0, 59, 50), (60, 139, 50), (140, 219, 50), (220, 499, 50)];
-        let mut c = OutputCutter::new(g, 100, true);
-        let (mut size, mut starts) = (0u64, vec![]);
-        for k in (0..500).step_by(10) {
-            if c.cut_before(k, size) {
-                size = 0;
-            }
-            if size == 0 {
-                starts.push(k);
-            }
-            size += 10;
-        }
+        let starts = cuts(&[(0, 59, 50), (60, 139, 50), (140, 219, 50), (220, 499, 50)], true);
         // From 0: boundary at 60 (left [0, 59], entered [60, 139]: 2 crossings, 60 bytes >= 60%):
         // cut. From 60: at 140 (80 bytes >= 60%): cut. From 140: at 220 (80 bytes): cut. From
         // 220 the last grandparent runs to 499: no boundary, so the 2x target (200 bytes) cuts.

@@ -43,8 +43,10 @@ impl LsmReport {
 pub struct LsmEngine {
     store: Lsm,
     flush_at_end: bool,
-    /// Wait for compaction after this many requests (the load) and at the end.
-    wait: Option<u64>,
+    /// Wait for compaction after the load and at the end.
+    wait: bool,
+    /// Requests of the load (None: the source does not say; only the end waits).
+    load_ops: Option<u64>,
     applied: u64,
 }
 
@@ -55,7 +57,7 @@ impl Engine<KvOp> for LsmEngine {
     fn apply(&mut self, op: &KvOp, out: &mut Vec<FileOp>) -> Result<(), LsmError> {
         self.store.apply(op, out)?;
         self.applied += 1;
-        if self.wait == Some(self.applied) {
+        if self.wait && self.load_ops == Some(self.applied) {
             self.store.wait_for_compaction(true, out)?;
         }
         Ok(())
@@ -70,7 +72,7 @@ impl Engine<KvOp> for LsmEngine {
     fn ended(&mut self, out: &mut Vec<FileOp>) -> Result<(), SourceError> {
         let flushed = if self.flush_at_end {
             self.store.flush(out)
-        } else if self.wait.is_some() {
+        } else if self.wait {
             self.store.wait_for_compaction(false, out)
         } else {
             Ok(())
@@ -95,7 +97,7 @@ impl<K: KvSource> LsmFiles<K> {
     /// (size-tiered needs up to twice the data during a major compaction); drain with `fill`
     /// and count `report().counters.ops`.
     pub fn new(kv: K, store: Lsm) -> Self {
-        LsmFiles(Expand::new(kv, LsmEngine { store, flush_at_end: false, wait: None, applied: 0 }, 256), std::cell::Cell::new(false))
+        LsmFiles(Expand::new(kv, LsmEngine { store, flush_at_end: false, wait: false, load_ops: None, applied: 0 }, 256), std::cell::Cell::new(false))
     }
 
     /// db_bench's `waitforcompaction` after each of its runs: once the load's last request
@@ -107,7 +109,8 @@ impl<K: KvSource> LsmFiles<K> {
     pub fn with_wait_for_compaction(mut self, on: bool) -> Self {
         let load = self.0.source().load_left().filter(|&n| n > 0);
         let e = self.0.engine_mut();
-        e.wait = if on { Some(load.unwrap_or(u64::MAX)) } else { None };
+        e.wait = on;
+        e.load_ops = load;
         self
     }
 
@@ -147,7 +150,7 @@ impl<K: KvSource> LsmFiles<K> {
     /// waitforcompaction belongs to the load's run), so a window from the run starts after them.
     fn settling(&self) -> bool {
         let e = self.0.engine();
-        let Some(w) = e.wait.filter(|&w| w != u64::MAX) else { return false };
+        let Some(w) = e.load_ops.filter(|_| e.wait) else { return false };
         if self.1.get() {
             return false;
         }

@@ -784,15 +784,13 @@ impl Lsm {
                 } else {
                     vec![self.pick_file(from, lc.pick)]
                 };
-                let mut lo = upper.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
-                let mut hi = upper.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
+                let (mut lo, mut hi) = self.key_span(&upper).expect("inputs");
                 let mut lower: Vec<u32> = self.overlapping(to, lo, hi);
                 let mut upper = upper;
                 if from > 0 && lc.expand_inputs && !lower.is_empty() {
                     if let Some(e) = self.expanded_inputs(from, to, &upper, &lower) {
                         upper = e;
-                        lo = upper.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
-                        hi = upper.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
+                        (lo, hi) = self.key_span(&upper).expect("inputs");
                         lower = self.overlapping(to, lo, hi);
                     }
                 }
@@ -812,18 +810,21 @@ impl Lsm {
     /// `from` file overlapping the span of upper and lower, if the `to` files overlapping them
     /// are as many; else the `from` files lying wholly inside that span. None: no more files.
     fn expanded_inputs(&self, from: usize, to: usize, upper: &[u32], lower: &[u32]) -> Option<Vec<u32>> {
-        let lo = upper.iter().chain(lower).map(|&s| self.table(s).min_key()).min()?;
-        let hi = upper.iter().chain(lower).map(|&s| self.table(s).max_key()).max()?;
+        let (lo, hi) = self.key_span(upper.iter().chain(lower))?;
         let touching = self.overlapping(from, lo, hi);
         if touching.len() > upper.len() {
-            let a = touching.iter().map(|&s| self.table(s).min_key()).min()?;
-            let b = touching.iter().map(|&s| self.table(s).max_key()).max()?;
+            let (a, b) = self.key_span(&touching)?;
             if self.overlapping(to, a, b).len() == lower.len() {
                 return Some(touching);
             }
         }
         let inside: Vec<u32> = touching.into_iter().filter(|&s| self.table(s).min_key() >= lo && self.table(s).max_key() <= hi).collect();
         (inside.len() > upper.len()).then_some(inside)
+    }
+
+    /// The smallest and largest key of the tables in `slots` (None: no tables).
+    fn key_span<'a>(&self, slots: impl IntoIterator<Item = &'a u32>) -> Option<(u64, u64)> {
+        slots.into_iter().map(|&s| (self.table(s).min_key(), self.table(s).max_key())).reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
     }
 
     /// Slots of level `l` (l >= 1) overlapping [lo, hi], in key order.
@@ -909,8 +910,7 @@ impl Lsm {
         // overlap the compaction (`CompactionPicker::GetGrandparents`).
         let mut cutter = match (&self.cfg.compaction, job.split_bytes) {
             (CompactionConfig::Leveled(lc), Some(t)) if lc.dynamic_file_size => {
-                let lo = slots.iter().map(|&s| self.table(s).min_key()).min().expect("inputs");
-                let hi = slots.iter().map(|&s| self.table(s).max_key()).max().expect("inputs");
+                let (lo, hi) = self.key_span(&slots).expect("inputs");
                 let below = (job.out_level as usize + 1..self.levels.len()).map(|l| self.overlapping(l, lo, hi)).find(|g| !g.is_empty()).unwrap_or_default();
                 let g = below.iter().map(|&s| (self.table(s).min_key(), self.table(s).max_key(), self.table(s).file_bytes)).collect();
                 Some(OutputCutter::new(g, t, true))
@@ -1021,7 +1021,7 @@ impl Lsm {
             CompactionConfig::Universal(_) if level == 0 => {
                 self.levels[0].extend_from_slice(slots);
                 let mut l0 = std::mem::take(&mut self.levels[0]);
-                l0.sort_by_key(|&s| self.table(s).run.meta.iter().map(|m| m.seq).max().unwrap_or(0));
+                l0.sort_by_cached_key(|&s| self.table(s).run.meta.iter().map(|m| m.seq).max().unwrap_or(0));
                 self.levels[0] = l0;
             }
             CompactionConfig::Leveled(_) | CompactionConfig::Universal(_) => {
